@@ -1,0 +1,47 @@
+// tristream/convert.hpp — edge lists in, .tcsr out (converter/).
+//
+// Pipeline: parse (parallel over independent blocks of the input) -> compact original 64-bit ids
+// to 0..n-1 -> drop self-loops -> merge duplicate and reverse-duplicate edges -> rank vertices by
+// (degree, id) -> orient low rank -> high rank -> sort rows -> tcsr::Writer. Inputs whose edges do
+// not fit the memory limit are converted out of core with identical output.
+#pragma once
+
+#include <cstdint>
+#include <string>
+
+#include "tristream/format.hpp"
+
+namespace tristream {
+
+struct ConvertOptions {
+  // auto (from extension and content) | plain | snap | tsv | mtx | bin32 | bin64
+  std::string format = "auto";
+  std::uint64_t memory_limit = 0;  // bytes; 0 = a share of available RAM
+  std::string tmp_dir;             // for spill files; empty = beside the output
+  unsigned threads = 0;            // 0 = hardware concurrency
+  bool quiet = false;              // no progress bar
+  tcsr::WriteOptions write;
+};
+
+struct ConvertSummary {
+  std::uint64_t input_edges = 0;     // edge records read
+  std::uint64_t self_loops = 0;      // dropped
+  std::uint64_t duplicates = 0;      // duplicate or reverse-duplicate records merged
+  std::uint64_t vertices = 0;        // n
+  std::uint64_t edges = 0;           // undirected simple edges (m)
+  std::uint64_t max_degree = 0;      // undirected
+  std::uint64_t max_out_degree = 0;  // oriented
+  std::uint64_t input_bytes = 0;
+  std::uint64_t output_bytes = 0;    // size of the .tcsr file
+  std::uint64_t raw_adjacency_bytes = 0;
+  std::uint64_t compressed_adjacency_bytes = 0;
+  bool out_of_core = false;
+  double seconds = 0;
+};
+
+// Converts `input` (a path, or "-" for standard input) into the .tcsr file `output`.
+// Bad input throws Error(Input) as "FILE:LINE: what"; no output file is left behind then.
+ConvertSummary convert(const std::string& input, const std::string& output,
+                       const ConvertOptions& options = {});
+
+}  // namespace tristream

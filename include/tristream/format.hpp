@@ -1,0 +1,125 @@
+// tristream/format.hpp — the .tcsr file: a versioned, checksummed, compressed oriented CSR.
+// The byte layout is specified in formats/FORMAT.md; this header is the API.
+//
+// Writing: tcsr::Writer streams rows in order (0..n-1), cuts the adjacency into chunks of about
+// WriteOptions::chunk_bytes raw, compresses each chunk as an independent zstd frame (with its
+// content checksum) on a thread pool, writes a temporary file beside the target, fsyncs it and
+// renames it into place. Nothing is left behind if finish() is not reached.
+//
+// Reading: tcsr::Reader mmaps the file, checks magic, version, the section table and the
+// checksums of the small sections (header, chunk index, row offsets), and decompresses any one
+// chunk into a caller's buffer. Every kind of damage is an Error(ErrorKind::Input) whose message
+// names the file and the section; nothing reads outside the mapping.
+#pragma once
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tristream/csr.hpp"
+#include "tristream/types.hpp"
+
+namespace tristream::tcsr {
+
+inline constexpr std::uint32_t kFormatVersion = 1;
+
+enum Flag : std::uint32_t {
+  kFlagDelta = 1u << 0,     // ids within a row are delta-coded before zstd
+  kFlagWideIds = 1u << 1,   // adjacency ids are 8 bytes (n >= 2^32); not supported by readers yet
+};
+
+struct Header {
+  std::uint32_t version = kFormatVersion;
+  std::uint32_t flags = 0;
+  std::uint64_t n = 0;               // vertices
+  std::uint64_t m = 0;               // directed oriented edges == undirected simple edges
+  std::uint64_t max_out_degree = 0;  // in G+
+  std::uint64_t max_degree = 0;      // in the undirected graph
+  std::uint64_t chunk_edges = 0;     // target edges per chunk (the last may be shorter)
+  std::uint64_t num_chunks = 0;
+};
+
+// One compressed chunk: edges [first_edge, first_edge + edges) of the adjacency array. A chunk
+// may start or end inside a row; first_row is the row holding first_edge, rows the number of
+// rows it touches.
+struct ChunkInfo {
+  std::uint64_t first_row = 0;
+  std::uint64_t first_edge = 0;
+  std::uint64_t rows = 0;
+  std::uint64_t edges = 0;
+  std::uint64_t file_offset = 0;
+  std::uint64_t compressed_size = 0;
+  std::uint64_t raw_size = 0;
+};
+
+struct WriteOptions {
+  std::uint64_t chunk_bytes = 8ull << 20;  // raw bytes per chunk (about)
+  int zstd_level = 3;
+  bool delta = true;
+  unsigned threads = 0;  // 0 = hardware concurrency
+};
+
+class Writer {
+ public:
+  // Starts writing a graph with n vertices to `path` (through a temporary file beside it).
+  Writer(const std::string& path, std::uint64_t n, const WriteOptions& options = {});
+  ~Writer();  // removes the temporary file unless finish() succeeded; never throws
+  Writer(const Writer&) = delete;
+  Writer& operator=(const Writer&) = delete;
+
+  // Appends the next row (rows come in order 0..n-1): its out-neighbours, sorted ascending,
+  // each > the row id and < n. Violations throw Error(Internal).
+  void append_row(const vid_t* cols, std::uint64_t count);
+  // Sets the permutation (new id -> original id); n entries. Optional: identity if never set.
+  void set_permutation(std::vector<orig_id_t> perm);
+  // Undirected maximum degree, recorded in the header (the writer cannot see in-degrees).
+  void set_max_degree(std::uint64_t d);
+  // Flushes the last chunk, writes the remaining sections and the header, fsyncs, renames.
+  void finish();
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+// Convenience: writes a whole in-memory oriented graph.
+void write_file(const std::string& path, const OrientedGraph& g, const WriteOptions& options = {});
+
+class Reader {
+ public:
+  explicit Reader(const std::string& path);
+  ~Reader();
+  Reader(const Reader&) = delete;
+  Reader& operator=(const Reader&) = delete;
+
+  const std::string& path() const;
+  const Header& header() const;
+  std::uint64_t n() const { return header().n; }
+  eid_t m() const { return header().m; }
+  std::uint64_t file_size() const;
+
+  // Row offsets, n + 1 entries (checksum verified at open).
+  const eid_t* offsets() const;
+  const std::vector<ChunkInfo>& chunks() const;
+  // Index of the chunk holding edge e (e < m).
+  std::uint64_t chunk_of_edge(eid_t e) const;
+  // Decompresses chunk k into out[0 .. chunks()[k].edges): the column ids of its edges, decoded.
+  // Damage (bad frame, checksum, size mismatch, decoded id out of range or unsorted) throws
+  // Error(Input) naming the file, the section and the chunk.
+  void read_chunk(std::uint64_t k, vid_t* out) const;
+  // Reads the columns of edges [first, last) into out (decompressing the chunks involved).
+  void read_edges(eid_t first, eid_t last, vid_t* out) const;
+  // The permutation section (new id -> original id); checksum verified on each call.
+  std::vector<orig_id_t> permutation() const;
+  // Loads the whole graph (chunks decompressed in parallel). with_perm also loads perm.
+  OrientedGraph load(bool with_perm = false, unsigned threads = 0) const;
+  // Verifies everything: all checksums, every chunk, rows sorted, ids in range, orientation
+  // (row < col), offsets consistent with the index, header maxima. Throws on the first problem.
+  void check(unsigned threads = 0) const;
+
+ private:
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+};
+
+}  // namespace tristream::tcsr

@@ -1,0 +1,67 @@
+// args.hpp — a small declarative command-line parser for the tristream subcommands.
+//
+// Each subcommand declares its positionals, options and flags with their help text; parse()
+// fills the bound variables, prints --help, and throws Error(Usage) on anything unexpected.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace tristream::cli {
+
+// Parses a size with an optional K/M/G/T suffix (powers of 1024; "B", "KiB", "KB" accepted).
+// Throws Error(Usage) naming `what` on a malformed or overflowing value.
+std::uint64_t parse_size(const std::string& text, const std::string& what);
+// Parses a non-negative integer (no suffix). Throws Error(Usage) naming `what`.
+std::uint64_t parse_uint(const std::string& text, const std::string& what);
+// Formats a byte count with a binary suffix, e.g. "12.5 MiB".
+std::string format_bytes(std::uint64_t bytes);
+
+class ArgParser {
+ public:
+  ArgParser(std::string command, std::string summary);
+
+  // A positional argument. Required ones come first.
+  ArgParser& positional(const std::string& name, const std::string& help, std::string* out,
+                        bool required = true);
+  // --name VALUE (also --name=VALUE). short_name like "-o" may be empty.
+  ArgParser& option(const std::string& name, const std::string& short_name,
+                    const std::string& metavar, const std::string& help, std::string* out);
+  // --name SIZE with K/M/G/T suffixes.
+  ArgParser& size_option(const std::string& name, const std::string& help, std::uint64_t* out);
+  // --name N (unsigned integer).
+  ArgParser& uint_option(const std::string& name, const std::string& metavar,
+                         const std::string& help, std::uint64_t* out);
+  // --name (no value).
+  ArgParser& flag(const std::string& name, const std::string& short_name, const std::string& help,
+                  bool* out);
+  // Text appended to --help (examples, notes).
+  ArgParser& epilog(const std::string& text);
+
+  // Parses argv[first..argc). Returns false when --help was printed (the caller exits 0).
+  bool parse(int argc, char** argv, int first = 1);
+  std::string help() const;
+  // True when the option was given on the command line.
+  bool given(const std::string& name) const;
+
+ private:
+  struct Opt {
+    std::string name, short_name, metavar, help;
+    bool takes_value = true;
+    std::function<void(const std::string&)> set;
+    bool seen = false;
+  };
+  struct Pos {
+    std::string name, help;
+    std::string* out;
+    bool required;
+  };
+  Opt* find(const std::string& name);
+  std::string command_, summary_, epilog_;
+  std::vector<Opt> opts_;
+  std::vector<Pos> pos_;
+};
+
+}  // namespace tristream::cli

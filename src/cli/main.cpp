@@ -1,0 +1,74 @@
+// tristream — exact triangle counting for graphs larger than GPU memory and host RAM.
+// Entry point: dispatches to the subcommands and maps errors to exit statuses
+// (0 success, 1 bad input or usage, 2 internal or device error, 130 interrupted).
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <new>
+#include <string>
+
+#include "commands.hpp"
+#include "tristream/error.hpp"
+
+namespace {
+
+struct Command {
+  const char* name;
+  const char* summary;
+  int (*run)(int, char**);
+};
+
+const Command kCommands[] = {
+    {"convert", "convert an edge list into a .tcsr file", tristream::cli::cmd_convert},
+    {"count", "count the triangles of a .tcsr file or an edge list", tristream::cli::cmd_count},
+    {"info", "show (and with --check, verify) a .tcsr file", tristream::cli::cmd_info},
+    {"generate", "generate a Kronecker or uniform random graph", tristream::cli::cmd_generate},
+    {"plan", "show how a graph would be partitioned for a device budget", tristream::cli::cmd_plan},
+};
+
+void print_usage(std::FILE* to) {
+  std::fprintf(to,
+               "usage: tristream COMMAND [options] ...\n\n"
+               "Exact triangle counting on one GPU (or the CPU), also for graphs larger than GPU\n"
+               "memory and host RAM.\n\ncommands:\n");
+  for (const auto& c : kCommands) std::fprintf(to, "  %-10s %s\n", c.name, c.summary);
+  std::fprintf(to,
+               "\nRun 'tristream COMMAND --help' for the options of a command.\n"
+               "Exit status: 0 success, 1 bad input or usage, 2 internal or device error.\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2) {
+    print_usage(stderr);
+    return 1;
+  }
+  const std::string name = argv[1];
+  if (name == "--help" || name == "-h" || name == "help") {
+    print_usage(stdout);
+    return 0;
+  }
+  if (name == "--version") {
+    std::printf("tristream %s\n", TRISTREAM_VERSION);
+    return 0;
+  }
+  for (const auto& c : kCommands) {
+    if (name != c.name) continue;
+    try {
+      return c.run(argc - 1, argv + 1);
+    } catch (const tristream::Error& e) {
+      std::fprintf(stderr, "error: %s\n", e.what());
+      return e.exit_code();
+    } catch (const std::bad_alloc&) {
+      std::fprintf(stderr, "error: out of memory\n");
+      return 2;
+    } catch (const std::exception& e) {
+      std::fprintf(stderr, "error: internal: %s\n", e.what());
+      return 2;
+    }
+  }
+  std::fprintf(stderr, "error: unknown command '%s'\n\n", name.c_str());
+  print_usage(stderr);
+  return 1;
+}

@@ -1,0 +1,176 @@
+#include "test_util.hpp"
+
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <random>
+#include <set>
+#include <sstream>
+#include <stdexcept>
+
+namespace tristream::test {
+
+EdgeList complete_graph(vid_t n) {
+  EdgeList e;
+  for (vid_t i = 0; i < n; ++i)
+    for (vid_t j = i + 1; j < n; ++j) e.emplace_back(i, j);
+  return e;
+}
+
+EdgeList complete_bipartite(vid_t a, vid_t b) {
+  EdgeList e;
+  for (vid_t i = 0; i < a; ++i)
+    for (vid_t j = 0; j < b; ++j) e.emplace_back(i, a + j);
+  return e;
+}
+
+EdgeList wheel(vid_t rim) {
+  EdgeList e;
+  for (vid_t i = 0; i < rim; ++i) {
+    e.emplace_back(0, 1 + i);
+    e.emplace_back(1 + i, 1 + (i + 1) % rim);
+  }
+  return e;
+}
+
+EdgeList friendship(vid_t k) {
+  EdgeList e;
+  for (vid_t i = 0; i < k; ++i) {
+    e.emplace_back(0, 1 + 2 * i);
+    e.emplace_back(0, 2 + 2 * i);
+    e.emplace_back(1 + 2 * i, 2 + 2 * i);
+  }
+  return e;
+}
+
+EdgeList disjoint_cliques(vid_t cliques, vid_t size) {
+  EdgeList e;
+  for (vid_t c = 0; c < cliques; ++c)
+    for (vid_t i = 0; i < size; ++i)
+      for (vid_t j = i + 1; j < size; ++j) e.emplace_back(c * size + i, c * size + j);
+  return e;
+}
+
+EdgeList random_graph(vid_t n, std::uint64_t m, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<vid_t> pick(0, n - 1);
+  EdgeList e;
+  e.reserve(m);
+  for (std::uint64_t i = 0; i < m; ++i) e.emplace_back(pick(rng), pick(rng));
+  return e;
+}
+
+EdgeList skewed_graph(vid_t n, std::uint64_t m, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<vid_t> pick(0, n - 1);
+  const vid_t hubs = std::max<vid_t>(1, n / 100);
+  std::uniform_int_distribution<vid_t> hub(0, hubs - 1);
+  EdgeList e;
+  e.reserve(m);
+  for (std::uint64_t i = 0; i < m; ++i) {
+    if (i % 2 == 0) e.emplace_back(hub(rng), pick(rng));
+    else e.emplace_back(pick(rng), pick(rng));
+  }
+  return e;
+}
+
+std::uint64_t vertex_count(const EdgeList& e) {
+  std::uint64_t n = 0;
+  for (auto [u, v] : e) n = std::max<std::uint64_t>(n, std::max(u, v) + 1ull);
+  return n;
+}
+
+namespace {
+std::vector<std::vector<vid_t>> adjacency(std::uint64_t n, const EdgeList& e) {
+  std::vector<std::set<vid_t>> s(n);
+  for (auto [u, v] : e) {
+    if (u == v) continue;
+    s[u].insert(v);
+    s[v].insert(u);
+  }
+  std::vector<std::vector<vid_t>> adj(n);
+  for (std::uint64_t i = 0; i < n; ++i) adj[i].assign(s[i].begin(), s[i].end());
+  return adj;
+}
+}  // namespace
+
+count_t brute_force_triangles(std::uint64_t n, const EdgeList& e) {
+  const auto pv = brute_force_per_vertex(n, e);
+  count_t sum = 0;
+  for (auto c : pv) sum += c;
+  return sum / 3;
+}
+
+std::vector<count_t> brute_force_per_vertex(std::uint64_t n, const EdgeList& e) {
+  const auto adj = adjacency(n, e);
+  std::vector<count_t> pv(n, 0);
+  for (std::uint64_t u = 0; u < n; ++u)
+    for (vid_t v : adj[u]) {
+      if (v <= u) continue;
+      for (vid_t w : adj[v]) {
+        if (w <= v) continue;
+        if (std::binary_search(adj[u].begin(), adj[u].end(), w)) {
+          ++pv[u];
+          ++pv[v];
+          ++pv[w];
+        }
+      }
+    }
+  return pv;
+}
+
+TempDir::TempDir() {
+  std::string templ = (std::filesystem::temp_directory_path() / "tristream-test-XXXXXX").string();
+  std::vector<char> buf(templ.begin(), templ.end());
+  buf.push_back('\0');
+  if (!mkdtemp(buf.data())) throw std::runtime_error("mkdtemp failed");
+  path_ = buf.data();
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+void write_text(const std::string& path, const std::string& text) {
+  std::ofstream f(path, std::ios::binary);
+  f << text;
+  if (!f) throw std::runtime_error("cannot write " + path);
+}
+
+std::string read_text(const std::string& path) {
+  std::ifstream f(path, std::ios::binary);
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+
+void write_edge_list(const std::string& path, const EdgeList& e) {
+  std::ostringstream s;
+  for (auto [u, v] : e) s << u << ' ' << v << '\n';
+  write_text(path, s.str());
+}
+
+RunResult run_cli(const std::string& args) {
+  TempDir tmp;
+  const std::string out = tmp.file("stdout"), err = tmp.file("stderr");
+  const std::string cmd = std::string("'") + TRISTREAM_BINARY + "' " + args + " >'" + out +
+                          "' 2>'" + err + "' </dev/null";
+  const int raw = std::system(cmd.c_str());
+  RunResult r;
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + (WIFSIGNALED(raw) ? WTERMSIG(raw) : 0);
+  r.out = read_text(out);
+  r.err = read_text(err);
+  return r;
+}
+
+std::string data_file(const std::string& name) {
+  return std::string(TRISTREAM_TEST_DATA_DIR) + "/" + name;
+}
+
+}  // namespace tristream::test

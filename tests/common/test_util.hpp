@@ -1,0 +1,64 @@
+// test_util.hpp — shared helpers for the GoogleTest suites: seeded graph builders, a brute-force
+// triangle oracle, temporary directories and a runner for the tristream CLI.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tristream/csr.hpp"
+
+namespace tristream::test {
+
+using EdgeList = std::vector<std::pair<vid_t, vid_t>>;
+
+// Closed-form graphs (undirected edge lists on 0..n-1).
+EdgeList complete_graph(vid_t n);                    // C(n,3) triangles
+EdgeList complete_bipartite(vid_t a, vid_t b);        // 0 triangles
+EdgeList wheel(vid_t rim);                            // rim triangles (rim >= 4), hub = 0
+EdgeList friendship(vid_t k);                         // k triangles sharing one vertex
+EdgeList disjoint_cliques(vid_t cliques, vid_t size);  // cliques * C(size,3)
+// Seeded Erdős–Rényi G(n, m) with possible duplicates and self-loops (the cleaner removes them).
+EdgeList random_graph(vid_t n, std::uint64_t m, std::uint64_t seed);
+// Seeded skewed graph: a few hubs joined to many leaves plus random edges.
+EdgeList skewed_graph(vid_t n, std::uint64_t m, std::uint64_t seed);
+
+// Number of vertices spanned by an edge list (max id + 1).
+std::uint64_t vertex_count(const EdgeList& e);
+// Brute force over the cleaned undirected graph: for every edge {u,v} and every w > max(u,v)
+// adjacent to both. Independent of the library's orientation and counters.
+count_t brute_force_triangles(std::uint64_t n, const EdgeList& e);
+// Per-vertex brute force (triangles incident to each vertex).
+std::vector<count_t> brute_force_per_vertex(std::uint64_t n, const EdgeList& e);
+
+// A temporary directory removed (recursively) on destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+void write_text(const std::string& path, const std::string& text);
+std::string read_text(const std::string& path);
+void write_edge_list(const std::string& path, const EdgeList& e);
+
+struct RunResult {
+  int status = -1;  // exit status
+  std::string out;  // stdout
+  std::string err;  // stderr
+};
+// Runs the tristream binary with the given argument string (shell-quoted by the caller).
+RunResult run_cli(const std::string& args);
+
+// Path of a file under tests/data.
+std::string data_file(const std::string& name);
+
+}  // namespace tristream::test
