@@ -1,0 +1,29 @@
+// cuda/launch.hpp — the seam between the CUDA kernels (owned by cuda/kernels_*.cu) and the
+// drivers that own device memory and streams (the CUDA Counter, the streaming pipeline).
+// Host-compilable: no CUDA headers here; streams are passed as void* (a cudaStream_t).
+#pragma once
+
+#include <string>
+
+#include "tristream/counter.hpp"
+#include "tristream/csr.hpp"
+
+namespace tristream::cuda {
+
+// Enqueues count(A, B, C) on `stream`. The three views hold DEVICE pointers (offsets, cols);
+// `rows`, `col_space` are host values. The triangle count is ADDED to *d_total (a device
+// unsigned long long). per_vertex holds device pointers or nulls. Scratch memory comes from
+// cudaMallocAsync on the same stream. kernel: auto|lstc|trust|wedge|gui|bitmap.
+// `host_offsets_A` optionally points to a host copy of A's offsets (rows+1) for planning the
+// launch (degree classes, wedge counts); may be null (then the launch plans on the device).
+// Throws Error(Device) on a CUDA failure, Error(Usage) on an unknown kernel name.
+void enqueue_count(const CsrView& A, const CsrView& B, const CsrView& C,
+                   const std::string& kernel, unsigned long long* d_total,
+                   const PerVertexOut& per_vertex, void* stream,
+                   const eid_t* host_offsets_A = nullptr);
+
+// The kernel `auto` would pick for these views (for reports).
+std::string choose_kernel(const CsrView& A, const CsrView& B, const CsrView& C,
+                          const eid_t* host_offsets_A);
+
+}  // namespace tristream::cuda
