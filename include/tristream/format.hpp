@@ -22,6 +22,12 @@
 namespace tristream::tcsr {
 
 inline constexpr std::uint32_t kFormatVersion = 1;
+// The first 8 bytes of every .tcsr file.
+inline constexpr char kMagic[8] = {'\x89', 'T', 'C', 'S', 'R', '\r', '\n', '\x1a'};
+
+// True when the file at `path` starts with kMagic (used to tell .tcsr files from edge lists).
+// False for unreadable or short files.
+bool has_tcsr_magic(const std::string& path);
 
 enum Flag : std::uint32_t {
   kFlagDelta = 1u << 0,     // ids within a row are delta-coded before zstd
