@@ -8,7 +8,9 @@
 namespace tristream::cli {
 
 namespace {
-Error usage(const std::string& msg) { return Error(ErrorKind::Usage, msg); }
+Error usage(const std::string& msg) {
+  return Error(ErrorKind::Usage, msg);
+}
 }  // namespace
 
 std::uint64_t parse_uint(const std::string& text, const std::string& what) {
@@ -27,19 +29,25 @@ std::uint64_t parse_uint(const std::string& text, const std::string& what) {
 std::uint64_t parse_size(const std::string& text, const std::string& what) {
   std::size_t i = 0;
   while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
-  if (i == 0)
-    throw usage(what + ": expected a size like 512M or 4G, got '" + text + "'");
+  if (i == 0) throw usage(what + ": expected a size like 512M or 4G, got '" + text + "'");
   const std::uint64_t base = parse_uint(text.substr(0, i), what);
   std::string suffix = text.substr(i);
   for (auto& c : suffix) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   int shift = 0;
-  if (suffix.empty() || suffix == "B") shift = 0;
-  else if (suffix == "K" || suffix == "KB" || suffix == "KIB") shift = 10;
-  else if (suffix == "M" || suffix == "MB" || suffix == "MIB") shift = 20;
-  else if (suffix == "G" || suffix == "GB" || suffix == "GIB") shift = 30;
-  else if (suffix == "T" || suffix == "TB" || suffix == "TIB") shift = 40;
-  else throw usage(what + ": unknown size suffix '" + text.substr(i) + "' (use K, M, G or T)");
-  if (shift > 0 && base > (UINT64_MAX >> shift)) throw usage(what + ": size '" + text + "' is too large");
+  if (suffix.empty() || suffix == "B")
+    shift = 0;
+  else if (suffix == "K" || suffix == "KB" || suffix == "KIB")
+    shift = 10;
+  else if (suffix == "M" || suffix == "MB" || suffix == "MIB")
+    shift = 20;
+  else if (suffix == "G" || suffix == "GB" || suffix == "GIB")
+    shift = 30;
+  else if (suffix == "T" || suffix == "TB" || suffix == "TIB")
+    shift = 40;
+  else
+    throw usage(what + ": unknown size suffix '" + text.substr(i) + "' (use K, M, G or T)");
+  if (shift > 0 && base > (UINT64_MAX >> shift))
+    throw usage(what + ": size '" + text + "' is too large");
   return base << shift;
 }
 
@@ -52,16 +60,18 @@ std::string format_bytes(std::uint64_t bytes) {
     ++u;
   }
   char buf[64];
-  if (u == 0) std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
-  else std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
+  if (u == 0)
+    std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(bytes));
+  else
+    std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
   return buf;
 }
 
 ArgParser::ArgParser(std::string command, std::string summary)
     : command_(std::move(command)), summary_(std::move(summary)) {}
 
-ArgParser& ArgParser::positional(const std::string& name, const std::string& help,
-                                 std::string* out, bool required) {
+ArgParser& ArgParser::positional(const std::string& name, const std::string& help, std::string* out,
+                                 bool required) {
   pos_.push_back(Pos{name, help, out, required});
   return *this;
 }
@@ -69,7 +79,8 @@ ArgParser& ArgParser::positional(const std::string& name, const std::string& hel
 ArgParser& ArgParser::option(const std::string& name, const std::string& short_name,
                              const std::string& metavar, const std::string& help,
                              std::string* out) {
-  opts_.push_back(Opt{name, short_name, metavar, help, true, [out](const std::string& v) { *out = v; }});
+  opts_.push_back(
+      Opt{name, short_name, metavar, help, true, [out](const std::string& v) { *out = v; }});
   return *this;
 }
 
@@ -89,7 +100,8 @@ ArgParser& ArgParser::uint_option(const std::string& name, const std::string& me
 
 ArgParser& ArgParser::flag(const std::string& name, const std::string& short_name,
                            const std::string& help, bool* out) {
-  opts_.push_back(Opt{name, short_name, "", help, false, [out](const std::string&) { *out = true; }});
+  opts_.push_back(
+      Opt{name, short_name, "", help, false, [out](const std::string&) { *out = true; }});
   return *this;
 }
 

@@ -73,8 +73,10 @@ EdgeList skewed_graph(vid_t n, std::uint64_t m, std::uint64_t seed) {
   EdgeList e;
   e.reserve(m);
   for (std::uint64_t i = 0; i < m; ++i) {
-    if (i % 2 == 0) e.emplace_back(hub(rng), pick(rng));
-    else e.emplace_back(pick(rng), pick(rng));
+    if (i % 2 == 0)
+      e.emplace_back(hub(rng), pick(rng));
+    else
+      e.emplace_back(pick(rng), pick(rng));
   }
   return e;
 }

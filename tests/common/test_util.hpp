@@ -14,10 +14,10 @@ namespace tristream::test {
 using EdgeList = std::vector<std::pair<vid_t, vid_t>>;
 
 // Closed-form graphs (undirected edge lists on 0..n-1).
-EdgeList complete_graph(vid_t n);                    // C(n,3) triangles
-EdgeList complete_bipartite(vid_t a, vid_t b);        // 0 triangles
-EdgeList wheel(vid_t rim);                            // rim triangles (rim >= 4), hub = 0
-EdgeList friendship(vid_t k);                         // k triangles sharing one vertex
+EdgeList complete_graph(vid_t n);                      // C(n,3) triangles
+EdgeList complete_bipartite(vid_t a, vid_t b);         // 0 triangles
+EdgeList wheel(vid_t rim);                             // rim triangles (rim >= 4), hub = 0
+EdgeList friendship(vid_t k);                          // k triangles sharing one vertex
 EdgeList disjoint_cliques(vid_t cliques, vid_t size);  // cliques * C(size,3)
 // Seeded Erdős–Rényi G(n, m) with possible duplicates and self-loops (the cleaner removes them).
 EdgeList random_graph(vid_t n, std::uint64_t m, std::uint64_t seed);

@@ -1,0 +1,42 @@
+# deps.sh — sourced by run.sh and test.sh: installs what the build needs when it is missing,
+# through apt-get (Debian/Ubuntu). Checks files and tools, not package names, so machines that
+# already have everything (such as the GPU machine, which has no network) install nothing.
+tristream_install_deps() {
+  local missing=()
+  command -v cmake >/dev/null 2>&1 || missing+=(cmake)
+  command -v ninja >/dev/null 2>&1 || missing+=(ninja-build)
+  command -v g++ >/dev/null 2>&1 || missing+=(g++)
+  command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
+  [ -d /usr/include/boost/iostreams ] || missing+=(libboost-iostreams-dev)
+  ls /usr/lib/*/libboost_iostreams.so /usr/lib/libboost_iostreams.so >/dev/null 2>&1 \
+    || missing+=(libboost-iostreams-dev)
+  [ -f /usr/include/zstd.h ] || missing+=(libzstd-dev)
+  [ -f /usr/include/zlib.h ] || missing+=(zlib1g-dev)
+  [ -f /usr/include/bzlib.h ] || missing+=(libbz2-dev)
+  [ -f /usr/include/lzma.h ] || missing+=(liblzma-dev)
+  [ -d /usr/include/gtest ] || missing+=(libgtest-dev)
+  [ -d /usr/include/benchmark ] || missing+=(libbenchmark-dev)
+  command -v zstd >/dev/null 2>&1 || missing+=(zstd)
+  command -v xz >/dev/null 2>&1 || missing+=(xz-utils)
+  command -v bzip2 >/dev/null 2>&1 || missing+=(bzip2)
+  command -v gzip >/dev/null 2>&1 || missing+=(gzip)
+  command -v clang-format >/dev/null 2>&1 || missing+=(clang-format)
+  if [ ${#missing[@]} -eq 0 ]; then return 0; fi
+  # de-duplicate
+  local uniq
+  uniq=$(printf '%s\n' "${missing[@]}" | sort -u | tr '\n' ' ')
+  echo "tristream: installing missing packages: $uniq" >&2
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq >&2
+  # shellcheck disable=SC2086
+  $sudo apt-get install -y -qq --no-install-recommends $uniq >&2
+}
+
+# Adds the CUDA toolkit to PATH when it is installed but not on PATH.
+tristream_find_cuda() {
+  if ! command -v nvcc >/dev/null 2>&1 && [ -x /usr/local/cuda/bin/nvcc ]; then
+    export PATH=/usr/local/cuda/bin:$PATH
+  fi
+}
