@@ -15,8 +15,8 @@ namespace tristream {
 OrientedGraph orient_edge_list(std::uint64_t n, std::vector<std::pair<vid_t, vid_t>> edges,
                                std::vector<vid_t>* new_of_old) {
   if (n > kMaxVertices)
-    throw Error(ErrorKind::Input, "graph has " + std::to_string(n) +
-                                      " vertices; at most 2^32-1 are supported");
+    throw Error(ErrorKind::Input,
+                "graph has " + std::to_string(n) + " vertices; at most 2^32-1 are supported");
   // 1. Normalise each edge to (min, max), drop self-loops, sort and deduplicate.
   std::size_t w = 0;
   for (std::size_t i = 0; i < edges.size(); ++i) {

@@ -17,9 +17,8 @@ namespace tristream::cuda {
 // `host_offsets_A` optionally points to a host copy of A's offsets (rows+1) for planning the
 // launch (degree classes, wedge counts); may be null (then the launch plans on the device).
 // Throws Error(Device) on a CUDA failure, Error(Usage) on an unknown kernel name.
-void enqueue_count(const CsrView& A, const CsrView& B, const CsrView& C,
-                   const std::string& kernel, unsigned long long* d_total,
-                   const PerVertexOut& per_vertex, void* stream,
+void enqueue_count(const CsrView& A, const CsrView& B, const CsrView& C, const std::string& kernel,
+                   unsigned long long* d_total, const PerVertexOut& per_vertex, void* stream,
                    const eid_t* host_offsets_A = nullptr);
 
 // The kernel `auto` would pick for these views (for reports).

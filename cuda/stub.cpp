@@ -5,8 +5,12 @@
 
 namespace tristream {
 
-bool built_with_cuda() { return false; }
-int cuda_device_count() { return 0; }
+bool built_with_cuda() {
+  return false;
+}
+int cuda_device_count() {
+  return 0;
+}
 
 std::unique_ptr<Counter> make_cuda_counter(const CounterOptions&) {
   throw Error(ErrorKind::Usage,

@@ -32,7 +32,7 @@ struct ConvertSummary {
   std::uint64_t max_degree = 0;      // undirected
   std::uint64_t max_out_degree = 0;  // oriented
   std::uint64_t input_bytes = 0;
-  std::uint64_t output_bytes = 0;    // size of the .tcsr file
+  std::uint64_t output_bytes = 0;  // size of the .tcsr file
   std::uint64_t raw_adjacency_bytes = 0;
   std::uint64_t compressed_adjacency_bytes = 0;
   bool out_of_core = false;

@@ -22,7 +22,7 @@ struct PerVertexOut {
 };
 
 struct CounterOptions {
-  unsigned threads = 0;        // CPU threads; 0 = hardware concurrency
+  unsigned threads = 0;         // CPU threads; 0 = hardware concurrency
   std::string kernel = "auto";  // CUDA kernel: auto|lstc|trust|wedge|gui|bitmap
   int device = 0;               // CUDA device ordinal
 };

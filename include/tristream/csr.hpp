@@ -20,7 +20,7 @@ namespace tristream {
 // A read-only CSR view. Row r's neighbours are cols[offsets[r] .. offsets[r+1]).
 // offsets[0] need not be 0 (a view may point into a larger array). Rows are sorted ascending.
 struct CsrView {
-  std::uint64_t rows = 0;         // number of rows
+  std::uint64_t rows = 0;          // number of rows
   const eid_t* offsets = nullptr;  // rows + 1 entries
   const vid_t* cols = nullptr;     // indexed by offsets
   std::uint64_t col_space = 0;     // exclusive upper bound of column ids (for bitmaps, checks)
@@ -45,7 +45,7 @@ struct Csr {
 // The oriented graph of one .tcsr file loaded whole: n vertices in rank order, m directed edges
 // u -> v (u < v), one per undirected simple edge.
 struct OrientedGraph {
-  Csr csr;                     // rows() == n, col_space == n
+  Csr csr;                      // rows() == n, col_space == n
   std::vector<orig_id_t> perm;  // perm[new id] = original id (may be empty if not loaded)
   std::uint64_t n() const { return csr.rows(); }
   eid_t m() const { return csr.edges(); }
@@ -55,8 +55,7 @@ struct OrientedGraph {
 // (self-loops dropped, duplicates and reverse duplicates merged), ranking vertices by
 // (degree, id) and renaming them to their rank. new_of_old, if non-null, receives the renaming.
 // Used by tests, generators and the in-memory converter path.
-OrientedGraph orient_edge_list(std::uint64_t n,
-                               std::vector<std::pair<vid_t, vid_t>> edges,
+OrientedGraph orient_edge_list(std::uint64_t n, std::vector<std::pair<vid_t, vid_t>> edges,
                                std::vector<vid_t>* new_of_old = nullptr);
 
 }  // namespace tristream

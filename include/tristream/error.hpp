@@ -30,7 +30,8 @@ class Error : public std::runtime_error {
 };
 
 // An input error located in a file: the message reads "FILE:LINE: what" (LINE omitted when 0).
-inline Error input_error(const std::string& file, unsigned long long line, const std::string& what) {
+inline Error input_error(const std::string& file, unsigned long long line,
+                         const std::string& what) {
   std::string msg = file;
   if (line > 0) msg += ":" + std::to_string(line);
   msg += ": " + what;
@@ -47,7 +48,7 @@ inline Error input_error(const std::string& file, unsigned long long line, const
 }  // namespace tristream
 
 // TS_CHECK(cond, message): throws an Internal error naming the failed condition.
-#define TS_CHECK(cond, msg)                                                \
-  do {                                                                     \
+#define TS_CHECK(cond, msg)                                                     \
+  do {                                                                          \
     if (!(cond)) ::tristream::throw_internal(#cond, __FILE__, __LINE__, (msg)); \
   } while (0)

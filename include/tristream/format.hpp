@@ -30,8 +30,8 @@ inline constexpr char kMagic[8] = {'\x89', 'T', 'C', 'S', 'R', '\r', '\n', '\x1a
 bool has_tcsr_magic(const std::string& path);
 
 enum Flag : std::uint32_t {
-  kFlagDelta = 1u << 0,     // ids within a row are delta-coded before zstd
-  kFlagWideIds = 1u << 1,   // adjacency ids are 8 bytes (n >= 2^32); not supported by readers yet
+  kFlagDelta = 1u << 0,    // ids within a row are delta-coded before zstd
+  kFlagWideIds = 1u << 1,  // adjacency ids are 8 bytes (n >= 2^32); not supported by readers yet
 };
 
 struct Header {

@@ -18,7 +18,7 @@ struct GenerateOptions {
   unsigned scale = 16;             // 2^scale vertices
   unsigned edge_factor = 16;       // edge_factor * 2^scale generated edges
   std::uint64_t seed = 1;
-  unsigned threads = 0;            // 0 = hardware concurrency
+  unsigned threads = 0;  // 0 = hardware concurrency
 };
 
 // The raw generated edge list (with the self-loops and duplicates the model produces), in memory.
