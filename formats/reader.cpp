@@ -1,0 +1,440 @@
+// reader.cpp — tcsr::Reader: mmaps a .tcsr file, validates its structure at open, decompresses
+// and checks chunks on demand. Every problem is Error(Input, "FILE: section NAME: what").
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "layout.hpp"
+#include "parallel.hpp"
+#include "tristream/error.hpp"
+#include "tristream/format.hpp"
+#include "xxh64.hpp"
+
+namespace tristream::tcsr {
+namespace {
+
+using namespace detail;
+
+struct DCtxDeleter {
+  void operator()(ZSTD_DCtx* d) const { ZSTD_freeDCtx(d); }
+};
+
+ZSTD_DCtx* thread_dctx() {
+  thread_local std::unique_ptr<ZSTD_DCtx, DCtxDeleter> dctx(ZSTD_createDCtx());
+  if (!dctx) throw Error(ErrorKind::Internal, "zstd: cannot create a decompression context");
+  return dctx.get();
+}
+
+std::string hex(std::uint64_t v) {
+  char buf[24];
+  std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
+  return buf;
+}
+
+struct Section {
+  std::uint64_t offset = 0;
+  std::uint64_t size = 0;
+  std::uint64_t checksum = 0;
+};
+
+}  // namespace
+
+struct Reader::Impl {
+  std::string path;
+  Header header;
+  const unsigned char* base = nullptr;
+  std::uint64_t size = 0;
+  Section sections[kSectionCount];
+  std::vector<ChunkInfo> chunks;
+  std::vector<std::uint64_t> frame_checksums;
+  const eid_t* offsets = nullptr;
+
+  ~Impl() {
+    if (base) ::munmap(const_cast<unsigned char*>(base), size);
+  }
+
+  [[noreturn]] void fail(const std::string& section, const std::string& what) const {
+    throw Error(ErrorKind::Input, path + ": section " + section + ": " + what);
+  }
+  [[noreturn]] void fail_chunk(const char* section, std::uint64_t k,
+                               const std::string& what) const {
+    fail(section, "chunk " + std::to_string(k) + ": " + what);
+  }
+  const Section& sec(SectionKind kind) const { return sections[kind - 1]; }
+  const unsigned char* at(SectionKind kind) const { return base + sec(kind).offset; }
+  void verify_checksum(SectionKind kind) const {
+    const Section& s = sec(kind);
+    if (xxh64(base + s.offset, s.size) != s.checksum)
+      fail(kSectionNames[kind - 1], "checksum mismatch (file damaged)");
+  }
+
+  std::uint64_t row_of(eid_t e) const {
+    return static_cast<std::uint64_t>(std::upper_bound(offsets, offsets + header.n + 1, e) -
+                                      offsets) -
+           1;
+  }
+
+  void open_file();
+  void parse_header();
+  void place_sections();
+  void parse_offsets();
+  void parse_index();
+  void read_chunk(std::uint64_t k, vid_t* out) const;
+};
+
+void Reader::Impl::open_file() {
+  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) {
+    const int e = errno;
+    throw Error(ErrorKind::Input, path + ": cannot open: " + std::strerror(e));
+  }
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    const int e = errno;
+    ::close(fd);
+    throw Error(ErrorKind::Input, path + ": cannot stat: " + std::strerror(e));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw Error(ErrorKind::Input, path + ": not a regular file");
+  }
+  size = static_cast<std::uint64_t>(st.st_size);
+  if (size < kHeaderSize) {
+    unsigned char head[sizeof kMagic] = {};
+    const bool magic_ok = size >= sizeof kMagic &&
+                          ::pread(fd, head, sizeof head, 0) == static_cast<ssize_t>(sizeof head) &&
+                          std::memcmp(head, kMagic, sizeof kMagic) == 0;
+    ::close(fd);
+    if (!magic_ok) fail("header", "not a .tcsr file (bad magic)");
+    fail("header", "file is " + std::to_string(size) + " bytes, shorter than the " +
+                       std::to_string(kHeaderSize) + "-byte header (truncated)");
+  }
+  void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
+  const int e = errno;
+  ::close(fd);
+  if (p == MAP_FAILED) throw Error(ErrorKind::Input, path + ": cannot mmap: " + std::strerror(e));
+  base = static_cast<const unsigned char*>(p);
+}
+
+void Reader::Impl::parse_header() {
+  const unsigned char* h = base;
+  if (std::memcmp(h + kOffMagic, kMagic, sizeof kMagic) != 0)
+    fail("header", "not a .tcsr file (bad magic)");
+  header.version = get_u32(h + kOffVersion);
+  if (header.version != kFormatVersion)
+    fail("header", "unsupported .tcsr version " + std::to_string(header.version) +
+                       " (this build reads " + std::to_string(kFormatVersion) + ")");
+  if (get_u64(h + kOffHeaderChecksum) != xxh64(h, kOffHeaderChecksum))
+    fail("header", "header checksum mismatch (file damaged)");
+  // From here on the header is what a writer wrote; the remaining checks catch writer bugs and
+  // files crafted by hand.
+  if (get_u32(h + kOffHeaderSize) != kHeaderSize)
+    fail("header", "header size " + std::to_string(get_u32(h + kOffHeaderSize)) + " (expected " +
+                       std::to_string(kHeaderSize) + ")");
+  if (get_u32(h + kOffSectionCount) != kSectionCount)
+    fail("header", "section count " + std::to_string(get_u32(h + kOffSectionCount)) +
+                       " (expected " + std::to_string(kSectionCount) + ")");
+  for (std::size_t i = kOffReserved; i < kOffHeaderChecksum; ++i)
+    if (h[i] != 0) fail("header", "reserved byte " + std::to_string(i) + " is not zero");
+  header.flags = get_u32(h + kOffFlags);
+  if (header.flags & ~kKnownFlags) fail("header", "unknown flags " + hex(header.flags));
+  if (header.flags & kFlagWideIds)
+    fail("header", "8-byte vertex ids (flag kFlagWideIds) are not supported by this build");
+  header.n = get_u64(h + kOffN);
+  header.m = get_u64(h + kOffM);
+  header.max_out_degree = get_u64(h + kOffMaxOutDegree);
+  header.max_degree = get_u64(h + kOffMaxDegree);
+  header.chunk_edges = get_u64(h + kOffChunkEdges);
+  header.num_chunks = get_u64(h + kOffNumChunks);
+  if (header.n > kMaxVertices)
+    fail("header",
+         "n = " + std::to_string(header.n) + " needs 8-byte ids (at most 2^32-1 vertices)");
+  if (header.m > 0 && header.chunk_edges == 0) fail("header", "chunk_edges is 0 but m > 0");
+  if (header.max_out_degree > header.max_degree)
+    fail("header", "max out-degree " + std::to_string(header.max_out_degree) +
+                       " exceeds max degree " + std::to_string(header.max_degree));
+  for (std::size_t i = 0; i < kSectionCount; ++i) {
+    const unsigned char* e = h + kOffSectionTable + i * kSectionEntrySize;
+    const std::uint32_t kind = get_u32(e + kSecKind);
+    if (kind != i + 1 || get_u32(e + kSecReserved) != 0)
+      fail("header", "section table entry " + std::to_string(i) + " has kind " +
+                         std::to_string(kind) + " (expected " + std::to_string(i + 1) + ")");
+    sections[i] = {get_u64(e + kSecOffset), get_u64(e + kSecSize), get_u64(e + kSecChecksum)};
+  }
+}
+
+// Every section lies inside the file, at its alignment, in file order header | adjacency |
+// row offsets | chunk index | permutation, with only zero padding up to the alignment between
+// them and nothing after the last: every byte of the file is under some check.
+void Reader::Impl::place_sections() {
+  const std::uint64_t n = header.n;
+  auto expect_size = [&](SectionKind kind, std::uint64_t expected, const std::string& why) {
+    if (sec(kind).size != expected)
+      fail(kSectionNames[kind - 1], "size " + std::to_string(sec(kind).size) + " bytes, expected " +
+                                        std::to_string(expected) + " (" + why + ")");
+  };
+  expect_size(kRowOffsets, (n + 1) * sizeof(eid_t), "n + 1 offsets");
+  expect_size(kPermutation, n * sizeof(orig_id_t), "n ids");
+  if (header.num_chunks > size / kChunkEntrySize)
+    fail("chunk index", std::to_string(header.num_chunks) + " chunks cannot fit in the file");
+  expect_size(kChunkIndex, header.num_chunks * kChunkEntrySize, "num_chunks entries");
+  if (sec(kAdjacency).checksum != 0)
+    fail("adjacency", "section checksum field must be 0 (frames are checked via the index)");
+
+  static constexpr SectionKind order[] = {kAdjacency, kRowOffsets, kChunkIndex, kPermutation};
+  std::uint64_t cursor = kHeaderSize;
+  for (SectionKind kind : order) {
+    const Section& s = sec(kind);
+    const char* name = kSectionNames[kind - 1];
+    const std::uint64_t align = kind == kAdjacency ? 1 : 8;
+    const std::uint64_t expected = (cursor + align - 1) / align * align;
+    if (s.offset != expected)
+      fail(name, "starts at byte " + std::to_string(s.offset) + ", expected " +
+                     std::to_string(expected) + " (sections overlap, leave gaps or are misplaced)");
+    if (s.offset > size || s.size > size - s.offset)
+      fail(name, "bytes [" + std::to_string(s.offset) + ", " + std::to_string(s.offset) + " + " +
+                     std::to_string(s.size) + ") lie outside the " + std::to_string(size) +
+                     "-byte file (truncated?)");
+    for (std::uint64_t i = cursor; i < s.offset; ++i)
+      if (base[i] != 0) fail(name, "padding byte " + std::to_string(i) + " before it is not zero");
+    cursor = s.offset + s.size;
+  }
+  if (cursor != size)
+    fail("permutation", std::to_string(size - cursor) +
+                            " unexpected bytes after the last section (trailing data)");
+}
+
+void Reader::Impl::parse_offsets() {
+  verify_checksum(kRowOffsets);
+  offsets = reinterpret_cast<const eid_t*>(at(kRowOffsets));  // 8-aligned, checked above
+  const std::uint64_t n = header.n;
+  if (offsets[0] != 0)
+    fail("row offsets", "offsets[0] = " + std::to_string(offsets[0]) + ", not 0");
+  std::uint64_t max_out = 0;
+  for (std::uint64_t r = 0; r < n; ++r) {
+    if (offsets[r + 1] < offsets[r])
+      fail("row offsets", "offsets decrease at row " + std::to_string(r));
+    max_out = std::max<std::uint64_t>(max_out, offsets[r + 1] - offsets[r]);
+  }
+  if (offsets[n] != header.m)
+    fail("row offsets", "offsets[n] = " + std::to_string(offsets[n]) +
+                            " but the header says m = " + std::to_string(header.m));
+  if (max_out != header.max_out_degree)
+    fail("row offsets", "rows have maximum out-degree " + std::to_string(max_out) +
+                            " but the header says " + std::to_string(header.max_out_degree));
+}
+
+void Reader::Impl::parse_index() {
+  verify_checksum(kChunkIndex);
+  const unsigned char* p = at(kChunkIndex);
+  const Section& adj = sec(kAdjacency);
+  chunks.resize(header.num_chunks);
+  frame_checksums.resize(header.num_chunks);
+  eid_t next_edge = 0;
+  std::uint64_t next_offset = adj.offset;
+  for (std::uint64_t k = 0; k < header.num_chunks; ++k) {
+    const unsigned char* e = p + k * kChunkEntrySize;
+    ChunkInfo& c = chunks[k];
+    c.first_row = get_u64(e + kChunkFirstRow);
+    c.first_edge = get_u64(e + kChunkFirstEdge);
+    c.rows = get_u64(e + kChunkRows);
+    c.edges = get_u64(e + kChunkEdges);
+    c.file_offset = get_u64(e + kChunkFileOffset);
+    c.compressed_size = get_u64(e + kChunkCompressedSize);
+    c.raw_size = get_u64(e + kChunkRawSize);
+    frame_checksums[k] = get_u64(e + kChunkFrameChecksum);
+    auto bad = [&](const std::string& what) { fail_chunk("chunk index", k, what); };
+    if (c.first_edge != next_edge)
+      bad("first edge " + std::to_string(c.first_edge) + ", expected " + std::to_string(next_edge) +
+          " (chunks must cover [0, m) in order)");
+    if (c.edges == 0 || c.edges > header.chunk_edges || c.edges > header.m - c.first_edge)
+      bad(std::to_string(c.edges) + " edges (chunk_edges " + std::to_string(header.chunk_edges) +
+          ", m " + std::to_string(header.m) + ")");
+    if (c.raw_size != c.edges * sizeof(vid_t))
+      bad("raw size " + std::to_string(c.raw_size) + " != 4 * " + std::to_string(c.edges) +
+          " edges");
+    if (c.file_offset != next_offset)
+      bad("file offset " + std::to_string(c.file_offset) + ", expected " +
+          std::to_string(next_offset) + " (frames must be contiguous in the adjacency section)");
+    if (c.compressed_size == 0 || c.compressed_size > adj.offset + adj.size - c.file_offset)
+      bad("frame [" + std::to_string(c.file_offset) + ", +" + std::to_string(c.compressed_size) +
+          ") runs past the adjacency section");
+    const std::uint64_t first_row = row_of(c.first_edge);
+    const std::uint64_t rows = row_of(c.first_edge + c.edges - 1) - first_row + 1;
+    if (c.first_row != first_row || c.rows != rows)
+      bad("rows [" + std::to_string(c.first_row) + ", +" + std::to_string(c.rows) +
+          ") disagree with the row offsets ([" + std::to_string(first_row) + ", +" +
+          std::to_string(rows) + "))");
+    next_edge += c.edges;
+    next_offset += c.compressed_size;
+  }
+  if (next_edge != header.m)
+    fail("chunk index",
+         "chunks cover " + std::to_string(next_edge) + " edges, m = " + std::to_string(header.m));
+  if (next_offset != adj.offset + adj.size)
+    fail("chunk index", "frames end at byte " + std::to_string(next_offset) +
+                            " but the adjacency section ends at " +
+                            std::to_string(adj.offset + adj.size));
+}
+
+void Reader::Impl::read_chunk(std::uint64_t k, vid_t* out) const {
+  if (k >= chunks.size())
+    throw Error(ErrorKind::Internal, path + ": read_chunk(" + std::to_string(k) + ") of " +
+                                         std::to_string(chunks.size()) + " chunks");
+  const ChunkInfo& c = chunks[k];
+  const unsigned char* src = base + c.file_offset;
+  if (xxh64(src, c.compressed_size) != frame_checksums[k])
+    fail_chunk("adjacency", k, "frame checksum mismatch (file damaged)");
+  if (ZSTD_findFrameCompressedSize(src, c.compressed_size) != c.compressed_size)
+    fail_chunk("adjacency", k, "not exactly one zstd frame");
+  const std::size_t got =
+      ZSTD_decompressDCtx(thread_dctx(), out, c.raw_size, src, c.compressed_size);
+  if (ZSTD_isError(got)) fail_chunk("adjacency", k, std::string("zstd: ") + ZSTD_getErrorName(got));
+  if (got != c.raw_size)
+    fail_chunk(
+        "adjacency", k,
+        "decompressed " + std::to_string(got) + " bytes, expected " + std::to_string(c.raw_size));
+
+  // Decode (delta) and validate: every id < n, above its row, strictly ascending within a row.
+  const bool delta = header.flags & kFlagDelta;
+  const std::uint64_t n = header.n;
+  const eid_t e0 = c.first_edge, e1 = c.first_edge + c.edges;
+  std::uint64_t r = c.first_row;
+  std::uint64_t prev = 0;
+  for (eid_t e = e0; e < e1; ++e) {
+    while (offsets[r + 1] <= e) ++r;
+    const bool row_start = e == e0 || e == offsets[r];
+    const std::uint64_t stored = out[e - e0];
+    const std::uint64_t v = delta ? stored + (row_start ? r : prev) : stored;
+    if (v >= n || v <= r || (!row_start && v <= prev))
+      fail_chunk("adjacency", k,
+                 "edge " + std::to_string(e) + " of row " + std::to_string(r) + ": id " +
+                     std::to_string(v) +
+                     (v >= n   ? " is out of range"
+                      : v <= r ? " is not above its row"
+                               : " is not ascending"));
+    out[e - e0] = static_cast<vid_t>(v);
+    prev = v;
+  }
+}
+
+Reader::Reader(const std::string& path) : impl_(std::make_unique<Impl>()) {
+  impl_->path = path;
+  impl_->open_file();
+  impl_->parse_header();
+  impl_->place_sections();
+  impl_->parse_offsets();
+  impl_->parse_index();
+}
+
+Reader::~Reader() = default;
+
+const std::string& Reader::path() const {
+  return impl_->path;
+}
+const Header& Reader::header() const {
+  return impl_->header;
+}
+std::uint64_t Reader::file_size() const {
+  return impl_->size;
+}
+const eid_t* Reader::offsets() const {
+  return impl_->offsets;
+}
+const std::vector<ChunkInfo>& Reader::chunks() const {
+  return impl_->chunks;
+}
+
+std::uint64_t Reader::chunk_of_edge(eid_t e) const {
+  if (e >= m())
+    throw Error(ErrorKind::Internal, path() + ": chunk_of_edge(" + std::to_string(e) +
+                                         ") with m = " + std::to_string(m()));
+  const auto& cs = impl_->chunks;
+  const auto it = std::upper_bound(cs.begin(), cs.end(), e,
+                                   [](eid_t x, const ChunkInfo& c) { return x < c.first_edge; });
+  return static_cast<std::uint64_t>(it - cs.begin()) - 1;
+}
+
+void Reader::read_chunk(std::uint64_t k, vid_t* out) const {
+  impl_->read_chunk(k, out);
+}
+
+void Reader::read_edges(eid_t first, eid_t last, vid_t* out) const {
+  if (first > last || last > m())
+    throw Error(ErrorKind::Internal, path() + ": read_edges [" + std::to_string(first) + ", " +
+                                         std::to_string(last) +
+                                         ") with m = " + std::to_string(m()));
+  if (first == last) return;
+  std::vector<vid_t> buffer;
+  for (std::uint64_t k = chunk_of_edge(first); k < impl_->chunks.size(); ++k) {
+    const ChunkInfo& c = impl_->chunks[k];
+    if (c.first_edge >= last) break;
+    if (c.first_edge >= first && c.first_edge + c.edges <= last) {
+      read_chunk(k, out + (c.first_edge - first));
+      continue;
+    }
+    buffer.resize(c.edges);
+    read_chunk(k, buffer.data());
+    const eid_t lo = std::max(first, c.first_edge), hi = std::min(last, c.first_edge + c.edges);
+    std::copy(buffer.begin() + static_cast<std::ptrdiff_t>(lo - c.first_edge),
+              buffer.begin() + static_cast<std::ptrdiff_t>(hi - c.first_edge), out + (lo - first));
+  }
+}
+
+std::vector<orig_id_t> Reader::permutation() const {
+  impl_->verify_checksum(kPermutation);
+  std::vector<orig_id_t> perm(n());
+  std::memcpy(perm.data(), impl_->at(kPermutation), perm.size() * sizeof(orig_id_t));
+  return perm;
+}
+
+OrientedGraph Reader::load(bool with_perm, unsigned threads) const {
+  OrientedGraph g;
+  g.csr.offsets.assign(offsets(), offsets() + n() + 1);
+  g.csr.cols.resize(m());
+  g.csr.col_space = n();
+  parallel_for(impl_->chunks.size(), threads, [&](std::size_t k, unsigned) {
+    read_chunk(k, g.csr.cols.data() + impl_->chunks[k].first_edge);
+  });
+  if (with_perm) g.perm = permutation();
+  return g;
+}
+
+void Reader::check(unsigned threads) const {
+  const std::uint64_t count = n();
+  {
+    std::vector<orig_id_t> perm = permutation();
+    std::sort(perm.begin(), perm.end());
+    if (std::adjacent_find(perm.begin(), perm.end()) != perm.end())
+      impl_->fail("permutation", "two vertices have the same original id");
+  }
+  // Every chunk decodes and validates (ids in range, above their row, ascending); in-degrees
+  // give the undirected maximum degree.
+  std::vector<std::atomic<vid_t>> in_degree(count);
+  for (auto& d : in_degree) d.store(0, std::memory_order_relaxed);
+  const unsigned workers = resolve_threads(threads);
+  std::vector<std::vector<vid_t>> buffers(workers);
+  parallel_for(impl_->chunks.size(), workers, [&](std::size_t k, unsigned worker) {
+    auto& buffer = buffers[worker];
+    buffer.resize(impl_->chunks[k].edges);
+    read_chunk(k, buffer.data());
+    for (vid_t v : buffer) in_degree[v].fetch_add(1, std::memory_order_relaxed);
+  });
+  std::uint64_t max_degree = 0;
+  for (std::uint64_t v = 0; v < count; ++v)
+    max_degree = std::max<std::uint64_t>(
+        max_degree, offsets()[v + 1] - offsets()[v] + in_degree[v].load(std::memory_order_relaxed));
+  if (max_degree != header().max_degree)
+    impl_->fail("header", "maximum degree is " + std::to_string(max_degree) +
+                              " but the header says " + std::to_string(header().max_degree));
+}
+
+}  // namespace tristream::tcsr

@@ -1,0 +1,394 @@
+// writer.cpp — tcsr::Writer and tcsr::write_file: streams rows into chunks, compresses a batch of
+// chunks in parallel, writes a temporary file beside the target, fsyncs and renames it.
+//
+// File order: header (written last, at offset 0) | adjacency frames | zero padding to 8 |
+// row offsets | chunk index | permutation. See FORMAT.md.
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include <zstd.h>
+
+#include <algorithm>
+#include <atomic>
+#include <cerrno>
+#include <cstring>
+#include <numeric>
+
+#include "layout.hpp"
+#include "parallel.hpp"
+#include "tristream/error.hpp"
+#include "tristream/format.hpp"
+#include "xxh64.hpp"
+
+namespace tristream::tcsr {
+namespace {
+
+using namespace detail;
+
+// Raw bytes of chunks buffered before a batch is compressed (at least one chunk per thread).
+constexpr std::uint64_t kBatchBytes = 64ull << 20;
+constexpr std::uint64_t kMaxBatchChunks = 4096;
+
+[[noreturn]] void sys_fail(const std::string& what, const std::string& path) {
+  const int e = errno;
+  throw Error(ErrorKind::Internal, path + ": " + what + ": " + std::strerror(e));
+}
+
+void write_all(int fd, const void* data, std::size_t size, const std::string& path) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  while (size > 0) {
+    const ssize_t w = ::write(fd, p, std::min<std::size_t>(size, 1u << 30));
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      sys_fail("write failed", path);
+    }
+    p += w;
+    size -= static_cast<std::size_t>(w);
+  }
+}
+
+void pwrite_all(int fd, const void* data, std::size_t size, off_t offset, const std::string& path) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  while (size > 0) {
+    const ssize_t w = ::pwrite(fd, p, size, offset);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      sys_fail("write failed", path);
+    }
+    p += w;
+    size -= static_cast<std::size_t>(w);
+    offset += w;
+  }
+}
+
+void check_zstd(std::size_t code, const char* what) {
+  if (ZSTD_isError(code))
+    throw Error(ErrorKind::Internal, std::string("zstd ") + what + ": " + ZSTD_getErrorName(code));
+}
+
+struct CCtxDeleter {
+  void operator()(ZSTD_CCtx* c) const { ZSTD_freeCCtx(c); }
+};
+
+std::string parent_dir(const std::string& path) {
+  const auto slash = path.find_last_of('/');
+  if (slash == std::string::npos) return ".";
+  if (slash == 0) return "/";
+  return path.substr(0, slash);
+}
+
+std::atomic<unsigned> temp_counter{0};
+
+}  // namespace
+
+struct Writer::Impl {
+  std::string path;
+  std::string tmp;
+  int fd = -1;
+  bool finished = false;
+  bool failed = false;
+
+  std::uint64_t n = 0;
+  WriteOptions options;
+  unsigned threads = 1;
+  std::uint64_t chunk_edges = 0;
+  std::uint64_t batch_chunks = 1;
+
+  std::vector<eid_t> offsets{0};  // rows appended so far + 1
+  std::vector<vid_t> in_degree;   // for the header's undirected maximum degree
+  std::uint64_t max_out_degree = 0;
+  bool max_degree_given = false;
+  std::uint64_t max_degree_given_value = 0;
+  std::vector<orig_id_t> perm;
+  bool perm_given = false;
+
+  std::vector<vid_t> pending;  // edges [pending_first, pending_first + pending.size())
+  eid_t pending_first = 0;
+  std::uint64_t file_pos = kHeaderSize;
+  std::vector<ChunkInfo> chunks;
+  std::vector<std::uint64_t> frame_checksums;
+
+  std::vector<std::unique_ptr<ZSTD_CCtx, CCtxDeleter>> cctx;  // one per worker
+  std::vector<std::vector<vid_t>> scratch;                    // delta-coded chunk, per worker
+
+  [[noreturn]] void fail(const std::string& what) const {
+    throw Error(ErrorKind::Internal, "tcsr::Writer " + path + ": " + what);
+  }
+
+  std::uint64_t row_of(eid_t e) const {
+    return static_cast<std::uint64_t>(std::upper_bound(offsets.begin(), offsets.end(), e) -
+                                      offsets.begin()) -
+           1;
+  }
+
+  // Compresses and writes the first `count` chunk-sized pieces of `pending` (the last may be
+  // shorter when `final`).
+  void flush(bool final) {
+    const std::uint64_t count =
+        final ? (pending.size() + chunk_edges - 1) / chunk_edges : pending.size() / chunk_edges;
+    if (count == 0) return;
+    std::vector<std::vector<unsigned char>> frames(count);
+    std::vector<ChunkInfo> infos(count);
+    std::vector<std::uint64_t> sums(count);
+    parallel_for(count, threads, [&](std::size_t i, unsigned worker) {
+      const std::uint64_t begin = i * chunk_edges;
+      const std::uint64_t len = std::min<std::uint64_t>(chunk_edges, pending.size() - begin);
+      const eid_t e0 = pending_first + begin, e1 = e0 + len;
+      ChunkInfo& c = infos[i];
+      c.first_edge = e0;
+      c.edges = len;
+      c.first_row = row_of(e0);
+      c.rows = row_of(e1 - 1) - c.first_row + 1;
+      c.raw_size = len * sizeof(vid_t);
+      const vid_t* src = pending.data() + begin;
+      if (options.delta) {
+        // First id of a row (or of the chunk) as col - row, then differences within the row.
+        auto& out = scratch[worker];
+        out.resize(len);
+        std::uint64_t r = c.first_row;
+        for (eid_t e = e0; e < e1; ++e) {
+          while (offsets[r + 1] <= e) ++r;
+          const vid_t col = src[e - e0];
+          out[e - e0] =
+              (e == e0 || e == offsets[r]) ? col - static_cast<vid_t>(r) : col - src[e - e0 - 1];
+        }
+        src = out.data();
+      }
+      auto& frame = frames[i];
+      frame.resize(ZSTD_compressBound(c.raw_size));
+      const std::size_t size =
+          ZSTD_compress2(cctx[worker].get(), frame.data(), frame.size(), src, c.raw_size);
+      check_zstd(size, "compression failed");
+      frame.resize(size);
+      c.compressed_size = size;
+      sums[i] = xxh64(frame.data(), size);
+    });
+    for (std::uint64_t i = 0; i < count; ++i) {
+      infos[i].file_offset = file_pos;
+      write_all(fd, frames[i].data(), frames[i].size(), tmp);
+      file_pos += frames[i].size();
+      chunks.push_back(infos[i]);
+      frame_checksums.push_back(sums[i]);
+    }
+    const std::uint64_t used = std::min<std::uint64_t>(pending.size(), count * chunk_edges);
+    pending.erase(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(used));
+    pending_first += used;
+  }
+
+  void append_row(const vid_t* cols, std::uint64_t count) {
+    const std::uint64_t row = offsets.size() - 1;
+    if (row >= n) fail("append_row: all " + std::to_string(n) + " rows were already appended");
+    if (count > 0 && cols == nullptr) fail("append_row: row " + std::to_string(row) + ": null ids");
+    for (std::uint64_t i = 0; i < count; ++i) {
+      const vid_t c = cols[i];
+      if (c >= n)
+        fail("row " + std::to_string(row) + ": id " + std::to_string(c) +
+             " is >= n = " + std::to_string(n));
+      if (c <= row)
+        fail("row " + std::to_string(row) + ": id " + std::to_string(c) +
+             " is not above its row (the graph must be oriented low -> high)");
+      if (i > 0 && c <= cols[i - 1])
+        fail("row " + std::to_string(row) + ": ids not strictly ascending at position " +
+             std::to_string(i));
+    }
+    offsets.push_back(offsets.back() + count);
+    max_out_degree = std::max(max_out_degree, count);
+    for (std::uint64_t i = 0; i < count; ++i) ++in_degree[cols[i]];
+    const std::uint64_t capacity = batch_chunks * chunk_edges;
+    while (count > 0) {
+      const std::uint64_t take = std::min<std::uint64_t>(count, capacity - pending.size());
+      pending.insert(pending.end(), cols, cols + take);
+      cols += take;
+      count -= take;
+      if (pending.size() == capacity) flush(false);
+    }
+  }
+
+  void finish() {
+    const std::uint64_t rows = offsets.size() - 1;
+    if (rows != n)
+      fail("finish() after " + std::to_string(rows) + " of " + std::to_string(n) + " rows");
+    flush(true);
+
+    std::uint64_t max_degree = 0;
+    for (std::uint64_t v = 0; v < n; ++v)
+      max_degree = std::max<std::uint64_t>(max_degree, offsets[v + 1] - offsets[v] + in_degree[v]);
+    if (max_degree_given && max_degree_given_value != max_degree)
+      fail("set_max_degree(" + std::to_string(max_degree_given_value) +
+           ") disagrees with the rows written (maximum degree " + std::to_string(max_degree) + ")");
+    if (!perm_given) {
+      perm.resize(n);
+      std::iota(perm.begin(), perm.end(), orig_id_t{0});
+    }
+
+    unsigned char header[kHeaderSize] = {};
+    auto section = [&](std::size_t index, SectionKind kind, std::uint64_t offset,
+                       std::uint64_t size, std::uint64_t checksum) {
+      unsigned char* e = header + kOffSectionTable + index * kSectionEntrySize;
+      put_u32(e + kSecKind, kind);
+      put_u64(e + kSecOffset, offset);
+      put_u64(e + kSecSize, size);
+      put_u64(e + kSecChecksum, checksum);
+    };
+    // Adjacency: the frames written so far (each checked by its own index entry).
+    section(2, kAdjacency, kHeaderSize, file_pos - kHeaderSize, 0);
+
+    const unsigned char zeros[8] = {};
+    const std::uint64_t pad = (8 - file_pos % 8) % 8;
+    write_all(fd, zeros, pad, tmp);
+    file_pos += pad;
+
+    const std::uint64_t offsets_bytes = offsets.size() * sizeof(eid_t);
+    section(0, kRowOffsets, file_pos, offsets_bytes, xxh64(offsets.data(), offsets_bytes));
+    write_all(fd, offsets.data(), offsets_bytes, tmp);
+    file_pos += offsets_bytes;
+
+    std::vector<unsigned char> index(chunks.size() * kChunkEntrySize);
+    for (std::size_t k = 0; k < chunks.size(); ++k) {
+      unsigned char* e = index.data() + k * kChunkEntrySize;
+      const ChunkInfo& c = chunks[k];
+      put_u64(e + kChunkFirstRow, c.first_row);
+      put_u64(e + kChunkFirstEdge, c.first_edge);
+      put_u64(e + kChunkRows, c.rows);
+      put_u64(e + kChunkEdges, c.edges);
+      put_u64(e + kChunkFileOffset, c.file_offset);
+      put_u64(e + kChunkCompressedSize, c.compressed_size);
+      put_u64(e + kChunkRawSize, c.raw_size);
+      put_u64(e + kChunkFrameChecksum, frame_checksums[k]);
+    }
+    section(1, kChunkIndex, file_pos, index.size(), xxh64(index.data(), index.size()));
+    write_all(fd, index.data(), index.size(), tmp);
+    file_pos += index.size();
+
+    const std::uint64_t perm_bytes = perm.size() * sizeof(orig_id_t);
+    section(3, kPermutation, file_pos, perm_bytes, xxh64(perm.data(), perm_bytes));
+    write_all(fd, perm.data(), perm_bytes, tmp);
+    file_pos += perm_bytes;
+
+    std::memcpy(header + kOffMagic, kMagic, sizeof kMagic);
+    put_u32(header + kOffVersion, kFormatVersion);
+    put_u32(header + kOffFlags, options.delta ? kFlagDelta : 0u);
+    put_u64(header + kOffN, n);
+    put_u64(header + kOffM, offsets.back());
+    put_u64(header + kOffMaxOutDegree, max_out_degree);
+    put_u64(header + kOffMaxDegree, max_degree);
+    put_u64(header + kOffChunkEdges, chunk_edges);
+    put_u64(header + kOffNumChunks, chunks.size());
+    put_u32(header + kOffHeaderSize, kHeaderSize);
+    put_u32(header + kOffSectionCount, kSectionCount);
+    put_u64(header + kOffHeaderChecksum, xxh64(header, kOffHeaderChecksum));
+    pwrite_all(fd, header, kHeaderSize, 0, tmp);
+
+    if (::fsync(fd) != 0) sys_fail("fsync failed", tmp);
+    const int closing = fd;
+    fd = -1;
+    if (::close(closing) != 0) sys_fail("close failed", tmp);
+    if (::rename(tmp.c_str(), path.c_str()) != 0) sys_fail("cannot rename " + tmp + " to", path);
+    finished = true;
+    const std::string dir = parent_dir(path);
+    const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dfd < 0) sys_fail("cannot open directory to fsync it", dir);
+    const int rc = ::fsync(dfd);
+    const int saved = errno;
+    ::close(dfd);
+    errno = saved;
+    if (rc != 0) sys_fail("fsync of the directory failed", dir);
+  }
+};
+
+Writer::Writer(const std::string& path, std::uint64_t n, const WriteOptions& options)
+    : impl_(std::make_unique<Impl>()) {
+  Impl& w = *impl_;
+  w.path = path;
+  if (n > kMaxVertices)
+    throw Error(ErrorKind::Input, path + ": graph has " + std::to_string(n) +
+                                      " vertices; at most 2^32-1 are supported");
+  if (options.chunk_bytes < sizeof(vid_t))
+    throw Error(ErrorKind::Usage, "chunk size must be at least " + std::to_string(sizeof(vid_t)) +
+                                      " bytes (got " + std::to_string(options.chunk_bytes) + ")");
+  w.n = n;
+  w.options = options;
+  w.threads = resolve_threads(options.threads);
+  w.chunk_edges = options.chunk_bytes / sizeof(vid_t);
+  w.batch_chunks = std::clamp<std::uint64_t>(kBatchBytes / options.chunk_bytes, w.threads,
+                                             std::max<std::uint64_t>(w.threads, kMaxBatchChunks));
+  w.in_degree.assign(n, 0);
+  w.offsets.reserve(n + 1);
+  w.scratch.resize(w.threads);
+  for (unsigned t = 0; t < w.threads; ++t) {
+    w.cctx.emplace_back(ZSTD_createCCtx());
+    if (!w.cctx.back())
+      throw Error(ErrorKind::Internal, "zstd: cannot create a compression context");
+    check_zstd(
+        ZSTD_CCtx_setParameter(w.cctx.back().get(), ZSTD_c_compressionLevel, options.zstd_level),
+        "compression level");
+    check_zstd(ZSTD_CCtx_setParameter(w.cctx.back().get(), ZSTD_c_checksumFlag, 1),
+               "checksum flag");
+    check_zstd(ZSTD_CCtx_setParameter(w.cctx.back().get(), ZSTD_c_contentSizeFlag, 1),
+               "content size flag");
+  }
+  w.tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(temp_counter++);
+  w.fd = ::open(w.tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
+  if (w.fd < 0) {
+    const int e = errno;
+    throw Error(e == ENOENT || e == EACCES || e == ENOTDIR || e == EROFS ? ErrorKind::Input
+                                                                         : ErrorKind::Internal,
+                path + ": cannot create " + w.tmp + ": " + std::strerror(e));
+  }
+  const unsigned char placeholder[kHeaderSize] = {};
+  write_all(w.fd, placeholder, kHeaderSize, w.tmp);
+}
+
+Writer::~Writer() {
+  if (!impl_) return;
+  if (impl_->fd >= 0) ::close(impl_->fd);
+  if (!impl_->finished) ::unlink(impl_->tmp.c_str());
+}
+
+void Writer::append_row(const vid_t* cols, std::uint64_t count) {
+  Impl& w = *impl_;
+  if (w.finished || w.failed) w.fail("append_row after finish() or after an error");
+  try {
+    w.append_row(cols, count);
+  } catch (...) {
+    w.failed = true;
+    throw;
+  }
+}
+
+void Writer::set_permutation(std::vector<orig_id_t> perm) {
+  Impl& w = *impl_;
+  if (w.finished || w.failed) w.fail("set_permutation after finish() or after an error");
+  if (perm.size() != w.n)
+    w.fail("set_permutation: " + std::to_string(perm.size()) + " entries for " +
+           std::to_string(w.n) + " vertices");
+  w.perm = std::move(perm);
+  w.perm_given = true;
+}
+
+void Writer::set_max_degree(std::uint64_t d) {
+  impl_->max_degree_given = true;
+  impl_->max_degree_given_value = d;
+}
+
+void Writer::finish() {
+  Impl& w = *impl_;
+  if (w.finished || w.failed) w.fail("finish() called twice or after an error");
+  try {
+    w.finish();
+  } catch (...) {
+    w.failed = true;
+    throw;
+  }
+}
+
+void write_file(const std::string& path, const OrientedGraph& g, const WriteOptions& options) {
+  const Csr& csr = g.csr;
+  Writer w(path, csr.rows(), options);
+  for (std::uint64_t r = 0; r < csr.rows(); ++r)
+    w.append_row(csr.cols.data() + csr.offsets[r], csr.offsets[r + 1] - csr.offsets[r]);
+  if (!g.perm.empty()) w.set_permutation(g.perm);
+  w.finish();
+}
+
+}  // namespace tristream::tcsr
