@@ -1,0 +1,61 @@
+// input.hpp — converter internals: byte sources (files, standard input, compressed streams) and
+// the dialect of an edge list.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <stdexcept>
+#include <string>
+
+namespace tristream::conv {
+
+enum class Compression { None, Gzip, Bzip2, Xz, Zstd };
+enum class Dialect { Auto, Plain, Tsv, Mtx, Bin32, Bin64 };
+
+const char* compression_name(Compression c);
+const char* dialect_name(Dialect d);
+// "auto|plain|snap|tsv|mtx|bin32|bin64" -> Dialect; throws Error(Usage) otherwise.
+Dialect parse_dialect(const std::string& name);
+// The dialect suggested by the file name (compression suffix stripped), Auto if none.
+Dialect dialect_from_extension(const std::string& path);
+
+// Thrown by ByteReader::read when a compressed stream is truncated or corrupt; the caller adds
+// the file and line.
+struct StreamError : std::runtime_error {
+  using std::runtime_error::runtime_error;
+};
+
+// Sequential bytes of an input ("-" is standard input), decompressed when the content starts
+// with a gzip, bzip2, xz or zstd magic number.
+class ByteReader {
+ public:
+  explicit ByteReader(const std::string& path);
+  ~ByteReader();
+  ByteReader(const ByteReader&) = delete;
+  ByteReader& operator=(const ByteReader&) = delete;
+
+  // Reads up to n bytes; returns fewer only at the end of the input (0 = end).
+  std::size_t read(char* buf, std::size_t n);
+  Compression compression() const { return compression_; }
+  // Bytes consumed from the underlying file so far (compressed bytes for compressed inputs).
+  std::uint64_t raw_bytes() const { return raw_bytes_->load(std::memory_order_relaxed); }
+  // Size of the underlying file, 0 when unknown (a pipe).
+  std::uint64_t raw_size() const { return raw_size_; }
+
+ private:
+  struct Decoder;
+  std::string path_;
+  int fd_ = -1;
+  bool own_fd_ = false;
+  Compression compression_ = Compression::None;
+  std::string prefix_;  // bytes peeked for the magic numbers, not yet returned
+  std::size_t prefix_pos_ = 0;
+  std::shared_ptr<std::atomic<std::uint64_t>> raw_bytes_;
+  std::uint64_t raw_size_ = 0;
+  std::unique_ptr<Decoder> decoder_;
+  std::size_t read_raw(char* buf, std::size_t n);  // prefix then fd
+  friend struct RawSource;
+};
+
+}  // namespace tristream::conv

@@ -1,0 +1,852 @@
+// pipeline.cpp — the conversion driver: parallel parsing, in-memory or out-of-core cleaning,
+// ranking, orientation and the .tcsr writer.
+//
+// In memory (the parsed records fit the memory limit, 16 bytes each): ids are compacted through a
+// bitmap (dense ids) or a sorted id table (sparse ids), every edge becomes one 64-bit key
+// (a << 32 | b, a < b), the keys are radix-partitioned and sorted in parallel and repeats removed.
+//
+// Out of core: once the records outgrow the limit, each parsed block is sorted by its worker, and
+// groups of blocks are merged into sorted runs on disk (original 64-bit ids, repeats removed);
+// the sorted set of all ids is kept (8 bytes per vertex). The runs are merged (at most 64 at a
+// time) into the unique edge stream, mapped to compact ids (a monotone map, so the order
+// survives) and counted into degrees; it stays in memory if it fits, else goes to a spill file.
+//
+// Both paths then share the tail: rank by (degree, id), count out-degrees of G+, and fill the
+// rows of G+ one row range at a time (as many rows as fit the limit; one range when in memory),
+// sort each row, and stream the rows into tcsr::Writer. The output is the same bytes either way.
+//
+// Per-vertex memory beyond the limit: about 40 bytes per vertex (ids 8, degree 4, rank 4,
+// order/sort keys 16 while ranking, out-degree 4, offsets 8, permutation 8 handed to the writer).
+#include "pipeline.hpp"
+
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <cstdio>
+#include <deque>
+#include <exception>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <queue>
+#include <thread>
+
+#include "input.hpp"
+#include "tristream/error.hpp"
+#include "tristream/format.hpp"
+
+namespace tristream::conv {
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+std::uint64_t resolve_memory_limit(const ConvertOptions& options) {
+  if (options.memory_limit) return options.memory_limit;
+  const std::uint64_t avail = available_memory();
+  return avail ? avail / 10 * 7 : (std::uint64_t{4} << 30);
+}
+
+std::size_t job_bytes(const ConvertOptions& options) {
+  const std::uint64_t jobs = 2 * static_cast<std::uint64_t>(resolve_threads(options.threads)) + 2;
+  const std::uint64_t b = resolve_memory_limit(options) / 16 / jobs;
+  return static_cast<std::size_t>(std::clamp<std::uint64_t>(b, 64 << 10, 8 << 20));
+}
+
+namespace {
+
+// ---- progress -------------------------------------------------------------------------------
+
+class Progress {
+ public:
+  explicit Progress(bool enabled) : enabled_(enabled), t0_(now_seconds()) {}
+  ~Progress() { clear(); }
+  void update(std::uint64_t done, std::uint64_t total, std::uint64_t edges) {
+    if (!enabled_) return;
+    const double t = now_seconds();
+    if (t - last_ < 0.2) return;
+    last_ = t;
+    const double el = t - t0_;
+    const double rate = el > 0 ? static_cast<double>(edges) / el : 0;
+    char line[256];
+    if (total > 0) {
+      const double f = std::min(1.0, static_cast<double>(done) / static_cast<double>(total));
+      const int w = 24, fill = static_cast<int>(f * w);
+      std::string bar(static_cast<std::size_t>(fill), '#');
+      bar.resize(w, '.');
+      const double eta = f > 0.001 ? el / f - el : 0;
+      std::snprintf(line, sizeof line, "\r[%s] %3.0f%% %.1f/%.1f MiB  %.1f M edges/s  ETA %.0f s ",
+                    bar.c_str(), f * 100, static_cast<double>(done) / 1048576.0,
+                    static_cast<double>(total) / 1048576.0, rate / 1e6, eta);
+    } else {
+      std::snprintf(line, sizeof line, "\rread %.1f MiB  %llu edges  %.1f M edges/s ",
+                    static_cast<double>(done) / 1048576.0, static_cast<unsigned long long>(edges),
+                    rate / 1e6);
+    }
+    std::fputs(line, stderr);
+    std::fflush(stderr);
+    shown_ = true;
+  }
+  void stage(const char* what) {
+    if (!enabled_) return;
+    std::fprintf(stderr, "\r\033[K%s ...", what);
+    std::fflush(stderr);
+    shown_ = true;
+  }
+  void clear() {
+    if (!enabled_ || !shown_) return;
+    std::fputs("\r\033[K", stderr);
+    std::fflush(stderr);
+    shown_ = false;
+  }
+
+ private:
+  bool enabled_;
+  double t0_, last_ = 0;
+  bool shown_ = false;
+};
+
+// ---- id compaction ----------------------------------------------------------------------------
+
+// Maps original ids (a sorted set) to 0..n-1 monotonically. Dense sets use a bitmap with a
+// rank per word; sparse ones a sorted table with a bucket index over the value range.
+class IdMap {
+ public:
+  // From a bitmap of present ids (bit x set = id x present).
+  void from_bitmap(BigBuffer<std::uint64_t> bits, unsigned threads) {
+    dense_ = true;
+    bits_ = std::move(bits);
+    const std::size_t W = bits_.size();
+    word_rank_.reserve(W + 1);
+    word_rank_.resize(W + 1);
+    std::uint64_t run = 0;
+    for (std::size_t w = 0; w < W; ++w) {
+      word_rank_[w] = run;
+      run += static_cast<std::uint64_t>(__builtin_popcountll(bits_[w]));
+    }
+    word_rank_[W] = run;
+    n_ = run;
+    (void)threads;
+  }
+  // From the sorted unique ids.
+  void from_sorted(BigBuffer<std::uint64_t> ids) {
+    dense_ = false;
+    ids_ = std::move(ids);
+    n_ = ids_.size();
+    if (n_ == 0) return;
+    const std::uint64_t lo = ids_[0], span = ids_[n_ - 1] - lo;
+    int kbits = 1;
+    while ((std::uint64_t{1} << kbits) < n_ / 4 && kbits < 30) ++kbits;
+    shift_ = 0;
+    while (shift_ < 64 && (span >> shift_) >= (std::uint64_t{1} << kbits)) ++shift_;
+    const std::size_t nb = static_cast<std::size_t>((span >> shift_) + 2);
+    index_.reserve(nb);
+    index_.resize(nb);
+    std::size_t pos = 0;
+    for (std::size_t b = 0; b < nb; ++b) {
+      while (pos < n_ && ((ids_[pos] - lo) >> shift_) < b) ++pos;
+      index_[b] = pos;
+    }
+  }
+  std::uint64_t n() const { return n_; }
+  std::uint64_t operator()(std::uint64_t x) const {
+    if (dense_) {
+      const std::uint64_t w = x >> 6;
+      return word_rank_[w] +
+             static_cast<std::uint64_t>(__builtin_popcountll(bits_[w] & ((std::uint64_t{1} << (x & 63)) - 1)));
+    }
+    const std::uint64_t b = (x - ids_[0]) >> shift_;
+    const std::uint64_t* f = std::lower_bound(ids_.data() + index_[b], ids_.data() + index_[b + 1], x);
+    return static_cast<std::uint64_t>(f - ids_.data());
+  }
+  // The sorted ids themselves (materialised from the bitmap for dense sets).
+  BigBuffer<std::uint64_t>& ids() {
+    if (dense_ && ids_.size() != n_) {
+      ids_.reserve(n_ + 1);
+      std::size_t k = 0;
+      for (std::size_t w = 0; w < bits_.size(); ++w) {
+        std::uint64_t word = bits_[w];
+        while (word) {
+          ids_[k++] = (static_cast<std::uint64_t>(w) << 6) + static_cast<std::uint64_t>(__builtin_ctzll(word));
+          word &= word - 1;
+        }
+      }
+      ids_.resize(k);
+    }
+    return ids_;
+  }
+  // Frees the lookup structures (the ids stay).
+  void drop_lookup() {
+    ids();
+    bits_.release();
+    word_rank_.release();
+    index_.release();
+  }
+
+ private:
+  bool dense_ = false;
+  std::uint64_t n_ = 0;
+  BigBuffer<std::uint64_t> bits_, word_rank_;
+  BigBuffer<std::uint64_t> ids_;
+  BigBuffer<std::uint64_t> index_;
+  int shift_ = 0;
+};
+
+// ---- sorted streams and k-way merging -------------------------------------------------------
+
+// A sorted run on disk of records of type T, read through a buffer.
+template <typename T>
+class RunReader {
+ public:
+  RunReader(const TempFile& f, std::uint64_t count, std::size_t buffer_records)
+      : f_(f), count_(count), buf_(std::max<std::size_t>(buffer_records, 16)) {
+    fill();
+  }
+  bool valid() const { return pos_ < len_; }
+  const T& head() const { return buf_[pos_]; }
+  void advance() {
+    if (++pos_ == len_) fill();
+  }
+
+ private:
+  void fill() {
+    pos_ = len_ = 0;
+    if (next_ >= count_) return;
+    const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(buf_.size(), count_ - next_));
+    const std::size_t got = f_.read_at(next_ * sizeof(T), buf_.data(), want * sizeof(T));
+    TS_CHECK(got == want * sizeof(T), "spill file shorter than written");
+    len_ = want;
+    next_ += want;
+  }
+  const TempFile& f_;
+  std::uint64_t count_, next_ = 0;
+  std::vector<T> buf_;
+  std::size_t pos_ = 0, len_ = 0;
+};
+
+// An in-memory sorted span as a stream.
+template <typename T>
+struct SpanReader {
+  const T* p;
+  const T* end;
+  bool valid() const { return p < end; }
+  const T& head() const { return *p; }
+  void advance() { ++p; }
+};
+
+// Merges sorted streams, calling out(value) once per distinct value, in order.
+template <typename T, typename Stream, typename Out>
+void merge_unique(std::vector<Stream*>& streams, Out&& out) {
+  using Item = std::pair<T, std::size_t>;
+  auto greater = [](const Item& x, const Item& y) { return y.first < x.first; };
+  std::priority_queue<Item, std::vector<Item>, decltype(greater)> heap(greater);
+  for (std::size_t i = 0; i < streams.size(); ++i)
+    if (streams[i]->valid()) heap.emplace(streams[i]->head(), i);
+  bool have = false;
+  T last{};
+  while (!heap.empty()) {
+    const Item top = heap.top();
+    heap.pop();
+    Stream* s = streams[top.second];
+    s->advance();
+    if (s->valid()) heap.emplace(s->head(), top.second);
+    if (!have || !(top.first == last)) {
+      out(top.first);
+      last = top.first;
+      have = true;
+    }
+  }
+}
+
+// Buffered appends to a TempFile.
+template <typename T>
+class RunWriter {
+ public:
+  RunWriter(TempFile& f, std::size_t buffer_records) : f_(f) { buf_.reserve(buffer_records); }
+  ~RunWriter() = default;
+  void push(const T& v) {
+    buf_.push_back(v);
+    ++count_;
+    if (buf_.size() == buf_.capacity()) flush();
+  }
+  void flush() {
+    if (!buf_.empty()) f_.write(buf_.data(), buf_.size() * sizeof(T));
+    buf_.clear();
+  }
+  std::uint64_t count() const { return count_; }
+
+ private:
+  TempFile& f_;
+  std::vector<T> buf_;
+  std::uint64_t count_ = 0;
+};
+
+struct Run {
+  std::unique_ptr<TempFile> file;
+  std::uint64_t edges = 0;
+};
+
+// ---- the tail: rank, orient, fill rows, write -------------------------------------------------
+
+// Unique compact edge keys (a << 32 | b, a < b), in memory or in a spill file, read in blocks.
+struct KeySource {
+  const BigBuffer<std::uint64_t>* mem = nullptr;
+  const TempFile* file = nullptr;
+  std::uint64_t count = 0;
+  template <typename Fn>
+  void for_each_block(std::size_t block, Fn&& fn) const {
+    if (mem) {
+      for (std::uint64_t i = 0; i < count; i += block)
+        fn(mem->data() + i, static_cast<std::size_t>(std::min<std::uint64_t>(block, count - i)));
+      return;
+    }
+    std::vector<std::uint64_t> buf(block);
+    for (std::uint64_t i = 0; i < count; i += block) {
+      const std::size_t k = static_cast<std::size_t>(std::min<std::uint64_t>(block, count - i));
+      const std::size_t got = file->read_at(i * 8, buf.data(), k * 8);
+      TS_CHECK(got == k * 8, "spill file shorter than written");
+      fn(buf.data(), k);
+    }
+  }
+};
+
+struct TailResult {
+  std::uint64_t n = 0, max_degree = 0, max_out_degree = 0;
+};
+
+TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uint32_t>& degree,
+                       IdMap& idmap, const std::string& output, const ConvertOptions& options,
+                       std::uint64_t limit, unsigned threads, Progress& progress) {
+  TailResult res;
+  res.n = n;
+  const std::uint64_t m = src.count;
+  progress.stage("ranking vertices");
+  // 1. Rank by (degree, id): sort (degree << 32 | id).
+  BigBuffer<std::uint32_t> rank(n + 1);
+  std::vector<orig_id_t> perm(n);
+  {
+    BigBuffer<std::uint64_t> key(n + 1), tmp(n + 1);
+    key.resize(n);
+    std::vector<std::uint64_t> part_max(threads, 0);
+    parallel_for(threads, n, 1 << 16, [&](std::size_t lo, std::size_t hi, unsigned w) {
+      for (std::size_t v = lo; v < hi; ++v) {
+        key[v] = (static_cast<std::uint64_t>(degree[v]) << 32) | v;
+        part_max[w] = std::max<std::uint64_t>(part_max[w], degree[v]);
+      }
+    });
+    for (auto x : part_max) res.max_degree = std::max(res.max_degree, x);
+    parallel_sort_unique_u64(key, tmp, threads);
+    TS_CHECK(key.size() == n, "rank keys lost");
+    const BigBuffer<std::uint64_t>& ids = idmap.ids();
+    parallel_for(threads, n, 1 << 16, [&](std::size_t lo, std::size_t hi, unsigned) {
+      for (std::size_t r = lo; r < hi; ++r) {
+        const std::uint32_t v = static_cast<std::uint32_t>(key[r]);
+        rank[v] = static_cast<std::uint32_t>(r);
+        perm[r] = ids[v];
+      }
+    });
+  }
+  idmap = IdMap();
+  degree.release();
+
+  // 2. Out-degrees in G+ and row offsets.
+  progress.stage("orienting edges");
+  const std::size_t kBlock = std::size_t{1} << 22;
+  BigBuffer<std::uint32_t> fill(n + 1);  // out-degree, later the fill cursor per row
+  fill.resize(n);
+  std::memset(fill.data(), 0, n * sizeof(std::uint32_t));
+  src.for_each_block(kBlock, [&](const std::uint64_t* k, std::size_t cnt) {
+    parallel_for(threads, cnt, 1 << 16, [&](std::size_t lo, std::size_t hi, unsigned) {
+      for (std::size_t i = lo; i < hi; ++i) {
+        const std::uint32_t ra = rank[k[i] >> 32], rb = rank[k[i] & 0xffffffffu];
+        __atomic_fetch_add(&fill[std::min(ra, rb)], 1u, __ATOMIC_RELAXED);
+      }
+    });
+  });
+  std::vector<eid_t> offsets(n + 1, 0);
+  for (std::uint64_t r = 0; r < n; ++r) {
+    offsets[r + 1] = offsets[r] + fill[r];
+    res.max_out_degree = std::max<std::uint64_t>(res.max_out_degree, fill[r]);
+  }
+  TS_CHECK(offsets[n] == m, "out-degrees do not add up");
+
+  // 3. Rows in ranges of at most `range_edges` edges (4 bytes each); one range when in memory.
+  tcsr::WriteOptions wo = options.write;
+  if (wo.threads == 0) wo.threads = threads;
+  tcsr::Writer writer(output, n, wo);
+  writer.set_permutation(std::move(perm));
+  writer.set_max_degree(res.max_degree);
+  const std::uint64_t range_edges = std::max<std::uint64_t>(limit / 4, 1 << 16);
+  BigBuffer<vid_t> cols;
+  std::uint64_t r0 = 0;
+  while (r0 < n) {
+    std::uint64_t r1 = r0 + 1;
+    if (src.mem) {
+      r1 = n;
+    } else {
+      // Largest r1 with offsets[r1] - offsets[r0] <= range_edges (at least one row).
+      r1 = static_cast<std::uint64_t>(
+          std::upper_bound(offsets.begin() + static_cast<std::ptrdiff_t>(r0 + 1), offsets.end(),
+                           offsets[r0] + range_edges) -
+          offsets.begin()) - 1;
+      if (r1 <= r0) r1 = r0 + 1;
+    }
+    const eid_t base = offsets[r0], range_m = offsets[r1] - base;
+    if (cols.capacity() < range_m + 1) cols.reserve(range_m + 1);
+    cols.resize(range_m);
+    std::memset(fill.data() + r0, 0, (r1 - r0) * sizeof(std::uint32_t));
+    if (range_m > 0) {
+      src.for_each_block(kBlock, [&](const std::uint64_t* k, std::size_t cnt) {
+        parallel_for(threads, cnt, 1 << 16, [&](std::size_t lo, std::size_t hi, unsigned) {
+          for (std::size_t i = lo; i < hi; ++i) {
+            std::uint32_t ra = rank[k[i] >> 32], rb = rank[k[i] & 0xffffffffu];
+            if (ra > rb) std::swap(ra, rb);
+            if (ra < r0 || ra >= r1) continue;
+            const std::uint32_t slot = __atomic_fetch_add(&fill[ra], 1u, __ATOMIC_RELAXED);
+            cols[offsets[ra] - base + slot] = rb;
+          }
+        });
+      });
+      // Sort each row; pieces of rows balanced by edges.
+      const std::size_t pieces = std::max<std::size_t>(1, threads * 16);
+      parallel_for(threads, pieces, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
+        for (std::size_t pc = lo; pc < hi; ++pc) {
+          const eid_t e_lo = base + range_m * pc / pieces, e_hi = base + range_m * (pc + 1) / pieces;
+          // Rows whose first edge lies in [e_lo, e_hi).
+          auto first = std::lower_bound(offsets.begin() + static_cast<std::ptrdiff_t>(r0),
+                                        offsets.begin() + static_cast<std::ptrdiff_t>(r1), e_lo);
+          for (auto it = first; it != offsets.begin() + static_cast<std::ptrdiff_t>(r1) && *it < e_hi; ++it) {
+            const std::uint64_t r = static_cast<std::uint64_t>(it - offsets.begin());
+            std::sort(cols.data() + (offsets[r] - base), cols.data() + (offsets[r + 1] - base));
+          }
+        }
+      });
+    }
+    progress.stage("compressing and writing");
+    for (std::uint64_t r = r0; r < r1; ++r)
+      writer.append_row(cols.data() + (offsets[r] - base), offsets[r + 1] - offsets[r]);
+    r0 = r1;
+  }
+  writer.finish();
+  return res;
+}
+
+// ---- the driver ---------------------------------------------------------------------------------
+
+class Driver {
+ public:
+  Driver(Producer& p, const std::string& output, const ConvertOptions& o)
+      : producer_(p), output_(output), options_(o), progress_(!o.quiet && ::isatty(2)) {
+    threads_ = resolve_threads(o.threads);
+    limit_ = resolve_memory_limit(o);
+    tmp_dir_ = o.tmp_dir;
+    if (tmp_dir_.empty()) {
+      const auto slash = output.find_last_of('/');
+      tmp_dir_ = slash == std::string::npos ? "." : (slash == 0 ? "/" : output.substr(0, slash));
+    }
+  }
+
+  ConvertSummary run(double start) {
+    parse_all();
+    producer_.finish(records_, lines_);
+    summary_.input_edges = records_;
+    summary_.self_loops = loops_;
+    summary_.input_bytes = producer_.input_bytes();
+    std::uint64_t m = 0;
+    TailResult tail;
+    if (!spilling_ && in_memory_fits()) {
+      tail = finish_in_memory(m);
+    } else {
+      if (!spilling_) start_spilling();
+      spill_run();
+      tail = finish_out_of_core(m);
+    }
+    summary_.vertices = tail.n;
+    summary_.edges = m;
+    summary_.duplicates = records_ - loops_ - m;
+    summary_.max_degree = tail.max_degree;
+    summary_.max_out_degree = tail.max_out_degree;
+    summary_.out_of_core = spilling_;
+    progress_.clear();
+    struct stat st {};
+    if (::stat(output_.c_str(), &st) == 0) summary_.output_bytes = static_cast<std::uint64_t>(st.st_size);
+    try {
+      tcsr::Reader r(output_);
+      for (const auto& c : r.chunks()) {
+        summary_.raw_adjacency_bytes += c.raw_size;
+        summary_.compressed_adjacency_bytes += c.compressed_size;
+      }
+    } catch (const Error&) {
+    }
+    summary_.seconds = now_seconds() - start;
+    return summary_;
+  }
+
+ private:
+  // ---- parsing: reader thread -> workers -> this thread, in input order ----
+  void parse_all() {
+    const std::size_t window = 2 * static_cast<std::size_t>(threads_) + 2;
+    std::mutex mu;
+    std::condition_variable cv;
+    std::deque<std::pair<std::uint64_t, std::function<void(Block&)>>> jobs;
+    std::map<std::uint64_t, std::unique_ptr<Block>> done;
+    std::uint64_t produced = 0, consumed = 0;
+    bool reader_done = false, abort = false;
+    std::exception_ptr reader_error;
+
+    std::thread reader([&] {
+      try {
+        for (;;) {
+          {
+            std::unique_lock<std::mutex> lk(mu);
+            cv.wait(lk, [&] { return abort || produced - consumed < window; });
+            if (abort) break;
+          }
+          auto job = producer_.next();
+          std::lock_guard<std::mutex> lk(mu);
+          if (!job) break;
+          jobs.emplace_back(produced++, std::move(job));
+          cv.notify_all();
+        }
+      } catch (...) {
+        std::lock_guard<std::mutex> lk(mu);
+        reader_error = std::current_exception();
+      }
+      std::lock_guard<std::mutex> lk(mu);
+      reader_done = true;
+      cv.notify_all();
+    });
+    std::vector<std::thread> workers;
+    for (unsigned w = 0; w < threads_; ++w)
+      workers.emplace_back([&] {
+        for (;;) {
+          std::pair<std::uint64_t, std::function<void(Block&)>> job;
+          {
+            std::unique_lock<std::mutex> lk(mu);
+            cv.wait(lk, [&] { return abort || !jobs.empty() || reader_done; });
+            if (abort || jobs.empty()) return;
+            job = std::move(jobs.front());
+            jobs.pop_front();
+          }
+          auto b = std::make_unique<Block>();
+          try {
+            job.second(*b);
+            if (spill_flag_.load(std::memory_order_relaxed) && !b->error) sort_block(*b);
+            b->sorted = spill_flag_.load(std::memory_order_relaxed) && !b->error;
+          } catch (...) {
+            b->failure = std::current_exception();
+          }
+          std::lock_guard<std::mutex> lk(mu);
+          done.emplace(job.first, std::move(b));
+          cv.notify_all();
+        }
+      });
+    auto stop = [&] {
+      {
+        std::lock_guard<std::mutex> lk(mu);
+        abort = true;
+        cv.notify_all();
+      }
+      reader.join();
+      for (auto& t : workers) t.join();
+    };
+    try {
+      for (std::uint64_t s = 0;; ++s) {
+        std::unique_ptr<Block> b;
+        {
+          std::unique_lock<std::mutex> lk(mu);
+          cv.wait(lk, [&] { return done.count(s) || (reader_done && s == produced); });
+          if (!done.count(s)) break;
+          b = std::move(done[s]);
+          done.erase(s);
+          consumed = s + 1;
+          cv.notify_all();
+        }
+        take(*b);
+        progress_.update(producer_.done(), producer_.total(), records_);
+      }
+    } catch (...) {
+      stop();
+      throw;
+    }
+    stop();
+    if (reader_error) {
+      try {
+        std::rethrow_exception(reader_error);
+      } catch (const StreamError& e) {
+        throw input_error(producer_.name(), producer_.first_line() + lines_ + 1, e.what());
+      }
+    }
+  }
+
+  // One block, in input order.
+  void take(Block& b) {
+    if (b.failure) std::rethrow_exception(b.failure);
+    producer_.check(b, records_);
+    if (b.error)
+      throw input_error(producer_.name(), producer_.first_line() + lines_ + b.error_line, b.error_msg);
+    records_ += b.records;
+    loops_ += b.loops;
+    lines_ += b.lines;
+    max_id_ = std::max(max_id_, b.max_id);
+    b.text.reset();
+    if (b.edges.empty()) return;
+    b.edges.trim();
+    held_records_ += b.edges.size();
+    held_bytes_ += b.edges.size() * sizeof(Edge64) + b.ids.size() * 8;
+    held_.push_back(std::make_unique<Block>(std::move(b)));
+    if (!spilling_ && held_records_ * sizeof(Edge64) > limit_) start_spilling();
+    if (spilling_ && held_bytes_ > limit_ / 2) spill_run();
+  }
+
+  bool dense_ids() const {
+    const std::uint64_t words = max_id_ / 64 + 1;
+    return max_id_ < (std::uint64_t{1} << 40) &&
+           words * 16 <= std::max<std::uint64_t>(limit_ / 4, std::uint64_t{64} << 20);
+  }
+  bool in_memory_fits() const {
+    return held_records_ * (dense_ids() ? 16 : 48) <= std::max<std::uint64_t>(limit_, 1);
+  }
+
+  void start_spilling() {
+    spilling_ = true;
+    spill_flag_ = true;
+    progress_.stage("sorting blocks for out-of-core conversion");
+    parallel_for(threads_, held_.size(), 1, [&](std::size_t lo, std::size_t hi, unsigned) {
+      for (std::size_t i = lo; i < hi; ++i)
+        if (!held_[i]->sorted) {
+          sort_block(*held_[i]);
+          held_[i]->sorted = true;
+        }
+    });
+    held_bytes_ = 0;
+    for (auto& b : held_) held_bytes_ += b->edges.size() * sizeof(Edge64) + b->ids.size() * 8;
+  }
+
+  std::size_t io_records(std::size_t streams, std::size_t record_bytes) const {
+    const std::uint64_t per = limit_ / 4 / std::max<std::size_t>(streams, 1) / record_bytes;
+    return static_cast<std::size_t>(std::clamp<std::uint64_t>(per, 4096 / record_bytes, (4u << 20) / record_bytes));
+  }
+
+  // Merges the held (sorted) blocks into one run on disk and their ids into the id set.
+  void spill_run() {
+    for (auto& b : held_)
+      if (!b->sorted) {
+        sort_block(*b);
+        b->sorted = true;
+      }
+    if (held_.empty()) return;
+    auto run = std::make_unique<Run>();
+    run->file = std::make_unique<TempFile>(tmp_dir_);
+    {
+      std::vector<SpanReader<Edge64>> spans;
+      for (auto& b : held_) spans.push_back({b->edges.begin(), b->edges.end()});
+      std::vector<SpanReader<Edge64>*> ptrs;
+      for (auto& s : spans) ptrs.push_back(&s);
+      RunWriter<Edge64> w(*run->file, io_records(1, sizeof(Edge64)));
+      merge_unique<Edge64>(ptrs, [&](const Edge64& e) { w.push(e); });
+      w.flush();
+      run->edges = w.count();
+    }
+    {
+      std::uint64_t total = ids_.size();
+      for (auto& b : held_) total += b->ids.size();
+      BigBuffer<std::uint64_t> merged(total + 1);
+      std::vector<SpanReader<std::uint64_t>> spans;
+      spans.push_back({ids_.begin(), ids_.end()});
+      for (auto& b : held_) spans.push_back({b->ids.begin(), b->ids.end()});
+      std::vector<SpanReader<std::uint64_t>*> ptrs;
+      for (auto& s : spans) ptrs.push_back(&s);
+      merge_unique<std::uint64_t>(ptrs, [&](std::uint64_t x) { merged.push_back(x); });
+      merged.trim();
+      ids_ = std::move(merged);
+    }
+    held_.clear();
+    held_bytes_ = held_records_ = 0;
+    runs_.push_back(std::move(run));
+  }
+
+  TailResult finish_in_memory(std::uint64_t& m_out) {
+    progress_.stage("compacting ids");
+    IdMap idmap;
+    if (dense_ids()) {
+      const std::size_t W = static_cast<std::size_t>(max_id_ / 64 + 1);
+      BigBuffer<std::uint64_t> bits(W);
+      bits.resize(W);
+      parallel_for(threads_, held_.size(), 1, [&](std::size_t lo, std::size_t hi, unsigned) {
+        for (std::size_t i = lo; i < hi; ++i)
+          for (const Edge64& e : held_[i]->edges) {
+            __atomic_fetch_or(&bits[e.a >> 6], std::uint64_t{1} << (e.a & 63), __ATOMIC_RELAXED);
+            __atomic_fetch_or(&bits[e.b >> 6], std::uint64_t{1} << (e.b & 63), __ATOMIC_RELAXED);
+          }
+      });
+      idmap.from_bitmap(std::move(bits), threads_);
+    } else {
+      BigBuffer<std::uint64_t> ends(2 * held_records_ + 1), tmp(2 * held_records_ + 1);
+      std::vector<std::size_t> at(held_.size() + 1, 0);
+      for (std::size_t i = 0; i < held_.size(); ++i) at[i + 1] = at[i] + 2 * held_[i]->edges.size();
+      ends.resize(at.back());
+      parallel_for(threads_, held_.size(), 1, [&](std::size_t lo, std::size_t hi, unsigned) {
+        for (std::size_t i = lo; i < hi; ++i) {
+          std::uint64_t* w = ends.data() + at[i];
+          for (const Edge64& e : held_[i]->edges) {
+            *w++ = e.a;
+            *w++ = e.b;
+          }
+        }
+      });
+      parallel_sort_unique_u64(ends, tmp, threads_);
+      tmp.release();
+      ends.trim();
+      idmap.from_sorted(std::move(ends));
+    }
+    const std::uint64_t n = idmap.n();
+    check_vertices(n);
+    // Compact keys, block by block (each block freed once converted).
+    BigBuffer<std::uint64_t> keys(held_records_ + 1), tmp(held_records_ + 1);
+    {
+      std::vector<std::size_t> at(held_.size() + 1, 0);
+      for (std::size_t i = 0; i < held_.size(); ++i) at[i + 1] = at[i] + held_[i]->edges.size();
+      keys.resize(at.back());
+      parallel_for(threads_, held_.size(), 1, [&](std::size_t lo, std::size_t hi, unsigned) {
+        for (std::size_t i = lo; i < hi; ++i) {
+          std::uint64_t* w = keys.data() + at[i];
+          for (const Edge64& e : held_[i]->edges) *w++ = (idmap(e.a) << 32) | idmap(e.b);
+          held_[i].reset();
+        }
+      });
+      held_.clear();
+    }
+    progress_.stage("sorting edges");
+    const std::size_t m = parallel_sort_unique_u64(keys, tmp, threads_);
+    tmp.release();
+    keys.trim();
+    m_out = m;
+    BigBuffer<std::uint32_t> degree(n + 1);
+    degree.resize(n);
+    parallel_for(threads_, m, 1 << 16, [&](std::size_t lo, std::size_t hi, unsigned) {
+      for (std::size_t i = lo; i < hi; ++i) {
+        __atomic_fetch_add(&degree[keys[i] >> 32], 1u, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&degree[keys[i] & 0xffffffffu], 1u, __ATOMIC_RELAXED);
+      }
+    });
+    KeySource src;
+    src.mem = &keys;
+    src.count = m;
+    return write_graph(src, n, degree, idmap, output_, options_, limit_, threads_, progress_);
+  }
+
+  void check_vertices(std::uint64_t n) const {
+    if (n > kMaxVertices)
+      throw input_error(producer_.name(), 0,
+                        "graph has " + std::to_string(n) + " vertices; at most 2^32-1 are supported");
+  }
+
+  TailResult finish_out_of_core(std::uint64_t& m_out) {
+    progress_.stage("merging sorted runs");
+    IdMap idmap;
+    idmap.from_sorted(std::move(ids_));
+    const std::uint64_t n = idmap.n();
+    check_vertices(n);
+    // Merge at most kFanIn runs at a time until one merge pass can take them all.
+    const std::size_t kFanIn = 64;
+    while (runs_.size() > kFanIn) {
+      std::vector<std::unique_ptr<Run>> next;
+      for (std::size_t i = 0; i < runs_.size(); i += kFanIn) {
+        const std::size_t j = std::min(runs_.size(), i + kFanIn);
+        if (j - i == 1) {
+          next.push_back(std::move(runs_[i]));
+          continue;
+        }
+        std::vector<std::unique_ptr<RunReader<Edge64>>> readers;
+        std::vector<RunReader<Edge64>*> ptrs;
+        for (std::size_t k = i; k < j; ++k) {
+          readers.push_back(std::make_unique<RunReader<Edge64>>(*runs_[k]->file, runs_[k]->edges,
+                                                                io_records(j - i, sizeof(Edge64))));
+          ptrs.push_back(readers.back().get());
+        }
+        auto run = std::make_unique<Run>();
+        run->file = std::make_unique<TempFile>(tmp_dir_);
+        RunWriter<Edge64> w(*run->file, io_records(1, sizeof(Edge64)));
+        merge_unique<Edge64>(ptrs, [&](const Edge64& e) { w.push(e); });
+        w.flush();
+        run->edges = w.count();
+        readers.clear();
+        for (std::size_t k = i; k < j; ++k) runs_[k].reset();
+        next.push_back(std::move(run));
+      }
+      runs_ = std::move(next);
+    }
+    std::uint64_t bound = 0;
+    for (auto& r : runs_) bound += r->edges;
+    const bool keys_in_memory = bound * 12 <= limit_;
+    BigBuffer<std::uint64_t> keys;
+    std::unique_ptr<TempFile> ufile;
+    std::unique_ptr<RunWriter<std::uint64_t>> uw;
+    if (keys_in_memory) keys.reserve(bound + 1);
+    else {
+      ufile = std::make_unique<TempFile>(tmp_dir_);
+      uw = std::make_unique<RunWriter<std::uint64_t>>(*ufile, io_records(1, 8));
+    }
+    BigBuffer<std::uint32_t> degree(n + 1);
+    degree.resize(n);
+    std::uint64_t m = 0;
+    {
+      std::vector<std::unique_ptr<RunReader<Edge64>>> readers;
+      std::vector<RunReader<Edge64>*> ptrs;
+      for (auto& r : runs_) {
+        readers.push_back(std::make_unique<RunReader<Edge64>>(*r->file, r->edges,
+                                                              io_records(runs_.size(), sizeof(Edge64))));
+        ptrs.push_back(readers.back().get());
+      }
+      merge_unique<Edge64>(ptrs, [&](const Edge64& e) {
+        const std::uint64_t a = idmap(e.a), b = idmap(e.b);
+        ++degree[a];
+        ++degree[b];
+        const std::uint64_t k = (a << 32) | b;
+        if (keys_in_memory) keys.push_back(k);
+        else uw->push(k);
+        ++m;
+      });
+      if (uw) uw->flush();
+    }
+    runs_.clear();
+    m_out = m;
+    KeySource src;
+    src.count = m;
+    if (keys_in_memory) src.mem = &keys;
+    else src.file = ufile.get();
+    // The rows of G+ are filled by ranges when the keys stay on disk.
+    return write_graph(src, n, degree, idmap, output_, options_, keys_in_memory ? limit_ : limit_ / 2,
+                       threads_, progress_);
+  }
+
+  Producer& producer_;
+  std::string output_;
+  ConvertOptions options_;
+  Progress progress_;
+  unsigned threads_ = 1;
+  std::uint64_t limit_ = 0;
+  std::string tmp_dir_;
+  ConvertSummary summary_;
+  std::uint64_t records_ = 0, loops_ = 0, lines_ = 0, max_id_ = 0;
+  std::vector<std::unique_ptr<Block>> held_;
+  std::uint64_t held_records_ = 0, held_bytes_ = 0;
+  bool spilling_ = false;
+  std::atomic<bool> spill_flag_{false};
+  std::vector<std::unique_ptr<Run>> runs_;
+  BigBuffer<std::uint64_t> ids_;
+};
+
+}  // namespace
+
+ConvertSummary run_conversion(Producer& producer, const std::string& output,
+                              const ConvertOptions& options, double start_seconds) {
+  Driver d(producer, output, options);
+  return d.run(start_seconds);
+}
+
+}  // namespace tristream::conv

@@ -1,0 +1,178 @@
+// util.cpp — mmap buffers, parallel sort, spill files, available memory.
+#include "util.hpp"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <fstream>
+#include <sstream>
+#include <vector>
+
+#include "tristream/error.hpp"
+
+namespace tristream::conv {
+
+void* map_pages(std::size_t bytes) {
+  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                   -1, 0);
+  if (p == MAP_FAILED)
+    throw Error(ErrorKind::Internal, "cannot map " + std::to_string(bytes) +
+                                         " bytes of memory: " + std::strerror(errno));
+  return p;
+}
+
+void unmap_pages(void* p, std::size_t bytes) noexcept { ::munmap(p, bytes); }
+
+void drop_pages(void* p, std::size_t bytes) noexcept {
+  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  auto lo = (reinterpret_cast<std::uintptr_t>(p) + page - 1) / page * page;
+  auto hi = (reinterpret_cast<std::uintptr_t>(p) + bytes) / page * page;
+  if (hi > lo) ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
+}
+
+unsigned resolve_threads(unsigned threads) {
+  if (threads) return threads;
+  const unsigned hc = std::thread::hardware_concurrency();
+  return hc ? hc : 1;
+}
+
+std::size_t parallel_sort_unique_u64(BigBuffer<std::uint64_t>& keys,
+                                     BigBuffer<std::uint64_t>& tmp, unsigned threads) {
+  const std::size_t n = keys.size();
+  if (n < (std::size_t{1} << 16) || threads <= 1) {
+    std::sort(keys.begin(), keys.end());
+    const std::size_t u = static_cast<std::size_t>(std::unique(keys.begin(), keys.end()) - keys.begin());
+    keys.resize(u);
+    return u;
+  }
+  TS_CHECK(tmp.capacity() >= n, "sort buffer too small");
+  // Slices for the histogram and scatter passes, one per thread.
+  const unsigned t = threads;
+  const std::size_t slice = (n + t - 1) / t;
+  std::vector<std::uint64_t> slice_max(t, 0);
+  parallel_for(t, n, slice, [&](std::size_t lo, std::size_t hi, unsigned) {
+    std::uint64_t m = 0;
+    for (std::size_t i = lo; i < hi; ++i) m = std::max(m, keys[i]);
+    slice_max[lo / slice] = m;
+  });
+  const std::uint64_t maxk = *std::max_element(slice_max.begin(), slice_max.end());
+  const int bits = maxk ? 64 - __builtin_clzll(maxk) : 0;
+  int digit = 12;
+  if (bits < digit) digit = bits;
+  const int shift = bits - digit;
+  const std::size_t B = std::size_t{1} << digit;
+  std::vector<std::size_t> hist(static_cast<std::size_t>(t) * B, 0);
+  parallel_for(t, n, slice, [&](std::size_t lo, std::size_t hi, unsigned) {
+    std::size_t* h = hist.data() + (lo / slice) * B;
+    for (std::size_t i = lo; i < hi; ++i) ++h[keys[i] >> shift];
+  });
+  std::vector<std::size_t> bucket_start(B + 1, 0);
+  {
+    std::size_t run = 0;
+    for (std::size_t b = 0; b < B; ++b) {
+      bucket_start[b] = run;
+      for (unsigned s = 0; s < t; ++s) {
+        const std::size_t c = hist[s * B + b];
+        hist[s * B + b] = run;
+        run += c;
+      }
+    }
+    bucket_start[B] = run;
+  }
+  tmp.resize(n);
+  parallel_for(t, n, slice, [&](std::size_t lo, std::size_t hi, unsigned) {
+    std::size_t* h = hist.data() + (lo / slice) * B;
+    for (std::size_t i = lo; i < hi; ++i) {
+      const std::uint64_t k = keys[i];
+      tmp[h[k >> shift]++] = k;
+    }
+  });
+  std::vector<std::size_t> unique_count(B, 0);
+  parallel_for(t, B, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
+    for (std::size_t b = lo; b < hi; ++b) {
+      std::uint64_t* first = tmp.data() + bucket_start[b];
+      std::uint64_t* last = tmp.data() + bucket_start[b + 1];
+      std::sort(first, last);
+      unique_count[b] = static_cast<std::size_t>(std::unique(first, last) - first);
+    }
+  });
+  std::vector<std::size_t> out_start(B + 1, 0);
+  for (std::size_t b = 0; b < B; ++b) out_start[b + 1] = out_start[b] + unique_count[b];
+  parallel_for(t, B, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
+    for (std::size_t b = lo; b < hi; ++b)
+      if (unique_count[b])
+        std::memcpy(keys.data() + out_start[b], tmp.data() + bucket_start[b],
+                    unique_count[b] * sizeof(std::uint64_t));
+  });
+  keys.resize(out_start[B]);
+  return out_start[B];
+}
+
+TempFile::TempFile(const std::string& dir) {
+  std::string templ = (dir.empty() ? std::string(".") : dir) + "/tristream-spill-XXXXXX";
+  std::vector<char> buf(templ.begin(), templ.end());
+  buf.push_back('\0');
+  fd_ = ::mkstemp(buf.data());
+  if (fd_ < 0)
+    throw Error(ErrorKind::Input, (dir.empty() ? std::string(".") : dir) +
+                                      ": cannot create a spill file: " + std::strerror(errno));
+  ::unlink(buf.data());
+}
+
+TempFile::~TempFile() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void TempFile::write(const void* data, std::size_t bytes) {
+  const char* p = static_cast<const char*>(data);
+  while (bytes > 0) {
+    const ssize_t w = ::pwrite(fd_, p, bytes, static_cast<off_t>(size_));
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      throw Error(ErrorKind::Internal,
+                  std::string("cannot write a spill file (disk full? see --tmp-dir): ") +
+                      std::strerror(errno));
+    }
+    p += w;
+    bytes -= static_cast<std::size_t>(w);
+    size_ += static_cast<std::uint64_t>(w);
+  }
+}
+
+std::size_t TempFile::read_at(std::uint64_t offset, void* data, std::size_t bytes) const {
+  char* p = static_cast<char*>(data);
+  std::size_t done = 0;
+  while (done < bytes) {
+    const ssize_t r = ::pread(fd_, p + done, bytes - done, static_cast<off_t>(offset + done));
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      throw Error(ErrorKind::Internal, std::string("cannot read a spill file: ") + std::strerror(errno));
+    }
+    if (r == 0) break;
+    done += static_cast<std::size_t>(r);
+  }
+  return done;
+}
+
+void TempFile::truncate() {
+  if (::ftruncate(fd_, 0) != 0)
+    throw Error(ErrorKind::Internal, std::string("cannot truncate a spill file: ") + std::strerror(errno));
+  size_ = 0;
+}
+
+std::uint64_t available_memory() {
+  std::ifstream in("/proc/meminfo");
+  std::string key;
+  std::uint64_t value = 0;
+  std::string unit;
+  while (in >> key >> value) {
+    std::getline(in, unit);
+    if (key == "MemAvailable:") return value * 1024;
+  }
+  return 0;
+}
+
+}  // namespace tristream::conv

@@ -1,0 +1,176 @@
+// util.hpp — converter internals: mmap-backed buffers (their memory goes back to the OS when
+// freed, so peak RSS follows the memory limit), a parallel-for over index ranges, parallel sorts
+// and temporary spill files that remove themselves.
+#pragma once
+
+#include <atomic>
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+#include <exception>
+#include <string>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace tristream::conv {
+
+// A fixed-capacity array in anonymous mmap memory. Pages are zero-filled lazily and count in RSS
+// only once touched; the whole mapping is returned to the OS on destruction.
+template <typename T>
+class BigBuffer {
+ public:
+  BigBuffer() = default;
+  explicit BigBuffer(std::size_t capacity) { reserve(capacity); }
+  ~BigBuffer() { release(); }
+  BigBuffer(BigBuffer&& o) noexcept { swap(o); }
+  BigBuffer& operator=(BigBuffer&& o) noexcept {
+    if (this != &o) {
+      release();
+      swap(o);
+    }
+    return *this;
+  }
+  BigBuffer(const BigBuffer&) = delete;
+  BigBuffer& operator=(const BigBuffer&) = delete;
+
+  void swap(BigBuffer& o) noexcept {
+    std::swap(data_, o.data_);
+    std::swap(size_, o.size_);
+    std::swap(cap_, o.cap_);
+  }
+  // Discards the contents and maps room for `capacity` elements.
+  void reserve(std::size_t capacity);
+  void release() noexcept;
+  // Returns the pages past size() to the OS (the capacity stays; they read as zero again).
+  void trim() noexcept;
+
+  T* data() { return data_; }
+  const T* data() const { return data_; }
+  std::size_t size() const { return size_; }
+  std::size_t capacity() const { return cap_; }
+  bool empty() const { return size_ == 0; }
+  void resize(std::size_t n) { size_ = n; }  // n <= capacity(); new elements are not initialised
+  void clear() { size_ = 0; }
+  T& operator[](std::size_t i) { return data_[i]; }
+  const T& operator[](std::size_t i) const { return data_[i]; }
+  T* begin() { return data_; }
+  T* end() { return data_ + size_; }
+  const T* begin() const { return data_; }
+  const T* end() const { return data_ + size_; }
+  void push_back(const T& v) { data_[size_++] = v; }  // caller guarantees the capacity
+
+ private:
+  T* data_ = nullptr;
+  std::size_t size_ = 0;
+  std::size_t cap_ = 0;
+};
+
+void* map_pages(std::size_t bytes);                    // throws Error(Internal) on failure
+void unmap_pages(void* p, std::size_t bytes) noexcept;
+void drop_pages(void* p, std::size_t bytes) noexcept;  // MADV_DONTNEED on whole pages inside
+
+template <typename T>
+void BigBuffer<T>::reserve(std::size_t capacity) {
+  release();
+  if (capacity == 0) return;
+  data_ = static_cast<T*>(map_pages(capacity * sizeof(T)));
+  cap_ = capacity;
+}
+template <typename T>
+void BigBuffer<T>::release() noexcept {
+  if (data_) unmap_pages(data_, cap_ * sizeof(T));
+  data_ = nullptr;
+  size_ = cap_ = 0;
+}
+template <typename T>
+void BigBuffer<T>::trim() noexcept {
+  if (data_ && cap_ > size_) drop_pages(data_ + size_, (cap_ - size_) * sizeof(T));
+}
+
+// An undirected edge record in original ids, canonical: a < b (self-loops never stored).
+struct Edge64 {
+  std::uint64_t a, b;
+};
+inline bool operator<(const Edge64& x, const Edge64& y) {
+  return x.a < y.a || (x.a == y.a && x.b < y.b);
+}
+inline bool operator==(const Edge64& x, const Edge64& y) { return x.a == y.a && x.b == y.b; }
+
+unsigned resolve_threads(unsigned threads);
+
+// Runs fn(begin, end, worker) over [0, n) split into pieces of about `grain` indices handed out
+// dynamically to `threads` workers. Exceptions in fn are rethrown (the first one).
+template <typename Fn>
+void parallel_for(unsigned threads, std::size_t n, std::size_t grain, Fn&& fn);
+
+// Sorts keys ascending and removes repeats, in parallel: one MSD radix pass on the top bits into
+// tmp (which needs room for keys.size() elements), then each bucket sorted and deduplicated on
+// its own and the buckets packed back into keys. Returns the new keys.size().
+std::size_t parallel_sort_unique_u64(BigBuffer<std::uint64_t>& keys, BigBuffer<std::uint64_t>& tmp,
+                                     unsigned threads);
+
+// A spill file in `dir`, unlinked as soon as it is created: only the open descriptor refers to
+// it, so it disappears on success, on failure and even when the process is killed.
+class TempFile {
+ public:
+  explicit TempFile(const std::string& dir);
+  ~TempFile();
+  TempFile(const TempFile&) = delete;
+  TempFile& operator=(const TempFile&) = delete;
+  int fd() const { return fd_; }
+  void write(const void* data, std::size_t bytes);  // appends; throws Error(Internal)
+  std::uint64_t size() const { return size_; }
+  // Reads bytes at offset (pread); returns the bytes read (short only at the end of the file).
+  std::size_t read_at(std::uint64_t offset, void* data, std::size_t bytes) const;
+  void truncate();  // empties the file (its disk space is returned)
+
+ private:
+  int fd_ = -1;
+  std::uint64_t size_ = 0;
+};
+
+// Memory available to the process: MemAvailable from /proc/meminfo (0 if unknown).
+std::uint64_t available_memory();
+
+// ---- template definitions ---------------------------------------------------------------------
+
+template <typename Fn>
+void parallel_for(unsigned threads, std::size_t n, std::size_t grain, Fn&& fn) {
+  if (n == 0) return;
+  if (grain == 0) grain = 1;
+  const std::size_t pieces = (n + grain - 1) / grain;
+  unsigned t = threads == 0 ? 1 : threads;
+  if (t > pieces) t = static_cast<unsigned>(pieces);
+  if (t <= 1) {
+    fn(std::size_t{0}, n, 0u);
+    return;
+  }
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> failed{false};
+  std::exception_ptr error;
+  std::atomic_flag error_set = ATOMIC_FLAG_INIT;
+  auto work = [&](unsigned w) {
+    try {
+      for (;;) {
+        if (failed.load(std::memory_order_relaxed)) return;
+        const std::size_t piece = next.fetch_add(1, std::memory_order_relaxed);
+        if (piece >= pieces) return;
+        const std::size_t lo = piece * grain;
+        const std::size_t hi = lo + grain < n ? lo + grain : n;
+        fn(lo, hi, w);
+      }
+    } catch (...) {
+      failed = true;
+      if (!error_set.test_and_set()) error = std::current_exception();
+    }
+  };
+  std::vector<std::thread> pool;
+  pool.reserve(t - 1);
+  for (unsigned w = 1; w < t; ++w) pool.emplace_back(work, w);
+  work(0);
+  for (auto& th : pool) th.join();
+  if (error) std::rethrow_exception(error);
+}
+
+}  // namespace tristream::conv
