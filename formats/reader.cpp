@@ -88,6 +88,8 @@ struct Reader::Impl {
   void parse_offsets();
   void parse_index();
   void read_chunk(std::uint64_t k, vid_t* out) const;
+  [[noreturn]] void report_bad_row(std::uint64_t k, std::uint64_t r, const vid_t* begin,
+                                   const vid_t* end) const;
 };
 
 void Reader::Impl::open_file() {
@@ -304,26 +306,43 @@ void Reader::Impl::read_chunk(std::uint64_t k, vid_t* out) const {
         "decompressed " + std::to_string(got) + " bytes, expected " + std::to_string(c.raw_size));
 
   // Decode (delta) and validate: every id < n, above its row, strictly ascending within a row.
+  // The first id of each row segment is stored relative to the row (delta) or as is (plain).
   const bool delta = header.flags & kFlagDelta;
-  const std::uint64_t n = header.n;
   const eid_t e0 = c.first_edge, e1 = c.first_edge + c.edges;
-  std::uint64_t r = c.first_row;
-  std::uint64_t prev = 0;
-  for (eid_t e = e0; e < e1; ++e) {
-    while (offsets[r + 1] <= e) ++r;
-    const bool row_start = e == e0 || e == offsets[r];
-    const std::uint64_t stored = out[e - e0];
-    const std::uint64_t v = delta ? stored + (row_start ? r : prev) : stored;
-    if (v >= n || v <= r || (!row_start && v <= prev))
-      fail_chunk("adjacency", k,
-                 "edge " + std::to_string(e) + " of row " + std::to_string(r) + ": id " +
-                     std::to_string(v) +
-                     (v >= n   ? " is out of range"
-                      : v <= r ? " is not above its row"
-                               : " is not ascending"));
-    out[e - e0] = static_cast<vid_t>(v);
-    prev = v;
+  for (std::uint64_t r = c.first_row; r < c.first_row + c.rows; ++r) {
+    const std::size_t begin = std::max(offsets[r], e0) - e0;  // row r inside the chunk
+    const std::size_t end = std::min(offsets[r + 1], e1) - e0;
+    std::uint64_t prev = r;  // each id must exceed its predecessor, the first one the row
+    bool ok = true;
+    if (delta) {
+      for (std::size_t i = begin; i < end; ++i) {
+        const std::uint64_t v = prev + out[i];  // no wrap: fewer than 2^31 terms below 2^32
+        ok &= v > prev;
+        out[i] = static_cast<vid_t>(v);
+        prev = v;
+      }
+    } else {
+      for (std::size_t i = begin; i < end; ++i) {
+        ok &= out[i] > prev;
+        prev = out[i];
+      }
+    }
+    if (!ok || prev >= header.n) report_bad_row(k, r, out + begin, out + end);
   }
+}
+
+// Names the first bad id of a row segment that failed validation in read_chunk.
+void Reader::Impl::report_bad_row(std::uint64_t k, std::uint64_t r, const vid_t* begin,
+                                  const vid_t* end) const {
+  std::uint64_t prev = r;
+  const vid_t* p = begin;
+  while (p != end && *p > prev && *p < header.n) prev = *p++;
+  const std::string id =
+      p == end ? ""
+               : " id " + std::to_string(*p) + " at position " + std::to_string(p - begin) + ":";
+  fail_chunk("adjacency", k,
+             "row " + std::to_string(r) + ":" + id +
+                 " ids must be above the row, strictly ascending and < n (damaged data)");
 }
 
 Reader::Reader(const std::string& path) : impl_(std::make_unique<Impl>()) {
@@ -417,17 +436,26 @@ void Reader::check(unsigned threads) const {
       impl_->fail("permutation", "two vertices have the same original id");
   }
   // Every chunk decodes and validates (ids in range, above their row, ascending); in-degrees
-  // give the undirected maximum degree.
+  // give the undirected maximum degree; a row split between chunks must ascend across the cut.
+  const auto& chunks = impl_->chunks;
   std::vector<std::atomic<vid_t>> in_degree(count);
   for (auto& d : in_degree) d.store(0, std::memory_order_relaxed);
+  std::vector<vid_t> first_id(chunks.size()), last_id(chunks.size());
   const unsigned workers = resolve_threads(threads);
   std::vector<std::vector<vid_t>> buffers(workers);
-  parallel_for(impl_->chunks.size(), workers, [&](std::size_t k, unsigned worker) {
+  parallel_for(chunks.size(), workers, [&](std::size_t k, unsigned worker) {
     auto& buffer = buffers[worker];
-    buffer.resize(impl_->chunks[k].edges);
+    buffer.resize(chunks[k].edges);
     read_chunk(k, buffer.data());
     for (vid_t v : buffer) in_degree[v].fetch_add(1, std::memory_order_relaxed);
+    first_id[k] = buffer.front();
+    last_id[k] = buffer.back();
   });
+  for (std::size_t k = 1; k < chunks.size(); ++k)
+    if (offsets()[chunks[k].first_row] < chunks[k].first_edge && first_id[k] <= last_id[k - 1])
+      impl_->fail_chunk("adjacency", k,
+                        "row " + std::to_string(chunks[k].first_row) + " continues from chunk " +
+                            std::to_string(k - 1) + " but its ids do not ascend across the cut");
   std::uint64_t max_degree = 0;
   for (std::uint64_t v = 0; v < count; ++v)
     max_degree = std::max<std::uint64_t>(

@@ -1,6 +1,10 @@
 // xxh64.cpp — XXH64 from its specification; see xxh64.hpp.
 #include "xxh64.hpp"
 
+#include <cstring>
+
+#include "layout.hpp"
+
 namespace tristream::tcsr::detail {
 namespace {
 
@@ -14,15 +18,17 @@ inline std::uint64_t rotl(std::uint64_t x, int r) {
   return (x << r) | (x >> (64 - r));
 }
 
+// Lanes are little-endian; layout.hpp refuses big-endian hosts, so a plain load is right.
 inline std::uint64_t load64(const unsigned char* p) {
-  std::uint64_t v = 0;
-  for (int i = 7; i >= 0; --i) v = (v << 8) | p[i];
+  std::uint64_t v;
+  std::memcpy(&v, p, 8);
   return v;
 }
 
 inline std::uint32_t load32(const unsigned char* p) {
-  return static_cast<std::uint32_t>(p[0]) | static_cast<std::uint32_t>(p[1]) << 8 |
-         static_cast<std::uint32_t>(p[2]) << 16 | static_cast<std::uint32_t>(p[3]) << 24;
+  std::uint32_t v;
+  std::memcpy(&v, p, 4);
+  return v;
 }
 
 inline std::uint64_t round(std::uint64_t acc, std::uint64_t lane) {

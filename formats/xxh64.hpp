@@ -1,6 +1,6 @@
 // xxh64.hpp — XXH64, written from its published specification (xxhash.com, "xxHash fast digest
 // algorithm", v0.1.1). Internal to formats/: the checksum of every .tcsr section zstd does not
-// check. Reads its input as little-endian 64/32-bit lanes regardless of alignment.
+// check. Input may have any alignment; lanes are read little-endian.
 #pragma once
 
 #include <cstddef>

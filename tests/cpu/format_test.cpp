@@ -684,6 +684,46 @@ TEST(FormatDamage, ResealedFrameDamageIsCaughtByZstdOrTheIdChecks) {
   }
 }
 
+// Row 0 -> 1..8 in two 4-edge chunks; swapping the two frames leaves each chunk valid alone
+// (ids above the row, ascending) but the row descends across the cut: only check() sees it.
+TEST(FormatDamage, ResealedRowNotAscendingAcrossChunks) {
+  test::TempDir dir;
+  for (bool delta : {true, false}) {
+    const std::string path = dir.file("g.tcsr");
+    tcsr::WriteOptions opt;
+    opt.chunk_bytes = 16;
+    opt.delta = delta;
+    {
+      tcsr::Writer w(path, 9, opt);
+      const vid_t row0[] = {1, 2, 3, 4, 5, 6, 7, 8};
+      w.append_row(row0, 8);
+      for (int r = 1; r < 9; ++r) w.append_row(nullptr, 0);
+      w.finish();
+    }
+    Edit e{read_bytes(path)};
+    ASSERT_EQ(get_u64(e.b.data() + kOffNumChunks), 2u);
+    const std::uint64_t off0 = get_u64(e.chunk(0) + kChunkFileOffset);
+    const std::uint64_t size0 = get_u64(e.chunk(0) + kChunkCompressedSize);
+    const std::uint64_t size1 = get_u64(e.chunk(1) + kChunkCompressedSize);
+    const Bytes f0(e.b.begin() + off0, e.b.begin() + off0 + size0);
+    const Bytes f1(e.b.begin() + off0 + size0, e.b.begin() + off0 + size0 + size1);
+    std::copy(f1.begin(), f1.end(), e.b.begin() + off0);
+    std::copy(f0.begin(), f0.end(), e.b.begin() + off0 + size1);
+    put_u64(e.chunk(0) + kChunkCompressedSize, size1);
+    put_u64(e.chunk(1) + kChunkCompressedSize, size0);
+    put_u64(e.chunk(1) + kChunkFileOffset, off0 + size1);
+    const std::uint64_t sum0 = get_u64(e.chunk(0) + kChunkFrameChecksum);
+    put_u64(e.chunk(0) + kChunkFrameChecksum, get_u64(e.chunk(1) + kChunkFrameChecksum));
+    put_u64(e.chunk(1) + kChunkFrameChecksum, sum0);
+    e.reseal_all();
+    write_bytes(path, e.b);
+    tcsr::Reader r(path);
+    const OrientedGraph g = r.load();
+    EXPECT_EQ(g.csr.cols, (std::vector<vid_t>{5, 6, 7, 8, 1, 2, 3, 4}));
+    expect_input_error([&] { r.check(); }, {path, "section adjacency: chunk 1", "row 0"});
+  }
+}
+
 TEST(FormatDamage, ResealedDeltaFlagFlipIsCaught) {
   test::TempDir dir;
   for (bool delta : {true, false}) {
