@@ -71,12 +71,23 @@ class FileProducer : public Producer {
     std::memcpy(chunk->buf.data(), pending_.data(), pending_.size());
     std::size_t len = pending_.size();
     pending_.clear();
+    if (!stream_error_.empty()) throw StreamError(stream_error_);
     for (;;) {
       if (!eof_) {
         const std::size_t want = cap - len;
-        const std::size_t got = reader_.read(chunk->buf.data() + len, want);
-        len += got;
-        if (got < want) eof_ = true;
+        try {
+          const std::size_t got = reader_.read(chunk->buf.data() + len, want);
+          len += got;
+          if (got == 0) eof_ = true;
+        } catch (const StreamError& e) {
+          // Damaged compressed input: parse the whole lines before the damage first, so that
+          // the error names the line where the data stops.
+          stream_error_ = e.what();
+          const void* nl = memrchr(chunk->buf.data(), '\n', len);
+          if (!nl) throw;
+          len = static_cast<std::size_t>(static_cast<const char*>(nl) - chunk->buf.data()) + 1;
+          break;
+        }
       }
       if (eof_) break;
       const void* nl = memrchr(chunk->buf.data(), '\n', len);
@@ -129,7 +140,7 @@ class FileProducer : public Producer {
     pending_.resize(old + want);
     const std::size_t got = read_checked(&pending_[old], want);
     pending_.resize(old + got);
-    if (got < want) eof_ = true;
+    if (got == 0) eof_ = true;
   }
   std::size_t read_checked(char* buf, std::size_t n) {
     try {
@@ -240,7 +251,7 @@ class FileProducer : public Producer {
     pending_.erase(0, len);
     if (len < job_ && !eof_) {
       const std::size_t got = reader_.read(chunk->buf.data() + len, job_ - len);
-      if (got < job_ - len) eof_ = true;
+      if (got == 0) eof_ = true;
       len += got;
     }
     if (len % record_ != 0) {
@@ -250,7 +261,7 @@ class FileProducer : public Producer {
         BigBuffer<char> bigger(len + more);
         std::memcpy(bigger.data(), chunk->buf.data(), len);
         const std::size_t got = reader_.read(bigger.data() + len, more);
-        if (got < more) eof_ = true;
+        if (got == 0) eof_ = true;
         len += got;
         chunk->buf = std::move(bigger);
       }
@@ -272,6 +283,7 @@ class FileProducer : public Producer {
   std::string pending_;  // bytes read but not yet handed out
   std::size_t pos_ = 0;  // header parsing position in pending_
   bool eof_ = false;
+  std::string stream_error_;  // reported by the next call of next()
   Dialect dialect_ = Dialect::Plain;
   std::size_t record_ = 16;
   TextSpec spec_;

@@ -110,7 +110,8 @@ class zstd_input_filter {
       const std::size_t ret = ZSTD_decompressStream(s.dctx, &ob, &ib);
       if (ZSTD_isError(ret)) throw StreamError(std::string("corrupt zstd stream: ") + ZSTD_getErrorName(ret));
       s.pos += ib.pos;
-      s.last = ret;
+      // A call without progress (no input left) returns a hint for the next frame, not the state.
+      if (ib.pos > 0 || ob.pos > 0) s.last = ret;
       if (ob.pos == 0 && s.pos == s.len && s.eof) {
         if (s.last != 0) throw StreamError("truncated zstd stream (input ends inside a frame)");
         s.done = true;
@@ -238,23 +239,36 @@ std::size_t ByteReader::read_raw(char* buf, std::size_t n) {
 
 std::size_t ByteReader::read(char* buf, std::size_t n) {
   if (!decoder_) return read_raw(buf, n);
+  if (!deferred_.empty()) throw StreamError(deferred_);
+  std::size_t done = 0;
   try {
-    std::size_t done = 0;
+    // Copy only what the stream buffer holds, and refill it with sgetc(): a decoder exception
+    // then never loses bytes already decoded.
+    auto& sb = decoder_->chain;
     while (done < n) {
+      std::streamsize avail = sb.in_avail();
+      if (avail <= 0) {
+        if (sb.sgetc() == std::char_traits<char>::eof()) break;
+        avail = sb.in_avail();
+        if (avail <= 0) avail = 1;
+      }
       const std::streamsize r =
-          decoder_->chain.sgetn(buf + done, static_cast<std::streamsize>(n - done));
+          sb.sgetn(buf + done, std::min<std::streamsize>(avail, static_cast<std::streamsize>(n - done)));
       if (r <= 0) break;
       done += static_cast<std::size_t>(r);
     }
     return done;
   } catch (const Error&) {
     throw;
-  } catch (const StreamError&) {
-    throw;
+  } catch (const StreamError& e) {
+    deferred_ = e.what();
   } catch (const std::exception& e) {
-    throw StreamError(std::string("truncated or corrupt ") + compression_name(compression_) +
-                      " stream (" + e.what() + ")");
+    deferred_ = std::string("truncated or corrupt ") + compression_name(compression_) + " stream";
   }
+  // Hand out what was decoded before the damage; the next call reports it, so the error names
+  // the line where the data stops.
+  if (done == 0) throw StreamError(deferred_);
+  return done;
 }
 
 }  // namespace tristream::conv

@@ -35,7 +35,8 @@ class ByteReader {
   ByteReader(const ByteReader&) = delete;
   ByteReader& operator=(const ByteReader&) = delete;
 
-  // Reads up to n bytes; returns fewer only at the end of the input (0 = end).
+  // Reads up to n bytes; returns fewer only at the end of the input (0 = end) or just before a
+  // damaged part of a compressed stream, which the next call reports as StreamError.
   std::size_t read(char* buf, std::size_t n);
   Compression compression() const { return compression_; }
   // Bytes consumed from the underlying file so far (compressed bytes for compressed inputs).
@@ -54,6 +55,7 @@ class ByteReader {
   std::shared_ptr<std::atomic<std::uint64_t>> raw_bytes_;
   std::uint64_t raw_size_ = 0;
   std::unique_ptr<Decoder> decoder_;
+  std::string deferred_;  // a stream error to report at the next read
   std::size_t read_raw(char* buf, std::size_t n);  // prefix then fd
   friend struct RawSource;
 };

@@ -24,6 +24,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <condition_variable>
 #include <cstdio>
 #include <deque>
@@ -57,6 +58,16 @@ std::size_t job_bytes(const ConvertOptions& options) {
 }
 
 namespace {
+
+// TRISTREAM_CONVERT_TIMING=1 prints the seconds of each stage on stderr (for tuning).
+void stage_done(const char* what) {
+  static const bool on = std::getenv("TRISTREAM_CONVERT_TIMING") != nullptr;
+  static double last = now_seconds();
+  if (!on) return;
+  const double t = now_seconds();
+  std::fprintf(stderr, "[convert] %-28s %8.3f s\n", what, t - last);
+  last = t;
+}
 
 // ---- progress -------------------------------------------------------------------------------
 
@@ -293,7 +304,7 @@ struct Run {
 
 // Unique compact edge keys (a << 32 | b, a < b), in memory or in a spill file, read in blocks.
 struct KeySource {
-  const BigBuffer<std::uint64_t>* mem = nullptr;
+  BigBuffer<std::uint64_t>* mem = nullptr;  // rewritten in place by write_graph
   const TempFile* file = nullptr;
   std::uint64_t count = 0;
   template <typename Fn>
@@ -351,86 +362,98 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
   }
   idmap = IdMap();
   degree.release();
+  stage_done("rank");
 
-  // 2. Out-degrees in G+ and row offsets.
+  // 2. Orient: each key becomes (row << 32 | col) with row = the lower rank. In memory the keys
+  //    are rewritten in place; from a spill file the out-degrees come first, to cut the rows
+  //    into ranges whose keys fit the limit (16 bytes per edge while sorting).
   progress.stage("orienting edges");
   const std::size_t kBlock = std::size_t{1} << 22;
-  BigBuffer<std::uint32_t> fill(n + 1);  // out-degree, later the fill cursor per row
+  auto orient = [&](std::uint64_t k) {
+    const std::uint64_t ra = rank[k >> 32], rb = rank[k & 0xffffffffu];
+    return ra < rb ? (ra << 32) | rb : (rb << 32) | ra;
+  };
+  BigBuffer<std::uint32_t> fill(n + 1);  // out-degree per row
   fill.resize(n);
-  std::memset(fill.data(), 0, n * sizeof(std::uint32_t));
-  src.for_each_block(kBlock, [&](const std::uint64_t* k, std::size_t cnt) {
-    parallel_for(threads, cnt, 1 << 16, [&](std::size_t lo, std::size_t hi, unsigned) {
+  BigBuffer<std::uint64_t> buf, tmp;
+  if (src.mem) {
+    BigBuffer<std::uint64_t>& keys = *src.mem;
+    parallel_for(threads, m, 1 << 16, [&](std::size_t lo, std::size_t hi, unsigned) {
       for (std::size_t i = lo; i < hi; ++i) {
-        const std::uint32_t ra = rank[k[i] >> 32], rb = rank[k[i] & 0xffffffffu];
-        __atomic_fetch_add(&fill[std::min(ra, rb)], 1u, __ATOMIC_RELAXED);
+        keys[i] = orient(keys[i]);
+        __atomic_fetch_add(&fill[keys[i] >> 32], 1u, __ATOMIC_RELAXED);
       }
     });
-  });
+  } else {
+    src.for_each_block(kBlock, [&](const std::uint64_t* k, std::size_t cnt) {
+      parallel_for(threads, cnt, 1 << 16, [&](std::size_t lo, std::size_t hi, unsigned) {
+        for (std::size_t i = lo; i < hi; ++i)
+          __atomic_fetch_add(&fill[orient(k[i]) >> 32], 1u, __ATOMIC_RELAXED);
+      });
+    });
+  }
   std::vector<eid_t> offsets(n + 1, 0);
   for (std::uint64_t r = 0; r < n; ++r) {
     offsets[r + 1] = offsets[r] + fill[r];
     res.max_out_degree = std::max<std::uint64_t>(res.max_out_degree, fill[r]);
   }
+  fill.release();
   TS_CHECK(offsets[n] == m, "out-degrees do not add up");
+  stage_done("orient");
 
-  // 3. Rows in ranges of at most `range_edges` edges (4 bytes each); one range when in memory.
+  // 3. Rows range by range (one range in memory): gather the range's keys, sort them (rows in
+  //    order, each row sorted), take the columns and stream the rows into the writer.
   tcsr::WriteOptions wo = options.write;
   if (wo.threads == 0) wo.threads = threads;
   tcsr::Writer writer(output, n, wo);
   writer.set_permutation(std::move(perm));
   writer.set_max_degree(res.max_degree);
-  const std::uint64_t range_edges = std::max<std::uint64_t>(limit / 4, 1 << 16);
-  BigBuffer<vid_t> cols;
+  const std::uint64_t range_edges = std::max<std::uint64_t>(limit / 16, 1 << 16);
   std::uint64_t r0 = 0;
   while (r0 < n) {
-    std::uint64_t r1 = r0 + 1;
-    if (src.mem) {
-      r1 = n;
-    } else {
+    std::uint64_t r1 = n;
+    if (!src.mem) {
       // Largest r1 with offsets[r1] - offsets[r0] <= range_edges (at least one row).
       r1 = static_cast<std::uint64_t>(
-          std::upper_bound(offsets.begin() + static_cast<std::ptrdiff_t>(r0 + 1), offsets.end(),
-                           offsets[r0] + range_edges) -
-          offsets.begin()) - 1;
+               std::upper_bound(offsets.begin() + static_cast<std::ptrdiff_t>(r0 + 1),
+                                offsets.end(), offsets[r0] + range_edges) -
+               offsets.begin()) - 1;
       if (r1 <= r0) r1 = r0 + 1;
     }
     const eid_t base = offsets[r0], range_m = offsets[r1] - base;
-    if (cols.capacity() < range_m + 1) cols.reserve(range_m + 1);
-    cols.resize(range_m);
-    std::memset(fill.data() + r0, 0, (r1 - r0) * sizeof(std::uint32_t));
-    if (range_m > 0) {
+    BigBuffer<std::uint64_t>* keys = src.mem;
+    if (!src.mem) {
+      if (buf.capacity() < range_m + 1) buf.reserve(range_m + 1);
+      buf.resize(0);
+      std::uint64_t filled = 0;
       src.for_each_block(kBlock, [&](const std::uint64_t* k, std::size_t cnt) {
-        parallel_for(threads, cnt, 1 << 16, [&](std::size_t lo, std::size_t hi, unsigned) {
-          for (std::size_t i = lo; i < hi; ++i) {
-            std::uint32_t ra = rank[k[i] >> 32], rb = rank[k[i] & 0xffffffffu];
-            if (ra > rb) std::swap(ra, rb);
-            if (ra < r0 || ra >= r1) continue;
-            const std::uint32_t slot = __atomic_fetch_add(&fill[ra], 1u, __ATOMIC_RELAXED);
-            cols[offsets[ra] - base + slot] = rb;
-          }
-        });
-      });
-      // Sort each row; pieces of rows balanced by edges.
-      const std::size_t pieces = std::max<std::size_t>(1, threads * 16);
-      parallel_for(threads, pieces, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
-        for (std::size_t pc = lo; pc < hi; ++pc) {
-          const eid_t e_lo = base + range_m * pc / pieces, e_hi = base + range_m * (pc + 1) / pieces;
-          // Rows whose first edge lies in [e_lo, e_hi).
-          auto first = std::lower_bound(offsets.begin() + static_cast<std::ptrdiff_t>(r0),
-                                        offsets.begin() + static_cast<std::ptrdiff_t>(r1), e_lo);
-          for (auto it = first; it != offsets.begin() + static_cast<std::ptrdiff_t>(r1) && *it < e_hi; ++it) {
-            const std::uint64_t r = static_cast<std::uint64_t>(it - offsets.begin());
-            std::sort(cols.data() + (offsets[r] - base), cols.data() + (offsets[r + 1] - base));
-          }
+        for (std::size_t i = 0; i < cnt; ++i) {
+          const std::uint64_t o = orient(k[i]);
+          const std::uint64_t row = o >> 32;
+          if (row >= r0 && row < r1) buf[filled++] = o;
         }
       });
+      TS_CHECK(filled == range_m, "range lost edges");
+      buf.resize(range_m);
+      keys = &buf;
     }
+    progress.stage("sorting rows");
+    if (tmp.capacity() < range_m + 1) tmp.reserve(range_m + 1);
+    parallel_sort_unique_u64(*keys, tmp, threads);
+    TS_CHECK(keys->size() == range_m, "duplicate oriented edges");
+    // The columns, packed into the sort buffer's memory.
+    vid_t* cols = reinterpret_cast<vid_t*>(tmp.data());
+    parallel_for(threads, range_m, 1 << 18, [&](std::size_t lo, std::size_t hi, unsigned) {
+      for (std::size_t i = lo; i < hi; ++i) cols[i] = static_cast<vid_t>((*keys)[i]);
+    });
+    stage_done("sort rows");
     progress.stage("compressing and writing");
     for (std::uint64_t r = r0; r < r1; ++r)
-      writer.append_row(cols.data() + (offsets[r] - base), offsets[r + 1] - offsets[r]);
+      writer.append_row(cols + (offsets[r] - base), offsets[r + 1] - offsets[r]);
     r0 = r1;
   }
   writer.finish();
+  stage_done("write");
   return res;
 }
 
@@ -450,8 +473,10 @@ class Driver {
   }
 
   ConvertSummary run(double start) {
+    stage_done("start");
     parse_all();
     producer_.finish(records_, lines_);
+    stage_done("parse");
     summary_.input_edges = records_;
     summary_.self_loops = loops_;
     summary_.input_bytes = producer_.input_bytes();
@@ -705,6 +730,7 @@ class Driver {
     }
     const std::uint64_t n = idmap.n();
     check_vertices(n);
+    stage_done("id map");
     // Compact keys, block by block (each block freed once converted).
     BigBuffer<std::uint64_t> keys(held_records_ + 1), tmp(held_records_ + 1);
     {
@@ -720,11 +746,13 @@ class Driver {
       });
       held_.clear();
     }
+    stage_done("compact keys");
     progress_.stage("sorting edges");
     const std::size_t m = parallel_sort_unique_u64(keys, tmp, threads_);
     tmp.release();
     keys.trim();
     m_out = m;
+    stage_done("sort unique keys");
     BigBuffer<std::uint32_t> degree(n + 1);
     degree.resize(n);
     parallel_for(threads_, m, 1 << 16, [&](std::size_t lo, std::size_t hi, unsigned) {
@@ -733,6 +761,7 @@ class Driver {
         __atomic_fetch_add(&degree[keys[i] & 0xffffffffu], 1u, __ATOMIC_RELAXED);
       }
     });
+    stage_done("degrees");
     KeySource src;
     src.mem = &keys;
     src.count = m;

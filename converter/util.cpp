@@ -39,6 +39,50 @@ unsigned resolve_threads(unsigned threads) {
   return hc ? hc : 1;
 }
 
+namespace {
+
+// Sorts data[0..k) by its low `bits` bits (the higher bits are equal): LSD radix with 8-bit
+// digits, skipping digits that are the same for every key.
+void radix_sort_low_bits(std::uint64_t* data, std::size_t k, int bits,
+                         std::vector<std::uint64_t>& scratch) {
+  if (k < 64 || bits == 0) {
+    std::sort(data, data + k);
+    return;
+  }
+  const int passes = (bits + 7) / 8;
+  std::size_t hist[8][256];
+  std::memset(hist, 0, sizeof hist);
+  for (std::size_t i = 0; i < k; ++i) {
+    const std::uint64_t x = data[i];
+    for (int p = 0; p < passes; ++p) ++hist[p][(x >> (8 * p)) & 0xff];
+  }
+  if (scratch.size() < k) scratch.resize(k);
+  std::uint64_t* src = data;
+  std::uint64_t* dst = scratch.data();
+  for (int p = 0; p < passes; ++p) {
+    std::size_t* h = hist[p];
+    bool trivial = false;
+    for (int d = 0; d < 256; ++d)
+      if (h[d] == k) trivial = true;
+    if (trivial) continue;
+    std::size_t run = 0;
+    for (int d = 0; d < 256; ++d) {
+      const std::size_t c = h[d];
+      h[d] = run;
+      run += c;
+    }
+    const int sh = 8 * p;
+    for (std::size_t i = 0; i < k; ++i) {
+      const std::uint64_t x = src[i];
+      dst[h[(x >> sh) & 0xff]++] = x;
+    }
+    std::swap(src, dst);
+  }
+  if (src != data) std::memcpy(data, src, k * sizeof(std::uint64_t));
+}
+
+}  // namespace
+
 std::size_t parallel_sort_unique_u64(BigBuffer<std::uint64_t>& keys,
                                      BigBuffer<std::uint64_t>& tmp, unsigned threads) {
   const std::size_t n = keys.size();
@@ -91,11 +135,12 @@ std::size_t parallel_sort_unique_u64(BigBuffer<std::uint64_t>& keys,
     }
   });
   std::vector<std::size_t> unique_count(B, 0);
-  parallel_for(t, B, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
+  std::vector<std::vector<std::uint64_t>> scratch(t);
+  parallel_for(t, B, 1, [&](std::size_t lo, std::size_t hi, unsigned w) {
     for (std::size_t b = lo; b < hi; ++b) {
       std::uint64_t* first = tmp.data() + bucket_start[b];
       std::uint64_t* last = tmp.data() + bucket_start[b + 1];
-      std::sort(first, last);
+      radix_sort_low_bits(first, static_cast<std::size_t>(last - first), shift, scratch[w]);
       unique_count[b] = static_cast<std::size_t>(std::unique(first, last) - first);
     }
   });
