@@ -1,0 +1,122 @@
+// generate_test.cpp — the Kronecker and uniform generators: determinism across thread counts,
+// the output kinds (.tcsr, .el, .bin) agreeing with each other, and the model's shape.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+
+#include "test_util.hpp"
+#include "tristream/counter.hpp"
+#include "tristream/format.hpp"
+#include "tristream/generate.hpp"
+
+namespace tristream {
+namespace {
+
+using test::TempDir;
+using test::run_cli;
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  std::ostringstream os;
+  os << in.rdbuf();
+  return os.str();
+}
+
+std::string q(const std::string& s) { return "'" + s + "'"; }
+
+GenerateOptions opts(const char* kind, unsigned scale, unsigned threads, std::uint64_t seed = 1) {
+  GenerateOptions g;
+  g.kind = kind;
+  g.scale = scale;
+  g.edge_factor = 8;
+  g.threads = threads;
+  g.seed = seed;
+  return g;
+}
+
+TEST(Generate, DeterministicWhateverTheThreadCount) {
+  for (const char* kind : {"kronecker", "uniform"}) {
+    const auto one = generate_edges(opts(kind, 12, 1));
+    EXPECT_EQ(one.size(), 8u << 12);
+    for (unsigned t : {2u, 3u, 8u}) EXPECT_EQ(generate_edges(opts(kind, 12, t)), one) << kind << t;
+    EXPECT_NE(generate_edges(opts(kind, 12, 2, 2)), one) << kind;
+    for (auto [u, v] : one) {
+      EXPECT_LT(u, 1u << 12);
+      EXPECT_LT(v, 1u << 12);
+    }
+  }
+}
+
+TEST(Generate, KroneckerIsSkewedUniformIsNot) {
+  auto max_degree = [](const std::vector<std::pair<std::uint64_t, std::uint64_t>>& e) {
+    std::vector<std::uint64_t> deg(1u << 14, 0);
+    for (auto [u, v] : e) {
+      ++deg[u];
+      ++deg[v];
+    }
+    return *std::max_element(deg.begin(), deg.end());
+  };
+  const auto kron = generate_edges(opts("kronecker", 14, 2));
+  const auto uni = generate_edges(opts("uniform", 14, 2));
+  EXPECT_EQ(kron.size(), uni.size());
+  // Average degree 16: the uniform maximum stays near it, the Kronecker hubs are far above.
+  EXPECT_LT(max_degree(uni), 64u);
+  EXPECT_GT(max_degree(kron), 500u);
+}
+
+TEST(Generate, OutputKindsAgreeAndTcsrIsThreadIndependent) {
+  TempDir d;
+  ConvertOptions c;
+  c.quiet = true;
+  GenerateOptions g = opts("kronecker", 13, 1);
+  const ConvertSummary direct = generate(g, d.file("a.tcsr"), c);
+  EXPECT_EQ(direct.input_edges, 8u << 13);
+  EXPECT_GT(direct.self_loops + direct.duplicates, 0u);
+  g.threads = 3;
+  c.threads = 3;
+  generate(g, d.file("b.tcsr"), c);
+  EXPECT_EQ(read_bytes(d.file("a.tcsr")), read_bytes(d.file("b.tcsr")));
+  // Out of core gives the same file.
+  c.memory_limit = 64 << 10;
+  c.tmp_dir = d.path();
+  EXPECT_TRUE(generate(g, d.file("c.tcsr"), c).out_of_core);
+  EXPECT_EQ(read_bytes(d.file("a.tcsr")), read_bytes(d.file("c.tcsr")));
+  // .el and .bin converted give the same file too.
+  EXPECT_EQ(generate(g, d.file("g.el"), {}).input_edges, 8u << 13);
+  EXPECT_EQ(generate(g, d.file("g.bin"), {}).input_edges, 8u << 13);
+  EXPECT_EQ(std::filesystem::file_size(d.file("g.bin")), 16u * (8u << 13));
+  ConvertOptions q1;
+  q1.quiet = true;
+  convert(d.file("g.el"), d.file("el.tcsr"), q1);
+  convert(d.file("g.bin"), d.file("bin.tcsr"), q1);
+  EXPECT_EQ(read_bytes(d.file("el.tcsr")), read_bytes(d.file("a.tcsr")));
+  EXPECT_EQ(read_bytes(d.file("bin.tcsr")), read_bytes(d.file("a.tcsr")));
+  // The triangle count matches the brute force over the raw edge list.
+  test::EdgeList e;
+  for (auto [u, v] : generate_edges(g)) e.emplace_back(static_cast<vid_t>(u), static_cast<vid_t>(v));
+  tcsr::Reader r(d.file("a.tcsr"));
+  EXPECT_EQ(make_cpu_counter()->count(r.load().csr.view()),
+            test::brute_force_triangles(1u << 13, e));
+}
+
+TEST(Generate, Cli) {
+  TempDir d;
+  auto r = run_cli("generate uniform --scale 10 --edge-factor 4 --seed 7 -o " + q(d.file("u.el")));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("wrote 4096 edges"), std::string::npos) << r.out;
+  r = run_cli("generate kronecker --scale 10 --threads 2 --json -o " + q(d.file("k.tcsr")));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("\"input_edges\":16384"), std::string::npos) << r.out;
+  r = run_cli("generate kronecker --scale 10 -o " + q(d.file("k.png")));
+  EXPECT_EQ(r.status, 1);
+  r = run_cli("generate powerlaw --scale 10 -o " + q(d.file("k.el")));
+  EXPECT_EQ(r.status, 1);
+  r = run_cli("generate kronecker --scale 0 -o " + q(d.file("k.el")));
+  EXPECT_EQ(r.status, 1);
+}
+
+}  // namespace
+}  // namespace tristream
