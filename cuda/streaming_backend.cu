@@ -1,0 +1,302 @@
+// streaming_backend.cu — the CUDA StreamingBackend of the pipeline (tristream/pipeline.hpp):
+// two pinned host slots and two device slots, uploads on a copy stream, counts on a compute
+// stream, events ordering the slots (the upload into a slot waits for that slot's previous
+// kernel; a kernel waits for its upload), CUDA-event timing, NVTX ranges when nvtx3 exists.
+// Device out-of-memory (allocation or kernel scratch) throws DeviceOutOfMemory so the pipeline
+// re-plans with a smaller budget.
+#include <cuda_runtime_api.h>
+
+#include <chrono>
+#include <cstdio>
+#include <string>
+
+#include "launch.hpp"
+#include "tristream/error.hpp"
+#include "tristream/pipeline.hpp"
+
+#if defined(__has_include)
+#if __has_include(<nvtx3/nvToolsExt.h>)
+#include <nvtx3/nvToolsExt.h>
+#define TS_HAVE_NVTX 1
+#endif
+#endif
+
+namespace tristream {
+
+namespace {
+
+struct NvtxRange {
+#ifdef TS_HAVE_NVTX
+  explicit NvtxRange(const std::string& name) {
+    nvtxRangePushA(name.c_str());
+  }
+  ~NvtxRange() {
+    nvtxRangePop();
+  }
+#else
+  explicit NvtxRange(const std::string&) {}
+#endif
+};
+
+double now_s() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+bool is_oom(cudaError_t e) {
+  return e == cudaErrorMemoryAllocation;
+}
+
+void check(cudaError_t e, const char* what, std::uint64_t bytes = 0) {
+  if (e == cudaSuccess) return;
+  if (is_oom(e)) {
+    (void)cudaGetLastError();  // clear the sticky-free allocation error
+    throw DeviceOutOfMemory(
+        std::string(what) + ": out of memory (" + std::to_string(bytes) + " bytes requested)",
+        bytes);
+  }
+  throw Error(ErrorKind::Device, std::string(what) + ": " + cudaGetErrorString(e));
+}
+
+void nothrow(cudaError_t e, const char* what) {
+  if (e != cudaSuccess) std::fprintf(stderr, "tristream: %s: %s\n", what, cudaGetErrorString(e));
+}
+
+class CudaStreamingBackend final : public StreamingBackend {
+ public:
+  explicit CudaStreamingBackend(const CounterOptions& o) : opts_(o) {
+    int count = 0;
+    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0)
+      throw Error(ErrorKind::Usage, "no CUDA device is available; use --backend cpu");
+    if (o.device < 0 || o.device >= count)
+      throw Error(ErrorKind::Usage, "--device " + std::to_string(o.device) + ": only " +
+                                        std::to_string(count) + " CUDA device(s)");
+    check(cudaSetDevice(o.device), "cudaSetDevice");
+    cudaDeviceProp prop;
+    check(cudaGetDeviceProperties(&prop, o.device), "cudaGetDeviceProperties");
+    device_name_ = prop.name;
+    check(cudaStreamCreateWithFlags(&copy_, cudaStreamNonBlocking), "cudaStreamCreate");
+    check(cudaStreamCreateWithFlags(&compute_, cudaStreamNonBlocking), "cudaStreamCreate");
+    check(cudaEventCreate(&ref_), "cudaEventCreate");
+    for (auto& s : slot_) {
+      check(cudaEventCreate(&s.up_start), "cudaEventCreate");
+      check(cudaEventCreate(&s.up_end), "cudaEventCreate");
+      check(cudaEventCreate(&s.k_start), "cudaEventCreate");
+      check(cudaEventCreate(&s.k_end), "cudaEventCreate");
+    }
+  }
+  ~CudaStreamingBackend() override {
+    release();
+    for (auto& s : slot_) {
+      nothrow(cudaEventDestroy(s.up_start), "cudaEventDestroy");
+      nothrow(cudaEventDestroy(s.up_end), "cudaEventDestroy");
+      nothrow(cudaEventDestroy(s.k_start), "cudaEventDestroy");
+      nothrow(cudaEventDestroy(s.k_end), "cudaEventDestroy");
+    }
+    nothrow(cudaEventDestroy(ref_), "cudaEventDestroy");
+    nothrow(cudaStreamDestroy(copy_), "cudaStreamDestroy");
+    nothrow(cudaStreamDestroy(compute_), "cudaStreamDestroy");
+  }
+
+  std::string name() const override { return "cuda"; }
+  std::string describe() const override {
+    return "cuda device " + std::to_string(opts_.device) + " (" + device_name_ + "), kernel " +
+           opts_.kernel + ", streamed";
+  }
+  bool device_is_host() const override { return false; }
+  std::uint64_t free_device_bytes() override {
+    std::size_t free = 0, total = 0;
+    check(cudaSetDevice(opts_.device), "cudaSetDevice");
+    check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
+    return free;
+  }
+  void set_clock_origin(double t) override { origin_ = t; }
+
+  void allocate(int slots, std::uint64_t slot_bytes, std::uint64_t pv_rows) override {
+    release();
+    check(cudaSetDevice(opts_.device), "cudaSetDevice");
+    NvtxRange r("allocate slots");
+    try {
+      for (int s = 0; s < slots; ++s) {
+        Slot& sl = slot_[s];
+        const std::uint64_t b = slot_bytes ? slot_bytes : 256;
+        if (cudaMallocHost(reinterpret_cast<void**>(&sl.host), b) != cudaSuccess) {
+          (void)cudaGetLastError();
+          sl.host = nullptr;
+          throw Error(ErrorKind::Internal, "cudaMallocHost: cannot pin " + std::to_string(b) +
+                                               " bytes of host memory for a staging slot");
+        }
+        check(cudaMalloc(reinterpret_cast<void**>(&sl.dev), b), "cudaMalloc (slot)", b);
+        check(cudaMalloc(reinterpret_cast<void**>(&sl.d_total), sizeof(unsigned long long)),
+              "cudaMalloc", 8);
+        check(cudaMallocHost(reinterpret_cast<void**>(&sl.h_total), sizeof(unsigned long long)),
+              "cudaMallocHost");
+        if (pv_rows) {
+          check(cudaMalloc(reinterpret_cast<void**>(&sl.d_pv), pv_rows * sizeof(count_t)),
+                "cudaMalloc (per-vertex)", pv_rows * sizeof(count_t));
+          check(cudaMallocHost(reinterpret_cast<void**>(&sl.h_pv), pv_rows * sizeof(count_t)),
+                "cudaMallocHost (per-vertex)");
+        }
+        sl.pending = false;
+      }
+    } catch (...) {
+      release();
+      throw;
+    }
+    // The clock reference: an event on the compute stream at a known host time.
+    check(cudaEventRecord(ref_, compute_), "cudaEventRecord");
+    check(cudaEventSynchronize(ref_), "cudaEventSynchronize");
+    ref_host_ = now_s() - origin_;
+  }
+
+  unsigned char* host_slot(int s) override { return slot_[s].host; }
+
+  void upload_async(int s, const UnitLayout& L) override {
+    Slot& sl = slot_[s];
+    NvtxRange r("upload u" + std::to_string(L.unit));
+    // The device slot is free once its previous kernel has finished.
+    if (sl.used) check(cudaStreamWaitEvent(copy_, sl.k_end, 0), "cudaStreamWaitEvent");
+    check(cudaEventRecord(sl.up_start, copy_), "cudaEventRecord");
+    if (L.bytes > L.upload_from)
+      check(cudaMemcpyAsync(sl.dev + L.upload_from, sl.host + L.upload_from,
+                            L.bytes - L.upload_from, cudaMemcpyHostToDevice, copy_),
+            "cudaMemcpyAsync (upload)");
+    check(cudaEventRecord(sl.up_end, copy_), "cudaEventRecord");
+  }
+
+  void count_async(int s, const UnitLayout& L) override {
+    Slot& sl = slot_[s];
+    NvtxRange r("count u" + std::to_string(L.unit));
+    sl.layout = L;
+    check(cudaStreamWaitEvent(compute_, sl.up_end, 0), "cudaStreamWaitEvent");
+    check(cudaEventRecord(sl.k_start, compute_), "cudaEventRecord");
+    check(cudaMemsetAsync(sl.d_total, 0, sizeof(unsigned long long), compute_), "cudaMemsetAsync");
+    auto view = [&](int bi, unsigned char* base) {
+      const SlotBlock& b = L.blocks[bi];
+      return CsrView{b.rows, reinterpret_cast<const eid_t*>(base + b.offsets_at),
+                     reinterpret_cast<const vid_t*>(base + b.cols_at), b.col_space};
+    };
+    PerVertexOut pv;
+    std::uint64_t pv_total = 0;
+    count_t* spaces[3] = {nullptr, nullptr, nullptr};
+    if (L.per_vertex) {
+      for (int x = 0; x < L.num_spaces; ++x) {
+        spaces[x] = sl.d_pv + pv_total;
+        pv_total += L.space_rows[x];
+      }
+      if (pv_total)
+        check(cudaMemsetAsync(sl.d_pv, 0, pv_total * sizeof(count_t), compute_), "cudaMemsetAsync");
+      pv = PerVertexOut{spaces[L.u_space], spaces[L.v_space], spaces[L.w_space]};
+    }
+    const CsrView A = view(L.a, sl.dev), B = view(L.b, sl.dev), C = view(L.c, sl.dev);
+    const eid_t* host_off_a = reinterpret_cast<const eid_t*>(sl.host + L.blocks[L.a].offsets_at);
+    try {
+      cuda::enqueue_count(A, B, C, opts_.kernel, sl.d_total, pv, compute_, host_off_a);
+    } catch (const DeviceOutOfMemory&) {
+      throw;
+    } catch (const Error& e) {
+      const std::string what = e.what();
+      if (what.find("out of memory") != std::string::npos) {
+        (void)cudaGetLastError();
+        throw DeviceOutOfMemory("kernel scratch: " + what, 0);
+      }
+      throw;
+    }
+    check(cudaMemcpyAsync(sl.h_total, sl.d_total, sizeof(unsigned long long),
+                          cudaMemcpyDeviceToHost, compute_),
+          "cudaMemcpyAsync (count)");
+    if (pv_total)
+      check(cudaMemcpyAsync(sl.h_pv, sl.d_pv, pv_total * sizeof(count_t), cudaMemcpyDeviceToHost,
+                            compute_),
+            "cudaMemcpyAsync (per-vertex)");
+    check(cudaEventRecord(sl.k_end, compute_), "cudaEventRecord");
+    sl.pending = true;
+    sl.used = true;
+    sl.pv_spaces_at[0] = 0;
+    for (int x = 1; x < 3; ++x)
+      sl.pv_spaces_at[x] =
+          sl.pv_spaces_at[x - 1] + (x - 1 < L.num_spaces ? L.space_rows[x - 1] : 0);
+  }
+
+  bool poll(int s) override {
+    Slot& sl = slot_[s];
+    if (!sl.pending) return true;
+    const cudaError_t e = cudaEventQuery(sl.k_end);
+    if (e == cudaErrorNotReady) return false;
+    check(e, "cudaEventQuery");
+    return true;
+  }
+
+  SlotResult wait(int s) override {
+    Slot& sl = slot_[s];
+    SlotResult r;
+    if (!sl.pending) return r;
+    {
+      NvtxRange n("wait u" + std::to_string(sl.layout.unit));
+      const cudaError_t e = cudaEventSynchronize(sl.k_end);
+      sl.pending = false;
+      check(e, "the count of a unit");
+    }
+    r.triangles = *sl.h_total;
+    if (sl.layout.per_vertex)
+      for (int x = 0; x < sl.layout.num_spaces; ++x) r.per_vertex[x] = sl.h_pv + sl.pv_spaces_at[x];
+    auto at = [&](cudaEvent_t ev) {
+      float ms = 0;
+      if (cudaEventElapsedTime(&ms, ref_, ev) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return -1.0;
+      }
+      return ref_host_ + ms / 1000.0;
+    };
+    r.upload_start = at(sl.up_start);
+    r.upload_end = at(sl.up_end);
+    r.kernel_start = at(sl.k_start);
+    r.kernel_end = at(sl.k_end);
+    return r;
+  }
+
+  void release() override {
+    nothrow(cudaStreamSynchronize(copy_), "cudaStreamSynchronize");
+    nothrow(cudaStreamSynchronize(compute_), "cudaStreamSynchronize");
+    (void)cudaGetLastError();
+    for (auto& sl : slot_) {
+      if (sl.host) nothrow(cudaFreeHost(sl.host), "cudaFreeHost");
+      if (sl.dev) nothrow(cudaFree(sl.dev), "cudaFree");
+      if (sl.d_total) nothrow(cudaFree(sl.d_total), "cudaFree");
+      if (sl.h_total) nothrow(cudaFreeHost(sl.h_total), "cudaFreeHost");
+      if (sl.d_pv) nothrow(cudaFree(sl.d_pv), "cudaFree");
+      if (sl.h_pv) nothrow(cudaFreeHost(sl.h_pv), "cudaFreeHost");
+      sl.host = sl.dev = nullptr;
+      sl.d_total = sl.h_total = nullptr;
+      sl.d_pv = sl.h_pv = nullptr;
+      sl.pending = sl.used = false;
+    }
+  }
+
+ private:
+  struct Slot {
+    unsigned char* host = nullptr;
+    unsigned char* dev = nullptr;
+    unsigned long long* d_total = nullptr;
+    unsigned long long* h_total = nullptr;
+    count_t* d_pv = nullptr;
+    count_t* h_pv = nullptr;
+    std::uint64_t pv_spaces_at[3] = {0, 0, 0};
+    cudaEvent_t up_start{}, up_end{}, k_start{}, k_end{};
+    UnitLayout layout;
+    bool pending = false, used = false;
+  };
+  CounterOptions opts_;
+  std::string device_name_;
+  cudaStream_t copy_{}, compute_{};
+  cudaEvent_t ref_{};
+  double origin_ = 0, ref_host_ = 0;
+  Slot slot_[2];
+};
+
+}  // namespace
+
+std::unique_ptr<StreamingBackend> make_cuda_streaming_backend(const CounterOptions& options) {
+  return std::make_unique<CudaStreamingBackend>(options);
+}
+
+}  // namespace tristream

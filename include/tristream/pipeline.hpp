@@ -1,0 +1,156 @@
+// tristream/pipeline.hpp — the double-buffered streaming pipeline (src/pipeline.cpp). No CUDA
+// types.
+//
+// For each work unit of a Plan: the chunks it needs are decompressed by a thread pool (the file
+// is mmapped by the Reader, never read whole), its blocks are built (sliced, rebased to local
+// ids, pruned) in a staging slot, uploaded and counted. Unit u uses slot u % 2, so unit u + 1 is
+// prepared and uploaded while unit u is counted. The same driver runs the CPU backend (a worker
+// thread around a Counter) and the CUDA backend (cuda/streaming_backend.cu: pinned slots, a copy
+// stream, a compute stream, events).
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tristream/counter.hpp"
+#include "tristream/error.hpp"
+#include "tristream/plan.hpp"
+#include "tristream/stats.hpp"
+
+namespace tristream {
+
+// Thrown by a backend when device memory runs out; the pipeline re-plans with a smaller budget.
+class DeviceOutOfMemory : public Error {
+ public:
+  DeviceOutOfMemory(const std::string& what, std::uint64_t requested)
+      : Error(ErrorKind::Device, what), requested_(requested) {}
+  std::uint64_t requested() const { return requested_; }
+
+ private:
+  std::uint64_t requested_;
+};
+
+// Where a unit's blocks lie in its slot (byte offsets from the slot's start).
+struct SlotBlock {
+  std::uint64_t rows = 0, edges = 0, col_space = 0;
+  std::uint64_t offsets_at = 0;  // rows + 1 eid_t, offsets[0] == 0
+  std::uint64_t cols_at = 0;     // edges vid_t
+};
+struct UnitLayout {
+  std::int64_t unit = -1;
+  SlotBlock blocks[3];
+  int num_blocks = 0;
+  int a = 0, b = 0, c = 0;        // roles -> block index
+  std::uint64_t upload_from = 0;  // bytes [upload_from, bytes) need uploading (A may be cached)
+  std::uint64_t bytes = 0;        // bytes used in the slot
+  // Per-vertex: the arrays (rows per space) and the space of each role (u, v, w).
+  bool per_vertex = false;
+  std::uint64_t space_rows[3] = {0, 0, 0};
+  int num_spaces = 0;
+  int u_space = 0, v_space = 0, w_space = 0;
+};
+
+struct SlotResult {
+  count_t triangles = 0;
+  // Per-vertex counts per space (space_rows entries each), when requested.
+  const count_t* per_vertex[3] = {nullptr, nullptr, nullptr};
+  // Times in seconds on the pipeline's clock (seconds since PipelineClock start); < 0 if unknown.
+  double upload_start = -1, upload_end = -1, kernel_start = -1, kernel_end = -1;
+};
+
+// A backend seen by the pipeline. Calls come from one thread. Slots are 0 and 1.
+class StreamingBackend {
+ public:
+  virtual ~StreamingBackend() = default;
+  virtual std::string name() const = 0;  // "cpu" or "cuda"
+  virtual std::string describe() const = 0;
+  // True when staging slots are the device memory itself (CPU): no separate device budget.
+  virtual bool device_is_host() const = 0;
+  // Free device memory in bytes (0 = no limit known).
+  virtual std::uint64_t free_device_bytes() = 0;
+  // Sets the start of the run's clock (a steady_clock time in seconds) for the result times.
+  virtual void set_clock_origin(double steady_seconds) { (void)steady_seconds; }
+  // Allocates `slots` (1 or 2) slots of slot_bytes (pinned host + device on CUDA, plain on CPU)
+  // and per-vertex arrays of up to per_vertex_rows entries per slot (all spaces together).
+  // Throws DeviceOutOfMemory.
+  virtual void allocate(int slots, std::uint64_t slot_bytes, std::uint64_t per_vertex_rows) = 0;
+  // The host staging buffer of a slot (slot_bytes bytes, aligned to 256).
+  virtual unsigned char* host_slot(int slot) = 0;
+  // Copies bytes [layout.upload_from, layout.bytes) of the host slot to the device, ordered
+  // after the slot's previous kernel. Returns at once.
+  virtual void upload_async(int slot, const UnitLayout& layout) = 0;
+  // Counts the unit in the slot after its upload. Returns at once.
+  virtual void count_async(int slot, const UnitLayout& layout) = 0;
+  // True when the slot's count has finished.
+  virtual bool poll(int slot) = 0;
+  // Waits for the slot's count and returns it (per-vertex pointers valid until the next
+  // count_async on that slot). Rethrows a failure of the count.
+  virtual SlotResult wait(int slot) = 0;
+  // Frees the slots (pinned and device memory). Safe to call twice.
+  virtual void release() = 0;
+};
+
+struct CpuBackendOptions {
+  CounterOptions counter;
+  // Tests: pretend the device has this many free bytes and throw DeviceOutOfMemory when
+  // allocate asks for more (0 = no limit).
+  std::uint64_t simulated_device_bytes = 0;
+};
+// The CPU backend around a Counter (make_cpu_counter when null).
+std::unique_ptr<StreamingBackend> make_cpu_streaming_backend(std::unique_ptr<Counter> counter,
+                                                             const CpuBackendOptions& options = {});
+// The CUDA backend (cuda/streaming_backend.cu); throws Error(Usage) in a build without CUDA.
+std::unique_ptr<StreamingBackend> make_cuda_streaming_backend(const CounterOptions& options);
+
+struct PipelineOptions {
+  std::string backend = "auto";  // cpu | cuda | auto
+  CounterOptions counter;
+  Scheme scheme = Scheme::Auto;
+  std::uint32_t parts = 0;        // --parts; 0 = choose
+  std::uint64_t gpu_memory = 0;   // --gpu-memory; 0 = measured free memory minus a reserve
+  std::uint64_t host_memory = 0;  // --host-memory; 0 = a share of the available memory
+  unsigned threads = 0;           // decompression threads; 0 = hardware concurrency
+  bool per_vertex = false;
+  std::string trace_path;     // --trace FILE: a Chrome trace of the run
+  bool handle_sigint = true;  // install the SIGINT handler for the run
+  int max_replans = 4;
+};
+
+struct CountReport {
+  count_t triangles = 0;
+  std::vector<count_t> per_vertex;  // n entries (new ids, rank order) when requested
+  bool interrupted = false;         // SIGINT: the count is incomplete; exit with 130
+  Plan plan;
+  PipelineStats stats;
+};
+
+// The whole streamed count of a graph (p = 1 in-core included): plans, streams, counts, maps
+// per-vertex counts from local to global ids. A corrupt chunk throws the Reader's Error(Input).
+CountReport count_file(const tcsr::Reader& reader, const PipelineOptions& options);
+CountReport count_source(const GraphSource& g, const PipelineOptions& options);
+// The same with a given backend (tests); the backend is released at the end.
+CountReport count_with_backend(const GraphSource& g, const PipelineOptions& options,
+                               StreamingBackend& backend);
+
+// The planner's options for a run: --gpu-memory, or the backend's free device memory minus a
+// reserve (max(512 MiB, 1/16)); --host-memory, or default_host_budget(). backend may be null
+// (no device limit).
+PlanOptions resolve_plan_options(const PipelineOptions& options, StreamingBackend* backend);
+
+// Runs one plan on a backend (no re-planning). Used by count_with_backend.
+CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& backend,
+                     const PipelineOptions& options);
+
+// The default host budget: 3/4 of the memory available to the process (MemAvailable and the
+// cgroup v2 memory.max, whichever is lower).
+std::uint64_t default_host_budget();
+
+// SIGINT: count_file installs a handler that sets a flag the pipeline polls between units.
+void install_sigint_handler();
+bool interrupt_requested();
+void clear_interrupt();
+
+}  // namespace tristream

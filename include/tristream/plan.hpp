@@ -1,0 +1,168 @@
+// tristream/plan.hpp — the partition planner (src/plan.cpp). No CUDA types.
+//
+// The planner is a pure function of the graph's metadata (n, m, row offsets, chunk index), a
+// block census (exact edge counts per block, gathered by one streamed pass over the columns,
+// only when the graph does not fit in-core), a device budget and a host budget. It returns the
+// partition (scheme and p), the work units in execution order, their sizes and estimated work,
+// the estimated bytes moved and a `reason`.
+//
+// Schemes (DESIGN.md, "The counting model"):
+//   range  — BBTC: p contiguous rank ranges balanced by edges; tasks (i, j, k) with i <= j <= k.
+//   hash   — TRUST: part(x) = x mod p; all p^3 tasks.
+//   vertex — LSTC: partition i owns the contiguous rows V_i (balanced by wedges); its unit holds
+//            A = B = the rows of V_i with columns rebased into X_i = N+(V_i), and C = the proxy
+//            rows X_i restricted to columns in X_i; only local rows are counted.
+// A unit's blocks sit in one staging slot; two slots exist at once (double buffering), so the
+// plan fits when 2 * slot_bytes (+ per-vertex arrays) <= device budget.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "tristream/format.hpp"
+#include "tristream/types.hpp"
+
+namespace tristream {
+
+enum class Scheme { Auto, Range, Hash, Vertex };
+std::string scheme_name(Scheme s);
+// "auto" | "range" | "hash" | "vertex"; anything else throws Error(Usage).
+Scheme parse_scheme(const std::string& name);
+
+// Where the oriented graph comes from: a .tcsr file (reader_source) or memory (memory_source,
+// for tests). read_chunk must be callable from several threads at once.
+class GraphSource {
+ public:
+  virtual ~GraphSource() = default;
+  virtual std::string name() const = 0;
+  virtual std::uint64_t n() const = 0;
+  virtual eid_t m() const = 0;
+  virtual const eid_t* offsets() const = 0;  // n + 1 entries
+  virtual const std::vector<tcsr::ChunkInfo>& chunks() const = 0;
+  virtual void read_chunk(std::uint64_t k, vid_t* out) const = 0;
+  virtual std::uint64_t compressed_bytes() const = 0;  // adjacency bytes on disk
+};
+
+// A source over a tcsr::Reader (which must outlive it).
+std::unique_ptr<GraphSource> reader_source(const tcsr::Reader& reader);
+// A source over an in-memory graph (which must outlive it), cut into chunks of chunk_edges edges
+// (chunks start and end inside rows, as in files).
+std::unique_ptr<GraphSource> memory_source(const OrientedGraph& g, std::uint64_t chunk_edges);
+
+// How vertices map to parts and to local ids.
+struct Partition {
+  Scheme scheme = Scheme::Range;  // never Auto
+  std::uint32_t p = 1;
+  std::uint64_t n = 0;
+  std::vector<std::uint64_t> bounds;  // range, vertex: p + 1 row boundaries; hash: empty
+
+  std::uint32_t part_of(std::uint64_t x) const;
+  std::uint64_t local_of(std::uint64_t x) const;                    // range, hash
+  std::uint64_t global_of(std::uint32_t a, std::uint64_t l) const;  // range, hash, vertex rows
+  std::uint64_t rows(std::uint32_t a) const;                        // vertices in part a
+};
+
+// Exact block statistics from one streamed pass over the columns (take_census).
+struct CensusOptions {
+  std::uint32_t fine = 1024;         // range: fine row buckets (balanced by edges); p groups them
+  std::uint32_t hash_mod = 8;        // hash: p must divide it
+  std::uint32_t vertex_groups = 32;  // vertex: p must divide it
+  unsigned threads = 0;
+};
+struct Census {
+  std::vector<std::uint64_t> fine_bounds;  // F + 1 row boundaries
+  std::vector<eid_t> fine_hist;            // F * F: edges from fine row bucket a to column bucket b
+  std::uint32_t hash_mod = 0;
+  std::vector<eid_t> hash_hist;              // H * H: edges with (u mod H, v mod H)
+  std::vector<std::uint64_t> vertex_bounds;  // G + 1 row boundaries (balanced by wedges)
+  struct VertexParts {
+    std::uint32_t p = 0;
+    std::vector<std::uint64_t> proxies;    // |X_i| per part
+    std::vector<eid_t> proxy_edges_bound;  // sum of out-degrees over X_i per part (>= C edges)
+  };
+  std::vector<VertexParts> vertex;  // one entry per p dividing G
+  double seconds = 0;
+  std::uint64_t decompressed_bytes = 0;
+  bool empty() const { return fine_bounds.empty(); }
+  // (F + 1) x (F + 1) inclusive 2D prefix sums of fine_hist (computed on first use).
+  const std::vector<eid_t>& fine_prefix() const;
+
+ private:
+  mutable std::vector<eid_t> fine_prefix_;
+};
+// Row boundaries balanced by weight: part a holds rows [b[a], b[a+1]); balance by edges
+// (by_wedges = false) or by wedges d(d-1)/2 + d (true). Boundaries may repeat (empty parts).
+std::vector<std::uint64_t> balanced_bounds(std::uint64_t n, const eid_t* offsets, std::uint32_t p,
+                                           bool by_wedges);
+Census take_census(const GraphSource& g, const CensusOptions& options);
+
+struct PlanOptions {
+  Scheme scheme = Scheme::Auto;
+  std::uint32_t parts = 0;          // 0: the planner chooses
+  std::uint64_t device_budget = 0;  // bytes the two slots may use on the device; 0 = unlimited
+  std::uint64_t host_budget = 0;    // bytes the process may use; 0 = unlimited
+  bool device_is_host = false;      // CPU backend: the slots live in host memory only
+  bool per_vertex = false;
+  unsigned threads = 0;
+};
+
+// The census a plan with these options needs (fine/hash_mod/vertex_groups chosen from the forced
+// scheme and parts), or none (returns false) when the graph fits in-core.
+bool census_needed(std::uint64_t n, eid_t m, const PlanOptions& options, CensusOptions* out);
+
+struct BlockInfo {
+  std::uint32_t row_part = 0, col_part = 0;  // range/hash: G_ab; vertex: (i, 0) = A, (i, 1) = C
+  std::uint64_t rows = 0;
+  eid_t edges = 0;  // exact (range, hash, vertex A) or an upper bound (vertex C)
+  std::uint64_t col_space = 0;
+  std::uint64_t bytes = 0;  // aligned offsets + columns
+};
+
+struct WorkUnit {
+  std::uint32_t i = 0, j = 0, k = 0;  // task (vertex: i = j = k = partition)
+  BlockInfo a, b, c;                  // the views A, B, C (duplicates share storage)
+  bool b_is_a = false, c_is_a = false, c_is_b = false;
+  std::uint64_t device_bytes = 0;      // slot bytes (blocks) + per-vertex arrays
+  std::uint64_t slot_bytes = 0;        // blocks only
+  std::uint64_t upload_bytes = 0;      // bytes uploaded, after reuse of the slot's cached A block
+  std::uint64_t decompress_bytes = 0;  // estimated raw bytes decompressed to build it
+  bool reuse_a = false;                // A is already in the slot (the previous unit of that slot)
+  double work = 0;                     // estimated work (wedges)
+};
+
+struct Plan {
+  Partition partition;
+  std::vector<WorkUnit> units;           // execution order; unit u runs in slot u % 2
+  int slots = 2;                         // staging slots (1 when there is a single unit)
+  std::uint64_t slot_bytes = 0;          // max blocks bytes of a unit (staging slot size)
+  std::uint64_t per_vertex_rows = 0;     // max rows of the per-vertex arrays of one unit
+  std::uint64_t device_bytes = 0;        // two slots + per-vertex arrays
+  std::uint64_t host_bytes = 0;          // estimated peak host bytes
+  std::uint64_t bytes_moved = 0;         // estimated bytes uploaded
+  std::uint64_t bytes_decompressed = 0;  // estimated raw bytes decompressed
+  std::uint64_t device_budget = 0, host_budget = 0;
+  std::uint32_t window_chunks = 2;  // decompressed chunks held at once
+  double total_work = 0;
+  double imbalance = 1;  // max unit work / mean
+  std::string reason;
+
+  std::string to_json() const;
+  std::string summary() const;  // several lines for humans
+};
+
+// The bytes a unit needs on the device for a block of `rows` rows and `edges` columns.
+std::uint64_t block_bytes(std::uint64_t rows, eid_t edges);
+// Bytes of the graph loaded whole (p = 1): offsets + columns, aligned.
+std::uint64_t in_core_bytes(std::uint64_t n, eid_t m, bool per_vertex);
+
+// The planner. census may be empty when census_needed() said false. Throws Error(Usage) when
+// nothing fits (naming the largest row and the sizes).
+Plan make_plan(std::uint64_t n, eid_t m, const eid_t* offsets,
+               const std::vector<tcsr::ChunkInfo>& chunks, const Census& census,
+               const PlanOptions& options);
+// census_needed + take_census + make_plan.
+Plan plan_graph(const GraphSource& g, const PlanOptions& options, Census* census_out = nullptr);
+
+}  // namespace tristream

@@ -1,0 +1,53 @@
+// tristream/stats.hpp — what a streamed count measured (src/stats.cpp).
+//
+// Stages: read (compressed bytes taken from the mapping), decompress (zstd frames; its busy time
+// includes the page faults of the read), transform (block CSRs built in a staging slot), upload
+// (host -> device copies; zero on the CPU backend) and kernel (the count itself).
+// Busy time is the sum of the stage's spans; wall time the whole streamed count.
+// exposed_transfer_s: wall time in which no kernel ran (preparation and copies not hidden).
+// overlap: the share of upload time that ran while a kernel ran (1 when nothing was uploaded).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace tristream {
+
+struct StageStats {
+  double busy_s = 0;
+  std::uint64_t bytes = 0;
+  std::uint64_t spans = 0;
+};
+
+struct TraceSpan {
+  std::string stage;  // read|decompress|transform|upload|kernel|wait
+  std::int64_t unit = -1;
+  double start_s = 0, end_s = 0;  // seconds since the start of the run
+  std::uint64_t bytes = 0;
+};
+
+struct PipelineStats {
+  std::string backend, scheme;
+  std::uint32_t parts = 1;
+  std::uint64_t units = 0;          // units counted
+  std::uint64_t units_skipped = 0;  // units pruned (an empty block: no triangle possible)
+  std::uint64_t replans = 0;        // device out-of-memory re-plans
+  std::uint64_t reused_bytes = 0;   // bytes not uploaded thanks to the slot's cached A block
+  StageStats read, decompress, transform, upload, kernel;
+  double census_s = 0, plan_s = 0;
+  double wall_s = 0;  // the streamed count (after planning)
+  double exposed_transfer_s = 0;
+  double overlap = 1;
+  std::uint64_t device_budget = 0, host_budget = 0, slot_bytes = 0;
+  std::vector<TraceSpan> spans;  // kept for --trace
+
+  // Computes exposed_transfer_s and overlap from the spans (kernel and upload) and wall_s.
+  void finish_from_spans();
+  std::string to_json() const;  // one JSON object (without the spans)
+  std::string summary() const;  // one line
+  // Writes a Chrome trace (JSON, Perfetto-compatible): one span per unit per stage.
+  void write_trace(const std::string& path) const;
+};
+
+}  // namespace tristream

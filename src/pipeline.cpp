@@ -1,0 +1,917 @@
+// pipeline.cpp — the double-buffered streaming driver, the host transforms and the CPU
+// streaming backend (tristream/pipeline.hpp).
+#include "tristream/pipeline.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <csignal>
+#include <cstring>
+#include <deque>
+#include <exception>
+#include <fstream>
+#include <functional>
+#include <mutex>
+#include <thread>
+
+namespace tristream {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+double now_s() {
+  return std::chrono::duration<double>(Clock::now().time_since_epoch()).count();
+}
+
+constexpr std::uint64_t kAlign = 256;
+std::uint64_t align_up(std::uint64_t x) {
+  return (x + kAlign - 1) / kAlign * kAlign;
+}
+
+// ---- a small thread pool: run(k, fn) calls fn(0..k-1) on the workers and the caller ---------
+class Pool {
+ public:
+  explicit Pool(unsigned threads) {
+    for (unsigned t = 1; t < threads; ++t) workers_.emplace_back([this] { loop(); });
+  }
+  ~Pool() {
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    for (auto& w : workers_) w.join();
+  }
+  void run(std::size_t tasks, const std::function<void(std::size_t)>& fn) {
+    if (tasks == 0) return;
+    if (workers_.empty() || tasks == 1) {
+      for (std::size_t t = 0; t < tasks; ++t) fn(t);
+      return;
+    }
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      fn_ = &fn;
+      next_ = 0;
+      total_ = tasks;
+      done_ = 0;
+      error_ = nullptr;
+      ++generation_;
+    }
+    cv_.notify_all();
+    work();
+    std::unique_lock<std::mutex> lk(mu_);
+    done_cv_.wait(lk, [&] { return done_ == total_; });
+    fn_ = nullptr;
+    if (error_) std::rethrow_exception(error_);
+  }
+
+ private:
+  void work() {
+    for (;;) {
+      std::size_t t;
+      const std::function<void(std::size_t)>* fn;
+      {
+        std::lock_guard<std::mutex> lk(mu_);
+        if (!fn_ || next_ >= total_) return;
+        t = next_++;
+        fn = fn_;
+      }
+      try {
+        (*fn)(t);
+      } catch (...) {
+        std::lock_guard<std::mutex> lk(mu_);
+        if (!error_) error_ = std::current_exception();
+      }
+      std::lock_guard<std::mutex> lk(mu_);
+      if (++done_ == total_) done_cv_.notify_all();
+    }
+  }
+  void loop() {
+    std::uint64_t seen = 0;
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lk(mu_);
+        cv_.wait(lk, [&] { return stop_ || (generation_ != seen && fn_ && next_ < total_); });
+        if (stop_) return;
+        seen = generation_;
+      }
+      work();
+    }
+  }
+  std::vector<std::thread> workers_;
+  std::mutex mu_;
+  std::condition_variable cv_, done_cv_;
+  const std::function<void(std::size_t)>* fn_ = nullptr;
+  std::size_t next_ = 0, total_ = 0, done_ = 0;
+  std::uint64_t generation_ = 0;
+  bool stop_ = false;
+  std::exception_ptr error_;
+};
+
+// ---- run-wide measurement ----------------------------------------------------------------------
+struct Recorder {
+  double origin = 0;
+  PipelineStats* stats = nullptr;
+  double rel(double t) const { return t - origin; }
+  void span(const std::string& stage, std::int64_t unit, double t0, double t1,
+            std::uint64_t bytes) {
+    stats->spans.push_back(TraceSpan{stage, unit, rel(t0), rel(t1), bytes});
+    StageStats* s = stage == "read"         ? &stats->read
+                    : stage == "decompress" ? &stats->decompress
+                    : stage == "transform"  ? &stats->transform
+                    : stage == "upload"     ? &stats->upload
+                    : stage == "kernel"     ? &stats->kernel
+                                            : nullptr;
+    if (s) {
+      s->busy_s += t1 - t0;
+      s->bytes += bytes;
+      ++s->spans;
+    }
+  }
+};
+
+// ---- rows in ascending order from decompressed chunks ----------------------------------------
+class RowReader {
+ public:
+  RowReader(const GraphSource& g, Pool& pool, std::uint32_t window, Recorder& rec)
+      : g_(g), pool_(pool), window_(std::max<std::uint32_t>(1, window)), rec_(rec), bufs_(window_) {
+    first_edges_.reserve(g.chunks().size());
+    for (const auto& c : g.chunks()) first_edges_.push_back(c.first_edge);
+  }
+  std::uint64_t chunk_of(eid_t e) const {
+    return static_cast<std::uint64_t>(
+        std::upper_bound(first_edges_.begin(), first_edges_.end(), e) - first_edges_.begin() - 1);
+  }
+  // Starts a walk over rows whose chunks are `needed` (sorted, unique).
+  void begin(std::vector<std::uint64_t> needed, std::int64_t unit) {
+    needed_ = std::move(needed);
+    batch_.clear();
+    unit_ = unit;
+  }
+  // Adds the chunks of row r to a needed list (rows in ascending order).
+  void need_row(std::uint64_t r, std::vector<std::uint64_t>& needed) const {
+    const eid_t* off = g_.offsets();
+    if (off[r] == off[r + 1]) return;
+    const std::uint64_t c0 = chunk_of(off[r]), c1 = chunk_of(off[r + 1] - 1);
+    for (std::uint64_t c = c0; c <= c1; ++c)
+      if (needed.empty() || needed.back() < c) needed.push_back(c);
+  }
+  // The columns of row r (valid until the next call); deg receives the out-degree.
+  const vid_t* row(std::uint64_t r, std::uint64_t& deg) {
+    const eid_t* off = g_.offsets();
+    const eid_t s = off[r], e = off[r + 1];
+    deg = e - s;
+    if (deg == 0) return nullptr;
+    const std::uint64_t c0 = chunk_of(s), c1 = chunk_of(e - 1);
+    const auto& chunks = g_.chunks();
+    if (c0 == c1) return slot(c0) + (s - chunks[c0].first_edge);
+    tmp_.resize(deg);
+    std::uint64_t w = 0;
+    for (std::uint64_t c = c0; c <= c1; ++c) {
+      const vid_t* base = slot(c);
+      const eid_t cs = std::max(s, chunks[c].first_edge);
+      const eid_t ce = std::min(e, chunks[c].first_edge + chunks[c].edges);
+      std::memcpy(tmp_.data() + w, base + (cs - chunks[c].first_edge), (ce - cs) * sizeof(vid_t));
+      w += ce - cs;
+    }
+    return tmp_.data();
+  }
+  // Decompresses edges [e0, e1) straight into out (used by the identity fast path).
+  void read_range(eid_t e0, eid_t e1, vid_t* out, std::int64_t unit) {
+    if (e0 >= e1) return;
+    const auto& chunks = g_.chunks();
+    const std::uint64_t c0 = chunk_of(e0), c1 = chunk_of(e1 - 1);
+    const double t0 = now_s();
+    std::vector<std::vector<vid_t>> edge_bufs(2);
+    std::uint64_t comp = 0, raw = 0;
+    for (std::uint64_t c = c0; c <= c1; ++c) {
+      comp += chunks[c].compressed_size;
+      raw += chunks[c].edges * sizeof(vid_t);
+    }
+    pool_.run(c1 - c0 + 1, [&](std::size_t t) {
+      const std::uint64_t c = c0 + t;
+      const auto& ch = chunks[c];
+      if (ch.first_edge >= e0 && ch.first_edge + ch.edges <= e1) {
+        g_.read_chunk(c, out + (ch.first_edge - e0));
+      } else {
+        std::vector<vid_t> b(ch.edges);
+        g_.read_chunk(c, b.data());
+        const eid_t cs = std::max(e0, ch.first_edge), ce = std::min(e1, ch.first_edge + ch.edges);
+        std::memcpy(out + (cs - e0), b.data() + (cs - ch.first_edge), (ce - cs) * sizeof(vid_t));
+      }
+    });
+    const double t1 = now_s();
+    rec_.span("read", unit, t0, t0, comp);
+    rec_.span("decompress", unit, t0, t1, raw);
+  }
+
+ private:
+  const vid_t* slot(std::uint64_t c) {
+    for (std::size_t x = 0; x < batch_.size(); ++x)
+      if (batch_[x] == c) return bufs_[x].data();
+    load_from(c);
+    return bufs_[0].data();
+  }
+  void load_from(std::uint64_t c) {
+    auto it = std::lower_bound(needed_.begin(), needed_.end(), c);
+    TS_CHECK(it != needed_.end() && *it == c, "a row's chunk was not planned for");
+    const std::size_t pos = static_cast<std::size_t>(it - needed_.begin());
+    const std::size_t cnt = std::min<std::size_t>(window_, needed_.size() - pos);
+    batch_.assign(needed_.begin() + pos, needed_.begin() + pos + cnt);
+    const auto& chunks = g_.chunks();
+    std::uint64_t comp = 0, raw = 0;
+    for (auto k : batch_) {
+      comp += chunks[k].compressed_size;
+      raw += chunks[k].edges * sizeof(vid_t);
+    }
+    const double t0 = now_s();
+    pool_.run(cnt, [&](std::size_t t) {
+      const auto& ch = chunks[batch_[t]];
+      bufs_[t].resize(ch.edges);
+      g_.read_chunk(batch_[t], bufs_[t].data());
+    });
+    const double t1 = now_s();
+    rec_.span("read", unit_, t0, t0, comp);
+    rec_.span("decompress", unit_, t0, t1, raw);
+  }
+
+  const GraphSource& g_;
+  Pool& pool_;
+  std::uint32_t window_;
+  Recorder& rec_;
+  std::vector<std::vector<vid_t>> bufs_;
+  std::vector<std::uint64_t> batch_, needed_, first_edges_;
+  std::vector<vid_t> tmp_;
+  std::int64_t unit_ = -1;
+};
+
+// ---- the per-slot host state -------------------------------------------------------------------
+struct SlotState {
+  std::int64_t unit = -1;  // the unit in flight in this slot
+  UnitLayout layout;
+  std::uint32_t space_part[3] = {0, 0, 0};  // range/hash: the part of each per-vertex space
+  std::vector<vid_t> proxies;               // vertex: X (local id -> global id)
+  std::uint64_t row0 = 0;                   // vertex: first row of V_i
+};
+
+// Writes a block's CSR: rows are appended in order; columns go through `emit`.
+struct BlockWriter {
+  eid_t* offsets = nullptr;
+  vid_t* cols = nullptr;
+  std::uint64_t capacity = 0;  // columns
+  std::uint64_t rows = 0;
+  eid_t edges = 0;
+  void start(unsigned char* slot, const SlotBlock& b, std::uint64_t cap) {
+    offsets = reinterpret_cast<eid_t*>(slot + b.offsets_at);
+    cols = reinterpret_cast<vid_t*>(slot + b.cols_at);
+    capacity = cap;
+    rows = 0;
+    edges = 0;
+    offsets[0] = 0;
+  }
+  void push(vid_t c) {
+    TS_CHECK(edges < capacity, "a block holds more columns than planned");
+    cols[edges++] = c;
+  }
+  void end_row() { offsets[++rows] = edges; }
+};
+
+class Preparer {
+ public:
+  Preparer(const GraphSource& g, const Plan& plan, Pool& pool, Recorder& rec, bool per_vertex)
+      : g_(g),
+        plan_(plan),
+        rec_(rec),
+        per_vertex_(per_vertex),
+        reader_(g, pool, plan.window_chunks, rec) {}
+
+  // Builds unit u into the host slot and fills the slot state.
+  void prepare(std::size_t u, unsigned char* slot, SlotState& st) {
+    const WorkUnit& w = plan_.units[u];
+    const Partition& P = plan_.partition;
+    UnitLayout L;
+    L.unit = static_cast<std::int64_t>(u);
+    L.per_vertex = per_vertex_;
+    // block placement: A first (so a cached A stays where it is), then B, then C
+    std::uint64_t at = 0;
+    auto place = [&](const BlockInfo& bi) {
+      SlotBlock b;
+      b.rows = bi.rows;
+      b.edges = bi.edges;  // capacity for now (exact except vertex C)
+      b.col_space = bi.col_space;
+      b.offsets_at = at;
+      b.cols_at = at + align_up((bi.rows + 1) * sizeof(eid_t));
+      at = b.cols_at + align_up(bi.edges * sizeof(vid_t));
+      L.blocks[L.num_blocks] = b;
+      return L.num_blocks++;
+    };
+    L.a = place(w.a);
+    const std::uint64_t a_end = at;
+    L.b = w.b_is_a ? L.a : place(w.b);
+    L.c = w.c_is_a ? L.a : (w.c_is_b ? L.b : place(w.c));
+    L.bytes = at;
+    TS_CHECK(L.bytes <= plan_.slot_bytes, "a unit is larger than its slot");
+    L.upload_from = w.reuse_a ? a_end : 0;
+
+    const double t0 = now_s();
+    if (P.p <= 1) {
+      prepare_in_core(slot, L);
+      st.space_part[0] = st.space_part[1] = st.space_part[2] = 0;
+      if (per_vertex_) {
+        L.num_spaces = 1;
+        L.space_rows[0] = g_.n();
+        L.u_space = L.v_space = L.w_space = 0;
+      }
+    } else if (P.scheme == Scheme::Vertex) {
+      prepare_vertex(w, slot, L, st);
+    } else {
+      prepare_blocks(w, slot, L);
+      if (per_vertex_) {
+        const std::uint32_t parts[3] = {w.i, w.j, w.k};
+        int role_space[3];
+        L.num_spaces = 0;
+        for (int r = 0; r < 3; ++r) {
+          role_space[r] = -1;
+          for (int s = 0; s < L.num_spaces; ++s)
+            if (st.space_part[s] == parts[r]) role_space[r] = s;
+          if (role_space[r] < 0) {
+            st.space_part[L.num_spaces] = parts[r];
+            L.space_rows[L.num_spaces] = P.rows(parts[r]);
+            role_space[r] = L.num_spaces++;
+          }
+        }
+        L.u_space = role_space[0];
+        L.v_space = role_space[1];
+        L.w_space = role_space[2];
+      }
+    }
+    const double t1 = now_s();
+    // transform time excludes the decompression spans recorded meanwhile
+    double dec = 0;
+    for (std::size_t s = spans_seen_; s < rec_.stats->spans.size(); ++s)
+      if (rec_.stats->spans[s].stage == "decompress")
+        dec += rec_.stats->spans[s].end_s - rec_.stats->spans[s].start_s;
+    rec_.span("transform", L.unit, t0, t1, L.bytes - L.upload_from);
+    rec_.stats->transform.busy_s -= std::min(dec, t1 - t0);
+    spans_seen_ = rec_.stats->spans.size();
+    if (w.reuse_a) rec_.stats->reused_bytes += a_end;
+    st.layout = L;
+    st.unit = L.unit;
+  }
+
+ private:
+  // p = 1: offsets copied, columns decompressed straight into the slot.
+  void prepare_in_core(unsigned char* slot, UnitLayout& L) {
+    SlotBlock& b = L.blocks[L.a];
+    const eid_t* off = g_.offsets();
+    eid_t* o = reinterpret_cast<eid_t*>(slot + b.offsets_at);
+    const eid_t base = off[0];
+    for (std::uint64_t r = 0; r <= b.rows; ++r) o[r] = off[r] - base;
+    reader_.read_range(off[0], off[b.rows], reinterpret_cast<vid_t*>(slot + b.cols_at), L.unit);
+  }
+
+  void rows_needed(std::uint32_t part, std::vector<std::uint64_t>& needed) const {
+    const Partition& P = plan_.partition;
+    needed.clear();
+    if (P.scheme == Scheme::Hash) {
+      for (std::uint64_t r = part; r < g_.n(); r += P.p) reader_.need_row(r, needed);
+    } else {
+      const eid_t* off = g_.offsets();
+      const std::uint64_t r0 = P.bounds[part], r1 = P.bounds[part + 1];
+      if (off[r0] < off[r1]) {
+        const std::uint64_t c0 = reader_.chunk_of(off[r0]), c1 = reader_.chunk_of(off[r1] - 1);
+        for (std::uint64_t c = c0; c <= c1; ++c) needed.push_back(c);
+      }
+    }
+  }
+
+  // Appends the columns of row `cols[0..deg)` that fall in part b, as local ids.
+  void filter_row(const vid_t* cols, std::uint64_t deg, std::uint32_t b, BlockWriter& out) const {
+    const Partition& P = plan_.partition;
+    if (P.scheme == Scheme::Hash) {
+      for (std::uint64_t x = 0; x < deg; ++x)
+        if (cols[x] % P.p == b) out.push(static_cast<vid_t>(cols[x] / P.p));
+    } else {
+      const vid_t lo = static_cast<vid_t>(P.bounds[b]);
+      const std::uint64_t hi = P.bounds[b + 1];
+      const vid_t* s = std::lower_bound(cols, cols + deg, lo);
+      for (; s < cols + deg && *s < hi; ++s) out.push(*s - lo);
+    }
+  }
+
+  void walk_part(std::uint32_t part, const std::function<void(const vid_t*, std::uint64_t)>& fn,
+                 std::int64_t unit) {
+    const Partition& P = plan_.partition;
+    std::vector<std::uint64_t> needed;
+    rows_needed(part, needed);
+    reader_.begin(std::move(needed), unit);
+    std::uint64_t deg = 0;
+    if (P.scheme == Scheme::Hash) {
+      for (std::uint64_t r = part; r < g_.n(); r += P.p) {
+        const vid_t* cols = reader_.row(r, deg);
+        fn(cols, deg);
+      }
+    } else {
+      for (std::uint64_t r = P.bounds[part]; r < P.bounds[part + 1]; ++r) {
+        const vid_t* cols = reader_.row(r, deg);
+        fn(cols, deg);
+      }
+    }
+  }
+
+  void prepare_blocks(const WorkUnit& w, unsigned char* slot, UnitLayout& L) {
+    BlockWriter A, B, C;
+    const bool build_a = !w.reuse_a;
+    const bool build_b = !w.b_is_a;
+    if (build_a) A.start(slot, L.blocks[L.a], L.blocks[L.a].edges);
+    if (build_b) B.start(slot, L.blocks[L.b], L.blocks[L.b].edges);
+    if (build_a || build_b) {
+      walk_part(
+          w.i,
+          [&](const vid_t* cols, std::uint64_t deg) {
+            if (build_a) {
+              filter_row(cols, deg, w.j, A);
+              A.end_row();
+            }
+            if (build_b) {
+              filter_row(cols, deg, w.k, B);
+              B.end_row();
+            }
+          },
+          L.unit);
+      TS_CHECK(!build_a || A.edges == L.blocks[L.a].edges, "block A differs from the census");
+      TS_CHECK(!build_b || B.edges == L.blocks[L.b].edges, "block B differs from the census");
+    }
+    if (!w.c_is_a && !w.c_is_b) {
+      C.start(slot, L.blocks[L.c], L.blocks[L.c].edges);
+      walk_part(
+          w.j,
+          [&](const vid_t* cols, std::uint64_t deg) {
+            filter_row(cols, deg, w.k, C);
+            C.end_row();
+          },
+          L.unit);
+      TS_CHECK(C.edges == L.blocks[L.c].edges, "block C differs from the census");
+    }
+  }
+
+  void prepare_vertex(const WorkUnit& w, unsigned char* slot, UnitLayout& L, SlotState& st) {
+    const Partition& P = plan_.partition;
+    const std::uint64_t n = g_.n();
+    const std::uint64_t r0 = P.bounds[w.i], r1 = P.bounds[w.i + 1];
+    const eid_t* off = g_.offsets();
+    // 1. A = rows of V_i, raw global columns first; X = the set of their columns.
+    const std::uint64_t words = (n + 63) / 64;
+    bits_.assign(words, 0);
+    BlockWriter A;
+    A.start(slot, L.blocks[L.a], L.blocks[L.a].edges);
+    {
+      std::vector<std::uint64_t> needed;
+      if (off[r0] < off[r1])
+        for (std::uint64_t c = reader_.chunk_of(off[r0]); c <= reader_.chunk_of(off[r1] - 1); ++c)
+          needed.push_back(c);
+      reader_.begin(std::move(needed), L.unit);
+      std::uint64_t deg = 0;
+      for (std::uint64_t r = r0; r < r1; ++r) {
+        const vid_t* cols = reader_.row(r, deg);
+        for (std::uint64_t x = 0; x < deg; ++x) {
+          A.push(cols[x]);
+          bits_[cols[x] >> 6] |= std::uint64_t{1} << (cols[x] & 63);
+        }
+        A.end_row();
+      }
+    }
+    rank_.resize(words + 1);
+    std::uint64_t acc = 0;
+    for (std::uint64_t x = 0; x < words; ++x) {
+      rank_[x] = static_cast<std::uint32_t>(acc);
+      acc += static_cast<std::uint64_t>(__builtin_popcountll(bits_[x]));
+    }
+    rank_[words] = static_cast<std::uint32_t>(acc);
+    auto rank = [&](vid_t v) -> vid_t {
+      const std::uint64_t word = bits_[v >> 6] & ((std::uint64_t{1} << (v & 63)) - 1);
+      return static_cast<vid_t>(rank_[v >> 6] +
+                                static_cast<std::uint32_t>(__builtin_popcountll(word)));
+    };
+    for (eid_t e = 0; e < A.edges; ++e) A.cols[e] = rank(A.cols[e]);
+    st.proxies.clear();
+    st.proxies.reserve(acc);
+    for (std::uint64_t x = 0; x < words; ++x)
+      for (std::uint64_t b = bits_[x]; b; b &= b - 1)
+        st.proxies.push_back(
+            static_cast<vid_t>(x * 64 + static_cast<std::uint64_t>(__builtin_ctzll(b))));
+    TS_CHECK(st.proxies.size() == w.c.rows, "the proxy set differs from the census");
+    st.row0 = r0;
+    // 2. C = proxy rows restricted to X, rebased.
+    BlockWriter C;
+    C.start(slot, L.blocks[L.c], L.blocks[L.c].edges);
+    {
+      std::vector<std::uint64_t> needed;
+      for (vid_t v : st.proxies) reader_.need_row(v, needed);
+      reader_.begin(std::move(needed), L.unit);
+      std::uint64_t deg = 0;
+      for (vid_t v : st.proxies) {
+        const vid_t* cols = reader_.row(v, deg);
+        for (std::uint64_t x = 0; x < deg; ++x) {
+          const vid_t c = cols[x];
+          if (bits_[c >> 6] >> (c & 63) & 1) C.push(rank(c));
+        }
+        C.end_row();
+      }
+    }
+    const std::uint64_t xs = st.proxies.size();
+    L.blocks[L.a].col_space = xs;
+    L.blocks[L.c].rows = xs;
+    L.blocks[L.c].col_space = xs;
+    L.blocks[L.c].edges = C.edges;  // exact now (the plan had a bound)
+    if (per_vertex_) {
+      L.num_spaces = 2;
+      L.space_rows[0] = r1 - r0;
+      L.space_rows[1] = xs;
+      L.u_space = 0;
+      L.v_space = L.w_space = 1;
+    }
+  }
+
+  const GraphSource& g_;
+  const Plan& plan_;
+  Recorder& rec_;
+  bool per_vertex_;
+  RowReader reader_;
+  std::vector<std::uint64_t> bits_;
+  std::vector<std::uint32_t> rank_;
+  std::size_t spans_seen_ = 0;
+};
+
+// ---- the CPU backend ---------------------------------------------------------------------------
+class CpuBackend final : public StreamingBackend {
+ public:
+  CpuBackend(std::unique_ptr<Counter> counter, const CpuBackendOptions& o)
+      : counter_(std::move(counter)), opts_(o) {
+    TS_CHECK(counter_ != nullptr, "the CPU streaming backend needs a counter");
+    worker_ = std::thread([this] { loop(); });
+  }
+  ~CpuBackend() override {
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    worker_.join();
+  }
+  std::string name() const override { return "cpu"; }
+  std::string describe() const override { return counter_->describe(); }
+  bool device_is_host() const override { return true; }
+  std::uint64_t free_device_bytes() override { return opts_.simulated_device_bytes; }
+  void set_clock_origin(double t) override { origin_ = t; }
+  void allocate(int slots, std::uint64_t slot_bytes, std::uint64_t pv_rows) override {
+    const std::uint64_t need =
+        static_cast<std::uint64_t>(slots) * (slot_bytes + pv_rows * sizeof(count_t));
+    if (opts_.simulated_device_bytes && need > opts_.simulated_device_bytes)
+      throw DeviceOutOfMemory("out of memory: " + std::to_string(need) + " bytes requested, " +
+                                  std::to_string(opts_.simulated_device_bytes) +
+                                  " available (simulated)",
+                              need);
+    for (int s = 0; s < 2; ++s) {
+      slot_[s].mem.clear();
+      slot_[s].pv.clear();
+    }
+    for (int s = 0; s < slots; ++s) {
+      slot_[s].mem.assign(slot_bytes / 8 + kAlign / 8 + 1, 0);
+      slot_[s].pv.assign(pv_rows, 0);
+    }
+  }
+  unsigned char* host_slot(int s) override {
+    auto* p = reinterpret_cast<unsigned char*>(slot_[s].mem.data());
+    return reinterpret_cast<unsigned char*>(align_up(reinterpret_cast<std::uintptr_t>(p)));
+  }
+  void upload_async(int, const UnitLayout&) override {}  // the slot is the device memory
+  void count_async(int s, const UnitLayout& L) override {
+    std::lock_guard<std::mutex> lk(mu_);
+    slot_[s].layout = L;
+    slot_[s].pending = true;
+    slot_[s].done = false;
+    slot_[s].error = nullptr;
+    queue_.push_back(s);
+    cv_.notify_all();
+  }
+  bool poll(int s) override {
+    std::lock_guard<std::mutex> lk(mu_);
+    return !slot_[s].pending || slot_[s].done;
+  }
+  SlotResult wait(int s) override {
+    std::unique_lock<std::mutex> lk(mu_);
+    done_cv_.wait(lk, [&] { return !slot_[s].pending || slot_[s].done; });
+    slot_[s].pending = false;
+    if (slot_[s].error) std::rethrow_exception(slot_[s].error);
+    return slot_[s].result;
+  }
+  void release() override {
+    std::unique_lock<std::mutex> lk(mu_);
+    done_cv_.wait(lk, [&] { return queue_.empty() && !busy_; });
+    for (auto& sl : slot_) {
+      std::vector<std::uint64_t>().swap(sl.mem);
+      std::vector<count_t>().swap(sl.pv);
+      sl.pending = false;
+    }
+  }
+
+ private:
+  struct Slot {
+    std::vector<std::uint64_t> mem;
+    std::vector<count_t> pv;
+    UnitLayout layout;
+    bool pending = false, done = false;
+    SlotResult result;
+    std::exception_ptr error;
+  };
+  void loop() {
+    for (;;) {
+      int s;
+      {
+        std::unique_lock<std::mutex> lk(mu_);
+        cv_.wait(lk, [&] { return stop_ || !queue_.empty(); });
+        if (stop_ && queue_.empty()) return;
+        s = queue_.front();
+        queue_.pop_front();
+        busy_ = true;
+      }
+      SlotResult r;
+      std::exception_ptr err;
+      try {
+        run(s, r);
+      } catch (...) {
+        err = std::current_exception();
+      }
+      {
+        std::lock_guard<std::mutex> lk(mu_);
+        slot_[s].result = r;
+        slot_[s].error = err;
+        slot_[s].done = true;
+        busy_ = false;
+      }
+      done_cv_.notify_all();
+    }
+  }
+  void run(int s, SlotResult& r) {
+    const UnitLayout& L = slot_[s].layout;
+    unsigned char* base = host_slot(s);
+    auto view = [&](int bi) {
+      const SlotBlock& b = L.blocks[bi];
+      return CsrView{b.rows, reinterpret_cast<const eid_t*>(base + b.offsets_at),
+                     reinterpret_cast<const vid_t*>(base + b.cols_at), b.col_space};
+    };
+    PerVertexOut pv;
+    count_t* spaces[3] = {nullptr, nullptr, nullptr};
+    if (L.per_vertex) {
+      std::uint64_t at = 0;
+      for (int x = 0; x < L.num_spaces; ++x) {
+        spaces[x] = slot_[s].pv.data() + at;
+        std::fill(spaces[x], spaces[x] + L.space_rows[x], 0);
+        at += L.space_rows[x];
+      }
+      TS_CHECK(at <= slot_[s].pv.size(), "per-vertex arrays larger than planned");
+      pv = PerVertexOut{spaces[L.u_space], spaces[L.v_space], spaces[L.w_space]};
+    }
+    r.kernel_start = now_s() - origin_;
+    r.triangles = counter_->count(view(L.a), view(L.b), view(L.c), pv);
+    r.kernel_end = now_s() - origin_;
+    for (int x = 0; x < 3; ++x) r.per_vertex[x] = spaces[x];
+  }
+
+  std::unique_ptr<Counter> counter_;
+  CpuBackendOptions opts_;
+  Slot slot_[2];
+  double origin_ = 0;
+  std::mutex mu_;
+  std::condition_variable cv_, done_cv_;
+  std::deque<int> queue_;
+  bool stop_ = false, busy_ = false;
+  std::thread worker_;
+};
+
+}  // namespace
+
+std::unique_ptr<StreamingBackend> make_cpu_streaming_backend(std::unique_ptr<Counter> counter,
+                                                             const CpuBackendOptions& options) {
+  return std::make_unique<CpuBackend>(std::move(counter), options);
+}
+
+// ---- the driver --------------------------------------------------------------------------------
+CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& backend,
+                     const PipelineOptions& options) {
+  CountReport rep;
+  rep.plan = plan;
+  PipelineStats& st = rep.stats;
+  st.backend = backend.name();
+  st.scheme = scheme_name(plan.partition.scheme);
+  st.parts = plan.partition.p;
+  st.device_budget = plan.device_budget;
+  st.host_budget = plan.host_budget;
+  st.slot_bytes = plan.slot_bytes;
+  if (options.per_vertex) rep.per_vertex.assign(g.n(), 0);
+  const double origin = now_s();
+  Recorder rec{origin, &st};
+  backend.set_clock_origin(origin);
+  if (plan.units.empty()) {
+    st.wall_s = now_s() - origin;
+    st.finish_from_spans();
+    return rep;
+  }
+  unsigned threads = options.threads ? options.threads : std::thread::hardware_concurrency();
+  Pool pool(std::max(1u, threads));
+  Preparer prep(g, plan, pool, rec, options.per_vertex);
+  SlotState slots[2];
+  const int nslots = plan.slots;
+  struct Guard {
+    StreamingBackend& b;
+    ~Guard() {
+      try {
+        b.release();
+      } catch (...) {
+      }
+    }
+  } guard{backend};
+  backend.allocate(nslots, plan.slot_bytes, options.per_vertex ? plan.per_vertex_rows : 0);
+
+  const Partition& P = plan.partition;
+  auto collect = [&](int s) {
+    SlotState& ss = slots[s];
+    if (ss.unit < 0) return;
+    const double w0 = now_s();
+    SlotResult r = backend.wait(s);
+    const double w1 = now_s();
+    rec.span("wait", ss.unit, w0, w1, 0);
+    rep.triangles += r.triangles;
+    const UnitLayout& L = ss.layout;
+    if (r.upload_start >= 0)
+      rec.span("upload", ss.unit, origin + r.upload_start, origin + r.upload_end,
+               L.bytes - L.upload_from);
+    if (r.kernel_start >= 0)
+      rec.span("kernel", ss.unit, origin + r.kernel_start, origin + r.kernel_end, L.bytes);
+    if (options.per_vertex) {
+      for (int x = 0; x < L.num_spaces; ++x) {
+        const count_t* c = r.per_vertex[x];
+        if (!c) continue;
+        const std::uint64_t rows = L.space_rows[x];
+        if (P.p <= 1) {
+          for (std::uint64_t l = 0; l < rows; ++l) rep.per_vertex[l] += c[l];
+        } else if (P.scheme == Scheme::Vertex) {
+          if (x == 0)
+            for (std::uint64_t l = 0; l < rows; ++l) rep.per_vertex[ss.row0 + l] += c[l];
+          else
+            for (std::uint64_t l = 0; l < rows; ++l) rep.per_vertex[ss.proxies[l]] += c[l];
+        } else {
+          const std::uint32_t part = ss.space_part[x];
+          for (std::uint64_t l = 0; l < rows; ++l) rep.per_vertex[P.global_of(part, l)] += c[l];
+        }
+      }
+    }
+    ++st.units;
+    ss.unit = -1;
+  };
+
+  for (std::size_t u = 0; u < plan.units.size(); ++u) {
+    if (interrupt_requested()) {
+      rep.interrupted = true;
+      break;
+    }
+    const int s = static_cast<int>(u % static_cast<std::size_t>(nslots));
+    collect(s);  // the slot's previous unit (u - 2) has finished before its memory is reused
+    prep.prepare(u, backend.host_slot(s), slots[s]);
+    backend.upload_async(s, slots[s].layout);
+    backend.count_async(s, slots[s].layout);
+  }
+  // drain in unit order
+  if (!rep.interrupted) {
+    const std::size_t U = plan.units.size();
+    for (std::size_t x = (U >= 2 ? U - 2 : 0); x < U; ++x) collect(static_cast<int>(x % nslots));
+  } else {
+    for (int s = 0; s < nslots; ++s) {
+      try {
+        collect(s);
+      } catch (...) {
+      }
+    }
+  }
+  st.wall_s = now_s() - origin;
+  st.finish_from_spans();
+  return rep;
+}
+
+PlanOptions resolve_plan_options(const PipelineOptions& options, StreamingBackend* backend) {
+  PlanOptions po;
+  po.scheme = options.scheme;
+  po.parts = options.parts;
+  po.per_vertex = options.per_vertex;
+  po.threads = options.threads;
+  po.device_is_host = backend ? backend->device_is_host() : true;
+  if (options.gpu_memory) {
+    po.device_budget = options.gpu_memory;
+  } else if (backend) {
+    const std::uint64_t free = backend->free_device_bytes();
+    if (backend->device_is_host()) {
+      po.device_budget = free;  // 0: no device limit beyond host memory
+    } else if (free) {
+      const std::uint64_t reserve = std::max<std::uint64_t>(512ull << 20, free / 16);
+      po.device_budget = free > 2 * reserve ? free - reserve : free / 2;
+    }
+  }
+  po.host_budget = options.host_memory ? options.host_memory : default_host_budget();
+  return po;
+}
+
+CountReport count_with_backend(const GraphSource& g, const PipelineOptions& options,
+                               StreamingBackend& backend) {
+  PlanOptions po = resolve_plan_options(options, &backend);
+  std::uint64_t replans = 0;
+  for (;;) {
+    const double t0 = now_s();
+    Census census;
+    Plan plan = plan_graph(g, po, &census);
+    const double plan_s = now_s() - t0 - census.seconds;
+    try {
+      CountReport rep = run_plan(g, plan, backend, options);
+      rep.stats.replans = replans;
+      rep.stats.census_s = census.seconds;
+      rep.stats.plan_s = plan_s;
+      if (!options.trace_path.empty()) rep.stats.write_trace(options.trace_path);
+      return rep;
+    } catch (const DeviceOutOfMemory& e) {
+      backend.release();
+      if (static_cast<int>(replans) >= options.max_replans) throw;
+      ++replans;
+      const std::uint64_t had =
+          po.device_budget ? std::min(po.device_budget, plan.device_bytes) : plan.device_bytes;
+      po.device_budget = std::max<std::uint64_t>(had / 2, 1);
+      po.parts = 0;  // let the planner choose a larger p
+    }
+  }
+}
+
+}  // namespace tristream
+
+// ---- SIGINT and the host budget
+// ------------------------------------------------------------------
+namespace tristream {
+
+namespace {
+volatile std::sig_atomic_t g_interrupted = 0;
+extern "C" void tristream_on_sigint(int) {
+  g_interrupted = 1;
+}
+}  // namespace
+
+void install_sigint_handler() {
+  struct sigaction sa;
+  std::memset(&sa, 0, sizeof sa);
+  sa.sa_handler = tristream_on_sigint;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+}
+bool interrupt_requested() {
+  return g_interrupted != 0;
+}
+void clear_interrupt() {
+  g_interrupted = 0;
+}
+
+std::uint64_t default_host_budget() {
+  std::uint64_t avail = 0;
+  {
+    std::ifstream f("/proc/meminfo");
+    std::string key;
+    std::uint64_t kb = 0;
+    std::string unit;
+    while (f >> key >> kb) {
+      std::getline(f, unit);
+      if (key == "MemAvailable:") {
+        avail = kb * 1024;
+        break;
+      }
+    }
+  }
+  // cgroup v2: the limit of this process's group, less what the group already uses.
+  {
+    std::ifstream cg("/proc/self/cgroup");
+    std::string line, path;
+    while (std::getline(cg, line))
+      if (line.rfind("0::", 0) == 0) path = line.substr(3);
+    if (!path.empty()) {
+      std::ifstream mx("/sys/fs/cgroup" + path + "/memory.max");
+      std::string v;
+      if (mx >> v && v != "max") {
+        std::uint64_t limit = std::stoull(v);
+        std::uint64_t cur = 0;
+        std::ifstream cu("/sys/fs/cgroup" + path + "/memory.current");
+        cu >> cur;
+        const std::uint64_t room = limit > cur ? limit - cur : 0;
+        if (!avail || room < avail) avail = room;
+      }
+    }
+  }
+  if (!avail) return 0;
+  return avail / 4 * 3;
+}
+
+}  // namespace tristream

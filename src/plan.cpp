@@ -1,0 +1,794 @@
+// plan.cpp — partitions, the block census and the planner (tristream/plan.hpp).
+#include "tristream/plan.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <exception>
+#include <sstream>
+#include <thread>
+
+#include "tristream/error.hpp"
+
+namespace tristream {
+
+namespace {
+
+constexpr std::uint64_t kAlign = 256;
+std::uint64_t align_up(std::uint64_t x) {
+  return (x + kAlign - 1) / kAlign * kAlign;
+}
+
+unsigned resolve_threads(unsigned t) {
+  if (t) return t;
+  unsigned h = std::thread::hardware_concurrency();
+  return h ? h : 1;
+}
+
+std::string fmt_bytes(std::uint64_t b) {
+  static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
+  double v = static_cast<double>(b);
+  int u = 0;
+  while (v >= 1024.0 && u < 4) {
+    v /= 1024.0;
+    ++u;
+  }
+  char buf[64];
+  if (u == 0)
+    std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(b));
+  else
+    std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
+  return buf;
+}
+
+// ---- an in-memory source --------------------------------------------------------------------
+class MemorySource final : public GraphSource {
+ public:
+  MemorySource(const OrientedGraph& g, std::uint64_t chunk_edges) : g_(g) {
+    if (chunk_edges == 0) chunk_edges = 1;
+    const eid_t m = g.m();
+    const eid_t* off = g.csr.offsets.data();
+    for (eid_t e = 0; e < m; e += chunk_edges) {
+      tcsr::ChunkInfo c;
+      c.first_edge = e;
+      c.edges = std::min<eid_t>(chunk_edges, m - e);
+      // first_row: the row holding edge e (the last row whose offset <= e with a non-empty row).
+      c.first_row = static_cast<std::uint64_t>(std::upper_bound(off, off + g.n() + 1, e) - off - 1);
+      const std::uint64_t last_row = static_cast<std::uint64_t>(
+          std::upper_bound(off, off + g.n() + 1, e + c.edges - 1) - off - 1);
+      c.rows = last_row - c.first_row + 1;
+      c.raw_size = c.edges * sizeof(vid_t);
+      c.compressed_size = c.raw_size;
+      c.file_offset = e * sizeof(vid_t);
+      chunks_.push_back(c);
+    }
+  }
+  std::string name() const override { return "<memory>"; }
+  std::uint64_t n() const override { return g_.n(); }
+  eid_t m() const override { return g_.m(); }
+  const eid_t* offsets() const override { return g_.csr.offsets.data(); }
+  const std::vector<tcsr::ChunkInfo>& chunks() const override { return chunks_; }
+  void read_chunk(std::uint64_t k, vid_t* out) const override {
+    TS_CHECK(k < chunks_.size(), "chunk index out of range");
+    const auto& c = chunks_[k];
+    std::memcpy(out, g_.csr.cols.data() + c.first_edge, c.edges * sizeof(vid_t));
+  }
+  std::uint64_t compressed_bytes() const override { return g_.m() * sizeof(vid_t); }
+
+ private:
+  const OrientedGraph& g_;
+  std::vector<tcsr::ChunkInfo> chunks_;
+};
+
+}  // namespace
+
+std::unique_ptr<GraphSource> memory_source(const OrientedGraph& g, std::uint64_t chunk_edges) {
+  return std::make_unique<MemorySource>(g, chunk_edges);
+}
+
+// ---- schemes and partitions -------------------------------------------------------------------
+std::string scheme_name(Scheme s) {
+  switch (s) {
+    case Scheme::Auto:
+      return "auto";
+    case Scheme::Range:
+      return "range";
+    case Scheme::Hash:
+      return "hash";
+    case Scheme::Vertex:
+      return "vertex";
+  }
+  return "?";
+}
+
+Scheme parse_scheme(const std::string& name) {
+  if (name == "auto") return Scheme::Auto;
+  if (name == "range") return Scheme::Range;
+  if (name == "hash") return Scheme::Hash;
+  if (name == "vertex") return Scheme::Vertex;
+  throw Error(ErrorKind::Usage,
+              "--scheme: unknown scheme '" + name + "' (use auto, range, hash or vertex)");
+}
+
+std::uint32_t Partition::part_of(std::uint64_t x) const {
+  if (p <= 1) return 0;
+  if (scheme == Scheme::Hash) return static_cast<std::uint32_t>(x % p);
+  auto it = std::upper_bound(bounds.begin(), bounds.end(), x);
+  return static_cast<std::uint32_t>(it - bounds.begin() - 1);
+}
+
+std::uint64_t Partition::local_of(std::uint64_t x) const {
+  if (p <= 1) return x;
+  if (scheme == Scheme::Hash) return x / p;
+  return x - bounds[part_of(x)];
+}
+
+std::uint64_t Partition::global_of(std::uint32_t a, std::uint64_t l) const {
+  if (p <= 1) return l;
+  if (scheme == Scheme::Hash) return l * p + a;
+  return bounds[a] + l;
+}
+
+std::uint64_t Partition::rows(std::uint32_t a) const {
+  if (p <= 1) return n;
+  if (scheme == Scheme::Hash) return a < n ? (n - a + p - 1) / p : 0;
+  return bounds[a + 1] - bounds[a];
+}
+
+std::vector<std::uint64_t> balanced_bounds(std::uint64_t n, const eid_t* off, std::uint32_t p,
+                                           bool by_wedges) {
+  std::vector<std::uint64_t> b(p + 1, 0);
+  b[p] = n;
+  if (p <= 1) return b;
+  auto weight = [&](std::uint64_t r) -> double {
+    const double d = static_cast<double>(off[r + 1] - off[r]);
+    return by_wedges ? d * (d - 1) / 2 + d : d;
+  };
+  double total = 0;
+  if (by_wedges) {
+    for (std::uint64_t r = 0; r < n; ++r) total += weight(r);
+  } else {
+    total = static_cast<double>(n ? off[n] - off[0] : 0);
+  }
+  if (total <= 0) {
+    for (std::uint32_t a = 1; a < p; ++a) b[a] = n * a / p;
+    return b;
+  }
+  if (!by_wedges) {
+    for (std::uint32_t a = 1; a < p; ++a) {
+      const eid_t target = off[0] + static_cast<eid_t>(std::ceil(total * a / p));
+      // first row r whose prefix (edges of rows < r) reaches the target
+      b[a] = static_cast<std::uint64_t>(std::lower_bound(off, off + n + 1, target) - off);
+      b[a] = std::min<std::uint64_t>(std::max(b[a], b[a - 1]), n);
+    }
+    return b;
+  }
+  double acc = 0;
+  std::uint32_t a = 1;
+  for (std::uint64_t r = 0; r < n && a < p; ++r) {
+    acc += weight(r);
+    while (a < p && acc >= total * a / p) b[a++] = r + 1;
+  }
+  for (; a < p; ++a) b[a] = n;
+  return b;
+}
+
+// ---- census ------------------------------------------------------------------------------------
+Census take_census(const GraphSource& g, const CensusOptions& options) {
+  const auto t0 = std::chrono::steady_clock::now();
+  Census c;
+  const std::uint64_t n = g.n();
+  const eid_t* off = g.offsets();
+  const auto& chunks = g.chunks();
+  // Fine range buckets, balanced by edges, without empty buckets.
+  {
+    const std::uint32_t F = static_cast<std::uint32_t>(std::max<std::uint64_t>(
+        1, std::min<std::uint64_t>(options.fine, std::max<std::uint64_t>(n, 1))));
+    auto b = balanced_bounds(n, off, F, false);
+    b.erase(std::unique(b.begin(), b.end()), b.end());
+    if (b.size() < 2) b = {0, n};
+    c.fine_bounds = std::move(b);
+  }
+  const std::uint32_t F = static_cast<std::uint32_t>(c.fine_bounds.size() - 1);
+  const std::uint32_t H = std::max<std::uint32_t>(1, options.hash_mod);
+  c.hash_mod = H;
+  const std::uint32_t G = std::max<std::uint32_t>(1, options.vertex_groups);
+  c.vertex_bounds = balanced_bounds(n, off, G, true);
+  const std::uint64_t words = (n + 63) / 64;
+  std::vector<std::uint64_t> bitmaps(static_cast<std::size_t>(G) * words, 0);
+
+  const unsigned T =
+      std::max<unsigned>(1, std::min<unsigned>(resolve_threads(options.threads),
+                                               std::max<std::size_t>(chunks.size(), 1)));
+  std::vector<std::vector<eid_t>> fine_local(T), hash_local(T);
+  std::atomic<std::uint64_t> next{0};
+  std::atomic<std::uint64_t> raw{0};
+  std::vector<std::exception_ptr> errors(T);
+  auto worker = [&](unsigned t) {
+    try {
+      auto& fh = fine_local[t];
+      auto& hh = hash_local[t];
+      fh.assign(static_cast<std::size_t>(F) * F, 0);
+      hh.assign(static_cast<std::size_t>(H) * H, 0);
+      std::vector<vid_t> buf;
+      for (;;) {
+        const std::uint64_t k = next.fetch_add(1);
+        if (k >= chunks.size()) break;
+        const auto& ch = chunks[k];
+        buf.resize(ch.edges);
+        g.read_chunk(k, buf.data());
+        raw += ch.edges * sizeof(vid_t);
+        const eid_t e0 = ch.first_edge, e1 = ch.first_edge + ch.edges;
+        std::uint64_t r = ch.first_row;
+        std::uint32_t fu = static_cast<std::uint32_t>(
+            std::upper_bound(c.fine_bounds.begin(), c.fine_bounds.end(), r) -
+            c.fine_bounds.begin() - 1);
+        std::uint32_t gu = static_cast<std::uint32_t>(
+            std::upper_bound(c.vertex_bounds.begin(), c.vertex_bounds.end(), r) -
+            c.vertex_bounds.begin() - 1);
+        for (; r < n && off[r] < e1; ++r) {
+          const eid_t s = std::max(off[r], e0), e = std::min(off[r + 1], e1);
+          if (s >= e) continue;
+          while (fu + 1 < F && r >= c.fine_bounds[fu + 1]) ++fu;
+          while (gu + 1 < G && r >= c.vertex_bounds[gu + 1]) ++gu;
+          const vid_t* col = buf.data() + (s - e0);
+          const std::size_t cnt = e - s;
+          std::uint32_t fv = static_cast<std::uint32_t>(
+              std::upper_bound(c.fine_bounds.begin(), c.fine_bounds.end(), col[0]) -
+              c.fine_bounds.begin() - 1);
+          eid_t* frow = fh.data() + static_cast<std::size_t>(fu) * F;
+          eid_t* hrow = hh.data() + static_cast<std::size_t>(r % H) * H;
+          std::uint64_t* bm = bitmaps.data() + static_cast<std::size_t>(gu) * words;
+          for (std::size_t x = 0; x < cnt; ++x) {
+            const vid_t v = col[x];
+            while (fv + 1 < F && v >= c.fine_bounds[fv + 1]) ++fv;
+            ++frow[fv];
+            ++hrow[v % H];
+            __atomic_fetch_or(&bm[v >> 6], std::uint64_t{1} << (v & 63), __ATOMIC_RELAXED);
+          }
+        }
+      }
+    } catch (...) {
+      errors[t] = std::current_exception();
+      next = chunks.size();
+    }
+  };
+  std::vector<std::thread> pool;
+  for (unsigned t = 1; t < T; ++t) pool.emplace_back(worker, t);
+  worker(0);
+  for (auto& th : pool) th.join();
+  for (auto& e : errors)
+    if (e) std::rethrow_exception(e);
+  c.fine_hist.assign(static_cast<std::size_t>(F) * F, 0);
+  c.hash_hist.assign(static_cast<std::size_t>(H) * H, 0);
+  for (unsigned t = 0; t < T; ++t) {
+    if (fine_local[t].empty()) continue;
+    for (std::size_t x = 0; x < c.fine_hist.size(); ++x) c.fine_hist[x] += fine_local[t][x];
+    for (std::size_t x = 0; x < c.hash_hist.size(); ++x) c.hash_hist[x] += hash_local[t][x];
+  }
+  c.decompressed_bytes = raw.load();
+  // Vertex candidates: every p dividing G, parts = unions of consecutive groups.
+  std::vector<std::uint64_t> acc(words);
+  for (std::uint32_t p = 1; p <= G; ++p) {
+    if (G % p) continue;
+    Census::VertexParts vp;
+    vp.p = p;
+    const std::uint32_t per = G / p;
+    for (std::uint32_t a = 0; a < p; ++a) {
+      std::fill(acc.begin(), acc.end(), 0);
+      for (std::uint32_t gi = a * per; gi < (a + 1) * per; ++gi) {
+        const std::uint64_t* bm = bitmaps.data() + static_cast<std::size_t>(gi) * words;
+        for (std::uint64_t w = 0; w < words; ++w) acc[w] |= bm[w];
+      }
+      std::uint64_t cnt = 0;
+      eid_t deg = 0;
+      for (std::uint64_t w = 0; w < words; ++w) {
+        std::uint64_t x = acc[w];
+        cnt += static_cast<std::uint64_t>(__builtin_popcountll(x));
+        while (x) {
+          const std::uint64_t v = w * 64 + static_cast<std::uint64_t>(__builtin_ctzll(x));
+          deg += off[v + 1] - off[v];
+          x &= x - 1;
+        }
+      }
+      vp.proxies.push_back(cnt);
+      vp.proxy_edges_bound.push_back(deg);
+    }
+    c.vertex.push_back(std::move(vp));
+  }
+  c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  return c;
+}
+
+const std::vector<eid_t>& Census::fine_prefix() const {
+  const std::size_t F = fine_bounds.empty() ? 0 : fine_bounds.size() - 1;
+  const std::size_t W = F + 1;
+  if (fine_prefix_.size() == W * W) return fine_prefix_;
+  fine_prefix_.assign(W * W, 0);
+  for (std::size_t x = 0; x < F; ++x)
+    for (std::size_t y = 0; y < F; ++y)
+      fine_prefix_[(x + 1) * W + (y + 1)] = fine_hist[x * F + y] + fine_prefix_[x * W + (y + 1)] +
+                                            fine_prefix_[(x + 1) * W + y] - fine_prefix_[x * W + y];
+  return fine_prefix_;
+}
+
+// ---- planner -----------------------------------------------------------------------------------
+std::uint64_t block_bytes(std::uint64_t rows, eid_t edges) {
+  return align_up((rows + 1) * sizeof(eid_t)) + align_up(edges * sizeof(vid_t));
+}
+
+std::uint64_t in_core_bytes(std::uint64_t n, eid_t m, bool per_vertex) {
+  return block_bytes(n, m) + (per_vertex ? n * sizeof(count_t) : 0);
+}
+
+namespace {
+
+struct HostModel {
+  std::uint64_t n = 0;
+  std::uint64_t max_chunk_raw = 0;
+  unsigned threads = 1;
+};
+
+std::uint64_t host_need(const HostModel& h, const Plan& plan, bool per_vertex, bool vertex_scheme,
+                        std::uint64_t max_proxies, std::uint32_t window) {
+  std::uint64_t b = (h.n + 1) * sizeof(eid_t);                    // the file's row offsets
+  b += static_cast<std::uint64_t>(plan.slots) * plan.slot_bytes;  // staging slots
+  b += static_cast<std::uint64_t>(window) * h.max_chunk_raw;      // decompressed chunks
+  if (per_vertex) b += h.n * sizeof(count_t) + plan.slots * plan.per_vertex_rows * sizeof(count_t);
+  if (vertex_scheme)  // per slot: bitmap + rank of X, the X list
+    b += plan.slots * ((h.n + 63) / 64 * 12 + max_proxies * sizeof(vid_t));
+  return b;
+}
+
+struct Candidate {
+  Plan plan;
+  bool feasible = false;
+  std::uint64_t host = 0, device = 0;
+  double cost = 0;
+};
+
+void finish_units(Plan& plan, bool per_vertex) {
+  std::uint64_t slot = 0, pv = 0, moved = 0, dec = 0;
+  double work = 0, maxw = 0;
+  for (std::size_t u = 0; u < plan.units.size(); ++u) {
+    auto& w = plan.units[u];
+    std::uint64_t blocks = w.a.bytes;
+    if (!w.b_is_a) blocks += w.b.bytes;
+    if (!w.c_is_a && !w.c_is_b) blocks += w.c.bytes;
+    w.slot_bytes = blocks;
+    // per-vertex spaces: range/hash spaces are parts i, j, k; vertex: rows of V_i and X_i
+    std::uint64_t rows = 0;
+    if (per_vertex) {
+      if (plan.partition.scheme == Scheme::Vertex && plan.partition.p > 1) {
+        rows = w.a.rows + w.c.rows;
+      } else {
+        std::uint32_t parts[3] = {w.i, w.j, w.k};
+        std::uint64_t prow[3] = {w.a.rows, w.c.rows, w.c.col_space};
+        for (int s = 0; s < 3; ++s) {
+          bool dup = false;
+          for (int t = 0; t < s; ++t) dup |= parts[t] == parts[s];
+          if (!dup) rows += prow[s];
+        }
+      }
+    }
+    w.device_bytes = blocks + rows * sizeof(count_t);
+    w.reuse_a = false;
+    if (u >= 2) {
+      const auto& prev = plan.units[u - 2];
+      w.reuse_a = plan.partition.scheme != Scheme::Vertex && plan.partition.p > 1 &&
+                  prev.a.row_part == w.a.row_part && prev.a.col_part == w.a.col_part;
+    }
+    w.upload_bytes = blocks - (w.reuse_a ? w.a.bytes : 0);
+    slot = std::max(slot, blocks);
+    pv = std::max(pv, rows);
+    moved += w.upload_bytes;
+    dec += w.decompress_bytes;
+    work += w.work;
+    maxw = std::max(maxw, w.work);
+  }
+  plan.slots = plan.units.size() >= 2 ? 2 : 1;
+  plan.slot_bytes = slot;
+  plan.per_vertex_rows = pv;
+  plan.device_bytes = plan.slots * (slot + pv * sizeof(count_t));
+  plan.bytes_moved = moved;
+  plan.bytes_decompressed = dec;
+  plan.total_work = work;
+  plan.imbalance = plan.units.empty() || work <= 0 ? 1.0 : maxw / (work / plan.units.size());
+}
+
+// Units of a range or hash partition from a p x p edge matrix.
+void block_units(Plan& plan, const std::vector<eid_t>& E, const eid_t* off, eid_t m) {
+  const Partition& P = plan.partition;
+  const std::uint32_t p = P.p;
+  const bool range = P.scheme == Scheme::Range;
+  std::vector<eid_t> row_edges(p, 0);  // edges of the rows of each part
+  for (std::uint32_t a = 0; a < p; ++a)
+    for (std::uint32_t b = 0; b < p; ++b) row_edges[a] += E[a * p + b];
+  auto block = [&](std::uint32_t a, std::uint32_t b) {
+    BlockInfo bi;
+    bi.row_part = a;
+    bi.col_part = b;
+    bi.rows = P.rows(a);
+    bi.edges = E[a * p + b];
+    bi.col_space = P.rows(b);
+    bi.bytes = block_bytes(bi.rows, bi.edges);
+    return bi;
+  };
+  auto walk_bytes = [&](std::uint32_t a) -> std::uint64_t {
+    // range rows are contiguous; hash rows are spread over (almost) every chunk
+    return (range ? row_edges[a] : m) * sizeof(vid_t);
+  };
+  (void)off;
+  for (std::uint32_t i = 0; i < p; ++i)
+    for (std::uint32_t j = range ? i : 0; j < p; ++j)
+      for (std::uint32_t k = range ? j : 0; k < p; ++k) {
+        const eid_t eij = E[i * p + j], eik = E[i * p + k], ejk = E[j * p + k];
+        if (eij == 0 || eik == 0 || ejk == 0) continue;  // pruned: no triangle possible
+        WorkUnit w;
+        w.i = i;
+        w.j = j;
+        w.k = k;
+        w.a = block(i, j);
+        w.b = block(i, k);
+        w.c = block(j, k);
+        w.b_is_a = j == k;
+        w.c_is_a = i == j && j == k;
+        w.c_is_b = i == j;
+        w.decompress_bytes = walk_bytes(i) + (i == j ? 0 : walk_bytes(j));
+        const double ri = std::max<double>(1, static_cast<double>(w.a.rows));
+        const double rj = std::max<double>(1, static_cast<double>(w.c.rows));
+        w.work = static_cast<double>(eij) *
+                 (static_cast<double>(eik) / ri + static_cast<double>(ejk) / rj);
+        plan.units.push_back(w);
+      }
+}
+
+// The single in-core unit.
+void in_core_unit(Plan& plan, std::uint64_t n, eid_t m, const eid_t* off) {
+  plan.partition = Partition{};
+  plan.partition.scheme = Scheme::Range;
+  plan.partition.p = 1;
+  plan.partition.n = n;
+  plan.partition.bounds = {0, n};
+  if (m == 0) return;
+  WorkUnit w;
+  BlockInfo b;
+  b.rows = n;
+  b.edges = m;
+  b.col_space = n;
+  b.bytes = block_bytes(n, m);
+  w.a = w.b = w.c = b;
+  w.b_is_a = w.c_is_a = w.c_is_b = true;
+  w.decompress_bytes = m * sizeof(vid_t);
+  double wedges = 0;
+  for (std::uint64_t r = 0; r < n; ++r) {
+    const double d = static_cast<double>(off[r + 1] - off[r]);
+    wedges += d * (d - 1) / 2;
+  }
+  w.work = wedges;
+  plan.units.push_back(w);
+}
+
+Plan build_plan(Scheme scheme, std::uint32_t p, std::uint64_t n, eid_t m, const eid_t* off,
+                const Census& census, bool per_vertex) {
+  Plan plan;
+  if (p <= 1 || m == 0) {
+    in_core_unit(plan, n, m, off);
+    finish_units(plan, per_vertex);
+    return plan;
+  }
+  Partition& P = plan.partition;
+  P.scheme = scheme;
+  P.p = p;
+  P.n = n;
+  if (scheme == Scheme::Range) {
+    const auto& fb = census.fine_bounds;
+    const std::uint32_t F = static_cast<std::uint32_t>(fb.size() - 1);
+    // group fine buckets into p parts balanced by edges
+    std::vector<std::uint32_t> gidx(p + 1, 0);
+    gidx[p] = F;
+    for (std::uint32_t a = 1; a < p; ++a) {
+      const eid_t target = off[0] + (m * a + p - 1) / p;
+      std::uint32_t f = static_cast<std::uint32_t>(
+          std::lower_bound(fb.begin(), fb.end(), target,
+                           [&](std::uint64_t row, eid_t t) { return off[row] < t; }) -
+          fb.begin());
+      gidx[a] = std::min(std::max(f, gidx[a - 1]), F);
+    }
+    P.bounds.resize(p + 1);
+    for (std::uint32_t a = 0; a <= p; ++a) P.bounds[a] = fb[gidx[a]];
+    // block edges from the 2D prefix sums of the fine histogram
+    const auto& S = census.fine_prefix();
+    std::vector<eid_t> E(static_cast<std::size_t>(p) * p, 0);
+    for (std::uint32_t a = 0; a < p; ++a)
+      for (std::uint32_t b = 0; b < p; ++b) {
+        const std::size_t x0 = gidx[a], x1 = gidx[a + 1], y0 = gidx[b], y1 = gidx[b + 1];
+        const std::size_t W = F + 1;
+        E[a * p + b] = S[x1 * W + y1] - S[x0 * W + y1] - S[x1 * W + y0] + S[x0 * W + y0];
+      }
+    block_units(plan, E, off, m);
+  } else if (scheme == Scheme::Hash) {
+    const std::uint32_t H = census.hash_mod;
+    TS_CHECK(H % p == 0, "hash census does not match the number of parts");
+    std::vector<eid_t> E(static_cast<std::size_t>(p) * p, 0);
+    for (std::uint32_t x = 0; x < H; ++x)
+      for (std::uint32_t y = 0; y < H; ++y) E[(x % p) * p + (y % p)] += census.hash_hist[x * H + y];
+    block_units(plan, E, off, m);
+  } else {  // vertex
+    const Census::VertexParts* vp = nullptr;
+    for (const auto& v : census.vertex)
+      if (v.p == p) vp = &v;
+    TS_CHECK(vp != nullptr, "vertex census does not match the number of parts");
+    const std::uint32_t G = static_cast<std::uint32_t>(census.vertex_bounds.size() - 1);
+    P.bounds.resize(p + 1);
+    for (std::uint32_t a = 0; a <= p; ++a) P.bounds[a] = census.vertex_bounds[a * (G / p)];
+    for (std::uint32_t i = 0; i < p; ++i) {
+      const std::uint64_t r0 = P.bounds[i], r1 = P.bounds[i + 1];
+      const eid_t ea = off[r1] - off[r0];
+      if (ea == 0) continue;
+      WorkUnit w;
+      w.i = w.j = w.k = i;
+      w.a.row_part = i;
+      w.a.col_part = 0;
+      w.a.rows = r1 - r0;
+      w.a.edges = ea;
+      w.a.col_space = vp->proxies[i];
+      w.a.bytes = block_bytes(w.a.rows, w.a.edges);
+      w.b = w.a;
+      w.b_is_a = true;
+      w.c.row_part = i;
+      w.c.col_part = 1;
+      w.c.rows = vp->proxies[i];
+      w.c.edges = vp->proxy_edges_bound[i];
+      w.c.col_space = vp->proxies[i];
+      w.c.bytes = block_bytes(w.c.rows, w.c.edges);
+      w.decompress_bytes = (ea + (m - (off[r0] - off[0]))) * sizeof(vid_t);
+      double wedges = 0;
+      for (std::uint64_t r = r0; r < r1; ++r) {
+        const double d = static_cast<double>(off[r + 1] - off[r]);
+        wedges += d * (d - 1) / 2;
+      }
+      w.work = wedges;
+      plan.units.push_back(w);
+    }
+  }
+  finish_units(plan, per_vertex);
+  return plan;
+}
+
+}  // namespace
+
+bool census_needed(std::uint64_t n, eid_t m, const PlanOptions& o, CensusOptions* out) {
+  CensusOptions c;
+  c.threads = o.threads;
+  if (o.parts == 1 || m == 0) return false;
+  if (o.parts == 0) {
+    // In-core fits?  (then the planner picks p = 1 and needs no census)
+    const std::uint64_t dev = in_core_bytes(n, m, o.per_vertex);
+    const std::uint64_t host = (n + 1) * sizeof(eid_t) * 2 + m * sizeof(vid_t) +
+                               (o.per_vertex ? 2 * n * sizeof(count_t) : 0) + (64ull << 20);
+    const bool dev_ok = o.device_budget == 0 || dev <= o.device_budget;
+    const bool host_ok = o.host_budget == 0 || host <= o.host_budget;
+    if (dev_ok && host_ok) return false;
+  }
+  c.fine = static_cast<std::uint32_t>(std::min<std::uint64_t>(
+      std::max<std::uint64_t>(n, 1), std::max<std::uint32_t>(1024, o.parts * 8)));
+  c.hash_mod = o.parts ? o.parts : 8;
+  c.vertex_groups = o.parts ? o.parts : 32;
+  // The vertex census keeps one n-bit bitmap per group: keep it within a quarter of the host.
+  if (o.parts == 0 && o.host_budget) {
+    while (c.vertex_groups > 2 && c.vertex_groups * ((n + 63) / 64 * 8) > o.host_budget / 4)
+      c.vertex_groups /= 2;
+  }
+  if (out) *out = c;
+  return true;
+}
+
+Plan make_plan(std::uint64_t n, eid_t m, const eid_t* offsets,
+               const std::vector<tcsr::ChunkInfo>& chunks, const Census& census,
+               const PlanOptions& o) {
+  if (m == 0) {  // nothing to count, whatever the options
+    Plan plan;
+    in_core_unit(plan, n, m, offsets);
+    finish_units(plan, o.per_vertex);
+    plan.device_budget = o.device_budget;
+    plan.host_budget = o.host_budget;
+    plan.reason = "empty graph: nothing to count";
+    return plan;
+  }
+  HostModel hm;
+  hm.n = n;
+  hm.threads = resolve_threads(o.threads);
+  for (const auto& c : chunks)
+    hm.max_chunk_raw = std::max<std::uint64_t>(hm.max_chunk_raw, c.edges * sizeof(vid_t));
+
+  // candidate (scheme, p) pairs
+  std::vector<std::pair<Scheme, std::uint32_t>> cands;
+  std::vector<Scheme> schemes;
+  if (o.scheme == Scheme::Auto)
+    schemes = {Scheme::Range, Scheme::Vertex, Scheme::Hash};
+  else
+    schemes = {o.scheme};
+  if (o.parts) {
+    for (Scheme s : schemes) cands.emplace_back(s, o.parts);
+  } else {
+    cands.emplace_back(Scheme::Range, 1);
+    if (!census.empty()) {
+      for (Scheme s : schemes) {
+        if (s == Scheme::Range) {
+          const std::uint32_t F = static_cast<std::uint32_t>(census.fine_bounds.size() - 1);
+          for (std::uint32_t p = 2; p <= std::min<std::uint32_t>(F, 96); ++p)
+            cands.emplace_back(s, p);
+        } else if (s == Scheme::Hash) {
+          for (std::uint32_t p = 2; p <= std::min<std::uint32_t>(census.hash_mod, 16); ++p)
+            if (census.hash_mod % p == 0) cands.emplace_back(s, p);
+        } else {
+          for (const auto& v : census.vertex)
+            if (v.p >= 2) cands.emplace_back(s, v.p);
+        }
+      }
+    }
+  }
+  if (o.parts > 1 && census.empty())
+    throw Error(ErrorKind::Internal, "the planner needs a block census for --parts > 1");
+
+  std::vector<Candidate> all;
+  int after_feasible[4] = {-1, -1, -1, -1};  // per scheme: candidates evaluated since a fit
+  for (auto [s, p] : cands) {
+    const int si = static_cast<int>(s);
+    if (p > 1 && after_feasible[si] >= 4) continue;  // more parts only move more bytes
+    Candidate c;
+    c.plan = build_plan(s, p, n, m, offsets, census, o.per_vertex);
+    if (p <= 1 && o.scheme != Scheme::Auto) c.plan.partition.scheme = Scheme::Range;
+    const bool vs = c.plan.partition.scheme == Scheme::Vertex && c.plan.partition.p > 1;
+    std::uint64_t max_prox = 0;
+    for (const auto& u : c.plan.units)
+      max_prox = std::max<std::uint64_t>(max_prox, vs ? u.c.rows : 0);
+    std::uint32_t window = std::max<std::uint32_t>(2, 2 * hm.threads);
+    c.host = host_need(hm, c.plan, o.per_vertex, vs, max_prox, window);
+    if (o.host_budget && c.host > o.host_budget) {
+      window = 2;
+      c.host = host_need(hm, c.plan, o.per_vertex, vs, max_prox, window);
+    }
+    c.plan.window_chunks = window;
+    c.plan.host_bytes = c.host;
+    c.device = c.plan.device_bytes;
+    const bool dev_ok = o.device_budget == 0 || c.device <= o.device_budget;
+    const bool host_ok = o.host_budget == 0 || c.host <= o.host_budget;
+    c.feasible = dev_ok && host_ok;
+    c.cost = static_cast<double>(c.plan.bytes_moved + c.plan.bytes_decompressed);
+    if (p > 1 && (c.feasible || after_feasible[si] >= 0)) ++after_feasible[si];
+    all.push_back(std::move(c));
+  }
+  const Candidate* best = nullptr;
+  for (const auto& c : all) {
+    if (!c.feasible) continue;
+    if (!best) {
+      best = &c;
+      continue;
+    }
+    if (c.cost < best->cost * 0.999 ||
+        (c.cost <= best->cost * 1.001 && (c.plan.imbalance < best->plan.imbalance * 0.99 ||
+                                          (c.plan.imbalance <= best->plan.imbalance * 1.01 &&
+                                           c.plan.units.size() < best->plan.units.size()))))
+      best = &c;
+  }
+  if (!best) {
+    // Name the smallest requirement and the largest row.
+    const Candidate* small = nullptr;
+    for (const auto& c : all)
+      if (!small || c.device < small->device) small = &c;
+    std::uint64_t big_row = 0;
+    eid_t big_deg = 0;
+    for (std::uint64_t r = 0; r < n; ++r)
+      if (offsets[r + 1] - offsets[r] > big_deg) {
+        big_deg = offsets[r + 1] - offsets[r];
+        big_row = r;
+      }
+    std::ostringstream msg;
+    msg << "no partition fits: device budget "
+        << (o.device_budget ? fmt_bytes(o.device_budget) : std::string("unlimited"))
+        << " (two work units at once), host budget "
+        << (o.host_budget ? fmt_bytes(o.host_budget) : std::string("unlimited"));
+    if (small)
+      msg << "; the smallest candidate (" << scheme_name(small->plan.partition.scheme)
+          << ", p = " << small->plan.partition.p << ") needs " << small->device
+          << " device bytes and " << small->host << " host bytes";
+    msg << "; the largest row, " << big_row << ", has " << big_deg << " out-neighbours ("
+        << block_bytes(1, big_deg) << " bytes as a block), and one work unit holds whole rows"
+        << "; raise --gpu-memory / --host-memory" << (o.parts ? " or choose a larger --parts" : "");
+    throw Error(ErrorKind::Usage, msg.str());
+  }
+  Plan plan = best->plan;
+  plan.device_budget = o.device_budget;
+  plan.host_budget = o.host_budget;
+  std::ostringstream why;
+  if (m == 0) {
+    why << "empty graph: nothing to count";
+  } else if (plan.partition.p == 1) {
+    why << "in-core: the whole graph (" << fmt_bytes(plan.device_bytes)
+        << ") fits the device budget ("
+        << (o.device_budget ? fmt_bytes(o.device_budget) : std::string("unlimited")) << ")";
+    if (o.parts == 1) why << " (--parts 1)";
+  } else {
+    why << (o.parts ? "forced p = " + std::to_string(o.parts) + "; " : std::string())
+        << scheme_name(plan.partition.scheme) << " with p = " << plan.partition.p << ": "
+        << plan.units.size() << " units, 2 x " << fmt_bytes(plan.slot_bytes) << " slots fit "
+        << fmt_bytes(o.device_budget ? o.device_budget : plan.device_bytes) << "; moves "
+        << fmt_bytes(plan.bytes_moved) << " up and decompresses "
+        << fmt_bytes(plan.bytes_decompressed) << ", work imbalance "
+        << std::to_string(plan.imbalance).substr(0, 4);
+    // the runner-ups per scheme
+    for (Scheme s : {Scheme::Range, Scheme::Vertex, Scheme::Hash}) {
+      const Candidate* bs = nullptr;
+      for (const auto& c : all)
+        if (c.feasible && c.plan.partition.scheme == s && c.plan.partition.p > 1 &&
+            (!bs || c.cost < bs->cost))
+          bs = &c;
+      if (bs && bs->plan.partition.scheme != plan.partition.scheme)
+        why << "; best " << scheme_name(s) << " (p = " << bs->plan.partition.p << ") would move "
+            << fmt_bytes(bs->plan.bytes_moved + bs->plan.bytes_decompressed);
+    }
+    bool any_one = false;
+    for (const auto& c : all) any_one |= c.plan.partition.p == 1;
+    if (any_one && !o.parts) why << "; the in-core plan needs " << fmt_bytes(all.front().device);
+  }
+  plan.reason = why.str();
+  return plan;
+}
+
+Plan plan_graph(const GraphSource& g, const PlanOptions& options, Census* census_out) {
+  CensusOptions co;
+  Census census;
+  if (census_needed(g.n(), g.m(), options, &co)) census = take_census(g, co);
+  Plan plan = make_plan(g.n(), g.m(), g.offsets(), g.chunks(), census, options);
+  if (census_out) *census_out = std::move(census);
+  return plan;
+}
+
+// ---- output ------------------------------------------------------------------------------------
+std::string Plan::to_json() const {
+  std::ostringstream o;
+  o << "{\"scheme\":\"" << scheme_name(partition.scheme) << "\",\"parts\":" << partition.p
+    << ",\"slots\":" << slots << ",\"slot_bytes\":" << slot_bytes
+    << ",\"device_bytes\":" << device_bytes << ",\"host_bytes\":" << host_bytes
+    << ",\"device_budget\":" << device_budget << ",\"host_budget\":" << host_budget
+    << ",\"bytes_moved\":" << bytes_moved << ",\"bytes_decompressed\":" << bytes_decompressed
+    << ",\"total_estimated_bytes\":" << (bytes_moved + bytes_decompressed)
+    << ",\"total_work\":" << total_work << ",\"imbalance\":" << imbalance << ",\"reason\":\"";
+  for (char ch : reason) {
+    if (ch == '"' || ch == '\\') o << '\\';
+    o << ch;
+  }
+  o << "\",\"bounds\":[";
+  for (std::size_t x = 0; x < partition.bounds.size(); ++x)
+    o << (x ? "," : "") << partition.bounds[x];
+  o << "],\"units\":[";
+  for (std::size_t u = 0; u < units.size(); ++u) {
+    const auto& w = units[u];
+    o << (u ? "," : "") << "{\"task\":[" << w.i << "," << w.j << "," << w.k
+      << "],\"device_bytes\":" << w.device_bytes << ",\"upload_bytes\":" << w.upload_bytes
+      << ",\"decompress_bytes\":" << w.decompress_bytes << ",\"work\":" << w.work << ",\"edges\":["
+      << w.a.edges << "," << w.b.edges << "," << w.c.edges
+      << "],\"reuse_a\":" << (w.reuse_a ? "true" : "false") << "}";
+  }
+  o << "]}";
+  return o.str();
+}
+
+std::string Plan::summary() const {
+  std::ostringstream o;
+  o << "scheme " << scheme_name(partition.scheme) << ", p = " << partition.p << ", " << units.size()
+    << " units\n";
+  o << "slots: " << slots << " x " << fmt_bytes(slot_bytes) << " (device "
+    << fmt_bytes(device_bytes) << ", host about " << fmt_bytes(host_bytes) << ")\n";
+  o << "estimated bytes moved: " << fmt_bytes(bytes_moved) << " uploaded, "
+    << fmt_bytes(bytes_decompressed) << " decompressed; work imbalance " << imbalance << "\n";
+  o << "reason: " << reason << "\n";
+  return o.str();
+}
+
+}  // namespace tristream

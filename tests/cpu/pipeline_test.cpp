@@ -1,0 +1,322 @@
+// pipeline_test.cpp — the streaming pipeline on the CPU backend: every scheme and p gives exactly
+// the p = 1 count and the brute-force oracle (totals and per vertex), with small chunks so units
+// span chunks; small host budgets; device OOM re-plans; SIGINT; statistics and traces; .tcsr files.
+#include <gtest/gtest.h>
+
+#include <csignal>
+#include <cstdio>
+#include <fstream>
+#include <map>
+#include <sstream>
+#include <tuple>
+
+#include "test_util.hpp"
+#include "tristream/error.hpp"
+#include "tristream/format.hpp"
+#include "tristream/pipeline.hpp"
+
+namespace tristream {
+namespace {
+
+using test::EdgeList;
+
+// Reads a whitespace-separated edge list from tests/data (comments start with # or %), compacting
+// the ids to 0..n-1 in order of first appearance.
+EdgeList load_data(const std::string& name) {
+  std::ifstream f(test::data_file(name));
+  std::string line;
+  std::map<std::uint64_t, vid_t> ids;
+  EdgeList e;
+  auto id = [&](std::uint64_t x) {
+    auto it = ids.find(x);
+    if (it != ids.end()) return it->second;
+    const vid_t v = static_cast<vid_t>(ids.size());
+    ids.emplace(x, v);
+    return v;
+  };
+  while (std::getline(f, line)) {
+    if (line.empty() || line[0] == '#' || line[0] == '%') continue;
+    std::istringstream in(line);
+    std::uint64_t a, b;
+    if (in >> a >> b) {
+      const vid_t x = id(a);
+      const vid_t y = id(b);
+      e.emplace_back(x, y);
+    }
+  }
+  return e;
+}
+
+struct Case {
+  std::string name;
+  EdgeList edges;
+};
+
+std::vector<Case> cases() {
+  return {
+      {"karate", load_data("karate.el")},
+      {"k5_messy", load_data("k5_messy.el")},
+      {"petersen", load_data("petersen.el")},
+      {"clique30", test::complete_graph(30)},
+      {"cliques", test::disjoint_cliques(6, 7)},
+      {"friendship", test::friendship(12)},
+      {"wheel", test::wheel(25)},
+      {"random", test::random_graph(400, 4000, 7)},
+      {"skewed", test::skewed_graph(600, 5000, 3)},
+  };
+}
+
+std::unique_ptr<StreamingBackend> cpu_backend(std::uint64_t simulated = 0) {
+  CpuBackendOptions o;
+  o.counter.threads = 2;
+  o.simulated_device_bytes = simulated;
+  return make_cpu_streaming_backend(make_cpu_counter(o.counter), o);
+}
+
+PipelineOptions popts(Scheme s, std::uint32_t p, bool per_vertex) {
+  PipelineOptions o;
+  o.backend = "cpu";
+  o.scheme = s;
+  o.parts = p;
+  o.per_vertex = per_vertex;
+  o.threads = 2;
+  o.handle_sigint = false;
+  return o;
+}
+
+class EveryScheme : public ::testing::TestWithParam<std::tuple<Scheme, std::uint32_t>> {};
+
+TEST_P(EveryScheme, EqualsTheOracleAndInCore) {
+  const auto [scheme, p] = GetParam();
+  for (const auto& c : cases()) {
+    SCOPED_TRACE(c.name);
+    const std::uint64_t n = test::vertex_count(c.edges);
+    std::vector<vid_t> new_of_old;
+    OrientedGraph g = orient_edge_list(n, c.edges, &new_of_old);
+    const count_t oracle = test::brute_force_triangles(n, c.edges);
+    const auto oracle_pv = test::brute_force_per_vertex(n, c.edges);
+    for (std::uint64_t chunk : {5u, 64u}) {
+      SCOPED_TRACE("chunk_edges " + std::to_string(chunk));
+      auto src = memory_source(g, chunk);
+      auto be = cpu_backend();
+      CountReport in_core = count_with_backend(*src, popts(Scheme::Range, 1, false), *be);
+      EXPECT_EQ(in_core.triangles, oracle);
+      CountReport r = count_with_backend(*src, popts(scheme, p, true), *be);
+      EXPECT_EQ(r.triangles, oracle);
+      EXPECT_EQ(r.plan.partition.p, g.m() ? p : 1u);
+      ASSERT_EQ(r.per_vertex.size(), n);
+      std::uint64_t bad = 0;
+      for (std::uint64_t v = 0; v < n; ++v) bad += r.per_vertex[new_of_old[v]] != oracle_pv[v];
+      EXPECT_EQ(bad, 0u);
+      EXPECT_EQ(r.stats.units, r.plan.units.size());
+      EXPECT_FALSE(r.interrupted);
+    }
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(SchemesAndParts, EveryScheme,
+                         ::testing::Combine(::testing::Values(Scheme::Range, Scheme::Hash,
+                                                              Scheme::Vertex),
+                                            ::testing::Values(1u, 2u, 3u, 4u, 7u, 16u)),
+                         [](const ::testing::TestParamInfo<std::tuple<Scheme, std::uint32_t>>& pi) {
+                           return scheme_name(std::get<0>(pi.param)) + "_p" +
+                                  std::to_string(std::get<1>(pi.param));
+                         });
+
+TEST(Pipeline, AutoWithSmallDeviceBudgets) {
+  auto e = test::skewed_graph(3000, 30000, 17);
+  const std::uint64_t n = test::vertex_count(e);
+  OrientedGraph g = orient_edge_list(n, e);
+  const count_t oracle = test::brute_force_triangles(n, e);
+  auto src = memory_source(g, 300);
+  const std::uint64_t full = in_core_bytes(g.n(), g.m(), false);
+  for (std::uint64_t div : {1u, 2u, 4u, 8u}) {
+    for (Scheme s : {Scheme::Auto, Scheme::Range, Scheme::Hash, Scheme::Vertex}) {
+      SCOPED_TRACE(scheme_name(s) + " 1/" + std::to_string(div));
+      // LSTC's proxy rows make the vertex scheme need more room: 3/4 and 1/2 of the graph
+      if (s == Scheme::Vertex && div > 2) continue;
+      const std::uint64_t budget = s == Scheme::Vertex && div == 2 ? full * 3 / 4 : full / div;
+      auto o = popts(s, 0, false);
+      o.gpu_memory = budget;
+      auto be = cpu_backend();
+      CountReport r = count_with_backend(*src, o, *be);
+      EXPECT_EQ(r.triangles, oracle);
+      EXPECT_LE(r.plan.device_bytes, budget);
+      if (div > 1) {
+        EXPECT_GT(r.plan.partition.p, 1u);
+      }
+    }
+  }
+}
+
+TEST(Pipeline, SmallHostBudgetCountsExactly) {
+  auto e = test::random_graph(5000, 60000, 23);
+  const std::uint64_t n = test::vertex_count(e);
+  OrientedGraph g = orient_edge_list(n, e);
+  const count_t oracle = test::brute_force_triangles(n, e);
+  auto src = memory_source(g, 1024);
+  // Far less than the graph: the offsets plus a third of the columns.
+  const std::uint64_t host = (g.n() + 1) * 8 + g.m() * 4 / 3;
+  auto o = popts(Scheme::Auto, 0, false);
+  o.host_memory = host;
+  auto be = cpu_backend();
+  CountReport r = count_with_backend(*src, o, *be);
+  EXPECT_EQ(r.triangles, oracle);
+  EXPECT_GT(r.plan.partition.p, 1u);
+  EXPECT_LE(r.plan.host_bytes, host);
+  EXPECT_LT(2 * r.plan.slot_bytes, g.m() * 4);
+}
+
+TEST(Pipeline, DeviceOutOfMemoryReplans) {
+  auto e = test::random_graph(2000, 20000, 29);
+  const std::uint64_t n = test::vertex_count(e);
+  OrientedGraph g = orient_edge_list(n, e);
+  auto src = memory_source(g, 500);
+  const std::uint64_t full = in_core_bytes(g.n(), g.m(), false);
+  auto o = popts(Scheme::Auto, 0, false);
+  o.gpu_memory = full;              // the plan believes the graph fits ...
+  auto be = cpu_backend(full / 3);  // ... but the device has a third of it
+  CountReport r = count_with_backend(*src, o, *be);
+  EXPECT_EQ(r.triangles, test::brute_force_triangles(n, e));
+  EXPECT_GE(r.stats.replans, 1u);
+  EXPECT_GT(r.plan.partition.p, 1u);
+  // Too little for anything: the OOM surfaces after max_replans.
+  auto tiny = cpu_backend(64);
+  o.max_replans = 2;
+  EXPECT_THROW(count_with_backend(*src, o, *tiny), Error);
+}
+
+TEST(Pipeline, SigintStopsBetweenUnits) {
+  auto e = test::random_graph(500, 5000, 31);
+  OrientedGraph g = orient_edge_list(test::vertex_count(e), e);
+  auto src = memory_source(g, 100);
+  clear_interrupt();
+  struct sigaction old;
+  sigaction(SIGINT, nullptr, &old);
+  install_sigint_handler();
+  std::raise(SIGINT);
+  EXPECT_TRUE(interrupt_requested());
+  auto be = cpu_backend();
+  CountReport r = count_with_backend(*src, popts(Scheme::Range, 3, false), *be);
+  EXPECT_TRUE(r.interrupted);
+  EXPECT_EQ(r.stats.units, 0u);
+  clear_interrupt();
+  sigaction(SIGINT, &old, nullptr);
+}
+
+TEST(Pipeline, StatsAndTrace) {
+  auto e = test::random_graph(1000, 10000, 37);
+  OrientedGraph g = orient_edge_list(test::vertex_count(e), e);
+  auto src = memory_source(g, 200);
+  test::TempDir tmp;
+  auto o = popts(Scheme::Range, 3, false);
+  o.trace_path = tmp.file("trace.json");
+  auto be = cpu_backend();
+  CountReport r = count_with_backend(*src, o, *be);
+  const auto& s = r.stats;
+  EXPECT_GT(s.wall_s, 0);
+  EXPECT_EQ(s.kernel.spans, r.plan.units.size());
+  EXPECT_GT(s.decompress.bytes, 0u);
+  EXPECT_GT(s.transform.bytes, 0u);
+  EXPECT_GE(s.exposed_transfer_s, 0);
+  EXPECT_LE(s.exposed_transfer_s, s.wall_s + 1e-9);
+  EXPECT_DOUBLE_EQ(s.overlap, 1.0);  // nothing is uploaded on the CPU backend
+  const std::string j = s.to_json();
+  for (const char* key : {"\"wall_s\":", "\"exposed_transfer_s\":", "\"overlap\":", "\"kernel\":{",
+                          "\"upload\":{", "\"decompress\":{", "\"transform\":{", "\"read\":{"})
+    EXPECT_NE(j.find(key), std::string::npos) << key;
+  EXPECT_NE(s.summary().find("units"), std::string::npos);
+  const std::string t = test::read_text(o.trace_path);
+  EXPECT_NE(t.find("\"traceEvents\""), std::string::npos);
+  EXPECT_NE(t.find("\"ph\":\"X\""), std::string::npos);
+  EXPECT_NE(t.find("kernel u0"), std::string::npos);
+}
+
+TEST(Pipeline, EmptyGraphCountsZero) {
+  OrientedGraph g;
+  g.csr.offsets.assign(6, 0);
+  g.csr.col_space = 5;
+  auto src = memory_source(g, 8);
+  auto be = cpu_backend();
+  CountReport r = count_with_backend(*src, popts(Scheme::Auto, 0, true), *be);
+  EXPECT_EQ(r.triangles, 0u);
+  EXPECT_EQ(r.per_vertex, std::vector<count_t>(5, 0));
+}
+
+// Through real .tcsr files: small chunks, every scheme, and a corrupt chunk.
+TEST(PipelineFile, CountsTcsrFiles) {
+  auto e = test::skewed_graph(2000, 20000, 41);
+  const std::uint64_t n = test::vertex_count(e);
+  OrientedGraph g = orient_edge_list(n, e);
+  const count_t oracle = test::brute_force_triangles(n, e);
+  test::TempDir tmp;
+  tcsr::WriteOptions wo;
+  wo.chunk_bytes = 256;  // 64 edges a chunk
+  wo.threads = 2;
+  tcsr::write_file(tmp.file("g.tcsr"), g, wo);
+  tcsr::Reader reader(tmp.file("g.tcsr"));
+  ASSERT_GT(reader.chunks().size(), 10u);
+  for (Scheme s : {Scheme::Range, Scheme::Hash, Scheme::Vertex}) {
+    for (std::uint32_t p : {1u, 3u, 7u}) {
+      SCOPED_TRACE(scheme_name(s) + " p=" + std::to_string(p));
+      CountReport r = count_file(reader, popts(s, p, false));
+      EXPECT_EQ(r.triangles, oracle);
+    }
+  }
+  auto o = popts(Scheme::Auto, 0, false);
+  o.gpu_memory = in_core_bytes(g.n(), g.m(), false) / 4;
+  EXPECT_EQ(count_file(reader, o).triangles, oracle);
+}
+
+TEST(PipelineFile, CorruptChunkNamesTheChunk) {
+  auto e = test::random_graph(3000, 30000, 43);
+  OrientedGraph g = orient_edge_list(test::vertex_count(e), e);
+  test::TempDir tmp;
+  tcsr::WriteOptions wo;
+  wo.chunk_bytes = 4096;
+  tcsr::write_file(tmp.file("g.tcsr"), g, wo);
+  std::uint64_t at = 0;
+  {
+    tcsr::Reader r(tmp.file("g.tcsr"));
+    ASSERT_GT(r.chunks().size(), 4u);
+    const auto& c = r.chunks()[3];
+    at = c.file_offset + c.compressed_size / 2;
+  }
+  {
+    std::fstream f(tmp.file("g.tcsr"), std::ios::in | std::ios::out | std::ios::binary);
+    f.seekg(static_cast<std::streamoff>(at));
+    char b = 0;
+    f.read(&b, 1);
+    b = static_cast<char>(b ^ 0x5a);
+    f.seekp(static_cast<std::streamoff>(at));
+    f.write(&b, 1);
+  }
+  tcsr::Reader reader(tmp.file("g.tcsr"));
+  try {
+    count_file(reader, popts(Scheme::Range, 2, false));
+    FAIL() << "expected an error";
+  } catch (const Error& err) {
+    EXPECT_EQ(err.kind(), ErrorKind::Input);
+    EXPECT_NE(std::string(err.what()).find("chunk"), std::string::npos) << err.what();
+  }
+}
+
+TEST(PlanCli, PrintsAPlan) {
+  auto e = test::random_graph(3000, 30000, 47);
+  OrientedGraph g = orient_edge_list(test::vertex_count(e), e);
+  test::TempDir tmp;
+  tcsr::write_file(tmp.file("g.tcsr"), g);
+  auto r = test::run_cli("plan '" + tmp.file("g.tcsr") + "' --gpu-memory 64K --json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  for (const char* key : {"\"scheme\":", "\"parts\":", "\"units\":[",
+                          "\"device_bytes\":", "\"total_estimated_bytes\":"})
+    EXPECT_NE(r.out.find(key), std::string::npos) << key;
+  auto t = test::run_cli("plan '" + tmp.file("g.tcsr") + "' --gpu-memory 1K");
+  EXPECT_EQ(t.status, 1);
+  EXPECT_NE(t.err.find("no partition fits"), std::string::npos) << t.err;
+  auto s = test::run_cli("plan '" + tmp.file("g.tcsr") + "' --scheme nope");
+  EXPECT_EQ(s.status, 1);
+}
+
+}  // namespace
+}  // namespace tristream

@@ -1,0 +1,234 @@
+// plan_test.cpp — the partition planner without a GPU: partitions, the census, budgets and edge
+// cases (fits exactly, one byte short, a row larger than the budget, the empty graph), JSON.
+#include <gtest/gtest.h>
+
+#include <numeric>
+#include <set>
+
+#include "test_util.hpp"
+#include "tristream/error.hpp"
+#include "tristream/plan.hpp"
+
+namespace tristream {
+namespace {
+
+OrientedGraph oriented(const test::EdgeList& e) {
+  return orient_edge_list(test::vertex_count(e), e);
+}
+
+PlanOptions opts(Scheme s, std::uint32_t p, std::uint64_t device = 0, std::uint64_t host = 0) {
+  PlanOptions o;
+  o.scheme = s;
+  o.parts = p;
+  o.device_budget = device;
+  o.host_budget = host;
+  o.threads = 2;
+  return o;
+}
+
+TEST(Partition, RoundTrips) {
+  for (Scheme s : {Scheme::Range, Scheme::Hash, Scheme::Vertex}) {
+    Partition P;
+    P.scheme = s;
+    P.p = 4;
+    P.n = 23;
+    if (s != Scheme::Hash) P.bounds = {0, 5, 5, 17, 23};
+    std::uint64_t total = 0;
+    for (std::uint32_t a = 0; a < P.p; ++a) total += P.rows(a);
+    EXPECT_EQ(total, 23u);
+    if (s == Scheme::Vertex) continue;
+    for (std::uint64_t x = 0; x < 23; ++x) {
+      const auto a = P.part_of(x);
+      EXPECT_LT(P.local_of(x), P.rows(a));
+      EXPECT_EQ(P.global_of(a, P.local_of(x)), x);
+    }
+  }
+}
+
+TEST(Partition, BalancedBoundsAreMonotone) {
+  auto g = oriented(test::skewed_graph(400, 3000, 5));
+  for (bool w : {false, true})
+    for (std::uint32_t p : {1u, 2u, 3u, 7u, 16u, 1000u}) {
+      auto b = balanced_bounds(g.n(), g.csr.offsets.data(), p, w);
+      ASSERT_EQ(b.size(), p + 1u);
+      EXPECT_EQ(b.front(), 0u);
+      EXPECT_EQ(b.back(), g.n());
+      EXPECT_TRUE(std::is_sorted(b.begin(), b.end()));
+    }
+}
+
+TEST(Census, BlockSumsMatchTheGraph) {
+  auto g = oriented(test::random_graph(300, 2500, 11));
+  auto src = memory_source(g, 37);
+  CensusOptions co;
+  co.fine = 50;
+  co.hash_mod = 6;
+  co.vertex_groups = 4;
+  co.threads = 3;
+  Census c = take_census(*src, co);
+  EXPECT_EQ(std::accumulate(c.fine_hist.begin(), c.fine_hist.end(), eid_t{0}), g.m());
+  EXPECT_EQ(std::accumulate(c.hash_hist.begin(), c.hash_hist.end(), eid_t{0}), g.m());
+  // exact hash cells
+  std::vector<eid_t> h(36, 0);
+  for (std::uint64_t u = 0; u < g.n(); ++u)
+    for (eid_t e = g.csr.offsets[u]; e < g.csr.offsets[u + 1]; ++e)
+      ++h[(u % 6) * 6 + g.csr.cols[e] % 6];
+  EXPECT_EQ(h, c.hash_hist);
+  // vertex candidates: p = 1, 2, 4; the proxies of p = 1 are the vertices with in-degree > 0
+  ASSERT_EQ(c.vertex.size(), 3u);
+  std::set<vid_t> heads(g.csr.cols.begin(), g.csr.cols.end());
+  EXPECT_EQ(c.vertex[0].p, 1u);
+  EXPECT_EQ(c.vertex[0].proxies[0], heads.size());
+  EXPECT_EQ(c.decompressed_bytes, g.m() * sizeof(vid_t));
+}
+
+TEST(Planner, InCoreWhenItFits) {
+  auto g = oriented(test::complete_graph(30));
+  auto src = memory_source(g, 64);
+  const std::uint64_t need = in_core_bytes(g.n(), g.m(), false);
+  Plan p = plan_graph(*src, opts(Scheme::Auto, 0, need));
+  EXPECT_EQ(p.partition.p, 1u);
+  ASSERT_EQ(p.units.size(), 1u);
+  EXPECT_EQ(p.device_bytes, need);  // fits exactly
+  EXPECT_NE(p.reason.find("in-core"), std::string::npos);
+  EXPECT_EQ(p.bytes_moved, need);
+}
+
+TEST(Planner, OneByteShortGoesOutOfCore) {
+  auto g = oriented(test::random_graph(2000, 30000, 3));
+  auto src = memory_source(g, 512);
+  const std::uint64_t need = in_core_bytes(g.n(), g.m(), false);
+  Plan p = plan_graph(*src, opts(Scheme::Auto, 0, need - 1));
+  EXPECT_GT(p.partition.p, 1u);
+  EXPECT_LE(p.device_bytes, need - 1);
+  EXPECT_EQ(p.slots, 2);
+  EXPECT_LE(2 * p.slot_bytes, need - 1);
+  EXPECT_FALSE(p.reason.empty());
+  for (const auto& u : p.units) EXPECT_LE(u.device_bytes, p.slot_bytes);
+}
+
+TEST(Planner, EveryForcedSchemeFitsAQuarter) {
+  auto g = oriented(test::skewed_graph(3000, 40000, 9));
+  auto src = memory_source(g, 1000);
+  const std::uint64_t budget = in_core_bytes(g.n(), g.m(), false) / 4;
+  for (Scheme s : {Scheme::Range, Scheme::Hash, Scheme::Vertex, Scheme::Auto}) {
+    SCOPED_TRACE(scheme_name(s));
+    // LSTC's proxies make the vertex scheme need more room on a skewed graph
+    Plan p = plan_graph(*src, opts(s, 0, s == Scheme::Vertex ? budget * 3 : budget));
+    EXPECT_GT(p.partition.p, 1u);
+    EXPECT_LE(p.device_bytes, s == Scheme::Vertex ? budget * 3 : budget);
+    if (s != Scheme::Auto) {
+      EXPECT_EQ(p.partition.scheme, s);
+    }
+    EXPECT_GT(p.total_work, 0);
+  }
+}
+
+TEST(Planner, ForcedPartsAndTaskCounts) {
+  auto g = oriented(test::complete_graph(40));  // dense: no block is empty
+  auto src = memory_source(g, 50);
+  for (std::uint32_t p : {2u, 3u, 4u}) {
+    Plan r = plan_graph(*src, opts(Scheme::Range, p));
+    EXPECT_EQ(r.partition.p, p);
+    EXPECT_EQ(r.units.size(), p * (p + 1) * (p + 2) / 6);
+    Plan h = plan_graph(*src, opts(Scheme::Hash, p));
+    EXPECT_EQ(h.units.size(), p * p * p);
+    Plan v = plan_graph(*src, opts(Scheme::Vertex, p));
+    EXPECT_LE(v.units.size(), p);
+    // units in lexicographic order, with the slot's cached A reused when the same
+    for (std::size_t u = 2; u < r.units.size(); ++u)
+      EXPECT_EQ(r.units[u].reuse_a,
+                r.units[u].i == r.units[u - 2].i && r.units[u].j == r.units[u - 2].j);
+  }
+  Plan one = plan_graph(*src, opts(Scheme::Vertex, 1));
+  EXPECT_EQ(one.partition.p, 1u);
+  EXPECT_EQ(one.units.size(), 1u);
+}
+
+TEST(Planner, EmptyGraph) {
+  for (std::uint64_t n : {0u, 7u}) {
+    OrientedGraph g;
+    g.csr.offsets.assign(n + 1, 0);
+    g.csr.col_space = n;
+    auto src = memory_source(g, 16);
+    for (Scheme s : {Scheme::Auto, Scheme::Range, Scheme::Hash, Scheme::Vertex}) {
+      Plan p = plan_graph(*src, opts(s, 0, 1));
+      EXPECT_TRUE(p.units.empty());
+      EXPECT_EQ(p.bytes_moved, 0u);
+      EXPECT_NE(p.reason.find("empty"), std::string::npos);
+      Plan q = plan_graph(*src, opts(s, 4));
+      EXPECT_TRUE(q.units.empty());
+    }
+  }
+}
+
+OrientedGraph big_row_graph() {
+  // Row 0 has 1000 out-neighbours 1..1000, which form a path: 999 triangles (0, v, v + 1).
+  OrientedGraph g;
+  const std::uint64_t n = 1001;
+  g.csr.offsets.assign(n + 1, 0);
+  for (vid_t v = 1; v <= 1000; ++v) g.csr.cols.push_back(v);
+  g.csr.offsets[1] = 1000;
+  for (vid_t v = 1; v <= 1000; ++v) {
+    if (v < 1000) g.csr.cols.push_back(v + 1);
+    g.csr.offsets[v + 1] = g.csr.cols.size();
+  }
+  g.csr.col_space = n;
+  return g;
+}
+
+TEST(Planner, RowLargerThanTheBudgetIsAClearError) {
+  OrientedGraph g = big_row_graph();
+  auto src = memory_source(g, 128);
+  try {
+    plan_graph(*src, opts(Scheme::Auto, 0, 1024));
+    FAIL() << "expected an error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Usage);
+    const std::string msg = e.what();
+    EXPECT_NE(msg.find("row, 0,"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("1000 out-neighbours"), std::string::npos) << msg;
+    EXPECT_NE(msg.find("1.0 KiB"), std::string::npos) << msg;
+  }
+}
+
+TEST(Planner, RangeSplitsARowLargerThanASlot) {
+  // The in-core graph needs 16 KiB; 8 KiB for two units splits row 0 over column parts.
+  OrientedGraph g = big_row_graph();
+  auto src = memory_source(g, 128);
+  ASSERT_EQ(in_core_bytes(g.n(), g.m(), false), 16384u);
+  Plan p = plan_graph(*src, opts(Scheme::Range, 0, 8192));
+  EXPECT_GT(p.partition.p, 1u);
+  EXPECT_LE(p.device_bytes, 8192u);
+  EXPECT_LT(p.slot_bytes, block_bytes(1, 1000));
+}
+
+TEST(Planner, HostBudgetLimitsTheSlots) {
+  auto g = oriented(test::random_graph(4000, 40000, 21));
+  auto src = memory_source(g, 2048);
+  const std::uint64_t host = (g.n() + 1) * 8 + g.m() * 4 / 2;
+  PlanOptions o = opts(Scheme::Auto, 0, 0, host);
+  o.device_is_host = true;
+  Plan p = plan_graph(*src, o);
+  EXPECT_GT(p.partition.p, 1u);
+  EXPECT_LE(p.host_bytes, host);
+}
+
+TEST(Planner, JsonHasTheContractFields) {
+  auto g = oriented(test::random_graph(500, 4000, 2));
+  auto src = memory_source(g, 100);
+  Plan p = plan_graph(*src, opts(Scheme::Range, 3));
+  const std::string j = p.to_json();
+  for (const char* key :
+       {"\"scheme\":\"range\"", "\"parts\":3", "\"units\":[", "\"device_bytes\":", "\"work\":",
+        "\"bytes_moved\":", "\"total_estimated_bytes\":", "\"reason\":"})
+    EXPECT_NE(j.find(key), std::string::npos) << key;
+}
+
+TEST(Planner, UnknownSchemeIsAUsageError) {
+  EXPECT_THROW(parse_scheme("diagonal"), Error);
+  EXPECT_EQ(parse_scheme("vertex"), Scheme::Vertex);
+}
+
+}  // namespace
+}  // namespace tristream
