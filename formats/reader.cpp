@@ -410,9 +410,8 @@ void Reader::read_edges(eid_t first, eid_t last, vid_t* out) const {
 
 std::vector<orig_id_t> Reader::permutation() const {
   impl_->verify_checksum(kPermutation);
-  std::vector<orig_id_t> perm(n());
-  std::memcpy(perm.data(), impl_->at(kPermutation), perm.size() * sizeof(orig_id_t));
-  return perm;
+  const auto* p = reinterpret_cast<const orig_id_t*>(impl_->at(kPermutation));  // 8-aligned
+  return std::vector<orig_id_t>(p, p + n());
 }
 
 OrientedGraph Reader::load(bool with_perm, unsigned threads) const {
