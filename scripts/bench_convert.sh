@@ -6,17 +6,17 @@
 #
 # usage: scripts/bench_convert.sh [SCALE]             (default: 26; try 18..22 on a laptop)
 #   BIN           the tristream binary [build/tristream; built with CMake + Ninja if missing]
-#   OUT           work folder for the inputs and outputs [bench/out/convert]
+#   WORK          work folder for the inputs and outputs [bench/out/convert]
 #   THREADS       worker threads [all cores]
 #   MEMORY_LIMIT  also convert the text input out of core under this limit (e.g. 4G) [off]
 #   KEEP          1 = keep the generated inputs [0]
 # Needs free disk of about 40 bytes per generated edge (scale 26: about 40 GiB).
-# Writes OUT/results.md (the table) and OUT/results.jsonl (the converter's JSON summaries).
+# Writes WORK/results.md (the table) and WORK/results.jsonl (the converter's JSON summaries).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SCALE=${1:-26}
 BIN=${BIN:-build/tristream}
-OUT=${OUT:-bench/out/convert}
+WORK=${WORK:-bench/out/convert}
 THREADS=${THREADS:-0}
 MEMORY_LIMIT=${MEMORY_LIMIT:-}
 KEEP=${KEEP:-0}
@@ -27,9 +27,9 @@ if [ ! -x "$BIN" ]; then
   ninja -C build tristream >/dev/null
   BIN=build/tristream
 fi
-mkdir -p "$OUT"
-RES_JSON="$OUT/results.jsonl"
-RES_MD="$OUT/results.md"
+mkdir -p "$WORK"
+RES_JSON="$WORK/results.jsonl"
+RES_MD="$WORK/results.md"
 : >"$RES_JSON"
 cores=$(nproc)
 tflag=()
@@ -44,16 +44,16 @@ rows=()
 convert_one() {
   local label=$1 input=$2 target=$3
   shift 3
-  local out="$OUT/kron$SCALE.tcsr" t0 t1 json wall rss="" timefile="$OUT/time.txt"
+  local out="$WORK/kron$SCALE.tcsr" t0 t1 json wall rss="" timefile="$WORK/time.txt"
   rm -f "$out"
   sync
   t0=$(now)
   if [ -x /usr/bin/time ]; then
     json=$(/usr/bin/time -f %M -o "$timefile" "$BIN" convert "$input" -o "$out" --quiet --json \
-      --tmp-dir "$OUT" "${tflag[@]}" "$@")
+      --tmp-dir "$WORK" "${tflag[@]}" "$@")
     rss=$(( $(tail -n 1 "$timefile") / 1024 ))
   else
-    json=$("$BIN" convert "$input" -o "$out" --quiet --json --tmp-dir "$OUT" "${tflag[@]}" "$@")
+    json=$("$BIN" convert "$input" -o "$out" --quiet --json --tmp-dir "$WORK" "${tflag[@]}" "$@")
   fi
   t1=$(now)
   wall=$(elapsed "$t0" "$t1")
@@ -82,15 +82,15 @@ gen() {
   echo "bench_convert: generated $path in $(elapsed "$t0" "$t1") s" >&2
 }
 
-gen "$OUT/kron$SCALE.bin"
-convert_one "binary (.bin, uint64 pairs)" "$OUT/kron$SCALE.bin" 60
-[ "$KEEP" = 1 ] || rm -f "$OUT/kron$SCALE.bin"
-gen "$OUT/kron$SCALE.el"
-convert_one "text (.el)" "$OUT/kron$SCALE.el" 120
+gen "$WORK/kron$SCALE.bin"
+convert_one "binary (.bin, uint64 pairs)" "$WORK/kron$SCALE.bin" 60
+[ "$KEEP" = 1 ] || rm -f "$WORK/kron$SCALE.bin"
+gen "$WORK/kron$SCALE.el"
+convert_one "text (.el)" "$WORK/kron$SCALE.el" 120
 if [ -n "$MEMORY_LIMIT" ]; then
-  convert_one "text, --memory-limit $MEMORY_LIMIT" "$OUT/kron$SCALE.el" - --memory-limit "$MEMORY_LIMIT"
+  convert_one "text, --memory-limit $MEMORY_LIMIT" "$WORK/kron$SCALE.el" - --memory-limit "$MEMORY_LIMIT"
 fi
-[ "$KEEP" = 1 ] || rm -f "$OUT/kron$SCALE.el"
+[ "$KEEP" = 1 ] || rm -f "$WORK/kron$SCALE.el"
 
 {
   echo "Kronecker scale $SCALE (edge factor 16), $cores cores, $(uname -n), $(date -u +%Y-%m-%dT%H:%MZ)"
