@@ -13,5 +13,8 @@ if [ ! -x "$BUILD_DIR/tristream" ]; then
 fi
 cmake --build "$BUILD_DIR" -j "$(nproc)" --target tristream >&2
 out="$BUILD_DIR/karate.tcsr"
+echo "== tristream convert tests/data/karate.el -o $out"
 "$BUILD_DIR/tristream" convert tests/data/karate.el -o "$out" --quiet
+echo
+echo "== tristream count $out $*"
 "$BUILD_DIR/tristream" count "$out" "$@"
