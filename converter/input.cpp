@@ -1,19 +1,24 @@
-// input.cpp — byte sources: plain files and standard input read with read(2); gzip, bzip2 and xz
-// through the Boost.Iostreams decompressors; zstd through zstd_input_filter below, a
-// Boost.Iostreams multichar input filter over the zstd streaming API. (Boost 1.74's own
-// zstd_decompressor reports a truncated stream as a clean end of input, so it is not used.)
+// input.cpp — byte sources: plain files and standard input read with read(2); compressed inputs
+// through a Boost.Iostreams filter chain whose filters (below) drive zlib, libbz2, liblzma and
+// zstd directly. Boost's own compiled decompressors are not used: its zstd_decompressor (1.74)
+// reports a truncated stream as a clean end of input, and the compiled Boost.Iostreams library
+// is not installed everywhere (the GPU machine has the headers only); the header-only part is.
 #include "input.hpp"
 
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#include <zlib.h>
 #include <zstd.h>
+#if TRISTREAM_HAVE_BZIP2
+#include <bzlib.h>
+#endif
+#if TRISTREAM_HAVE_LZMA
+#include <lzma.h>
+#endif
 
 #include <algorithm>
 #include <boost/iostreams/categories.hpp>
-#include <boost/iostreams/filter/bzip2.hpp>
-#include <boost/iostreams/filter/gzip.hpp>
-#include <boost/iostreams/filter/lzma.hpp>
 #include <boost/iostreams/filtering_streambuf.hpp>
 #include <boost/iostreams/operations.hpp>
 #include <cerrno>
@@ -80,23 +85,26 @@ Dialect dialect_from_extension(const std::string& path) {
   return Dialect::Auto;
 }
 
-// ---- the zstd filter ----------------------------------------------------------------------------
+// ---- decompression filters ---------------------------------------------------------------------
 
-// A Boost.Iostreams multichar input filter decompressing zstd (any number of frames). Every zstd
-// call is checked; input that ends inside a frame is a truncated stream and throws StreamError.
-class zstd_input_filter {
+// A Boost.Iostreams multichar input filter over a streaming decoder. Codec:
+//   void reset();   // ready for a new stream (gzip member, bzip2 stream, xz stream, zstd frame)
+//   bool run(const char* in, size_t in_len, char* out, size_t out_len, size_t& used, size_t& got);
+//        // decodes; true when the stream ended; throws StreamError on corrupt data
+// Concatenated streams are decoded one after another. Input that ends inside a stream is a
+// truncated input and throws StreamError. Only the header-only part of Boost.Iostreams is used.
+template <typename Codec>
+class decode_filter {
  public:
   using char_type = char;
   struct category : io::multichar_input_filter_tag, io::closable_tag {};
 
-  zstd_input_filter() : s_(std::make_shared<State>()) {}
+  explicit decode_filter(const char* name) : s_(std::make_shared<State>()), name_(name) {}
 
   template <typename Source>
   std::streamsize read(Source& src, char* out, std::streamsize n) {
     State& s = *s_;
-    if (s.done) return -1;
-    ZSTD_outBuffer ob{out, static_cast<std::size_t>(n), 0};
-    while (ob.pos == 0) {
+    for (;;) {
       if (s.pos == s.len && !s.eof) {
         const std::streamsize r = io::read(src, s.in.data(), static_cast<std::streamsize>(s.in.size()));
         if (r < 0) {
@@ -106,19 +114,24 @@ class zstd_input_filter {
           s.pos = 0;
         }
       }
-      ZSTD_inBuffer ib{s.in.data() + s.pos, s.len - s.pos, 0};
-      const std::size_t ret = ZSTD_decompressStream(s.dctx, &ob, &ib);
-      if (ZSTD_isError(ret)) throw StreamError(std::string("corrupt zstd stream: ") + ZSTD_getErrorName(ret));
-      s.pos += ib.pos;
-      // A call without progress (no input left) returns a hint for the next frame, not the state.
-      if (ib.pos > 0 || ob.pos > 0) s.last = ret;
-      if (ob.pos == 0 && s.pos == s.len && s.eof) {
-        if (s.last != 0) throw StreamError("truncated zstd stream (input ends inside a frame)");
-        s.done = true;
-        return -1;
+      if (s.pos == s.len && s.eof && !s.in_stream) return -1;
+      if (!s.in_stream) {
+        s.codec.reset();
+        s.in_stream = true;
       }
+      std::size_t used = 0, got = 0;
+      const bool ended = s.codec.run(s.in.data() + s.pos, s.len - s.pos, out,
+                                     static_cast<std::size_t>(n), used, got);
+      s.pos += used;
+      if (ended) s.in_stream = false;
+      if (got > 0) return static_cast<std::streamsize>(got);
+      if (ended) continue;
+      if (used == 0 && s.pos == s.len && s.eof)
+        throw StreamError(std::string("truncated ") + name_ +
+                          " stream (the input ends inside a compressed block)");
+      if (used == 0 && s.pos < s.len)
+        throw StreamError(std::string("corrupt ") + name_ + " stream (the decoder made no progress)");
     }
-    return static_cast<std::streamsize>(ob.pos);
   }
 
   template <typename Source>
@@ -128,18 +141,133 @@ class zstd_input_filter {
 
  private:
   struct State {
-    ZSTD_DCtx* dctx;
-    std::vector<char> in;
-    std::size_t pos = 0, len = 0, last = 1;
-    bool eof = false, done = false;
-    State() : dctx(ZSTD_createDCtx()), in(ZSTD_DStreamInSize()) {
-      if (!dctx) throw std::bad_alloc();
-    }
-    ~State() { ZSTD_freeDCtx(dctx); }
-    State(const State&) = delete;
-    State& operator=(const State&) = delete;
+    Codec codec;
+    std::vector<char> in = std::vector<char>(std::size_t{1} << 17);
+    std::size_t pos = 0, len = 0;
+    bool eof = false, in_stream = false;
   };
   std::shared_ptr<State> s_;
+  const char* name_;
+};
+
+inline unsigned clamp_uint(std::size_t n) {
+  return static_cast<unsigned>(std::min<std::size_t>(n, 1u << 30));
+}
+
+struct ZlibCodec {
+  z_stream z{};
+  bool init = false;
+  ZlibCodec() = default;
+  ZlibCodec(const ZlibCodec&) = delete;
+  ZlibCodec& operator=(const ZlibCodec&) = delete;
+  ~ZlibCodec() {
+    if (init) inflateEnd(&z);
+  }
+  void reset() {
+    const int r = init ? inflateReset(&z) : inflateInit2(&z, 15 + 32);  // gzip or zlib header
+    if (r != Z_OK) throw std::bad_alloc();
+    init = true;
+  }
+  bool run(const char* in, std::size_t in_len, char* out, std::size_t out_len, std::size_t& used,
+           std::size_t& got) {
+    z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(in));
+    z.avail_in = clamp_uint(in_len);
+    z.next_out = reinterpret_cast<Bytef*>(out);
+    z.avail_out = clamp_uint(out_len);
+    const unsigned in0 = z.avail_in, out0 = z.avail_out;
+    const int r = inflate(&z, Z_NO_FLUSH);
+    used = in0 - z.avail_in;
+    got = out0 - z.avail_out;
+    if (r == Z_STREAM_END) return true;
+    if (r == Z_OK || r == Z_BUF_ERROR) return false;
+    throw StreamError(std::string("corrupt gzip stream (") + (z.msg ? z.msg : "zlib error") + ")");
+  }
+};
+
+#if TRISTREAM_HAVE_BZIP2
+struct Bzip2Codec {
+  bz_stream z{};
+  bool init = false;
+  Bzip2Codec() = default;
+  Bzip2Codec(const Bzip2Codec&) = delete;
+  Bzip2Codec& operator=(const Bzip2Codec&) = delete;
+  ~Bzip2Codec() {
+    if (init) BZ2_bzDecompressEnd(&z);
+  }
+  void reset() {
+    if (init) BZ2_bzDecompressEnd(&z);
+    z = bz_stream{};
+    init = false;
+    if (BZ2_bzDecompressInit(&z, 0, 0) != BZ_OK) throw std::bad_alloc();
+    init = true;
+  }
+  bool run(const char* in, std::size_t in_len, char* out, std::size_t out_len, std::size_t& used,
+           std::size_t& got) {
+    z.next_in = const_cast<char*>(in);
+    z.avail_in = clamp_uint(in_len);
+    z.next_out = out;
+    z.avail_out = clamp_uint(out_len);
+    const unsigned in0 = z.avail_in, out0 = z.avail_out;
+    const int r = BZ2_bzDecompress(&z);
+    used = in0 - z.avail_in;
+    got = out0 - z.avail_out;
+    if (r == BZ_STREAM_END) return true;
+    if (r == BZ_OK) return false;
+    throw StreamError("corrupt bzip2 stream (error " + std::to_string(r) + ")");
+  }
+};
+#endif
+
+#if TRISTREAM_HAVE_LZMA
+struct XzCodec {
+  lzma_stream z = LZMA_STREAM_INIT;
+  XzCodec() = default;
+  XzCodec(const XzCodec&) = delete;
+  XzCodec& operator=(const XzCodec&) = delete;
+  ~XzCodec() { lzma_end(&z); }
+  void reset() {
+    lzma_end(&z);
+    z = LZMA_STREAM_INIT;
+    if (lzma_stream_decoder(&z, UINT64_MAX, 0) != LZMA_OK) throw std::bad_alloc();
+  }
+  bool run(const char* in, std::size_t in_len, char* out, std::size_t out_len, std::size_t& used,
+           std::size_t& got) {
+    z.next_in = reinterpret_cast<const std::uint8_t*>(in);
+    z.avail_in = in_len;
+    z.next_out = reinterpret_cast<std::uint8_t*>(out);
+    z.avail_out = out_len;
+    const lzma_ret r = lzma_code(&z, LZMA_RUN);
+    used = in_len - z.avail_in;
+    got = out_len - z.avail_out;
+    if (r == LZMA_STREAM_END) return true;
+    if (r == LZMA_OK || r == LZMA_BUF_ERROR) return false;
+    throw StreamError("corrupt xz stream (error " + std::to_string(static_cast<int>(r)) + ")");
+  }
+};
+#endif
+
+struct ZstdCodec {
+  ZSTD_DCtx* z = ZSTD_createDCtx();
+  ZstdCodec() {
+    if (!z) throw std::bad_alloc();
+  }
+  ZstdCodec(const ZstdCodec&) = delete;
+  ZstdCodec& operator=(const ZstdCodec&) = delete;
+  ~ZstdCodec() { ZSTD_freeDCtx(z); }
+  void reset() {
+    const std::size_t r = ZSTD_DCtx_reset(z, ZSTD_reset_session_only);
+    if (ZSTD_isError(r)) throw StreamError(std::string("zstd: ") + ZSTD_getErrorName(r));
+  }
+  bool run(const char* in, std::size_t in_len, char* out, std::size_t out_len, std::size_t& used,
+           std::size_t& got) {
+    ZSTD_inBuffer ib{in, in_len, 0};
+    ZSTD_outBuffer ob{out, out_len, 0};
+    const std::size_t r = ZSTD_decompressStream(z, &ob, &ib);
+    if (ZSTD_isError(r)) throw StreamError(std::string("corrupt zstd stream (") + ZSTD_getErrorName(r) + ")");
+    used = ib.pos;
+    got = ob.pos;
+    return r == 0;  // a frame is complete and flushed
+  }
 };
 
 // The raw bytes of a ByteReader as a Boost.Iostreams source.
@@ -203,10 +331,21 @@ ByteReader::ByteReader(const std::string& path)
   if (compression_ != Compression::None) {
     decoder_ = std::make_unique<Decoder>();
     switch (compression_) {
-      case Compression::Gzip: decoder_->chain.push(io::gzip_decompressor()); break;
-      case Compression::Bzip2: decoder_->chain.push(io::bzip2_decompressor()); break;
-      case Compression::Xz: decoder_->chain.push(io::lzma_decompressor()); break;
-      default: decoder_->chain.push(zstd_input_filter()); break;
+      case Compression::Gzip: decoder_->chain.push(decode_filter<ZlibCodec>("gzip")); break;
+#if TRISTREAM_HAVE_BZIP2
+      case Compression::Bzip2: decoder_->chain.push(decode_filter<Bzip2Codec>("bzip2")); break;
+#endif
+#if TRISTREAM_HAVE_LZMA
+      case Compression::Xz: decoder_->chain.push(decode_filter<XzCodec>("xz")); break;
+#endif
+      case Compression::Zstd: decoder_->chain.push(decode_filter<ZstdCodec>("zstd")); break;
+      default: {
+        const std::string msg = path + ": " + compression_name(compression_) +
+                                " input, but this build has no " + compression_name(compression_) +
+                                " support (rebuild with the library's development package)";
+        if (own_fd_) ::close(fd_);
+        throw Error(ErrorKind::Input, msg);
+      }
     }
     decoder_->chain.push(RawSource{this}, 1 << 20);
   }

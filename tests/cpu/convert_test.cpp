@@ -216,8 +216,22 @@ TEST(Convert, CompressedInputsAndTruncation) {
     const std::string z = d.file(std::string("g.el.") + t.ext);
     ASSERT_EQ(std::system((std::string(t.bin) + " -c " + q(d.file("g.el")) + " > " + q(z)).c_str()), 0);
     const std::string out = d.file(std::string("z_") + t.ext + ".tcsr");
-    convert(z, out, quiet_options());
+    try {
+      convert(z, out, quiet_options());
+    } catch (const Error& e) {
+      // bzip2 and xz are optional at build time.
+      if (std::string(e.what()).find("this build has no") == std::string::npos) throw;
+      --tested;
+      continue;
+    }
     EXPECT_EQ(read_bytes(out), ref) << t.bin;
+    // Concatenated streams (as pigz, pbzip2 or `cat a.gz b.gz` make) are read one after another:
+    // the same edges twice, so everything the second copy adds is a duplicate.
+    const std::string twice = d.file(std::string("twice.el.") + t.ext);
+    ASSERT_EQ(std::system(("cat " + q(z) + " " + q(z) + " > " + q(twice)).c_str()), 0);
+    const ConvertSummary s2 = convert(twice, d.file("twice.tcsr"), quiet_options());
+    EXPECT_EQ(s2.input_edges, 2 * e.size()) << t.bin;
+    EXPECT_EQ(read_bytes(d.file("twice.tcsr")), ref) << t.bin;
     // Standard input.
     const std::string cmd = "cat " + q(z) + " | '" + TRISTREAM_BINARY + "' convert - -q -o " +
                             q(d.file("stdin.tcsr")) + " >/dev/null";
