@@ -1,9 +1,20 @@
 // stub.cpp — the CUDA backend of a build without nvcc: no devices, and asking for one is a
 // usage error that says so.
+#include "device.hpp"
+#include "tools.hpp"
 #include "tristream/counter.hpp"
 #include "tristream/error.hpp"
 
 namespace tristream {
+namespace {
+
+[[noreturn]] void no_cuda() {
+  throw Error(ErrorKind::Usage,
+              "the CUDA backend is not available: tristream was built without CUDA (no nvcc at "
+              "configure time); use --backend cpu");
+}
+
+}  // namespace
 
 bool built_with_cuda() {
   return false;
@@ -13,9 +24,32 @@ int cuda_device_count() {
 }
 
 std::unique_ptr<Counter> make_cuda_counter(const CounterOptions&) {
-  throw Error(ErrorKind::Usage,
-              "the CUDA backend is not available: tristream was built without CUDA (no nvcc at "
-              "configure time); use --backend cpu");
+  no_cuda();
 }
 
+namespace cuda {
+
+DeviceInfo device_info(int) {
+  no_cuda();
+}
+MemoryInfo memory_info(int) {
+  no_cuda();
+}
+void select_device(int) {
+  no_cuda();
+}
+void validate_kernel_name(const std::string&) {
+  no_cuda();
+}
+
+std::vector<KernelRun> time_kernels(const CsrView&, const std::vector<std::string>&, int, int,
+                                    double) {
+  no_cuda();
+}
+
+OrientedGraph orient_on_device(std::uint64_t, const std::vector<std::pair<vid_t, vid_t>>&, int) {
+  no_cuda();
+}
+
+}  // namespace cuda
 }  // namespace tristream

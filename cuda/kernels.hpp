@@ -1,0 +1,64 @@
+// cuda/kernels.hpp — internal interface between the dispatcher (launch.cu) and the kernel files
+// (kernel_*.cu). Each launch_* enqueues one kernel family for a Task on env.stream; scratch memory
+// is stream-ordered (cudaMallocAsync) and freed on the same stream.
+#pragma once
+
+#include <cuda_runtime_api.h>
+
+#include <cstdint>
+#include <string>
+
+#include "kernel_common.cuh"
+
+namespace tristream::cuda::detail {
+
+struct LaunchEnv {
+  cudaStream_t stream = nullptr;
+  int device = 0;
+  int sm_count = 1;
+  bool same_views = false;  // A, B and C are one view (the in-core case): wedges need only i < j
+  bool per_vertex = false;
+  std::string variant;  // tuning suffix of the kernel name ("" = defaults), see launch.cu
+  // Edges of A when the caller knows them (host_offsets_A given), else ~0: kernels that must size
+  // per-edge scratch then read the count from the device (a synchronisation).
+  std::uint64_t a_edges = ~0ull;
+};
+
+void launch_lstc(const Task& t, const LaunchEnv& env);
+void launch_trust(const Task& t, const LaunchEnv& env);
+void launch_wedge(const Task& t, const LaunchEnv& env);
+void launch_gui(const Task& t, const LaunchEnv& env);
+void launch_bitmap(const Task& t, const LaunchEnv& env);
+
+// Shared launch helpers (launch_util.cu).
+
+// Persistent grid size for `kernel` with `block` threads and `smem` dynamic shared bytes:
+// resident blocks per SM times SMs.
+int resident_blocks(const void* kernel, int block, std::size_t smem, const LaunchEnv& env);
+
+// Row bins: rows u with |A(u)| > 0 and |B(u)| > 0, keyed by max(|B(u)|, |A(u)| >> a_shift),
+// split by ascending inclusive upper bounds. lists: nbins * rows entries (bin b at b * rows), in
+// no particular order within a bin; counts: nbins device counters (zeroed here).
+void bin_rows(const Task& t, int nbins, const std::uint64_t* bounds, vid_t* lists, ull* counts,
+              const LaunchEnv& env, int a_shift = 63);
+
+// Runs work on `n` streams forked from env.stream and joined back into it. Stream 0 is
+// env.stream itself. join() must be called before the scratch used by the forks is freed.
+class Fork {
+ public:
+  Fork(cudaStream_t main, int n);
+  ~Fork();
+  Fork(const Fork&) = delete;
+  Fork& operator=(const Fork&) = delete;
+  cudaStream_t stream(int i) const { return i == 0 ? main_ : side_[i - 1]; }
+  void join();
+
+ private:
+  cudaStream_t main_;
+  int n_;
+  cudaStream_t side_[3] = {};
+  cudaEvent_t ev_[4] = {};
+  bool joined_ = false;
+};
+
+}  // namespace tristream::cuda::detail

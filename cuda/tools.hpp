@@ -1,0 +1,34 @@
+// cuda/tools.hpp — GPU helpers for the benchmark and the tests, without CUDA types. In a build
+// without CUDA (stub.cpp) they throw Error(Usage).
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tristream/csr.hpp"
+
+namespace tristream::cuda {
+
+struct KernelRun {
+  std::string kernel;  // as asked
+  std::string chosen;  // what `auto` picked (== kernel otherwise)
+  count_t triangles = 0;
+  std::vector<double> ms;  // timed runs (CUDA events around enqueue_count)
+  double median_ms = 0;
+};
+
+// Uploads the in-core graph g to device `device` once; for each kernel, one warm-up run, then
+// `reps` runs timed by CUDA events around enqueue_count (scratch allocation included), and the
+// median. A kernel whose warm-up takes longer than max_ms is timed by its warm-up alone.
+std::vector<KernelRun> time_kernels(const CsrView& g, const std::vector<std::string>& kernels,
+                                    int reps, int device, double max_ms);
+
+// orient_edge_list (csr.hpp) on the GPU, followed by compaction: vertices without edges are
+// dropped (they rank first; the others keep their order), so n becomes the number of vertices
+// with at least one edge. perm[new id] = input id. For benchmark-sized graphs.
+OrientedGraph orient_on_device(std::uint64_t n, const std::vector<std::pair<vid_t, vid_t>>& edges,
+                               int device);
+
+}  // namespace tristream::cuda
