@@ -218,9 +218,9 @@ TEST(Convert, CompressedInputsAndTruncation) {
     const std::string out = d.file(std::string("z_") + t.ext + ".tcsr");
     try {
       convert(z, out, quiet_options());
-    } catch (const Error& e) {
+    } catch (const Error& err) {
       // bzip2 and xz are optional at build time.
-      if (std::string(e.what()).find("this build has no") == std::string::npos) throw;
+      if (std::string(err.what()).find("this build has no") == std::string::npos) throw;
       --tested;
       continue;
     }
