@@ -11,6 +11,8 @@
 #include <exception>
 #include <fstream>
 #include <functional>
+#include <map>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -133,8 +135,14 @@ struct Recorder {
 // ---- rows in ascending order from decompressed chunks ----------------------------------------
 class RowReader {
  public:
-  RowReader(const GraphSource& g, Pool& pool, std::uint32_t window, Recorder& rec)
-      : g_(g), pool_(pool), window_(std::max<std::uint32_t>(1, window)), rec_(rec), bufs_(window_) {
+  RowReader(const GraphSource& g, Pool& pool, std::uint32_t window, std::uint64_t cache_bytes,
+            Recorder& rec)
+      : g_(g),
+        pool_(pool),
+        window_(std::max<std::uint32_t>(1, window)),
+        cache_cap_(cache_bytes),
+        rec_(rec),
+        bufs_(window_) {
     first_edges_.reserve(g.chunks().size());
     for (const auto& c : g.chunks()) first_edges_.push_back(c.first_edge);
   }
@@ -208,10 +216,12 @@ class RowReader {
  private:
   const vid_t* slot(std::uint64_t c) {
     for (std::size_t x = 0; x < batch_.size(); ++x)
-      if (batch_[x] == c) return bufs_[x].data();
+      if (batch_[x] == c) return bufs_[x]->data();
     load_from(c);
-    return bufs_[0].data();
+    return bufs_[0]->data();
   }
+  // Loads the window of needed chunks starting at c: from the chunk cache when there, the rest
+  // decompressed in parallel (and cached, least recently used evicted, within cache_cap_).
   void load_from(std::uint64_t c) {
     auto it = std::lower_bound(needed_.begin(), needed_.end(), c);
     TS_CHECK(it != needed_.end() && *it == c, "a row's chunk was not planned for");
@@ -219,27 +229,55 @@ class RowReader {
     const std::size_t cnt = std::min<std::size_t>(window_, needed_.size() - pos);
     batch_.assign(needed_.begin() + pos, needed_.begin() + pos + cnt);
     const auto& chunks = g_.chunks();
+    std::vector<std::size_t> missing;
+    for (std::size_t t = 0; t < cnt; ++t) {
+      auto hit = cache_.find(batch_[t]);
+      if (hit != cache_.end()) {
+        bufs_[t] = hit->second.first;
+        hit->second.second = ++tick_;
+      } else {
+        missing.push_back(t);
+      }
+    }
+    if (missing.empty()) return;
     std::uint64_t comp = 0, raw = 0;
-    for (auto k : batch_) {
-      comp += chunks[k].compressed_size;
-      raw += chunks[k].edges * sizeof(vid_t);
+    for (auto t : missing) {
+      comp += chunks[batch_[t]].compressed_size;
+      raw += chunks[batch_[t]].edges * sizeof(vid_t);
     }
     const double t0 = now_s();
-    pool_.run(cnt, [&](std::size_t t) {
-      const auto& ch = chunks[batch_[t]];
-      bufs_[t].resize(ch.edges);
-      g_.read_chunk(batch_[t], bufs_[t].data());
+    pool_.run(missing.size(), [&](std::size_t x) {
+      const std::size_t t = missing[x];
+      auto buf = std::make_shared<std::vector<vid_t>>(chunks[batch_[t]].edges);
+      g_.read_chunk(batch_[t], buf->data());
+      bufs_[t] = std::move(buf);
     });
     const double t1 = now_s();
     rec_.span("read", unit_, t0, t0, comp);
     rec_.span("decompress", unit_, t0, t1, raw);
+    if (cache_cap_ == 0) return;
+    for (auto t : missing) {
+      const std::uint64_t b = bufs_[t]->size() * sizeof(vid_t);
+      if (b > cache_cap_) continue;
+      while (cache_used_ + b > cache_cap_ && !cache_.empty()) {
+        auto victim = cache_.begin();
+        for (auto x = cache_.begin(); x != cache_.end(); ++x)
+          if (x->second.second < victim->second.second) victim = x;
+        cache_used_ -= victim->second.first->size() * sizeof(vid_t);
+        cache_.erase(victim);
+      }
+      cache_.emplace(batch_[t], std::make_pair(bufs_[t], ++tick_));
+      cache_used_ += b;
+    }
   }
 
   const GraphSource& g_;
   Pool& pool_;
   std::uint32_t window_;
+  std::uint64_t cache_cap_ = 0, cache_used_ = 0, tick_ = 0;
+  std::map<std::uint64_t, std::pair<std::shared_ptr<std::vector<vid_t>>, std::uint64_t>> cache_;
   Recorder& rec_;
-  std::vector<std::vector<vid_t>> bufs_;
+  std::vector<std::shared_ptr<std::vector<vid_t>>> bufs_;
   std::vector<std::uint64_t> batch_, needed_, first_edges_;
   std::vector<vid_t> tmp_;
   std::int64_t unit_ = -1;
@@ -283,7 +321,7 @@ class Preparer {
         plan_(plan),
         rec_(rec),
         per_vertex_(per_vertex),
-        reader_(g, pool, plan.window_chunks, rec) {}
+        reader_(g, pool, plan.window_chunks, plan.chunk_cache_bytes, rec) {}
 
   // Builds unit u into the host slot and fills the slot state.
   void prepare(std::size_t u, unsigned char* slot, SlotState& st) {

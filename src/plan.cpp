@@ -183,11 +183,15 @@ Census take_census(const GraphSource& g, const CensusOptions& options) {
   const std::uint64_t n = g.n();
   const eid_t* off = g.offsets();
   const auto& chunks = g.chunks();
-  // Fine range buckets, balanced by edges, without empty buckets.
+  // Fine range buckets: half cut by out-edges, half by rows (the high ranks hold few out-edges
+  // but the hubs' columns), merged, without empty buckets.
   {
     const std::uint32_t F = static_cast<std::uint32_t>(std::max<std::uint64_t>(
         1, std::min<std::uint64_t>(options.fine, std::max<std::uint64_t>(n, 1))));
-    auto b = balanced_bounds(n, off, F, false);
+    auto b = balanced_bounds(n, off, std::max<std::uint32_t>(1, F / 2), false);
+    const std::uint32_t R = std::max<std::uint32_t>(1, F - F / 2);
+    for (std::uint32_t a = 1; a < R; ++a) b.push_back(n * a / R);
+    std::sort(b.begin(), b.end());
     b.erase(std::unique(b.begin(), b.end()), b.end());
     if (b.size() < 2) b = {0, n};
     c.fine_bounds = std::move(b);
@@ -272,8 +276,10 @@ Census take_census(const GraphSource& g, const CensusOptions& options) {
   c.decompressed_bytes = raw.load();
   // Vertex candidates: every p dividing G, parts = unions of consecutive groups.
   std::vector<std::uint64_t> acc(words);
+  std::vector<std::uint32_t> cand_p;
   for (std::uint32_t p = 1; p <= G; ++p) {
     if (G % p) continue;
+    cand_p.push_back(p);
     Census::VertexParts vp;
     vp.p = p;
     const std::uint32_t per = G / p;
@@ -298,6 +304,85 @@ Census take_census(const GraphSource& g, const CensusOptions& options) {
       vp.proxy_edges_bound.push_back(deg);
     }
     c.vertex.push_back(std::move(vp));
+  }
+  // Exact proxy blocks (G <= 16): a second pass counts, for every candidate part, the edges
+  // v -> w with both ends in X. mask[v] holds the groups whose X contains v; a per-candidate
+  // table folds a group mask into a part mask.
+  if (G <= 16 && n > 0) {
+    std::vector<std::uint16_t> mask(n, 0);
+    for (std::uint32_t gi = 0; gi < G; ++gi) {
+      const std::uint64_t* bm = bitmaps.data() + static_cast<std::size_t>(gi) * words;
+      for (std::uint64_t w = 0; w < words; ++w)
+        for (std::uint64_t x = bm[w]; x; x &= x - 1)
+          mask[w * 64 + static_cast<std::uint64_t>(__builtin_ctzll(x))] |=
+              static_cast<std::uint16_t>(1u << gi);
+    }
+    std::vector<std::uint64_t>().swap(bitmaps);
+    const std::size_t C = cand_p.size();
+    const std::size_t TM = std::size_t{1} << G;
+    std::vector<std::uint16_t> table(C * TM, 0);
+    for (std::size_t ci = 0; ci < C; ++ci) {
+      const std::uint32_t per = G / cand_p[ci];
+      for (std::size_t x = 0; x < TM; ++x) {
+        std::uint16_t r = 0;
+        for (std::uint32_t gi = 0; gi < G; ++gi)
+          if (x >> gi & 1) r = static_cast<std::uint16_t>(r | (1u << (gi / per)));
+        table[ci * TM + x] = r;
+      }
+    }
+    std::vector<std::vector<eid_t>> counts(T, std::vector<eid_t>(C * 16, 0));
+    next = 0;
+    auto pass2 = [&](unsigned t) {
+      try {
+        auto& cnt = counts[t];
+        std::vector<vid_t> buf;
+        for (;;) {
+          const std::uint64_t k = next.fetch_add(1);
+          if (k >= chunks.size()) break;
+          const auto& ch = chunks[k];
+          bool any = false;
+          for (std::uint64_t r = ch.first_row; r < n && r < ch.first_row + ch.rows; ++r)
+            any |= mask[r] != 0;
+          if (!any) continue;  // no proxy row here
+          buf.resize(ch.edges);
+          g.read_chunk(k, buf.data());
+          raw += ch.edges * sizeof(vid_t);
+          const eid_t e0 = ch.first_edge, e1 = ch.first_edge + ch.edges;
+          for (std::uint64_t r = ch.first_row; r < n && off[r] < e1; ++r) {
+            const std::uint16_t mv = mask[r];
+            if (!mv) continue;
+            const eid_t s0 = std::max(off[r], e0), s1 = std::min(off[r + 1], e1);
+            for (eid_t e = s0; e < s1; ++e) {
+              const std::uint16_t mw = mask[buf[e - e0]];
+              if (!mw) continue;
+              for (std::size_t ci = 0; ci < C; ++ci) {
+                std::uint32_t x = table[ci * TM + mv] & table[ci * TM + mw];
+                while (x) {
+                  ++cnt[ci * 16 + static_cast<std::size_t>(__builtin_ctz(x))];
+                  x &= x - 1;
+                }
+              }
+            }
+          }
+        }
+      } catch (...) {
+        errors[t] = std::current_exception();
+        next = chunks.size();
+      }
+    };
+    std::vector<std::thread> pool2;
+    for (unsigned t = 1; t < T; ++t) pool2.emplace_back(pass2, t);
+    pass2(0);
+    for (auto& th : pool2) th.join();
+    for (auto& e : errors)
+      if (e) std::rethrow_exception(e);
+    for (std::size_t ci = 0; ci < C; ++ci)
+      for (std::uint32_t a = 0; a < cand_p[ci]; ++a) {
+        eid_t sum = 0;
+        for (unsigned t = 0; t < T; ++t) sum += counts[t][ci * 16 + a];
+        c.vertex[ci].proxy_edges_bound[a] = sum;  // exact
+      }
+    c.decompressed_bytes = raw.load();
   }
   c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   return c;
@@ -472,8 +557,8 @@ void in_core_unit(Plan& plan, std::uint64_t n, eid_t m, const eid_t* off) {
   plan.units.push_back(w);
 }
 
-Plan build_plan(Scheme scheme, std::uint32_t p, std::uint64_t n, eid_t m, const eid_t* off,
-                const Census& census, bool per_vertex) {
+Plan build_plan(Scheme scheme, std::uint32_t p, int variant, std::uint64_t n, eid_t m,
+                const eid_t* off, const Census& census, bool per_vertex) {
   Plan plan;
   if (p <= 1 || m == 0) {
     in_core_unit(plan, n, m, off);
@@ -487,16 +572,29 @@ Plan build_plan(Scheme scheme, std::uint32_t p, std::uint64_t n, eid_t m, const 
   if (scheme == Scheme::Range) {
     const auto& fb = census.fine_bounds;
     const std::uint32_t F = static_cast<std::uint32_t>(fb.size() - 1);
-    // group fine buckets into p parts balanced by edges
+    // group fine buckets into p parts balanced by out-edges (variant 0) or by out- plus
+    // in-edges (variant 1: blocks balanced as rows and as columns, BBTC's symmetric cut)
+    std::vector<double> weight(F, 0);
+    for (std::uint32_t x = 0; x < F; ++x)
+      for (std::uint32_t y = 0; y < F; ++y) {
+        const double v = static_cast<double>(census.fine_hist[static_cast<std::size_t>(x) * F + y]);
+        weight[x] += v;
+        if (variant == 1) weight[y] += v;
+      }
+    double total = 0;
+    for (double w : weight) total += w;
     std::vector<std::uint32_t> gidx(p + 1, 0);
     gidx[p] = F;
-    for (std::uint32_t a = 1; a < p; ++a) {
-      const eid_t target = off[0] + (m * a + p - 1) / p;
-      std::uint32_t f = static_cast<std::uint32_t>(
-          std::lower_bound(fb.begin(), fb.end(), target,
-                           [&](std::uint64_t row, eid_t t) { return off[row] < t; }) -
-          fb.begin());
-      gidx[a] = std::min(std::max(f, gidx[a - 1]), F);
+    {
+      double acc = 0;
+      std::uint32_t a = 1;
+      for (std::uint32_t f = 0; f < F && a < p; ++f) {
+        // cut before f when that lands closer to the target than cutting after it
+        while (a < p && acc + weight[f] / 2 >= total * a / p) gidx[a++] = f;
+        acc += weight[f];
+      }
+      for (; a < p; ++a) gidx[a] = F;
+      for (std::uint32_t x = 1; x <= p; ++x) gidx[x] = std::max(gidx[x], gidx[x - 1]);
     }
     P.bounds.resize(p + 1);
     for (std::uint32_t a = 0; a <= p; ++a) P.bounds[a] = fb[gidx[a]];
@@ -576,8 +674,8 @@ bool census_needed(std::uint64_t n, eid_t m, const PlanOptions& o, CensusOptions
   }
   c.fine = static_cast<std::uint32_t>(std::min<std::uint64_t>(
       std::max<std::uint64_t>(n, 1), std::max<std::uint32_t>(1024, o.parts * 8)));
-  c.hash_mod = o.parts ? o.parts : 8;
-  c.vertex_groups = o.parts ? o.parts : 32;
+  c.hash_mod = o.parts ? o.parts : 16;
+  c.vertex_groups = o.parts ? o.parts : 16;
   // The vertex census keeps one n-bit bitmap per group: keep it within a quarter of the host.
   if (o.parts == 0 && o.host_budget) {
     while (c.vertex_groups > 2 && c.vertex_groups * ((n + 63) / 64 * 8) > o.host_budget / 4)
@@ -606,28 +704,38 @@ Plan make_plan(std::uint64_t n, eid_t m, const eid_t* offsets,
     hm.max_chunk_raw = std::max<std::uint64_t>(hm.max_chunk_raw, c.edges * sizeof(vid_t));
 
   // candidate (scheme, p) pairs
-  std::vector<std::pair<Scheme, std::uint32_t>> cands;
+  struct Cand {
+    Scheme s;
+    std::uint32_t p;
+    int variant;
+  };
+  std::vector<Cand> cands;
   std::vector<Scheme> schemes;
   if (o.scheme == Scheme::Auto)
     schemes = {Scheme::Range, Scheme::Vertex, Scheme::Hash};
   else
     schemes = {o.scheme};
   if (o.parts) {
-    for (Scheme s : schemes) cands.emplace_back(s, o.parts);
+    for (Scheme s : schemes) {
+      cands.push_back({s, o.parts, 0});
+      if (s == Scheme::Range && o.parts > 1) cands.push_back({s, o.parts, 1});
+    }
   } else {
-    cands.emplace_back(Scheme::Range, 1);
+    cands.push_back({Scheme::Range, 1, 0});
     if (!census.empty()) {
       for (Scheme s : schemes) {
         if (s == Scheme::Range) {
           const std::uint32_t F = static_cast<std::uint32_t>(census.fine_bounds.size() - 1);
-          for (std::uint32_t p = 2; p <= std::min<std::uint32_t>(F, 96); ++p)
-            cands.emplace_back(s, p);
+          for (std::uint32_t p = 2; p <= std::min<std::uint32_t>(F, 96); ++p) {
+            cands.push_back({s, p, 0});
+            cands.push_back({s, p, 1});
+          }
         } else if (s == Scheme::Hash) {
           for (std::uint32_t p = 2; p <= std::min<std::uint32_t>(census.hash_mod, 16); ++p)
-            if (census.hash_mod % p == 0) cands.emplace_back(s, p);
+            if (census.hash_mod % p == 0) cands.push_back({s, p, 0});
         } else {
           for (const auto& v : census.vertex)
-            if (v.p >= 2) cands.emplace_back(s, v.p);
+            if (v.p >= 2) cands.push_back({s, v.p, 0});
         }
       }
     }
@@ -637,11 +745,14 @@ Plan make_plan(std::uint64_t n, eid_t m, const eid_t* offsets,
 
   std::vector<Candidate> all;
   int after_feasible[4] = {-1, -1, -1, -1};  // per scheme: candidates evaluated since a fit
-  for (auto [s, p] : cands) {
+  for (const Cand& cand : cands) {
+    const Scheme s = cand.s;
+    const std::uint32_t p = cand.p;
+    const int variant = cand.variant;
     const int si = static_cast<int>(s);
-    if (p > 1 && after_feasible[si] >= 4) continue;  // more parts only move more bytes
+    if (p > 1 && after_feasible[si] >= 8) continue;  // more parts only move more bytes
     Candidate c;
-    c.plan = build_plan(s, p, n, m, offsets, census, o.per_vertex);
+    c.plan = build_plan(s, p, variant, n, m, offsets, census, o.per_vertex);
     if (p <= 1 && o.scheme != Scheme::Auto) c.plan.partition.scheme = Scheme::Range;
     const bool vs = c.plan.partition.scheme == Scheme::Vertex && c.plan.partition.p > 1;
     std::uint64_t max_prox = 0;
@@ -655,6 +766,17 @@ Plan make_plan(std::uint64_t n, eid_t m, const eid_t* offsets,
     }
     c.plan.window_chunks = window;
     c.plan.host_bytes = c.host;
+    // What host memory is left keeps decompressed chunks for later units: with room for the
+    // whole adjacency every chunk is decompressed once.
+    const std::uint64_t raw_all = m * sizeof(vid_t);
+    if (c.plan.partition.p > 1) {
+      c.plan.chunk_cache_bytes =
+          o.host_budget == 0
+              ? raw_all
+              : (o.host_budget > c.host ? std::min(raw_all, o.host_budget - c.host) : 0);
+      if (c.plan.chunk_cache_bytes >= raw_all)
+        c.plan.bytes_decompressed = std::min<std::uint64_t>(c.plan.bytes_decompressed, raw_all);
+    }
     c.device = c.plan.device_bytes;
     const bool dev_ok = o.device_budget == 0 || c.device <= o.device_budget;
     const bool host_ok = o.host_budget == 0 || c.host <= o.host_budget;
@@ -758,7 +880,8 @@ std::string Plan::to_json() const {
     << ",\"device_budget\":" << device_budget << ",\"host_budget\":" << host_budget
     << ",\"bytes_moved\":" << bytes_moved << ",\"bytes_decompressed\":" << bytes_decompressed
     << ",\"total_estimated_bytes\":" << (bytes_moved + bytes_decompressed)
-    << ",\"total_work\":" << total_work << ",\"imbalance\":" << imbalance << ",\"reason\":\"";
+    << ",\"chunk_cache_bytes\":" << chunk_cache_bytes << ",\"total_work\":" << total_work
+    << ",\"imbalance\":" << imbalance << ",\"reason\":\"";
   for (char ch : reason) {
     if (ch == '"' || ch == '\\') o << '\\';
     o << ch;

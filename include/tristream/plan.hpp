@@ -68,7 +68,7 @@ struct Partition {
 struct CensusOptions {
   std::uint32_t fine = 1024;         // range: fine row buckets (balanced by edges); p groups them
   std::uint32_t hash_mod = 8;        // hash: p must divide it
-  std::uint32_t vertex_groups = 32;  // vertex: p must divide it
+  std::uint32_t vertex_groups = 16;  // vertex: p must divide it (<= 16: exact proxy blocks)
   unsigned threads = 0;
 };
 struct Census {
@@ -143,7 +143,8 @@ struct Plan {
   std::uint64_t bytes_moved = 0;         // estimated bytes uploaded
   std::uint64_t bytes_decompressed = 0;  // estimated raw bytes decompressed
   std::uint64_t device_budget = 0, host_budget = 0;
-  std::uint32_t window_chunks = 2;  // decompressed chunks held at once
+  std::uint32_t window_chunks = 2;      // decompressed chunks held at once
+  std::uint64_t chunk_cache_bytes = 0;  // decompressed chunks kept for later units (host budget)
   double total_work = 0;
   double imbalance = 1;  // max unit work / mean
   std::string reason;

@@ -1,0 +1,94 @@
+#!/usr/bin/env python3
+"""plot_timeline.py — draws a tristream Chrome trace (tristream count --trace FILE) as a PNG
+timeline: one lane per stage (decompress, transform, upload, kernel, wait), one bar per unit.
+
+usage: scripts/plot_timeline.py TRACE.json [-o OUT.png] [--title TEXT] [--max-units N]
+
+Installs matplotlib with pip when it is missing.
+"""
+import argparse
+import json
+import subprocess
+import sys
+
+
+def need_matplotlib():
+    try:
+        import matplotlib  # noqa: F401
+    except ImportError:
+        print("plot_timeline: installing matplotlib with pip ...", file=sys.stderr)
+        cmd = [sys.executable, "-m", "pip", "install", "--quiet", "matplotlib"]
+        if subprocess.call(cmd) != 0:
+            # PEP 668 environments refuse system-wide installs without this flag.
+            subprocess.check_call(cmd + ["--break-system-packages"])
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    return plt
+
+
+COLORS = {
+    "decompress": "#8c6bb1",
+    "transform": "#41ab5d",
+    "upload": "#fd8d3c",
+    "kernel": "#2171b5",
+    "wait": "#bdbdbd",
+}
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("trace")
+    ap.add_argument("-o", "--output", help="PNG to write [TRACE with .png]")
+    ap.add_argument("--title", help="plot title [the trace's process name]")
+    ap.add_argument("--max-units", type=int, default=0,
+                    help="only draw spans of the first N units (0 = all)")
+    args = ap.parse_args()
+
+    with open(args.trace) as f:
+        trace = json.load(f)
+    events = trace["traceEvents"] if isinstance(trace, dict) else trace
+    lanes, title = {}, "tristream"
+    for e in events:
+        if e.get("ph") == "M" and e.get("name") == "thread_name":
+            lanes[e["tid"]] = e["args"]["name"]
+        if e.get("ph") == "M" and e.get("name") == "process_name":
+            title = e["args"]["name"]
+    spans = [e for e in events if e.get("ph") == "X"]
+    if args.max_units > 0:
+        spans = [e for e in spans if e.get("args", {}).get("unit", 0) < args.max_units]
+    if not spans:
+        sys.exit("plot_timeline: no spans in " + args.trace)
+    plt = need_matplotlib()
+
+    order = sorted(lanes) if lanes else sorted({e["tid"] for e in spans})
+    ypos = {tid: i for i, tid in enumerate(reversed(order))}
+    fig, ax = plt.subplots(figsize=(14, 0.7 * len(order) + 1.8))
+    t0 = min(e["ts"] for e in spans)
+    for tid in order:
+        mine = [e for e in spans if e["tid"] == tid]
+        name = lanes.get(tid, str(tid))
+        bars = [((e["ts"] - t0) / 1000.0, max(e["dur"] / 1000.0, 1e-3)) for e in mine]
+        ax.broken_barh(bars, (ypos[tid] - 0.35, 0.7), facecolors=COLORS.get(name, "#969696"),
+                       edgecolors="white", linewidth=0.3)
+    ax.set_yticks([ypos[t] for t in order])
+    ax.set_yticklabels([lanes.get(t, str(t)) for t in order])
+    ax.set_xlabel("time (ms)")
+    other = trace.get("otherData", {}) if isinstance(trace, dict) else {}
+    sub = ""
+    if other:
+        sub = "  wall %.3f s, exposed transfer %.3f s, overlap %.0f%%" % (
+            other.get("wall_s", 0), other.get("exposed_transfer_s", 0),
+            100.0 * (other.get("overlap", 0) or 0))
+    ax.set_title((args.title or title) + sub)
+    ax.grid(axis="x", alpha=0.3)
+    fig.tight_layout()
+    out = args.output or (args.trace.rsplit(".", 1)[0] + ".png")
+    fig.savefig(out, dpi=120)
+    print(out)
+
+
+if __name__ == "__main__":
+    main()
