@@ -25,6 +25,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <condition_variable>
 #include <cstdio>
 #include <deque>
@@ -65,7 +66,19 @@ void stage_done(const char* what) {
   static double last = now_seconds();
   if (!on) return;
   const double t = now_seconds();
-  std::fprintf(stderr, "[convert] %-28s %8.3f s\n", what, t - last);
+  std::uint64_t rss = 0, hwm = 0;
+  if (std::FILE* f = std::fopen("/proc/self/status", "r")) {
+    char line[256];
+    while (std::fgets(line, sizeof line, f)) {
+      unsigned long long v = 0;
+      if (std::sscanf(line, "VmRSS: %llu", &v) == 1) rss = v;
+      if (std::sscanf(line, "VmHWM: %llu", &v) == 1) hwm = v;
+      if (std::getenv("TRISTREAM_CONVERT_RSS") && std::strncmp(line, "Rss", 3) == 0) std::fputs(line, stderr);
+    }
+    std::fclose(f);
+  }
+  std::fprintf(stderr, "[convert] %-28s %8.3f s  rss %6llu MiB  peak %6llu MiB\n", what, t - last,
+               static_cast<unsigned long long>(rss >> 10), static_cast<unsigned long long>(hwm >> 10));
   last = t;
 }
 
@@ -314,7 +327,7 @@ struct KeySource {
         fn(mem->data() + i, static_cast<std::size_t>(std::min<std::uint64_t>(block, count - i)));
       return;
     }
-    std::vector<std::uint64_t> buf(block);
+    BigBuffer<std::uint64_t> buf(block);
     for (std::uint64_t i = 0; i < count; i += block) {
       const std::size_t k = static_cast<std::size_t>(std::min<std::uint64_t>(block, count - i));
       const std::size_t got = file->read_at(i * 8, buf.data(), k * 8);
@@ -775,6 +788,7 @@ class Driver {
   }
 
   TailResult finish_out_of_core(std::uint64_t& m_out) {
+    stage_done("last spill");
     progress_.stage("merging sorted runs");
     IdMap idmap;
     idmap.from_sorted(std::move(ids_));
@@ -844,6 +858,7 @@ class Driver {
     }
     runs_.clear();
     m_out = m;
+    stage_done("merge runs");
     KeySource src;
     src.count = m;
     if (keys_in_memory) src.mem = &keys;
