@@ -184,6 +184,77 @@ class RowReader {
     }
     return tmp_.data();
   }
+  // Makes every chunk of `needed` resident (decompressing the missing ones in parallel) when
+  // they fit the chunk cache; then row_pinned() may be called from several threads.
+  bool pin(const std::vector<std::uint64_t>& needed, std::int64_t unit) {
+    const auto& chunks = g_.chunks();
+    std::uint64_t total = 0;
+    for (auto c : needed) total += chunks[c].edges * sizeof(vid_t);
+    if (cache_cap_ == 0 || total > cache_cap_) return false;
+    if (ptr_.size() != chunks.size()) ptr_.assign(chunks.size(), nullptr);
+    std::fill(ptr_.begin(), ptr_.end(), nullptr);
+    std::vector<std::uint64_t> missing;
+    for (auto c : needed) {
+      auto hit = cache_.find(c);
+      if (hit != cache_.end())
+        hit->second.second = ++tick_;
+      else
+        missing.push_back(c);
+    }
+    // evict chunks not needed now, least recently used first
+    std::uint64_t add = 0;
+    for (auto c : missing) add += chunks[c].edges * sizeof(vid_t);
+    while (cache_used_ + add > cache_cap_ && !cache_.empty()) {
+      auto victim = cache_.end();
+      for (auto x = cache_.begin(); x != cache_.end(); ++x)
+        if (!std::binary_search(needed.begin(), needed.end(), x->first) &&
+            (victim == cache_.end() || x->second.second < victim->second.second))
+          victim = x;
+      if (victim == cache_.end()) break;
+      cache_used_ -= victim->second.first->size() * sizeof(vid_t);
+      cache_.erase(victim);
+    }
+    if (!missing.empty()) {
+      std::vector<std::shared_ptr<std::vector<vid_t>>> bufs(missing.size());
+      std::uint64_t comp = 0;
+      for (auto c : missing) comp += chunks[c].compressed_size;
+      const double t0 = now_s();
+      pool_.run(missing.size(), [&](std::size_t x) {
+        bufs[x] = std::make_shared<std::vector<vid_t>>(chunks[missing[x]].edges);
+        g_.read_chunk(missing[x], bufs[x]->data());
+      });
+      const double t1 = now_s();
+      rec_.span("read", unit, t0, t0, comp);
+      rec_.span("decompress", unit, t0, t1, add);
+      for (std::size_t x = 0; x < missing.size(); ++x) {
+        cache_.emplace(missing[x], std::make_pair(bufs[x], ++tick_));
+        cache_used_ += add ? bufs[x]->size() * sizeof(vid_t) : 0;
+      }
+    }
+    for (auto c : needed) ptr_[c] = cache_.at(c).first->data();
+    return true;
+  }
+  // The columns of row r from pinned chunks (thread-safe); rows across chunks go through tmp.
+  const vid_t* row_pinned(std::uint64_t r, std::uint64_t& deg, std::vector<vid_t>& tmp) const {
+    const eid_t* off = g_.offsets();
+    const eid_t s = off[r], e = off[r + 1];
+    deg = e - s;
+    if (deg == 0) return nullptr;
+    const auto& chunks = g_.chunks();
+    const std::uint64_t c0 = chunk_of(s), c1 = chunk_of(e - 1);
+    if (c0 == c1) return ptr_[c0] + (s - chunks[c0].first_edge);
+    tmp.resize(deg);
+    std::uint64_t w = 0;
+    for (std::uint64_t c = c0; c <= c1; ++c) {
+      const eid_t cs = std::max(s, chunks[c].first_edge);
+      const eid_t ce = std::min(e, chunks[c].first_edge + chunks[c].edges);
+      std::memcpy(tmp.data() + w, ptr_[c] + (cs - chunks[c].first_edge), (ce - cs) * sizeof(vid_t));
+      w += ce - cs;
+    }
+    return tmp.data();
+  }
+  Pool& pool() { return pool_; }
+
   // Decompresses edges [e0, e1) straight into out (used by the identity fast path).
   void read_range(eid_t e0, eid_t e1, vid_t* out, std::int64_t unit) {
     if (e0 >= e1) return;
@@ -278,6 +349,7 @@ class RowReader {
   std::map<std::uint64_t, std::pair<std::shared_ptr<std::vector<vid_t>>, std::uint64_t>> cache_;
   Recorder& rec_;
   std::vector<std::shared_ptr<std::vector<vid_t>>> bufs_;
+  std::vector<const vid_t*> ptr_;  // pinned chunks
   std::vector<std::uint64_t> batch_, needed_, first_edges_;
   std::vector<vid_t> tmp_;
   std::int64_t unit_ = -1;
@@ -321,7 +393,11 @@ class Preparer {
         plan_(plan),
         rec_(rec),
         per_vertex_(per_vertex),
-        reader_(g, pool, plan.window_chunks, plan.chunk_cache_bytes, rec) {}
+        reader_(g, pool, plan.window_chunks, plan.chunk_cache_bytes, rec) {
+    block_cap_ = plan.block_cache_bytes;
+    use_block_cache_ =
+        block_cap_ > 0 && plan.partition.p > 1 && plan.partition.scheme != Scheme::Vertex;
+  }
 
   // Builds unit u into the host slot and fills the slot state.
   void prepare(std::size_t u, unsigned char* slot, SlotState& st) {
@@ -424,7 +500,8 @@ class Preparer {
   }
 
   // Appends the columns of row `cols[0..deg)` that fall in part b, as local ids.
-  void filter_row(const vid_t* cols, std::uint64_t deg, std::uint32_t b, BlockWriter& out) const {
+  template <class Out>
+  void filter_row(const vid_t* cols, std::uint64_t deg, std::uint32_t b, Out& out) const {
     const Partition& P = plan_.partition;
     if (P.scheme == Scheme::Hash) {
       for (std::uint64_t x = 0; x < deg; ++x)
@@ -457,13 +534,249 @@ class Preparer {
     }
   }
 
+  struct VecOut {
+    std::vector<vid_t>* v;
+    void push(vid_t c) { v->push_back(c); }
+  };
+
+  // Builds up to two blocks from the rows of `part` (columns filtered to col_parts[o]) on the
+  // pool: each segment of rows filters into its own buffer, then the offsets are summed and the
+  // buffers copied into place. Returns false when the part's chunks do not fit the chunk cache.
+  bool par_walk(std::uint32_t part, int nout, const std::uint32_t* col_parts, BlockWriter** outs,
+                std::int64_t unit) {
+    const Partition& P = plan_.partition;
+    std::vector<std::uint64_t> needed;
+    rows_needed(part, needed);
+    if (!reader_.pin(needed, unit)) return false;
+    const bool hash = P.scheme == Scheme::Hash;
+    const std::uint64_t R = P.rows(part);
+    const std::uint64_t r0 = hash ? part : P.bounds[part];
+    const std::uint64_t step = hash ? P.p : 1;
+    const std::size_t S = static_cast<std::size_t>(std::min<std::uint64_t>(R, 64));
+    if (S == 0) {
+      return true;
+    }
+    struct Seg {
+      std::vector<vid_t> cols[2];
+      std::vector<std::uint32_t> deg[2];
+      std::uint64_t at[2] = {0, 0};
+    };
+    std::vector<Seg> segs(S);
+    reader_.pool().run(S, [&](std::size_t x) {
+      Seg& sg = segs[x];
+      const std::uint64_t a = R * x / S, b = R * (x + 1) / S;
+      std::vector<vid_t> tmp;
+      for (int o = 0; o < nout; ++o) sg.deg[o].reserve(b - a);
+      for (std::uint64_t i = a; i < b; ++i) {
+        std::uint64_t deg = 0;
+        const vid_t* cols = reader_.row_pinned(r0 + i * step, deg, tmp);
+        for (int o = 0; o < nout; ++o) {
+          const std::size_t before = sg.cols[o].size();
+          VecOut vo{&sg.cols[o]};
+          filter_row(cols, deg, col_parts[o], vo);
+          sg.deg[o].push_back(static_cast<std::uint32_t>(sg.cols[o].size() - before));
+        }
+      }
+    });
+    for (int o = 0; o < nout; ++o) {
+      BlockWriter& bw = *outs[o];
+      for (auto& sg : segs) {
+        sg.at[o] = bw.edges;
+        for (std::uint32_t d : sg.deg[o]) {
+          bw.edges += d;
+          bw.offsets[++bw.rows] = bw.edges;
+        }
+      }
+      TS_CHECK(bw.edges <= bw.capacity, "a block holds more columns than planned");
+    }
+    reader_.pool().run(S * static_cast<std::size_t>(nout), [&](std::size_t x) {
+      const int o = static_cast<int>(x % static_cast<std::size_t>(nout));
+      Seg& sg = segs[x / static_cast<std::size_t>(nout)];
+      if (!sg.cols[o].empty())
+        std::memcpy(outs[o]->cols + sg.at[o], sg.cols[o].data(), sg.cols[o].size() * sizeof(vid_t));
+    });
+    return true;
+  }
+
+  // ---- the host block cache: every block G_a* of a row part built in one parallel walk ----
+  struct HostBlock {
+    std::vector<eid_t> off;
+    std::vector<vid_t> cols;
+    std::uint64_t bytes() const { return off.size() * sizeof(eid_t) + cols.size() * sizeof(vid_t); }
+  };
+  using BlockKey = std::pair<std::uint32_t, std::uint32_t>;
+
+  bool build_row_part(std::uint32_t a, const std::vector<BlockKey>& protect, std::int64_t unit) {
+    const Partition& P = plan_.partition;
+    const std::uint32_t p = P.p;
+    const std::uint64_t R = P.rows(a);
+    // room for p blocks of this row part?
+    const std::uint64_t need = p * (R + 1) * sizeof(eid_t) + row_part_edges(a) * sizeof(vid_t);
+    if (need > block_cap_) return false;
+    std::vector<std::uint64_t> needed;
+    rows_needed(a, needed);
+    if (!reader_.pin(needed, unit)) return false;
+    const bool hash = P.scheme == Scheme::Hash;
+    const std::uint64_t r0 = hash ? a : P.bounds[a];
+    const std::uint64_t step = hash ? p : 1;
+    const std::size_t S =
+        static_cast<std::size_t>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(R, 64)));
+    struct Seg {
+      std::vector<std::vector<vid_t>> cols;
+      std::vector<std::uint32_t> deg;  // rows x p
+    };
+    std::vector<Seg> segs(S);
+    reader_.pool().run(S, [&](std::size_t x) {
+      Seg& sg = segs[x];
+      sg.cols.resize(p);
+      const std::uint64_t lo = R * x / S, hi = R * (x + 1) / S;
+      sg.deg.assign((hi - lo) * p, 0);
+      std::vector<vid_t> tmp;
+      for (std::uint64_t i = lo; i < hi; ++i) {
+        std::uint64_t deg = 0;
+        const vid_t* cols = reader_.row_pinned(r0 + i * step, deg, tmp);
+        std::uint32_t* d = sg.deg.data() + (i - lo) * p;
+        if (hash) {
+          for (std::uint64_t e = 0; e < deg; ++e) {
+            const std::uint32_t b = cols[e] % p;
+            sg.cols[b].push_back(cols[e] / p);
+            ++d[b];
+          }
+        } else {
+          std::uint64_t e = 0;
+          while (e < deg) {
+            const std::uint32_t b = P.part_of(cols[e]);
+            const vid_t base = static_cast<vid_t>(P.bounds[b]);
+            const std::uint64_t end = P.bounds[b + 1];
+            const std::uint64_t e0 = e;
+            while (e < deg && cols[e] < end) sg.cols[b].push_back(cols[e++] - base);
+            d[b] += static_cast<std::uint32_t>(e - e0);
+          }
+        }
+      }
+    });
+    std::vector<std::shared_ptr<HostBlock>> made(p);
+    reader_.pool().run(p, [&](std::size_t b) {
+      auto hb = std::make_shared<HostBlock>();
+      hb->off.resize(R + 1);
+      hb->off[0] = 0;
+      std::uint64_t total = 0;
+      for (auto& sg : segs) total += sg.cols[b].size();
+      hb->cols.resize(total);
+      std::uint64_t row = 0;
+      eid_t acc = 0;
+      for (auto& sg : segs) {
+        const std::uint64_t rows = sg.deg.size() / p;
+        for (std::uint64_t i = 0; i < rows; ++i) {
+          acc += sg.deg[i * p + b];
+          hb->off[++row] = acc;
+        }
+        if (!sg.cols[b].empty())
+          std::memcpy(hb->cols.data() + (acc - sg.cols[b].size()), sg.cols[b].data(),
+                      sg.cols[b].size() * sizeof(vid_t));
+        std::vector<vid_t>().swap(sg.cols[b]);
+      }
+      made[b] = std::move(hb);
+    });
+    // insert, evicting the least recently used blocks the current unit does not need
+    for (std::uint32_t b = 0; b < p; ++b) {
+      const BlockKey key{a, b};
+      auto old = blocks_.find(key);
+      if (old != blocks_.end()) {
+        blocks_used_ -= old->second.first->bytes();
+        blocks_.erase(old);
+      }
+      const std::uint64_t add = made[b]->bytes();
+      while (blocks_used_ + add > block_cap_ && !blocks_.empty()) {
+        auto victim = blocks_.end();
+        for (auto x = blocks_.begin(); x != blocks_.end(); ++x) {
+          bool keep = false;
+          for (const auto& k : protect) keep |= x->first == k;
+          if (!keep && (victim == blocks_.end() || x->second.second < victim->second.second))
+            victim = x;
+        }
+        if (victim == blocks_.end()) break;
+        blocks_used_ -= victim->second.first->bytes();
+        blocks_.erase(victim);
+      }
+      blocks_.emplace(key, std::make_pair(made[b], ++block_tick_));
+      blocks_used_ += add;
+    }
+    return true;
+  }
+
+  eid_t row_part_edges(std::uint32_t a) const {
+    const Partition& P = plan_.partition;
+    if (P.scheme == Scheme::Hash) return g_.m();  // an upper bound
+    const eid_t* off = g_.offsets();
+    return off[P.bounds[a + 1]] - off[P.bounds[a]];
+  }
+
+  // The cached block G_ab, building row part a when missing; null when the cache cannot.
+  std::shared_ptr<HostBlock> cached_block(BlockKey key, const std::vector<BlockKey>& protect,
+                                          std::int64_t unit) {
+    auto it = blocks_.find(key);
+    if (it == blocks_.end()) {
+      if (!build_row_part(key.first, protect, unit)) return nullptr;
+      it = blocks_.find(key);
+      if (it == blocks_.end()) return nullptr;
+    }
+    it->second.second = ++block_tick_;
+    return it->second.first;
+  }
+
+  void copy_block(const HostBlock& hb, unsigned char* slot, const SlotBlock& sb) {
+    TS_CHECK(hb.off.size() == sb.rows + 1 && hb.cols.size() == sb.edges,
+             "a cached block differs from the census");
+    std::memcpy(slot + sb.offsets_at, hb.off.data(), hb.off.size() * sizeof(eid_t));
+    // large copies in parallel pieces
+    const std::size_t bytes = hb.cols.size() * sizeof(vid_t);
+    const std::size_t pieces = std::max<std::size_t>(1, std::min<std::size_t>(16, bytes >> 22));
+    reader_.pool().run(pieces, [&](std::size_t x) {
+      const std::size_t lo = bytes * x / pieces / sizeof(vid_t) * sizeof(vid_t);
+      const std::size_t hi =
+          x + 1 == pieces ? bytes : bytes * (x + 1) / pieces / sizeof(vid_t) * sizeof(vid_t);
+      std::memcpy(slot + sb.cols_at + lo,
+                  reinterpret_cast<const unsigned char*>(hb.cols.data()) + lo, hi - lo);
+    });
+  }
+
+  bool prepare_from_cache(const WorkUnit& w, unsigned char* slot, UnitLayout& L) {
+    if (!use_block_cache_) return false;
+    const bool build_a = !w.reuse_a, build_b = !w.b_is_a, build_c = !w.c_is_a && !w.c_is_b;
+    std::vector<BlockKey> protect{{w.i, w.j}, {w.i, w.k}, {w.j, w.k}};
+    std::shared_ptr<HostBlock> a, b, c;
+    if (build_a && !(a = cached_block({w.i, w.j}, protect, L.unit)))
+      return use_block_cache_ = false;
+    if (build_b && !(b = cached_block({w.i, w.k}, protect, L.unit)))
+      return use_block_cache_ = false;
+    if (build_c && !(c = cached_block({w.j, w.k}, protect, L.unit)))
+      return use_block_cache_ = false;
+    if (a) copy_block(*a, slot, L.blocks[L.a]);
+    if (b) copy_block(*b, slot, L.blocks[L.b]);
+    if (c) copy_block(*c, slot, L.blocks[L.c]);
+    return true;
+  }
+
   void prepare_blocks(const WorkUnit& w, unsigned char* slot, UnitLayout& L) {
+    if (prepare_from_cache(w, slot, L)) return;
     BlockWriter A, B, C;
     const bool build_a = !w.reuse_a;
     const bool build_b = !w.b_is_a;
     if (build_a) A.start(slot, L.blocks[L.a], L.blocks[L.a].edges);
     if (build_b) B.start(slot, L.blocks[L.b], L.blocks[L.b].edges);
-    if (build_a || build_b) {
+    BlockWriter* outs[2];
+    std::uint32_t cps[2];
+    int nout = 0;
+    if (build_a) {
+      outs[nout] = &A;
+      cps[nout++] = w.j;
+    }
+    if (build_b) {
+      outs[nout] = &B;
+      cps[nout++] = w.k;
+    }
+    if (nout && !par_walk(w.i, nout, cps, outs, L.unit)) {
       walk_part(
           w.i,
           [&](const vid_t* cols, std::uint64_t deg) {
@@ -477,18 +790,21 @@ class Preparer {
             }
           },
           L.unit);
-      TS_CHECK(!build_a || A.edges == L.blocks[L.a].edges, "block A differs from the census");
-      TS_CHECK(!build_b || B.edges == L.blocks[L.b].edges, "block B differs from the census");
     }
+    TS_CHECK(!build_a || A.edges == L.blocks[L.a].edges, "block A differs from the census");
+    TS_CHECK(!build_b || B.edges == L.blocks[L.b].edges, "block B differs from the census");
     if (!w.c_is_a && !w.c_is_b) {
       C.start(slot, L.blocks[L.c], L.blocks[L.c].edges);
-      walk_part(
-          w.j,
-          [&](const vid_t* cols, std::uint64_t deg) {
-            filter_row(cols, deg, w.k, C);
-            C.end_row();
-          },
-          L.unit);
+      BlockWriter* co[1] = {&C};
+      const std::uint32_t ck[1] = {w.k};
+      if (!par_walk(w.j, 1, ck, co, L.unit))
+        walk_part(
+            w.j,
+            [&](const vid_t* cols, std::uint64_t deg) {
+              filter_row(cols, deg, w.k, C);
+              C.end_row();
+            },
+            L.unit);
       TS_CHECK(C.edges == L.blocks[L.c].edges, "block C differs from the census");
     }
   }
@@ -578,6 +894,9 @@ class Preparer {
   RowReader reader_;
   std::vector<std::uint64_t> bits_;
   std::vector<std::uint32_t> rank_;
+  std::map<BlockKey, std::pair<std::shared_ptr<HostBlock>, std::uint64_t>> blocks_;
+  std::uint64_t block_cap_ = 0, blocks_used_ = 0, block_tick_ = 0;
+  bool use_block_cache_ = false;
   std::size_t spans_seen_ = 0;
 };
 

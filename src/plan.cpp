@@ -770,10 +770,12 @@ Plan make_plan(std::uint64_t n, eid_t m, const eid_t* offsets,
     // whole adjacency every chunk is decompressed once.
     const std::uint64_t raw_all = m * sizeof(vid_t);
     if (c.plan.partition.p > 1) {
-      c.plan.chunk_cache_bytes =
-          o.host_budget == 0
-              ? raw_all
-              : (o.host_budget > c.host ? std::min(raw_all, o.host_budget - c.host) : 0);
+      // the rest of the host budget: half for decompressed chunks, half for built blocks
+      const std::uint64_t left = o.host_budget > c.host ? o.host_budget - c.host : 0;
+      const std::uint64_t blocks_all = raw_all + static_cast<std::uint64_t>(c.plan.partition.p) *
+                                                     (n + c.plan.partition.p) * sizeof(eid_t);
+      c.plan.chunk_cache_bytes = o.host_budget == 0 ? raw_all : std::min(raw_all, left / 2);
+      c.plan.block_cache_bytes = o.host_budget == 0 ? blocks_all : std::min(blocks_all, left / 2);
       if (c.plan.chunk_cache_bytes >= raw_all)
         c.plan.bytes_decompressed = std::min<std::uint64_t>(c.plan.bytes_decompressed, raw_all);
     }
@@ -880,7 +882,8 @@ std::string Plan::to_json() const {
     << ",\"device_budget\":" << device_budget << ",\"host_budget\":" << host_budget
     << ",\"bytes_moved\":" << bytes_moved << ",\"bytes_decompressed\":" << bytes_decompressed
     << ",\"total_estimated_bytes\":" << (bytes_moved + bytes_decompressed)
-    << ",\"chunk_cache_bytes\":" << chunk_cache_bytes << ",\"total_work\":" << total_work
+    << ",\"chunk_cache_bytes\":" << chunk_cache_bytes
+    << ",\"block_cache_bytes\":" << block_cache_bytes << ",\"total_work\":" << total_work
     << ",\"imbalance\":" << imbalance << ",\"reason\":\"";
   for (char ch : reason) {
     if (ch == '"' || ch == '\\') o << '\\';

@@ -145,6 +145,7 @@ struct Plan {
   std::uint64_t device_budget = 0, host_budget = 0;
   std::uint32_t window_chunks = 2;      // decompressed chunks held at once
   std::uint64_t chunk_cache_bytes = 0;  // decompressed chunks kept for later units (host budget)
+  std::uint64_t block_cache_bytes = 0;  // built blocks kept for later units (range, hash)
   double total_work = 0;
   double imbalance = 1;  // max unit work / mean
   std::string reason;
