@@ -66,7 +66,8 @@ class CudaStreamingBackend final : public StreamingBackend {
   explicit CudaStreamingBackend(const CounterOptions& o) : opts_(o) {
     int count = 0;
     if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0)
-      throw Error(ErrorKind::Usage, "no CUDA device is available; use --backend cpu");
+      throw Error(ErrorKind::Device,
+                  "no usable CUDA device (streaming backend); use --backend cpu");
     if (o.device < 0 || o.device >= count)
       throw Error(ErrorKind::Usage, "--device " + std::to_string(o.device) + ": only " +
                                         std::to_string(count) + " CUDA device(s)");

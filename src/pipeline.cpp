@@ -1233,6 +1233,24 @@ void clear_interrupt() {
   g_interrupted = 0;
 }
 
+std::vector<eid_t> streamed_degrees(const GraphSource& g, unsigned threads) {
+  const std::uint64_t n = g.n();
+  const eid_t* off = g.offsets();
+  std::vector<eid_t> d(n);
+  for (std::uint64_t u = 0; u < n; ++u) d[u] = off[u + 1] - off[u];
+  Pool pool(threads ? threads : std::max(1u, std::thread::hardware_concurrency()));
+  const auto& chunks = g.chunks();
+  pool.run(chunks.size(), [&](std::size_t k) {
+    std::vector<vid_t> buf(chunks[k].edges);
+    g.read_chunk(k, buf.data());
+    for (vid_t v : buf) {
+      TS_CHECK(v < n, "column id out of range");
+      __atomic_fetch_add(&d[v], eid_t{1}, __ATOMIC_RELAXED);
+    }
+  });
+  return d;
+}
+
 std::uint64_t default_host_budget() {
   std::uint64_t avail = 0;
   {

@@ -802,9 +802,12 @@ Plan make_plan(std::uint64_t n, eid_t m, const eid_t* offsets,
   }
   if (!best) {
     // Name the smallest requirement and the largest row.
-    const Candidate* small = nullptr;
+    const Candidate* small = nullptr;  // the smallest out-of-core candidate, else in-core
     for (const auto& c : all)
-      if (!small || c.device < small->device) small = &c;
+      if (c.plan.partition.p > 1 && (!small || c.device < small->device)) small = &c;
+    if (!small)
+      for (const auto& c : all)
+        if (!small || c.device < small->device) small = &c;
     std::uint64_t big_row = 0;
     eid_t big_deg = 0;
     for (std::uint64_t r = 0; r < n; ++r)

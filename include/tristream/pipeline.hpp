@@ -144,6 +144,10 @@ PlanOptions resolve_plan_options(const PipelineOptions& options, StreamingBacken
 CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& backend,
                      const PipelineOptions& options);
 
+// Undirected degrees (out + in) of every vertex, streamed chunk by chunk on `threads` threads
+// (for transitivity and clustering without loading the graph).
+std::vector<eid_t> streamed_degrees(const GraphSource& g, unsigned threads = 0);
+
 // The default host budget: 3/4 of the memory available to the process (MemAvailable and the
 // cgroup v2 memory.max, whichever is lower).
 std::uint64_t default_host_budget();

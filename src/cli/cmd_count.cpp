@@ -16,6 +16,7 @@
 #include "tristream/counter.hpp"
 #include "tristream/error.hpp"
 #include "tristream/format.hpp"
+#include "tristream/pipeline.hpp"
 
 namespace tristream::cli {
 namespace {
@@ -44,7 +45,8 @@ void write_per_vertex(const std::string& path, const std::vector<orig_id_t>& per
 
 int cmd_count(int argc, char** argv) {
   std::string input, backend = "auto", kernel = "auto", format = "auto", per_vertex_path, tmp_dir;
-  std::uint64_t threads = 0, device = 0;
+  std::string scheme = "auto", trace_path;
+  std::uint64_t threads = 0, device = 0, gpu_memory = 0, host_memory = 0, parts = 0;
   bool json = false, clustering = false;
   ArgParser p("tristream count",
               "Counts the triangles of INPUT exactly. INPUT is a .tcsr file or any edge list that\n"
@@ -64,6 +66,19 @@ int cmd_count(int argc, char** argv) {
       .option("format", "", "FMT", "edge-list dialect of INPUT (see `tristream convert --help`)",
               &format)
       .option("tmp-dir", "", "DIR", "where a temporary .tcsr file goes [$TMPDIR or /tmp]", &tmp_dir)
+      .size_option("gpu-memory",
+                   "device budget for the two staging slots, e.g. 4G; a graph larger than it is "
+                   "counted out of core [free GPU memory minus a reserve]",
+                   &gpu_memory)
+      .size_option("host-memory", "host memory the count may use [3/4 of the available memory]",
+                   &host_memory)
+      .option("scheme", "", "S",
+              "out-of-core partition: auto, range (BBTC), hash (TRUST) or vertex (LSTC) [auto]",
+              &scheme)
+      .uint_option("parts", "P", "force the number of parts (1 = in-core) [chosen by the planner]",
+                   &parts)
+      .option("trace", "", "FILE", "write a Chrome trace of the pipeline (Perfetto) to FILE",
+              &trace_path)
       .flag("json", "", "print one JSON object instead of text", &json)
       .epilog(
           "Output: the triangle count, the vertices and undirected simple edges after cleaning,\n"
@@ -71,7 +86,9 @@ int cmd_count(int argc, char** argv) {
           "Examples:\n"
           "  tristream count graph.tcsr\n"
           "  tristream count edges.txt --backend cpu --json\n"
-          "  tristream count graph.tcsr --per-vertex triangles.txt");
+          "  tristream count graph.tcsr --per-vertex triangles.txt\n"
+          "  tristream count big.tcsr --gpu-memory 8G --trace run.json   (out of core)\n"
+          "Interrupting (Ctrl-C) stops between work units and exits with status 130.");
   if (!p.parse(argc, argv)) return 0;
   const bool per_vertex = !per_vertex_path.empty() || clustering;
 
@@ -91,37 +108,47 @@ int cmd_count(int argc, char** argv) {
   copts.device = static_cast<int>(device);
   auto counter = make_counter(backend, copts);
 
-  // 3. Load the oriented graph.
+  // 3. Count, streamed: the planner picks in-core (p = 1) or an out-of-core partition.
   const auto t1 = Clock::now();
   tcsr::Reader reader(resolved.tcsr_path());
-  const OrientedGraph g = reader.load(!per_vertex_path.empty(), static_cast<unsigned>(threads));
-  const double load_seconds = seconds_since(t1);
-
-  // 4. Count.
-  const auto t2 = Clock::now();
-  std::vector<count_t> pv_counts;
-  PerVertexOut pv;
-  if (per_vertex) {
-    pv_counts.assign(g.n(), 0);
-    pv = PerVertexOut{pv_counts.data(), pv_counts.data(), pv_counts.data()};
+  PipelineOptions po;
+  po.backend = backend;
+  po.counter = copts;
+  po.scheme = parse_scheme(scheme);
+  po.parts = static_cast<std::uint32_t>(parts);
+  po.gpu_memory = gpu_memory;
+  po.host_memory = host_memory;
+  po.threads = static_cast<unsigned>(threads);
+  po.per_vertex = per_vertex;
+  po.trace_path = trace_path;
+  CountReport rep = count_file(reader, po);
+  if (rep.interrupted) {
+    std::fprintf(stderr, "error: interrupted\n");
+    return 130;
   }
-  const count_t triangles = counter->count(g.csr.view(), pv);
-  const double count_seconds = seconds_since(t2);
+  const double load_seconds = rep.stats.census_s + rep.stats.plan_s;
+  const double count_seconds = rep.stats.wall_s;
+  const count_t triangles = rep.triangles;
+  std::vector<count_t> pv_counts = std::move(rep.per_vertex);
+  (void)t1;
+
+  // 4. Degrees for the clustering figures, streamed from the file.
+  const auto src = reader_source(reader);
+  const std::vector<eid_t> degrees = streamed_degrees(*src, static_cast<unsigned>(threads));
   const double total_seconds = seconds_since(t0);
 
   // 5. Derived quantities and outputs.
-  const auto degrees = undirected_degrees(g.csr.view());
   const double trans = transitivity(triangles, degrees);
   const double avg_cc = per_vertex ? average_local_clustering(pv_counts, degrees) : 0.0;
-  if (!per_vertex_path.empty()) write_per_vertex(per_vertex_path, g.perm, pv_counts);
+  if (!per_vertex_path.empty()) write_per_vertex(per_vertex_path, reader.permutation(), pv_counts);
 
   if (json) {
     JsonObject o;
     o.add("input", input)
         .add("triangles", std::uint64_t{triangles})
-        .add("vertices", std::uint64_t{g.n()})
-        .add("edges", std::uint64_t{g.m()})
-        .add("backend", counter->backend())
+        .add("vertices", std::uint64_t{reader.n()})
+        .add("edges", std::uint64_t{reader.m()})
+        .add("backend", rep.stats.backend)
         .add("device", counter->describe())
         .add("transitivity", trans);
     if (per_vertex)
@@ -132,15 +159,28 @@ int cmd_count(int argc, char** argv) {
         .add("convert_seconds", convert_seconds)
         .add("load_seconds", load_seconds)
         .add("count_seconds", count_seconds);
+    JsonObject plan;
+    plan.add("scheme", scheme_name(rep.plan.partition.scheme))
+        .add("parts", unsigned{rep.plan.partition.p})
+        .add("units", std::uint64_t{rep.plan.units.size()})
+        .add("slot_bytes", std::uint64_t{rep.plan.slot_bytes})
+        .add("device_bytes", std::uint64_t{rep.plan.device_bytes})
+        .add("bytes_moved", std::uint64_t{rep.plan.bytes_moved})
+        .add("reason", rep.plan.reason);
+    o.raw("plan", plan.str()).raw("stats", rep.stats.to_json());
     std::printf("%s\n", o.str().c_str());
   } else {
     std::printf("triangles     %" PRIu64 "\n", static_cast<std::uint64_t>(triangles));
-    std::printf("vertices      %" PRIu64 "\n", static_cast<std::uint64_t>(g.n()));
-    std::printf("edges         %" PRIu64 "\n", static_cast<std::uint64_t>(g.m()));
+    std::printf("vertices      %" PRIu64 "\n", static_cast<std::uint64_t>(reader.n()));
+    std::printf("edges         %" PRIu64 "\n", static_cast<std::uint64_t>(reader.m()));
     std::printf("transitivity  %.6g\n", trans);
     if (per_vertex) std::printf("avg. local clustering  %.6g\n", avg_cc);
     std::printf("backend       %s\n", counter->describe().c_str());
-    std::printf("seconds       %.3f (load %.3f, count %.3f%s)\n", total_seconds, load_seconds,
+    std::printf("plan          %s, p = %u, %zu units\n",
+                scheme_name(rep.plan.partition.scheme).c_str(), rep.plan.partition.p,
+                rep.plan.units.size());
+    std::printf("pipeline      %s\n", rep.stats.summary().c_str());
+    std::printf("seconds       %.3f (plan %.3f, count %.3f%s)\n", total_seconds, load_seconds,
                 count_seconds,
                 resolved.converted()
                     ? (", convert " + std::to_string(convert_seconds).substr(0, 5)).c_str()
