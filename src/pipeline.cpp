@@ -1077,7 +1077,17 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
   }
   unsigned threads = options.threads ? options.threads : std::thread::hardware_concurrency();
   Pool pool(std::max(1u, threads));
-  Preparer prep(g, plan, pool, rec, options.per_vertex);
+  Plan tuned;  // the plan with the tests' cache overrides
+  const Plan* use = &plan;
+  if (options.chunk_cache_bytes >= 0 || options.block_cache_bytes >= 0) {
+    tuned = plan;
+    if (options.chunk_cache_bytes >= 0)
+      tuned.chunk_cache_bytes = static_cast<std::uint64_t>(options.chunk_cache_bytes);
+    if (options.block_cache_bytes >= 0)
+      tuned.block_cache_bytes = static_cast<std::uint64_t>(options.block_cache_bytes);
+    use = &tuned;
+  }
+  Preparer prep(g, *use, pool, rec, options.per_vertex);
   SlotState slots[2];
   const int nslots = plan.slots;
   struct Guard {

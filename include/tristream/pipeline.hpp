@@ -117,6 +117,8 @@ struct PipelineOptions {
   std::string trace_path;     // --trace FILE: a Chrome trace of the run
   bool handle_sigint = true;  // install the SIGINT handler for the run
   int max_replans = 4;
+  // Tests: override the plan's host caches (bytes; -1 = as planned).
+  std::int64_t chunk_cache_bytes = -1, block_cache_bytes = -1;
 };
 
 struct CountReport {

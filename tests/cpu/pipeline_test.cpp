@@ -123,6 +123,34 @@ INSTANTIATE_TEST_SUITE_P(SchemesAndParts, EveryScheme,
                                   std::to_string(std::get<1>(pi.param));
                          });
 
+// The three ways a unit's blocks are built: from the host block cache, by parallel walks over
+// pinned chunks (no block cache), and by the windowed sequential walk (no caches at all).
+TEST(Pipeline, EveryBuildPathCountsExactly) {
+  auto e = test::skewed_graph(1500, 15000, 53);
+  const std::uint64_t n = test::vertex_count(e);
+  std::vector<vid_t> new_of_old;
+  OrientedGraph g = orient_edge_list(n, e, &new_of_old);
+  const count_t oracle = test::brute_force_triangles(n, e);
+  const auto oracle_pv = test::brute_force_per_vertex(n, e);
+  auto src = memory_source(g, 97);
+  const std::int64_t caches[3][2] = {{-1, -1}, {1ll << 30, 0}, {0, 0}};
+  for (Scheme s : {Scheme::Range, Scheme::Hash, Scheme::Vertex})
+    for (std::uint32_t p : {2u, 3u, 7u})
+      for (const auto& c : caches) {
+        SCOPED_TRACE(scheme_name(s) + " p=" + std::to_string(p) + " chunk cache " +
+                     std::to_string(c[0]) + " block cache " + std::to_string(c[1]));
+        auto o = popts(s, p, true);
+        o.chunk_cache_bytes = c[0];
+        o.block_cache_bytes = c[1];
+        auto be = cpu_backend();
+        CountReport r = count_with_backend(*src, o, *be);
+        EXPECT_EQ(r.triangles, oracle);
+        std::uint64_t bad = 0;
+        for (std::uint64_t v = 0; v < n; ++v) bad += r.per_vertex[new_of_old[v]] != oracle_pv[v];
+        EXPECT_EQ(bad, 0u);
+      }
+}
+
 TEST(Pipeline, AutoWithSmallDeviceBudgets) {
   auto e = test::skewed_graph(3000, 30000, 17);
   const std::uint64_t n = test::vertex_count(e);
