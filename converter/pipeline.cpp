@@ -33,7 +33,6 @@
 #include <map>
 #include <memory>
 #include <mutex>
-#include <queue>
 #include <thread>
 
 #include "input.hpp"
@@ -261,27 +260,50 @@ struct SpanReader {
   void advance() { ++p; }
 };
 
-// Merges sorted streams, calling out(value) once per distinct value, in order.
+// Merges sorted streams, calling out(value) once per distinct value, in order. A binary heap of
+// the stream heads; the smallest is replaced in place by its stream's next value (one sift-down
+// per value).
 template <typename T, typename Stream, typename Out>
 void merge_unique(std::vector<Stream*>& streams, Out&& out) {
-  using Item = std::pair<T, std::size_t>;
-  auto greater = [](const Item& x, const Item& y) { return y.first < x.first; };
-  std::priority_queue<Item, std::vector<Item>, decltype(greater)> heap(greater);
-  for (std::size_t i = 0; i < streams.size(); ++i)
-    if (streams[i]->valid()) heap.emplace(streams[i]->head(), i);
+  struct Item {
+    T value;
+    Stream* stream;
+  };
+  std::vector<Item> heap;
+  for (Stream* s : streams)
+    if (s->valid()) heap.push_back({s->head(), s});
+  auto sift_down = [&](std::size_t i) {
+    const std::size_t k = heap.size();
+    const Item x = heap[i];
+    for (;;) {
+      std::size_t c = 2 * i + 1;
+      if (c >= k) break;
+      if (c + 1 < k && heap[c + 1].value < heap[c].value) ++c;
+      if (!(heap[c].value < x.value)) break;
+      heap[i] = heap[c];
+      i = c;
+    }
+    heap[i] = x;
+  };
+  for (std::size_t i = heap.size() / 2; i-- > 0;) sift_down(i);
   bool have = false;
   T last{};
   while (!heap.empty()) {
-    const Item top = heap.top();
-    heap.pop();
-    Stream* s = streams[top.second];
-    s->advance();
-    if (s->valid()) heap.emplace(s->head(), top.second);
-    if (!have || !(top.first == last)) {
-      out(top.first);
-      last = top.first;
+    Item& top = heap[0];
+    if (!have || !(top.value == last)) {
+      out(top.value);
+      last = top.value;
       have = true;
     }
+    top.stream->advance();
+    if (top.stream->valid()) {
+      top.value = top.stream->head();
+    } else {
+      top = heap.back();
+      heap.pop_back();
+      if (heap.empty()) break;
+    }
+    sift_down(0);
   }
 }
 
@@ -679,7 +701,7 @@ class Driver {
     if (held_.empty()) return;
     auto run = std::make_unique<Run>();
     run->file = std::make_unique<TempFile>(tmp_dir_);
-    {
+    auto merge_edges = [&] {
       std::vector<SpanReader<Edge64>> spans;
       for (auto& b : held_) spans.push_back({b->edges.begin(), b->edges.end()});
       std::vector<SpanReader<Edge64>*> ptrs;
@@ -688,11 +710,12 @@ class Driver {
       merge_unique<Edge64>(ptrs, [&](const Edge64& e) { w.push(e); });
       w.flush();
       run->edges = w.count();
-    }
-    {
+    };
+    BigBuffer<std::uint64_t> merged;
+    auto merge_ids = [&] {
       std::uint64_t total = ids_.size();
       for (auto& b : held_) total += b->ids.size();
-      BigBuffer<std::uint64_t> merged(total + 1);
+      merged.reserve(total + 1);
       std::vector<SpanReader<std::uint64_t>> spans;
       spans.push_back({ids_.begin(), ids_.end()});
       for (auto& b : held_) spans.push_back({b->ids.begin(), b->ids.end()});
@@ -700,8 +723,12 @@ class Driver {
       for (auto& s : spans) ptrs.push_back(&s);
       merge_unique<std::uint64_t>(ptrs, [&](std::uint64_t x) { merged.push_back(x); });
       merged.trim();
-      ids_ = std::move(merged);
-    }
+    };
+    // The two merges are independent: run them side by side.
+    parallel_for(std::min(threads_, 2u), 2, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
+      for (std::size_t task = lo; task < hi; ++task) task == 0 ? merge_edges() : merge_ids();
+    });
+    ids_ = std::move(merged);
     held_.clear();
     held_bytes_ = held_records_ = 0;
     runs_.push_back(std::move(run));
