@@ -254,6 +254,13 @@ class RowReader {
     return tmp.data();
   }
   Pool& pool() { return pool_; }
+  // Drops every cached chunk (after the block cache has been filled).
+  void drop_cache() {
+    cache_.clear();
+    cache_used_ = 0;
+    batch_.clear();
+    for (auto& b : bufs_) b.reset();
+  }
 
   // Decompresses edges [e0, e1) straight into out (used by the identity fast path).
   void read_range(eid_t e0, eid_t e1, vid_t* out, std::int64_t unit) {
@@ -398,6 +405,8 @@ class Preparer {
     use_block_cache_ =
         block_cap_ > 0 && plan.partition.p > 1 && plan.partition.scheme != Scheme::Vertex;
   }
+
+  void preload() { preload_blocks(); }
 
   // Builds unit u into the host slot and fills the slot state.
   void prepare(std::size_t u, unsigned char* slot, SlotState& st) {
@@ -739,6 +748,30 @@ class Preparer {
       std::memcpy(slot + sb.cols_at + lo,
                   reinterpret_cast<const unsigned char*>(hb.cols.data()) + lo, hi - lo);
     });
+  }
+
+  // (public) Builds every row part's blocks up front when the block cache holds them all: one
+  // parallel pass over the graph (the counterpart of the in-core load), after which each unit only
+  // copies its blocks into its slot, so the steady state has no decompression or filtering at all.
+  void preload_blocks() {
+    if (!use_block_cache_) return;
+    const Partition& P = plan_.partition;
+    std::uint64_t total = g_.m() * sizeof(vid_t);
+    for (std::uint32_t a = 0; a < P.p; ++a) total += P.p * (P.rows(a) + 1) * sizeof(eid_t);
+    if (total > block_cap_) return;
+    const double t0 = now_s();
+    const std::size_t spans0 = rec_.stats->spans.size();
+    for (std::uint32_t a = 0; a < P.p; ++a)
+      if (!build_row_part(a, {}, -1)) break;
+    reader_.drop_cache();
+    const double t1 = now_s();
+    double dec = 0;
+    for (std::size_t x = spans0; x < rec_.stats->spans.size(); ++x)
+      if (rec_.stats->spans[x].stage == "decompress")
+        dec += rec_.stats->spans[x].end_s - rec_.stats->spans[x].start_s;
+    rec_.span("transform", -1, t0, t1, total);
+    rec_.stats->transform.busy_s -= std::min(dec, t1 - t0);
+    spans_seen_ = rec_.stats->spans.size();
   }
 
   bool prepare_from_cache(const WorkUnit& w, unsigned char* slot, UnitLayout& L) {
@@ -1138,6 +1171,7 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
     ss.unit = -1;
   };
 
+  prep.preload();
   for (std::size_t u = 0; u < plan.units.size(); ++u) {
     if (interrupt_requested()) {
       rep.interrupted = true;
