@@ -90,22 +90,37 @@ __device__ __forceinline__ void add_warp_total(ull* total, ull x) {
 
 // ---- thread groups: a warp, or the whole block -------------------------------------------------
 
-// A warp working on its own rows: rank = lane, G = 32.
-struct WarpGroup {
-  static constexpr int G = 32;
-  __device__ int rank() const { return threadIdx.x & 31; }
-  __device__ void sync() const { __syncwarp(); }
-  // Exclusive scan of x over the group; *sum receives the group total. tmp: unused.
+// A tile of T consecutive lanes of one warp (T = 8, 16 or 32) working on its own rows:
+// rank = lane within the tile. Tiles of one warp diverge freely; every collective names only the
+// tile's lanes.
+template <int T>
+struct TileGroup {
+  static constexpr int G = T;
+  static_assert(T == 8 || T == 16 || T == 32, "tile size");
+  __device__ int rank() const { return threadIdx.x & (T - 1); }
+  __device__ unsigned mask() const {
+    return T == 32 ? 0xffffffffu : ((1u << T) - 1) << ((threadIdx.x & 31) & ~(T - 1));
+  }
+  __device__ void sync() const { __syncwarp(mask()); }
+  // Exclusive scan of x over the tile; *sum receives the tile total. tmp: unused.
   __device__ ull exclusive_scan(ull x, ull* sum, ull*) const {
-    const ull inc = warp_inclusive_scan(x, rank());
-    *sum = __shfl_sync(0xffffffffu, inc, 31);
+    const unsigned m = mask();
+    const int r = rank();
+    ull inc = x;
+#pragma unroll
+    for (int d = 1; d < T; d <<= 1) {
+      const ull y = __shfl_up_sync(m, inc, d, T);
+      if (r >= d) inc += y;
+    }
+    *sum = __shfl_sync(m, inc, T - 1, T);
     return inc - x;
   }
-  template <class T>
-  __device__ T broadcast(T x, T*) const {
-    return __shfl_sync(0xffffffffu, x, 0);
+  template <class V>
+  __device__ V broadcast(V x, V*) const {
+    return __shfl_sync(mask(), x, 0, T);
   }
 };
+using WarpGroup = TileGroup<32>;
 
 // The whole block (BLOCK threads) working on one row at a time.
 template <int BLOCK>
@@ -191,19 +206,34 @@ __device__ __forceinline__ ull walk_lists(const Group& g, WalkScratch<Group::G>&
     if (r == 0) s.pre[nv] = sum;
     g.sync();
     // Each thread's items k advance by G, so the list j holding k only moves forward: a short
-    // linear advance, or a binary search for a long jump (s.pre[nv] is a sentinel).
+    // linear advance, or a binary search for a long jump (s.pre[nv] is a sentinel). kUnroll
+    // items are loaded before any is tested, so that several global loads are in flight.
+    constexpr int kUnroll = 4;
     int j = 0;
-    for (ull k = r; k < sum; k += G) {
-      if (s.pre[j + 1] <= k) {
-        if (j + 8 < nv && s.pre[j + 8] <= k)
-          j += last_le<ull>(s.pre + j + 8, nv - j - 8, k) + 8;
-        else
-          while (s.pre[j + 1] <= k) ++j;
+    for (ull k0 = r; k0 < sum; k0 += kUnroll * G) {
+      vid_t w[kUnroll];
+      int jj[kUnroll];
+#pragma unroll
+      for (int q = 0; q < kUnroll; ++q) {
+        const ull k = k0 + static_cast<ull>(q) * G;
+        jj[q] = -1;
+        if (k < sum) {
+          if (s.pre[j + 1] <= k) {
+            if (j + 8 < nv && s.pre[j + 8] <= k)
+              j += last_le<ull>(s.pre + j + 8, nv - j - 8, k) + 8;
+            else
+              while (s.pre[j + 1] <= k) ++j;
+          }
+          jj[q] = j;
+          w[q] = col[s.beg[j] + (k - s.pre[j])];
+        }
       }
-      const vid_t w = col[s.beg[j] + (k - s.pre[j])];
-      if (w >= lo && w <= hi && member(w)) {
-        ++found;
-        hit(s.id[j], w);
+#pragma unroll
+      for (int q = 0; q < kUnroll; ++q) {
+        if (jj[q] >= 0 && w[q] >= lo && w[q] <= hi && member(w[q])) {
+          ++found;
+          hit(s.id[jj[q]], w[q]);
+        }
       }
     }
   }

@@ -7,12 +7,13 @@
 // with linear probing, Fibonacci hashing, at most half full), then every w in C(v), v in A(u),
 // probes it; the probes walk the wedges of u as one flat, coalesced sequence (walk_row).
 //   - rows with |B(u)| <= kWarpMax (100, TRUST's threshold) are handled by one warp each, with a
-//     256-entry table per warp;
+//     256-entry table per warp, and those with |B(u)| <= 16 by half a warp each (two rows in
+//     flight per warp: light rows are bound by the latency of their few dependent loads);
 //   - longer rows by a whole block (kBlock threads) with a table of up to kTable entries;
 //   - rows whose B(u) does not fit the block's table "spill": the probes binary-search B(u) in
 //     global memory instead (its cache lines stay in L1/L2 for the row's walk).
-// Rows are handed out in chunks through an atomic counter (dynamic scheduling); the warp and
-// block kernels run concurrently on two streams.
+// Rows are handed out in chunks through an atomic counter (dynamic scheduling); the half-warp,
+// warp and block kernels run concurrently on three streams.
 //
 // Variant `trust:in` turns the roles around: it hashes C(v) once per row v of C and probes it
 // with B(u) for every u with v in A(u) (the in-edges of v, found through a transpose of A built
@@ -23,6 +24,8 @@
 // docs/kernels.md). In general the whole of B(u) is probed.
 // Variant `trust:t32`: warp rows only up to |B(u)| = 32.
 #include <cub/device/device_scan.cuh>
+
+#include <algorithm>
 
 #include "check.hpp"
 #include "kernels.hpp"
@@ -116,15 +119,22 @@ __device__ __forceinline__ ull walk(const Task& t, const InIndex& in, std::uint6
       });
 }
 
-template <bool PV, bool IN>
+// Light rows: one tile of T lanes per row (T = 16 for |list| <= 16, else a warp), a table of
+// 4T entries per tile (>= 2 * the longest list of its class).
+template <bool PV, bool IN, int T>
 __global__ void __launch_bounds__(kWarpsPerBlock * 32)
-    trust_warp_kernel(Task t, InIndex in, const vid_t* rows, const ull* nrows, ull* counter,
-                      int chunk) {
-  __shared__ WalkScratch<32> s_walk[kWarpsPerBlock];
-  __shared__ vid_t s_table[kWarpsPerBlock][kWarpTable];
-  const WarpGroup g;
-  const int w = threadIdx.x >> 5;
+    trust_tile_kernel(Task t, InIndex in, const vid_t* rows, const ull* nrows, ull* counter) {
+  constexpr int kTiles = kWarpsPerBlock * 32 / T;
+  constexpr int kTableSize = T == 32 ? kWarpTable : 4 * T;
+  __shared__ WalkScratch<T> s_walk[kTiles];
+  __shared__ vid_t s_table[kTiles][kTableSize];
+  const TileGroup<T> g;
+  const int tile = threadIdx.x / T;
   const ull n = *nrows;
+  // Chunks of about 1/16 of a tile's fair share (4 to 128 rows): few atomics on the shared
+  // counter, still dynamic enough for the skew of the light rows.
+  const ull share = n / (static_cast<ull>(gridDim.x) * kTiles * 16);
+  const ull chunk = share < 4 ? 4 : (share > 128 ? 128 : share);
   ChunkCursor c;
   ull found = 0;
   while (next_index(g, counter, n, chunk, c, static_cast<ull*>(nullptr))) {
@@ -132,9 +142,9 @@ __global__ void __launch_bounds__(kWarpsPerBlock * 32)
     std::uint64_t len;
     const vid_t* h = hashed_list<IN>(t, row, len);
     const int log2 = table_log2(len);
-    build_table(g, s_table[w], log2, h, len);
-    const vid_t* table = s_table[w];
-    found += walk<PV, IN>(t, in, row, g, s_walk[w], h[0], h[len - 1],
+    build_table(g, s_table[tile], log2, h, len);
+    const vid_t* table = s_table[tile];
+    found += walk<PV, IN>(t, in, row, g, s_walk[tile], h[0], h[len - 1],
                           [&](vid_t x) { return probe(table, log2, x); });
     g.sync();
   }
@@ -194,21 +204,29 @@ __global__ void in_scatter_kernel(Task t, ull* cursor, InEdge* edges) {
   }
 }
 
+// Bins: [0] lists of at most 16 ids (half-warp tiles), [1] at most kWarpMax (warps), [2] blocks.
 template <bool PV, bool IN>
 void run_bins(const Task& t, const InIndex& in, const vid_t* lists, std::uint64_t list_stride,
               ull* counts, const LaunchEnv& env) {
-  TS_CUDA_CHECK(cudaMemsetAsync(counts + 2, 0, 2 * sizeof(ull), env.stream));
-  Fork fork(env.stream, 2);
+  TS_CUDA_CHECK(cudaMemsetAsync(counts + 3, 0, 3 * sizeof(ull), env.stream));
+  Fork fork(env.stream, 3);
   {
     auto* const k = &trust_block_kernel<PV, IN>;
     const int grid = resident_blocks(reinterpret_cast<const void*>(k), kBlock, 0, env);
-    k<<<grid, kBlock, 0, fork.stream(0)>>>(t, in, lists + list_stride, counts + 1, counts + 3);
+    k<<<grid, kBlock, 0, fork.stream(0)>>>(t, in, lists + 2 * list_stride, counts + 2, counts + 5);
     TS_CUDA_CHECK_LAUNCH();
   }
   {
-    auto* const k = &trust_warp_kernel<PV, IN>;
+    auto* const k = &trust_tile_kernel<PV, IN, 32>;
     const int grid = resident_blocks(reinterpret_cast<const void*>(k), kWarpsPerBlock * 32, 0, env);
-    k<<<grid, kWarpsPerBlock * 32, 0, fork.stream(1)>>>(t, in, lists, counts, counts + 2, 4);
+    k<<<grid, kWarpsPerBlock * 32, 0, fork.stream(1)>>>(t, in, lists + list_stride, counts + 1,
+                                                        counts + 4);
+    TS_CUDA_CHECK_LAUNCH();
+  }
+  {
+    auto* const k = &trust_tile_kernel<PV, IN, 16>;
+    const int grid = resident_blocks(reinterpret_cast<const void*>(k), kWarpsPerBlock * 32, 0, env);
+    k<<<grid, kWarpsPerBlock * 32, 0, fork.stream(2)>>>(t, in, lists, counts, counts + 3);
     TS_CUDA_CHECK_LAUNCH();
   }
   fork.join();
@@ -217,10 +235,10 @@ void run_bins(const Task& t, const InIndex& in, const vid_t* lists, std::uint64_
 template <bool PV>
 void launch_out(const Task& t, const LaunchEnv& env) {
   const std::uint64_t warp_max = env.variant == "t32" ? 32 : kWarpMax;
-  AsyncBuffer<vid_t> lists(2 * t.rows, env.stream);
-  AsyncBuffer<ull> counts(4, env.stream);  // [0,1]: bin sizes, [2,3]: work counters
-  const std::uint64_t bounds[2] = {warp_max, ~0ull};
-  bin_rows(t, 2, bounds, lists.get(), counts.get(), env);
+  AsyncBuffer<vid_t> lists(3 * t.rows, env.stream);
+  AsyncBuffer<ull> counts(6, env.stream);  // [0,3): bin sizes, [3,6): work counters
+  const std::uint64_t bounds[3] = {std::min<std::uint64_t>(16, warp_max), warp_max, ~0ull};
+  bin_rows(t, 3, bounds, lists.get(), counts.get(), env);
   run_bins<PV, false>(t, InIndex{}, lists.get(), t.rows, counts.get(), env);
 }
 
@@ -259,10 +277,10 @@ void launch_in(const Task& t, const LaunchEnv& env) {
   bt.A = {reinterpret_cast<const eid_t*>(off.get()), nullptr};
   bt.B = t.C;
   bt.rows = n;
-  AsyncBuffer<vid_t> lists(2 * n, s);
-  AsyncBuffer<ull> counts(4, s);
-  const std::uint64_t bounds[2] = {kWarpMax, ~0ull};
-  bin_rows(bt, 2, bounds, lists.get(), counts.get(), env, 2);
+  AsyncBuffer<vid_t> lists(3 * n, s);
+  AsyncBuffer<ull> counts(6, s);
+  const std::uint64_t bounds[3] = {16, kWarpMax, ~0ull};
+  bin_rows(bt, 3, bounds, lists.get(), counts.get(), env, 2);
   // 3. Count.
   const InIndex in{reinterpret_cast<const eid_t*>(off.get()), edges.get(), env.same_views};
   run_bins<PV, true>(t, in, lists.get(), n, counts.get(), env);
