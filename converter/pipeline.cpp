@@ -658,7 +658,8 @@ class Driver {
     held_records_ += b.edges.size();
     held_bytes_ += b.edges.size() * sizeof(Edge64) + b.ids.size() * 8;
     held_.push_back(std::make_unique<Block>(std::move(b)));
-    if (!spilling_ && held_records_ * sizeof(Edge64) > limit_) start_spilling();
+    // In memory up to 4/5 of the limit: the switch needs the last fifth (see start_spilling).
+    if (!spilling_ && held_records_ * sizeof(Edge64) > limit_ / 5 * 4) start_spilling();
     if (spilling_ && held_bytes_ > limit_ / 2) spill_run();
   }
 
@@ -671,19 +672,36 @@ class Driver {
     return held_records_ * (dense_ids() ? 16 : 48) <= std::max<std::uint64_t>(limit_, 1);
   }
 
+  // Switches to out-of-core conversion: from now on workers sort their blocks, and the blocks
+  // held so far are sorted and spilled in groups of a fifth of the limit, so that the ids a sort
+  // adds (up to 16 bytes per edge) never take memory beyond the limit.
   void start_spilling() {
     spilling_ = true;
     spill_flag_ = true;
     progress_.stage("sorting blocks for out-of-core conversion");
-    parallel_for(threads_, held_.size(), 1, [&](std::size_t lo, std::size_t hi, unsigned) {
-      for (std::size_t i = lo; i < hi; ++i)
-        if (!held_[i]->sorted) {
-          sort_block(*held_[i]);
-          held_[i]->sorted = true;
-        }
-    });
-    held_bytes_ = 0;
-    for (auto& b : held_) held_bytes_ += b->edges.size() * sizeof(Edge64) + b->ids.size() * 8;
+    std::vector<std::unique_ptr<Block>> rest = std::move(held_);
+    held_.clear();
+    held_bytes_ = held_records_ = 0;
+    std::size_t i = 0;
+    while (i < rest.size()) {
+      std::size_t j = i;
+      std::uint64_t bytes = 0;
+      while (j < rest.size() && (j == i || bytes + rest[j]->edges.size() * sizeof(Edge64) <= limit_ / 5))
+        bytes += rest[j++]->edges.size() * sizeof(Edge64);
+      parallel_for(threads_, j - i, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
+        for (std::size_t k = i + lo; k < i + hi; ++k)
+          if (!rest[k]->sorted) {
+            sort_block(*rest[k]);
+            rest[k]->sorted = true;
+          }
+      });
+      for (; i < j; ++i) {
+        held_records_ += rest[i]->edges.size();
+        held_bytes_ += rest[i]->edges.size() * sizeof(Edge64) + rest[i]->ids.size() * 8;
+        held_.push_back(std::move(rest[i]));
+      }
+      if (held_bytes_ > limit_ / 2) spill_run();
+    }
   }
 
   std::size_t io_records(std::size_t streams, std::size_t record_bytes) const {
