@@ -18,6 +18,7 @@ namespace tristream {
 namespace {
 
 constexpr std::uint64_t kAlign = 256;
+constexpr double kUnitCostBytes = 1 << 20;  // the planner's price of one more work unit
 std::uint64_t align_up(std::uint64_t x) {
   return (x + kAlign - 1) / kAlign * kAlign;
 }
@@ -783,7 +784,10 @@ Plan make_plan(std::uint64_t n, eid_t m, const eid_t* offsets,
     const bool dev_ok = o.device_budget == 0 || c.device <= o.device_budget;
     const bool host_ok = o.host_budget == 0 || c.host <= o.host_budget;
     c.feasible = dev_ok && host_ok;
-    c.cost = static_cast<double>(c.plan.bytes_moved + c.plan.bytes_decompressed);
+    // bytes moved, plus a fixed charge per unit (a launch, a synchronisation, small-kernel
+    // inefficiency) counted as kUnitCostBytes
+    c.cost = static_cast<double>(c.plan.bytes_moved + c.plan.bytes_decompressed) +
+             static_cast<double>(c.plan.units.size()) * kUnitCostBytes;
     if (p > 1 && (c.feasible || after_feasible[si] >= 0)) ++after_feasible[si];
     all.push_back(std::move(c));
   }
