@@ -13,6 +13,7 @@
 #include "test_util.hpp"
 #include "tristream/counter.hpp"
 #include "tristream/error.hpp"
+#include "tristream/generate.hpp"
 
 namespace tristream {
 namespace {
@@ -47,21 +48,17 @@ void expect_all_kernels(const CsrView& g, count_t expected, const std::string& w
     EXPECT_EQ(gpu_count(k, g, g, g), expected) << what << ", kernel " << k;
 }
 
-// Graph500-style R-MAT (a = 0.57, b = c = 0.19), 2^scale vertices, ef * 2^scale edges, seeded.
+// The project's Kronecker generator (Graph500 parameters), 2^scale vertices, ef * 2^scale edges.
 EdgeList rmat(unsigned scale, unsigned ef, std::uint64_t seed) {
-  std::mt19937_64 rng(seed);
-  std::uniform_real_distribution<double> U(0, 1);
-  EdgeList e(static_cast<std::size_t>(ef) << scale);
-  for (auto& x : e) {
-    vid_t a = 0, b = 0;
-    for (unsigned l = 0; l < scale; ++l) {
-      const double r = U(rng);
-      const unsigned q = r < 0.57 ? 0 : r < 0.76 ? 1 : r < 0.95 ? 2 : 3;
-      a = a << 1 | (q >> 1);
-      b = b << 1 | (q & 1);
-    }
-    x = {a, b};
-  }
+  GenerateOptions o;
+  o.kind = "kronecker";
+  o.scale = scale;
+  o.edge_factor = ef;
+  o.seed = seed;
+  const auto raw = generate_edges(o);
+  EdgeList e(raw.size());
+  for (std::size_t i = 0; i < raw.size(); ++i)
+    e[i] = {static_cast<vid_t>(raw[i].first), static_cast<vid_t>(raw[i].second)};
   return e;
 }
 
