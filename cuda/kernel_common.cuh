@@ -261,8 +261,8 @@ __device__ __forceinline__ ull walk_row(const Task& t, std::uint64_t u, const Gr
 
 // ---- rows handed out through an atomic counter ------------------------------------------------
 
-// Next index for the group from *counter, in chunks of `chunk`; `state` holds the group's
-// current chunk (pos, end). Returns false when the list is exhausted.
+// Next index for the group from *counter, in chunks of `chunk`; `c` holds the group's current
+// chunk (pos, end). Returns false when the list is exhausted.
 struct ChunkCursor {
   ull pos = 0, end = 0;
 };
@@ -280,10 +280,5 @@ __device__ __forceinline__ bool next_index(const Group& g, ull* counter, ull n, 
   }
   return true;
 }
-
-// ---- row bins -----------------------------------------------------------------------------------
-// Rows are sorted into bins by a per-row key (a degree or a work estimate): bin b holds rows with
-// bounds[b-1] < key <= bounds[b] (rows whose key is 0 are dropped). Lists are written through
-// warp-aggregated atomics, so each bin lists its rows in no particular order.
 
 }  // namespace tristream::cuda::detail
