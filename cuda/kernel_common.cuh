@@ -1,6 +1,7 @@
 // cuda/kernel_common.cuh — what every counting kernel shares: the task descriptor, searches,
-// group-wide scans and reductions, per-vertex output, row binning and the flattened walk of a
-// row's wedges that the vertex-centric kernels (lstc, trust, bitmap) build on.
+// group-wide scans and reductions, per-vertex output, rows handed out through an atomic counter,
+// and the flattened walk of many short lists that the vertex-centric kernels (lstc, trust,
+// bitmap) build on. Row binning is in launch_util.cu (kernels.hpp).
 //
 // Task (DESIGN.md): count(A, B, C) = sum over rows u of A, over v in A(u), of |B(u) ∩ C(v)|.
 // All offsets and counts are 64-bit (eid_t, unsigned long long); vertex ids are 32-bit.
