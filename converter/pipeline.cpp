@@ -139,7 +139,7 @@ class Progress {
 class IdMap {
  public:
   // From a bitmap of present ids (bit x set = id x present).
-  void from_bitmap(BigBuffer<std::uint64_t> bits, unsigned threads) {
+  void from_bitmap(BigBuffer<std::uint64_t> bits) {
     dense_ = true;
     bits_ = std::move(bits);
     const std::size_t W = bits_.size();
@@ -152,14 +152,22 @@ class IdMap {
     }
     word_rank_[W] = run;
     n_ = run;
-    (void)threads;
   }
-  // From the sorted unique ids.
+  // From the sorted unique ids: a bitmap when it takes at most 16 bytes per id, else a bucket
+  // index over the value range for the binary searches.
   void from_sorted(BigBuffer<std::uint64_t> ids) {
-    dense_ = false;
     ids_ = std::move(ids);
     n_ = ids_.size();
     if (n_ == 0) return;
+    const std::uint64_t words = ids_[n_ - 1] / 64 + 1;
+    if (ids_[n_ - 1] < (std::uint64_t{1} << 40) && words <= n_) {
+      BigBuffer<std::uint64_t> bits(words);
+      bits.resize(words);
+      for (std::uint64_t x : ids_) bits[x >> 6] |= std::uint64_t{1} << (x & 63);
+      from_bitmap(std::move(bits));
+      return;
+    }
+    dense_ = false;
     const std::uint64_t lo = ids_[0], span = ids_[n_ - 1] - lo;
     int kbits = 1;
     while ((std::uint64_t{1} << kbits) < n_ / 4 && kbits < 30) ++kbits;
@@ -200,13 +208,6 @@ class IdMap {
       ids_.resize(k);
     }
     return ids_;
-  }
-  // Frees the lookup structures (the ids stay).
-  void drop_lookup() {
-    ids();
-    bits_.release();
-    word_rank_.release();
-    index_.release();
   }
 
  private:
@@ -766,7 +767,7 @@ class Driver {
             __atomic_fetch_or(&bits[e.b >> 6], std::uint64_t{1} << (e.b & 63), __ATOMIC_RELAXED);
           }
       });
-      idmap.from_bitmap(std::move(bits), threads_);
+      idmap.from_bitmap(std::move(bits));
     } else {
       BigBuffer<std::uint64_t> ends(2 * held_records_ + 1), tmp(2 * held_records_ + 1);
       std::vector<std::size_t> at(held_.size() + 1, 0);
