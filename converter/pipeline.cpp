@@ -221,12 +221,17 @@ class IdMap {
 
 // ---- sorted streams and k-way merging -------------------------------------------------------
 
-// A sorted run on disk of records of type T, read through a buffer.
+// A stretch of records in a spill file: [first, first + count) in units of records.
+struct Segment {
+  std::uint64_t first = 0, count = 0;
+};
+
+// A sorted run on disk: segments of one file read one after another through a buffer.
 template <typename T>
 class RunReader {
  public:
-  RunReader(const TempFile& f, std::uint64_t count, std::size_t buffer_records)
-      : f_(f), count_(count), buf_(std::max<std::size_t>(buffer_records, 16)) {
+  RunReader(const TempFile& f, std::vector<Segment> segments, std::size_t buffer_records)
+      : f_(f), segs_(std::move(segments)), buf_(std::max<std::size_t>(buffer_records, 16)) {
     fill();
   }
   bool valid() const { return pos_ < len_; }
@@ -238,15 +243,22 @@ class RunReader {
  private:
   void fill() {
     pos_ = len_ = 0;
-    if (next_ >= count_) return;
-    const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(buf_.size(), count_ - next_));
-    const std::size_t got = f_.read_at(next_ * sizeof(T), buf_.data(), want * sizeof(T));
+    while (seg_ < segs_.size() && next_ >= segs_[seg_].count) {
+      ++seg_;
+      next_ = 0;
+    }
+    if (seg_ == segs_.size()) return;
+    const Segment& s = segs_[seg_];
+    const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(buf_.size(), s.count - next_));
+    const std::size_t got = f_.read_at((s.first + next_) * sizeof(T), buf_.data(), want * sizeof(T));
     TS_CHECK(got == want * sizeof(T), "spill file shorter than written");
     len_ = want;
     next_ += want;
   }
   const TempFile& f_;
-  std::uint64_t count_, next_ = 0;
+  std::vector<Segment> segs_;
+  std::size_t seg_ = 0;
+  std::uint64_t next_ = 0;  // records read from the current segment
   std::vector<T> buf_;
   std::size_t pos_ = 0, len_ = 0;
 };
@@ -308,33 +320,71 @@ void merge_unique(std::vector<Stream*>& streams, Out&& out) {
   }
 }
 
-// Buffered appends to a TempFile.
+// Buffered writes of consecutive records to a TempFile, from record `first` on.
 template <typename T>
 class RunWriter {
  public:
-  RunWriter(TempFile& f, std::size_t buffer_records) : f_(f) { buf_.reserve(buffer_records); }
-  ~RunWriter() = default;
+  RunWriter(TempFile& f, std::size_t buffer_records, std::uint64_t first = 0)
+      : f_(f), first_(first) {
+    buf_.reserve(buffer_records);
+  }
   void push(const T& v) {
     buf_.push_back(v);
-    ++count_;
     if (buf_.size() == buf_.capacity()) flush();
   }
   void flush() {
-    if (!buf_.empty()) f_.write(buf_.data(), buf_.size() * sizeof(T));
+    if (!buf_.empty()) f_.write_at((first_ + written_) * sizeof(T), buf_.data(), buf_.size() * sizeof(T));
+    written_ += buf_.size();
     buf_.clear();
   }
-  std::uint64_t count() const { return count_; }
+  std::uint64_t count() const { return written_ + buf_.size(); }
+  Segment segment() const { return Segment{first_, count()}; }
 
  private:
   TempFile& f_;
+  std::uint64_t first_, written_ = 0;
   std::vector<T> buf_;
-  std::uint64_t count_ = 0;
 };
 
 struct Run {
   std::unique_ptr<TempFile> file;
+  std::vector<Segment> segments;  // sorted one after another
   std::uint64_t edges = 0;
 };
+
+// Splits the merge of sorted spans into `parts` independent merges over key ranges (splitters
+// taken from the longest span); equal keys always land in the same part. first[p] is the number
+// of input records before part p (where its output may start in a buffer of the input size).
+template <typename T>
+struct MergePlan {
+  std::vector<std::vector<SpanReader<T>>> parts;
+  std::vector<std::uint64_t> first;
+};
+
+template <typename T>
+MergePlan<T> plan_merge(const std::vector<SpanReader<T>>& spans, std::size_t parts) {
+  MergePlan<T> plan;
+  const SpanReader<T>* longest = nullptr;
+  for (const auto& s : spans)
+    if (!longest || s.end - s.p > longest->end - longest->p) longest = &s;
+  const std::size_t len = longest ? static_cast<std::size_t>(longest->end - longest->p) : 0;
+  if (len < parts * 64) parts = 1;
+  std::vector<T> split;  // split[p] = first key of part p (p >= 1)
+  for (std::size_t p = 1; p < parts; ++p) split.push_back(longest->p[len * p / parts]);
+  plan.parts.resize(parts);
+  plan.first.assign(parts + 1, 0);
+  for (const auto& s : spans) {
+    const T* lo = s.p;
+    for (std::size_t p = 0; p < parts; ++p) {
+      const T* hi = p + 1 < parts ? std::lower_bound(lo, s.end, split[p]) : s.end;
+      if (hi > lo) plan.parts[p].push_back({lo, hi});
+      plan.first[p + 1] += static_cast<std::uint64_t>(hi - lo);
+      lo = hi;
+    }
+  }
+  for (std::size_t p = 0; p < parts; ++p) plan.first[p + 1] += plan.first[p];
+  return plan;
+}
 
 // ---- the tail: rank, orient, fill rows, write -------------------------------------------------
 
@@ -718,36 +768,56 @@ class Driver {
         b->sorted = true;
       }
     if (held_.empty()) return;
+    // Both merges run in parallel over key ranges. Edges: each range writes its own segment of
+    // the run file, placed by the input counts (its output can only be shorter).
     auto run = std::make_unique<Run>();
     run->file = std::make_unique<TempFile>(tmp_dir_);
-    auto merge_edges = [&] {
+    {
       std::vector<SpanReader<Edge64>> spans;
       for (auto& b : held_) spans.push_back({b->edges.begin(), b->edges.end()});
-      std::vector<SpanReader<Edge64>*> ptrs;
-      for (auto& s : spans) ptrs.push_back(&s);
-      RunWriter<Edge64> w(*run->file, io_records(1, sizeof(Edge64)));
-      merge_unique<Edge64>(ptrs, [&](const Edge64& e) { w.push(e); });
-      w.flush();
-      run->edges = w.count();
-    };
-    BigBuffer<std::uint64_t> merged;
-    auto merge_ids = [&] {
-      std::uint64_t total = ids_.size();
-      for (auto& b : held_) total += b->ids.size();
-      merged.reserve(total + 1);
+      MergePlan<Edge64> plan = plan_merge(spans, threads_);
+      const std::size_t P = plan.parts.size();
+      run->segments.resize(P);
+      parallel_for(threads_, P, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
+        for (std::size_t p = lo; p < hi; ++p) {
+          std::vector<SpanReader<Edge64>*> ptrs;
+          for (auto& s : plan.parts[p]) ptrs.push_back(&s);
+          RunWriter<Edge64> w(*run->file, io_records(P, sizeof(Edge64)), plan.first[p]);
+          merge_unique<Edge64>(ptrs, [&](const Edge64& e) { w.push(e); });
+          w.flush();
+          run->segments[p] = w.segment();
+        }
+      });
+      for (const Segment& g : run->segments) run->edges += g.count;
+    }
+    {
+      // Ids: each range merges into its place in a buffer of the input size, then the ranges
+      // are packed together.
       std::vector<SpanReader<std::uint64_t>> spans;
       spans.push_back({ids_.begin(), ids_.end()});
       for (auto& b : held_) spans.push_back({b->ids.begin(), b->ids.end()});
-      std::vector<SpanReader<std::uint64_t>*> ptrs;
-      for (auto& s : spans) ptrs.push_back(&s);
-      merge_unique<std::uint64_t>(ptrs, [&](std::uint64_t x) { merged.push_back(x); });
+      MergePlan<std::uint64_t> plan = plan_merge(spans, threads_);
+      const std::size_t P = plan.parts.size();
+      BigBuffer<std::uint64_t> merged(plan.first[P] + 1);
+      std::vector<std::uint64_t> count(P, 0);
+      parallel_for(threads_, P, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
+        for (std::size_t p = lo; p < hi; ++p) {
+          std::vector<SpanReader<std::uint64_t>*> ptrs;
+          for (auto& s : plan.parts[p]) ptrs.push_back(&s);
+          std::uint64_t* out = merged.data() + plan.first[p];
+          merge_unique<std::uint64_t>(ptrs, [&](std::uint64_t x) { *out++ = x; });
+          count[p] = static_cast<std::uint64_t>(out - (merged.data() + plan.first[p]));
+        }
+      });
+      std::uint64_t n = 0;
+      for (std::size_t p = 0; p < P; ++p) {
+        std::memmove(merged.data() + n, merged.data() + plan.first[p], count[p] * 8);
+        n += count[p];
+      }
+      merged.resize(n);
       merged.trim();
-    };
-    // The two merges are independent: run them side by side.
-    parallel_for(std::min(threads_, 2u), 2, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
-      for (std::size_t task = lo; task < hi; ++task) task == 0 ? merge_edges() : merge_ids();
-    });
-    ids_ = std::move(merged);
+      ids_ = std::move(merged);
+    }
     held_.clear();
     held_bytes_ = held_records_ = 0;
     runs_.push_back(std::move(run));
@@ -853,7 +923,7 @@ class Driver {
         std::vector<std::unique_ptr<RunReader<Edge64>>> readers;
         std::vector<RunReader<Edge64>*> ptrs;
         for (std::size_t k = i; k < j; ++k) {
-          readers.push_back(std::make_unique<RunReader<Edge64>>(*runs_[k]->file, runs_[k]->edges,
+          readers.push_back(std::make_unique<RunReader<Edge64>>(*runs_[k]->file, runs_[k]->segments,
                                                                 io_records(j - i, sizeof(Edge64))));
           ptrs.push_back(readers.back().get());
         }
@@ -863,6 +933,7 @@ class Driver {
         merge_unique<Edge64>(ptrs, [&](const Edge64& e) { w.push(e); });
         w.flush();
         run->edges = w.count();
+        run->segments = {w.segment()};
         readers.clear();
         for (std::size_t k = i; k < j; ++k) runs_[k].reset();
         next.push_back(std::move(run));
@@ -887,7 +958,7 @@ class Driver {
       std::vector<std::unique_ptr<RunReader<Edge64>>> readers;
       std::vector<RunReader<Edge64>*> ptrs;
       for (auto& r : runs_) {
-        readers.push_back(std::make_unique<RunReader<Edge64>>(*r->file, r->edges,
+        readers.push_back(std::make_unique<RunReader<Edge64>>(*r->file, r->segments,
                                                               io_records(runs_.size(), sizeof(Edge64))));
         ptrs.push_back(readers.back().get());
       }

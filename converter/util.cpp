@@ -175,10 +175,10 @@ TempFile::~TempFile() {
   if (fd_ >= 0) ::close(fd_);
 }
 
-void TempFile::write(const void* data, std::size_t bytes) {
+void TempFile::write_at(std::uint64_t offset, const void* data, std::size_t bytes) {
   const char* p = static_cast<const char*>(data);
   while (bytes > 0) {
-    const ssize_t w = ::pwrite(fd_, p, bytes, static_cast<off_t>(size_));
+    const ssize_t w = ::pwrite(fd_, p, bytes, static_cast<off_t>(offset));
     if (w < 0) {
       if (errno == EINTR) continue;
       throw Error(ErrorKind::Internal,
@@ -187,7 +187,7 @@ void TempFile::write(const void* data, std::size_t bytes) {
     }
     p += w;
     bytes -= static_cast<std::size_t>(w);
-    size_ += static_cast<std::uint64_t>(w);
+    offset += static_cast<std::uint64_t>(w);
   }
 }
 
@@ -204,12 +204,6 @@ std::size_t TempFile::read_at(std::uint64_t offset, void* data, std::size_t byte
     done += static_cast<std::size_t>(r);
   }
   return done;
-}
-
-void TempFile::truncate() {
-  if (::ftruncate(fd_, 0) != 0)
-    throw Error(ErrorKind::Internal, std::string("cannot truncate a spill file: ") + std::strerror(errno));
-  size_ = 0;
 }
 
 std::uint64_t available_memory() {

@@ -119,15 +119,13 @@ class TempFile {
   TempFile(const TempFile&) = delete;
   TempFile& operator=(const TempFile&) = delete;
   int fd() const { return fd_; }
-  void write(const void* data, std::size_t bytes);  // appends; throws Error(Internal)
-  std::uint64_t size() const { return size_; }
+  // Writes bytes at offset (pwrite); throws Error(Internal) naming --tmp-dir on failure.
+  void write_at(std::uint64_t offset, const void* data, std::size_t bytes);
   // Reads bytes at offset (pread); returns the bytes read (short only at the end of the file).
   std::size_t read_at(std::uint64_t offset, void* data, std::size_t bytes) const;
-  void truncate();  // empties the file (its disk space is returned)
 
  private:
   int fd_ = -1;
-  std::uint64_t size_ = 0;
 };
 
 // Memory available to the process: MemAvailable from /proc/meminfo (0 if unknown).
