@@ -141,8 +141,8 @@ done
 python3 - "$RES" >"$OUT/results.md" <<'EOF'
 import json, sys
 rows = [json.loads(l) for l in open(sys.argv[1]) if l.strip()]
-print("| scale | run | scheme (p) | wall s | x in-core | exposed transfer s | overlap | uploaded GB | triangles |")
-print("|---|---|---|---|---|---|---|---|---|")
+print("| scale | run | scheme (p) | wall s | x in-core | exposed transfer s | overlap | uploaded GB | census s | total s | triangles |")
+print("|---|---|---|---|---|---|---|---|---|---|---|")
 base = {r["scale"]: r for r in rows if r["label"] == "in-core"}
 unc = {r["scale"]: r for r in rows if r["label"] == "unconstrained"}
 for r in rows:
@@ -150,11 +150,18 @@ for r in rows:
     ratio = (r["wall_s"] / b["wall_s"]) if b and b.get("wall_s") else float("nan")
     ok = "" if not b or b.get("triangles") == r.get("triangles") else " MISMATCH"
     ov = r.get("overlap")
-    print("| %s | %s | %s (%s) | %.3f | %.2f | %s | %s | %s | %s%s |" % (
+    print("| %s | %s | %s (%s) | %.3f | %.2f | %s | %s | %s | %s | %s | %s%s |" % (
         r["scale"], r["label"], r.get("chosen_scheme"), r.get("parts"), r["wall_s"] or 0, ratio,
         "%.3f" % r["exposed_transfer_s"] if r.get("exposed_transfer_s") is not None else "-",
         "%.0f%%" % (100 * ov) if ov is not None else "-",
-        "%.2f" % (r["upload_bytes"] / 1e9) if r.get("upload_bytes") else "-", r.get("triangles"), ok))
+        "%.2f" % (r["upload_bytes"] / 1e9) if r.get("upload_bytes") else "-",
+        "%.3f" % r["census_s"] if r.get("census_s") is not None else "-",
+        "%.3f" % r["seconds_total"] if r.get("seconds_total") is not None else "-",
+        r.get("triangles"), ok))
+print()
+print("wall s: the streamed count (stats.wall_s); x in-core: against the in-core row (the cgroup /")
+print("host-memory rows against the unconstrained row); census s: the block census before the")
+print("count; total s: the whole command (census, plan, count, streamed degrees).")
 EOF
 cat "$OUT/results.md"
 echo "results: $RES, $OUT/results.md"
