@@ -205,9 +205,17 @@ Census take_census(const GraphSource& g, const CensusOptions& options) {
   const std::uint64_t words = (n + 63) / 64;
   std::vector<std::uint64_t> bitmaps(static_cast<std::size_t>(G) * words, 0);
 
-  const unsigned T =
-      std::max<unsigned>(1, std::min<unsigned>(resolve_threads(options.threads),
-                                               std::max<std::size_t>(chunks.size(), 1)));
+  unsigned T = std::max<unsigned>(1, std::min<unsigned>(resolve_threads(options.threads),
+                                                        std::max<std::size_t>(chunks.size(), 1)));
+  if (options.max_bytes) {  // each thread holds an F x F histogram and one decompressed chunk
+    std::uint64_t max_chunk = 0;
+    for (const auto& ch : chunks)
+      max_chunk = std::max<std::uint64_t>(max_chunk, ch.edges * sizeof(vid_t));
+    const std::uint64_t fixed = static_cast<std::uint64_t>(G) * words * 8 + n * 2;
+    const std::uint64_t per = static_cast<std::uint64_t>(F) * F * sizeof(eid_t) + max_chunk;
+    const std::uint64_t room = options.max_bytes > fixed ? options.max_bytes - fixed : 0;
+    T = static_cast<unsigned>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(T, room / per)));
+  }
   std::vector<std::vector<eid_t>> fine_local(T), hash_local(T);
   std::atomic<std::uint64_t> next{0};
   std::atomic<std::uint64_t> raw{0};
@@ -682,6 +690,7 @@ bool census_needed(std::uint64_t n, eid_t m, const PlanOptions& o, CensusOptions
     while (c.vertex_groups > 2 && c.vertex_groups * ((n + 63) / 64 * 8) > o.host_budget / 4)
       c.vertex_groups /= 2;
   }
+  c.max_bytes = o.host_budget;
   if (out) *out = c;
   return true;
 }

@@ -70,6 +70,7 @@ struct CensusOptions {
   std::uint32_t hash_mod = 8;        // hash: p must divide it
   std::uint32_t vertex_groups = 16;  // vertex: p must divide it (<= 16: exact proxy blocks)
   unsigned threads = 0;
+  std::uint64_t max_bytes = 0;  // host memory the census may use (fewer threads); 0 = any
 };
 struct Census {
   std::vector<std::uint64_t> fine_bounds;  // F + 1 row boundaries
