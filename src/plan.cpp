@@ -438,7 +438,8 @@ std::uint64_t host_need(const HostModel& h, const Plan& plan, bool per_vertex, b
 }
 
 struct Candidate {
-  Plan plan;
+  Plan plan;  // units dropped except for the best candidate (memory)
+  std::size_t units = 0;
   bool feasible = false;
   std::uint64_t host = 0, device = 0;
   double cost = 0;
@@ -754,6 +755,8 @@ Plan make_plan(std::uint64_t n, eid_t m, const eid_t* offsets,
     throw Error(ErrorKind::Internal, "the planner needs a block census for --parts > 1");
 
   std::vector<Candidate> all;
+  std::ptrdiff_t best_index = -1;
+  Plan best_plan;
   int after_feasible[4] = {-1, -1, -1, -1};  // per scheme: candidates evaluated since a fit
   for (const Cand& cand : cands) {
     const Scheme s = cand.s;
@@ -798,21 +801,21 @@ Plan make_plan(std::uint64_t n, eid_t m, const eid_t* offsets,
     c.cost = static_cast<double>(c.plan.bytes_moved + c.plan.bytes_decompressed) +
              static_cast<double>(c.plan.units.size()) * kUnitCostBytes;
     if (p > 1 && (c.feasible || after_feasible[si] >= 0)) ++after_feasible[si];
+    c.units = c.plan.units.size();
+    const bool better =
+        c.feasible && (best_index < 0 || c.cost < all[best_index].cost * 0.999 ||
+                       (c.cost <= all[best_index].cost * 1.001 &&
+                        (c.plan.imbalance < all[best_index].plan.imbalance * 0.99 ||
+                         (c.plan.imbalance <= all[best_index].plan.imbalance * 1.01 &&
+                          c.units < all[best_index].units))));
+    if (better) {
+      best_index = static_cast<std::ptrdiff_t>(all.size());
+      best_plan = c.plan;
+    }
+    std::vector<WorkUnit>().swap(c.plan.units);
     all.push_back(std::move(c));
   }
-  const Candidate* best = nullptr;
-  for (const auto& c : all) {
-    if (!c.feasible) continue;
-    if (!best) {
-      best = &c;
-      continue;
-    }
-    if (c.cost < best->cost * 0.999 ||
-        (c.cost <= best->cost * 1.001 && (c.plan.imbalance < best->plan.imbalance * 0.99 ||
-                                          (c.plan.imbalance <= best->plan.imbalance * 1.01 &&
-                                           c.plan.units.size() < best->plan.units.size()))))
-      best = &c;
-  }
+  const Candidate* best = best_index >= 0 ? &all[best_index] : nullptr;
   if (!best) {
     // Name the smallest requirement and the largest row.
     const Candidate* small = nullptr;  // the smallest out-of-core candidate, else in-core
@@ -842,7 +845,7 @@ Plan make_plan(std::uint64_t n, eid_t m, const eid_t* offsets,
         << "; raise --gpu-memory / --host-memory" << (o.parts ? " or choose a larger --parts" : "");
     throw Error(ErrorKind::Usage, msg.str());
   }
-  Plan plan = best->plan;
+  Plan plan = std::move(best_plan);
   plan.device_budget = o.device_budget;
   plan.host_budget = o.host_budget;
   std::ostringstream why;
