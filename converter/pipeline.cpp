@@ -350,6 +350,42 @@ struct Run {
   std::unique_ptr<TempFile> file;
   std::vector<Segment> segments;  // sorted one after another
   std::uint64_t edges = 0;
+
+  // Record i of the run (its segments laid end to end).
+  Edge64 at(std::uint64_t i) const {
+    for (const Segment& g : segments) {
+      if (i < g.count) {
+        Edge64 e;
+        TS_CHECK(file->read_at((g.first + i) * sizeof(Edge64), &e, sizeof e) == sizeof e,
+                 "spill file shorter than written");
+        return e;
+      }
+      i -= g.count;
+    }
+    TS_CHECK(false, "run index out of range");
+    return Edge64{};
+  }
+  // The first index whose record is not below key.
+  std::uint64_t lower_bound(const Edge64& key) const {
+    std::uint64_t lo = 0, hi = edges;
+    while (lo < hi) {
+      const std::uint64_t mid = lo + (hi - lo) / 2;
+      if (at(mid) < key) lo = mid + 1;
+      else hi = mid;
+    }
+    return lo;
+  }
+  // Records [lo, hi) as segments.
+  std::vector<Segment> slice(std::uint64_t lo, std::uint64_t hi) const {
+    std::vector<Segment> out;
+    std::uint64_t base = 0;
+    for (const Segment& g : segments) {
+      const std::uint64_t a = std::max(lo, base), b = std::min(hi, base + g.count);
+      if (a < b) out.push_back(Segment{g.first + (a - base), b - a});
+      base += g.count;
+    }
+    return out;
+  }
 };
 
 // Splits the merge of sorted spans into `parts` independent merges over key ranges (splitters
@@ -388,10 +424,12 @@ MergePlan<T> plan_merge(const std::vector<SpanReader<T>>& spans, std::size_t par
 
 // ---- the tail: rank, orient, fill rows, write -------------------------------------------------
 
-// Unique compact edge keys (a << 32 | b, a < b), in memory or in a spill file, read in blocks.
+// Unique compact edge keys (a << 32 | b, a < b), in memory or in segments of a spill file,
+// read in blocks (in key order).
 struct KeySource {
   BigBuffer<std::uint64_t>* mem = nullptr;  // rewritten in place by write_graph
   const TempFile* file = nullptr;
+  std::vector<Segment> segments;
   std::uint64_t count = 0;
   template <typename Fn>
   void for_each_block(std::size_t block, Fn&& fn) const {
@@ -401,12 +439,13 @@ struct KeySource {
       return;
     }
     BigBuffer<std::uint64_t> buf(block);
-    for (std::uint64_t i = 0; i < count; i += block) {
-      const std::size_t k = static_cast<std::size_t>(std::min<std::uint64_t>(block, count - i));
-      const std::size_t got = file->read_at(i * 8, buf.data(), k * 8);
-      TS_CHECK(got == k * 8, "spill file shorter than written");
-      fn(buf.data(), k);
-    }
+    for (const Segment& g : segments)
+      for (std::uint64_t i = 0; i < g.count; i += block) {
+        const std::size_t k = static_cast<std::size_t>(std::min<std::uint64_t>(block, g.count - i));
+        const std::size_t got = file->read_at((g.first + i) * 8, buf.data(), k * 8);
+        TS_CHECK(got == k * 8, "spill file shorter than written");
+        fn(buf.data(), k);
+      }
   }
 };
 
@@ -943,40 +982,75 @@ class Driver {
     std::uint64_t bound = 0;
     for (auto& r : runs_) bound += r->edges;
     const bool keys_in_memory = bound * 12 <= limit_;
+    // The merge runs in parallel over key ranges cut at quantiles of a sample of the runs; part p
+    // writes its keys from position first[p] (the input records before it) on.
+    const std::size_t P = bound >= 4096 * threads_ ? threads_ : 1;
+    std::vector<Edge64> split;
+    if (P > 1) {
+      std::vector<Edge64> sample;
+      for (auto& r : runs_) {
+        const std::uint64_t k = std::max<std::uint64_t>(1, 64 * P * r->edges / bound);
+        for (std::uint64_t i = 0; i < k && r->edges > 0; ++i) sample.push_back(r->at(r->edges * i / k));
+      }
+      std::sort(sample.begin(), sample.end());
+      for (std::size_t p = 1; p < P; ++p) split.push_back(sample[sample.size() * p / P]);
+    }
+    std::vector<std::vector<std::uint64_t>> pos(runs_.size(), std::vector<std::uint64_t>(P + 1, 0));
+    std::vector<std::uint64_t> first(P + 1, 0);
+    for (std::size_t r = 0; r < runs_.size(); ++r) {
+      for (std::size_t p = 1; p < P; ++p) pos[r][p] = runs_[r]->lower_bound(split[p - 1]);
+      pos[r][P] = runs_[r]->edges;
+      for (std::size_t p = 0; p < P; ++p) first[p + 1] += pos[r][p + 1] - pos[r][p];
+    }
+    for (std::size_t p = 0; p < P; ++p) first[p + 1] += first[p];
     BigBuffer<std::uint64_t> keys;
     std::unique_ptr<TempFile> ufile;
-    std::unique_ptr<RunWriter<std::uint64_t>> uw;
     if (keys_in_memory) keys.reserve(bound + 1);
-    else {
-      ufile = std::make_unique<TempFile>(tmp_dir_);
-      uw = std::make_unique<RunWriter<std::uint64_t>>(*ufile, io_records(1, 8));
-    }
+    else ufile = std::make_unique<TempFile>(tmp_dir_);
     BigBuffer<std::uint32_t> degree(n + 1);
     degree.resize(n);
-    std::uint64_t m = 0;
-    {
-      std::vector<std::unique_ptr<RunReader<Edge64>>> readers;
-      std::vector<RunReader<Edge64>*> ptrs;
-      for (auto& r : runs_) {
-        readers.push_back(std::make_unique<RunReader<Edge64>>(*r->file, r->segments,
-                                                              io_records(runs_.size(), sizeof(Edge64))));
-        ptrs.push_back(readers.back().get());
+    std::vector<std::uint64_t> count(P, 0);
+    parallel_for(threads_, P, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
+      for (std::size_t p = lo; p < hi; ++p) {
+        std::vector<std::unique_ptr<RunReader<Edge64>>> readers;
+        std::vector<RunReader<Edge64>*> ptrs;
+        for (std::size_t r = 0; r < runs_.size(); ++r) {
+          readers.push_back(std::make_unique<RunReader<Edge64>>(
+              *runs_[r]->file, runs_[r]->slice(pos[r][p], pos[r][p + 1]),
+              io_records(runs_.size() * P, sizeof(Edge64))));
+          ptrs.push_back(readers.back().get());
+        }
+        std::unique_ptr<RunWriter<std::uint64_t>> uw;
+        if (!keys_in_memory) uw = std::make_unique<RunWriter<std::uint64_t>>(*ufile, io_records(P, 8), first[p]);
+        std::uint64_t* out = keys.data() + first[p];
+        std::uint64_t c = 0;
+        merge_unique<Edge64>(ptrs, [&](const Edge64& e) {
+          const std::uint64_t a = idmap(e.a), b = idmap(e.b);
+          __atomic_fetch_add(&degree[a], 1u, __ATOMIC_RELAXED);
+          __atomic_fetch_add(&degree[b], 1u, __ATOMIC_RELAXED);
+          const std::uint64_t k = (a << 32) | b;
+          if (uw) uw->push(k);
+          else out[c] = k;
+          ++c;
+        });
+        if (uw) uw->flush();
+        count[p] = c;
       }
-      merge_unique<Edge64>(ptrs, [&](const Edge64& e) {
-        const std::uint64_t a = idmap(e.a), b = idmap(e.b);
-        ++degree[a];
-        ++degree[b];
-        const std::uint64_t k = (a << 32) | b;
-        if (keys_in_memory) keys.push_back(k);
-        else uw->push(k);
-        ++m;
-      });
-      if (uw) uw->flush();
+    });
+    std::uint64_t m = 0;
+    KeySource src;
+    for (std::size_t p = 0; p < P; ++p) {
+      if (keys_in_memory) std::memmove(keys.data() + m, keys.data() + first[p], count[p] * 8);
+      else if (count[p]) src.segments.push_back(Segment{first[p], count[p]});
+      m += count[p];
+    }
+    if (keys_in_memory) {
+      keys.resize(m);
+      keys.trim();
     }
     runs_.clear();
     m_out = m;
     stage_done("merge runs");
-    KeySource src;
     src.count = m;
     if (keys_in_memory) src.mem = &keys;
     else src.file = ufile.get();
