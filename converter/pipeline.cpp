@@ -455,7 +455,8 @@ struct TailResult {
 
 TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uint32_t>& degree,
                        IdMap& idmap, const std::string& output, const ConvertOptions& options,
-                       std::uint64_t limit, unsigned threads, Progress& progress) {
+                       std::uint64_t limit, const std::string& tmp_dir, unsigned threads,
+                       Progress& progress) {
   TailResult res;
   res.n = n;
   const std::uint64_t m = src.count;
@@ -534,32 +535,60 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
   writer.set_permutation(std::move(perm));
   writer.set_max_degree(res.max_degree);
   const std::uint64_t range_edges = std::max<std::uint64_t>(limit / 16, 1 << 16);
-  std::uint64_t r0 = 0;
-  while (r0 < n) {
+  // The row ranges: [range_start[i], range_start[i + 1]), each at most range_edges edges (or one
+  // row); a single range in memory.
+  std::vector<std::uint64_t> range_start{0};
+  while (range_start.back() < n) {
+    const std::uint64_t r0 = range_start.back();
     std::uint64_t r1 = n;
     if (!src.mem) {
-      // Largest r1 with offsets[r1] - offsets[r0] <= range_edges (at least one row).
       r1 = static_cast<std::uint64_t>(
                std::upper_bound(offsets.begin() + static_cast<std::ptrdiff_t>(r0 + 1),
                                 offsets.end(), offsets[r0] + range_edges) -
                offsets.begin()) - 1;
       if (r1 <= r0) r1 = r0 + 1;
     }
+    range_start.push_back(r1);
+  }
+  const std::size_t ranges = range_start.size() - 1;
+  // From a spill file with several ranges: one pass orients every key into the region of a
+  // bucket file that its range owns (edges [offsets[r0], offsets[r1]) of G+).
+  std::unique_ptr<TempFile> buckets;
+  if (!src.mem && ranges > 1) {
+    buckets = std::make_unique<TempFile>(tmp_dir);
+    std::vector<std::unique_ptr<RunWriter<std::uint64_t>>> w;
+    const std::size_t per = static_cast<std::size_t>(std::clamp<std::uint64_t>(
+        limit / 4 / 8 / ranges, 512, std::uint64_t{1} << 19));
+    for (std::size_t i = 0; i < ranges; ++i)
+      w.push_back(std::make_unique<RunWriter<std::uint64_t>>(*buckets, per, offsets[range_start[i]]));
+    src.for_each_block(kBlock, [&](const std::uint64_t* k, std::size_t cnt) {
+      for (std::size_t i = 0; i < cnt; ++i) {
+        const std::uint64_t o = orient(k[i]);
+        const std::size_t r = static_cast<std::size_t>(
+            std::upper_bound(range_start.begin(), range_start.end(), o >> 32) - range_start.begin() - 1);
+        w[r]->push(o);
+      }
+    });
+    for (auto& x : w) x->flush();
+    stage_done("bucket rows");
+  }
+  for (std::size_t ri = 0; ri < ranges; ++ri) {
+    const std::uint64_t r0 = range_start[ri], r1 = range_start[ri + 1];
     const eid_t base = offsets[r0], range_m = offsets[r1] - base;
     BigBuffer<std::uint64_t>* keys = src.mem;
     if (!src.mem) {
       if (buf.capacity() < range_m + 1) buf.reserve(range_m + 1);
-      buf.resize(0);
-      std::uint64_t filled = 0;
-      src.for_each_block(kBlock, [&](const std::uint64_t* k, std::size_t cnt) {
-        for (std::size_t i = 0; i < cnt; ++i) {
-          const std::uint64_t o = orient(k[i]);
-          const std::uint64_t row = o >> 32;
-          if (row >= r0 && row < r1) buf[filled++] = o;
-        }
-      });
-      TS_CHECK(filled == range_m, "range lost edges");
       buf.resize(range_m);
+      if (buckets) {
+        TS_CHECK(buckets->read_at(base * 8, buf.data(), range_m * 8) == range_m * 8,
+                 "bucket file shorter than written");
+      } else {
+        std::uint64_t filled = 0;
+        src.for_each_block(kBlock, [&](const std::uint64_t* k, std::size_t cnt) {
+          for (std::size_t i = 0; i < cnt; ++i) buf[filled++] = orient(k[i]);
+        });
+        TS_CHECK(filled == range_m, "range lost edges");
+      }
       keys = &buf;
     }
     progress.stage("sorting rows");
@@ -575,7 +604,6 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
     progress.stage("compressing and writing");
     for (std::uint64_t r = r0; r < r1; ++r)
       writer.append_row(cols + (offsets[r] - base), offsets[r + 1] - offsets[r]);
-    r0 = r1;
   }
   writer.finish();
   stage_done("write");
@@ -933,7 +961,7 @@ class Driver {
     KeySource src;
     src.mem = &keys;
     src.count = m;
-    return write_graph(src, n, degree, idmap, output_, options_, limit_, threads_, progress_);
+    return write_graph(src, n, degree, idmap, output_, options_, limit_, tmp_dir_, threads_, progress_);
   }
 
   void check_vertices(std::uint64_t n) const {
@@ -1056,7 +1084,7 @@ class Driver {
     else src.file = ufile.get();
     // The rows of G+ are filled by ranges when the keys stay on disk.
     return write_graph(src, n, degree, idmap, output_, options_, keys_in_memory ? limit_ : limit_ / 2,
-                       threads_, progress_);
+                       tmp_dir_, threads_, progress_);
   }
 
   Producer& producer_;
