@@ -53,7 +53,7 @@ std::uint64_t resolve_memory_limit(const ConvertOptions& options) {
 
 std::size_t job_bytes(const ConvertOptions& options) {
   const std::uint64_t jobs = 2 * static_cast<std::uint64_t>(resolve_threads(options.threads)) + 2;
-  const std::uint64_t b = resolve_memory_limit(options) / 16 / jobs;
+  const std::uint64_t b = resolve_memory_limit(options) / 32 / jobs;
   return static_cast<std::size_t>(std::clamp<std::uint64_t>(b, 64 << 10, 8 << 20));
 }
 
@@ -617,7 +617,11 @@ class Driver {
   Driver(Producer& p, const std::string& output, const ConvertOptions& o)
       : producer_(p), output_(output), options_(o), progress_(!o.quiet && ::isatty(2)) {
     threads_ = resolve_threads(o.threads);
-    limit_ = resolve_memory_limit(o);
+    // The .tcsr writer holds a batch of chunks (64 MiB raw) with their compressed frames and a
+    // chunk per worker; that comes out of the limit too (at most half of it).
+    const std::uint64_t limit = resolve_memory_limit(o);
+    const std::uint64_t writer = 2 * (std::uint64_t{64} << 20) + 2 * threads_ * o.write.chunk_bytes;
+    limit_ = limit > 2 * writer ? limit - writer : limit / 2;
     tmp_dir_ = o.tmp_dir;
     if (tmp_dir_.empty()) {
       const auto slash = output.find_last_of('/');
@@ -776,8 +780,9 @@ class Driver {
     held_records_ += b.edges.size();
     held_bytes_ += b.edges.size() * sizeof(Edge64) + b.ids.size() * 8;
     held_.push_back(std::make_unique<Block>(std::move(b)));
-    // In memory up to 4/5 of the limit: the switch needs the last fifth (see start_spilling).
-    if (!spilling_ && held_records_ * sizeof(Edge64) > limit_ / 5 * 4) start_spilling();
+    // In memory up to 7/10 of the limit: the switch needs a fifth more (see start_spilling), and
+    // the jobs in flight and the spill buffers the rest.
+    if (!spilling_ && held_records_ * sizeof(Edge64) > limit_ / 10 * 7) start_spilling();
     if (spilling_ && held_bytes_ > limit_ / 2) spill_run();
   }
 
@@ -823,7 +828,8 @@ class Driver {
   }
 
   std::size_t io_records(std::size_t streams, std::size_t record_bytes) const {
-    const std::uint64_t per = limit_ / 4 / std::max<std::size_t>(streams, 1) / record_bytes;
+    // All the buffers of one merge together take a sixteenth of the limit.
+    const std::uint64_t per = limit_ / 16 / std::max<std::size_t>(streams, 1) / record_bytes;
     return static_cast<std::size_t>(std::clamp<std::uint64_t>(per, 4096 / record_bytes, (4u << 20) / record_bytes));
   }
 
@@ -1009,7 +1015,7 @@ class Driver {
     }
     std::uint64_t bound = 0;
     for (auto& r : runs_) bound += r->edges;
-    const bool keys_in_memory = bound * 12 <= limit_;
+    const bool keys_in_memory = bound * 16 <= limit_;  // the keys and their sort buffer
     // The merge runs in parallel over key ranges cut at quantiles of a sample of the runs; part p
     // writes its keys from position first[p] (the input records before it) on.
     const std::size_t P = bound >= 4096 * threads_ ? threads_ : 1;

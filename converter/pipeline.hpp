@@ -41,7 +41,7 @@ ConvertSummary run_conversion(Producer& producer, const std::string& output,
 // The memory limit in bytes (options.memory_limit, or 70% of MemAvailable).
 std::uint64_t resolve_memory_limit(const ConvertOptions& options);
 // Bytes of input per parse job: up to 8 MiB, less under small memory limits so that the jobs in
-// flight (about 2 per thread) stay a small part of the limit.
+// flight (about 2 per thread) take at most a thirty-second of the limit.
 std::size_t job_bytes(const ConvertOptions& options);
 
 // Monotonic seconds.
