@@ -1,22 +1,25 @@
 // pipeline.cpp — the conversion driver: parallel parsing, in-memory or out-of-core cleaning,
 // ranking, orientation and the .tcsr writer.
 //
-// In memory (the parsed records fit the memory limit, 16 bytes each): ids are compacted through a
-// bitmap (dense ids) or a sorted id table (sparse ids), every edge becomes one 64-bit key
-// (a << 32 | b, a < b), the keys are radix-partitioned and sorted in parallel and repeats removed.
+// In memory (the parsed records, 16 bytes each, fit 7/10 of the limit): ids are compacted through
+// a bitmap (dense ids) or a sorted id table (sparse ids), every edge becomes one 64-bit key
+// (a << 32 | b, a < b), the keys are radix-partitioned and sorted in parallel, repeats removed.
 //
-// Out of core: once the records outgrow the limit, each parsed block is sorted by its worker, and
-// groups of blocks are merged into sorted runs on disk (original 64-bit ids, repeats removed);
-// the sorted set of all ids is kept (8 bytes per vertex). The runs are merged (at most 64 at a
-// time) into the unique edge stream, mapped to compact ids (a monotone map, so the order
-// survives) and counted into degrees; it stays in memory if it fits, else goes to a spill file.
+// Out of core: past that, each parsed block is sorted by its worker, and groups of blocks are
+// merged (in parallel over key ranges) into sorted runs on disk, in original 64-bit ids, repeats
+// removed; the sorted set of all ids is kept (8 bytes per vertex). The runs are merged (in
+// parallel over sampled key ranges, at most 64 runs at a time) into the unique edge stream,
+// mapped to compact ids (a monotone map, so the order survives) and counted into degrees; the
+// stream stays in memory if it fits, else goes to a spill file.
 //
-// Both paths then share the tail: rank by (degree, id), count out-degrees of G+, and fill the
-// rows of G+ one row range at a time (as many rows as fit the limit; one range when in memory),
-// sort each row, and stream the rows into tcsr::Writer. The output is the same bytes either way.
+// Both paths then share the tail: rank by (degree, id), count the out-degrees of G+, and fill the
+// rows of G+ one row range at a time (as many rows as fit the limit; one range when in memory;
+// from a spill file the edges are first bucketed by range in one pass), sort each range's keys,
+// and stream the rows into tcsr::Writer. The output is the same bytes either way.
 //
-// Per-vertex memory beyond the limit: about 40 bytes per vertex (ids 8, degree 4, rank 4,
-// order/sort keys 16 while ranking, out-degree 4, offsets 8, permutation 8 handed to the writer).
+// Per-vertex memory beyond the limit: about 48 bytes per vertex (ids 8, degree 4, rank 4,
+// ranking keys and their sort buffer 16, out-degree 4 then offsets 8, permutation 8 handed to
+// the writer).
 #include "pipeline.hpp"
 
 #include <sys/stat.h>
@@ -59,7 +62,7 @@ std::size_t job_bytes(const ConvertOptions& options) {
 
 namespace {
 
-// TRISTREAM_CONVERT_TIMING=1 prints the seconds of each stage on stderr (for tuning).
+// TRISTREAM_CONVERT_TIMING=1 prints the seconds and the memory of each stage on stderr.
 void stage_done(const char* what) {
   static const bool on = std::getenv("TRISTREAM_CONVERT_TIMING") != nullptr;
   static double last = now_seconds();
@@ -72,7 +75,6 @@ void stage_done(const char* what) {
       unsigned long long v = 0;
       if (std::sscanf(line, "VmRSS: %llu", &v) == 1) rss = v;
       if (std::sscanf(line, "VmHWM: %llu", &v) == 1) hwm = v;
-      if (std::getenv("TRISTREAM_CONVERT_RSS") && std::strncmp(line, "Rss", 3) == 0) std::fputs(line, stderr);
     }
     std::fclose(f);
   }
@@ -87,7 +89,8 @@ class Progress {
  public:
   explicit Progress(bool enabled) : enabled_(enabled), t0_(now_seconds()) {}
   ~Progress() { clear(); }
-  void update(std::uint64_t done, std::uint64_t total, std::uint64_t edges) {
+  // done / total: input bytes, or generated edges when !bytes.
+  void update(std::uint64_t done, std::uint64_t total, std::uint64_t edges, bool bytes) {
     if (!enabled_) return;
     const double t = now_seconds();
     if (t - last_ < 0.2) return;
@@ -101,9 +104,10 @@ class Progress {
       std::string bar(static_cast<std::size_t>(fill), '#');
       bar.resize(w, '.');
       const double eta = f > 0.001 ? el / f - el : 0;
-      std::snprintf(line, sizeof line, "\r[%s] %3.0f%% %.1f/%.1f MiB  %.1f M edges/s  ETA %.0f s ",
-                    bar.c_str(), f * 100, static_cast<double>(done) / 1048576.0,
-                    static_cast<double>(total) / 1048576.0, rate / 1e6, eta);
+      const double unit = bytes ? 1048576.0 : 1e6;
+      std::snprintf(line, sizeof line, "\r[%s] %3.0f%% %.1f/%.1f %s  %.1f M edges/s  ETA %.0f s ",
+                    bar.c_str(), f * 100, static_cast<double>(done) / unit,
+                    static_cast<double>(total) / unit, bytes ? "MiB" : "M edges", rate / 1e6, eta);
     } else {
       std::snprintf(line, sizeof line, "\rread %.1f MiB  %llu edges  %.1f M edges/s ",
                     static_cast<double>(done) / 1048576.0, static_cast<unsigned long long>(edges),
@@ -748,7 +752,7 @@ class Driver {
           cv.notify_all();
         }
         take(*b);
-        progress_.update(producer_.done(), producer_.total(), records_);
+        progress_.update(producer_.done(), producer_.total(), records_, producer_.input_bytes() > 0);
       }
     } catch (...) {
       stop();

@@ -28,7 +28,8 @@ class Producer {
   // For errors: the input's name, and the line number of the first block's first line minus 1.
   virtual std::string name() const = 0;
   virtual std::uint64_t first_line() const { return 0; }
-  // Progress: work done and total (0 = unknown), e.g. input bytes.
+  // Progress: work done and total (0 = unknown): input bytes, or generated edges for a producer
+  // whose input_bytes() is 0.
   virtual std::uint64_t done() const { return 0; }
   virtual std::uint64_t total() const { return 0; }
   virtual std::uint64_t input_bytes() const { return done(); }
