@@ -517,6 +517,14 @@ void block_units(Plan& plan, const std::vector<eid_t>& E, const eid_t* off, eid_
     return (range ? row_edges[a] : m) * sizeof(vid_t);
   };
   (void)off;
+  // what the host block cache needs: all blocks of one row part, of every row part
+  plan.row_part_max_bytes = plan.row_parts_bytes = plan.row_part_chunk_bytes = 0;
+  for (std::uint32_t a = 0; a < p; ++a) {
+    const std::uint64_t b = p * (P.rows(a) + 1) * sizeof(eid_t) + row_edges[a] * sizeof(vid_t);
+    plan.row_part_max_bytes = std::max(plan.row_part_max_bytes, b);
+    plan.row_parts_bytes += b;
+    plan.row_part_chunk_bytes = std::max<std::uint64_t>(plan.row_part_chunk_bytes, walk_bytes(a));
+  }
   for (std::uint32_t i = 0; i < p; ++i)
     for (std::uint32_t j = range ? i : 0; j < p; ++j)
       for (std::uint32_t k = range ? j : 0; k < p; ++k) {
@@ -783,14 +791,42 @@ Plan make_plan(std::uint64_t n, eid_t m, const eid_t* offsets,
     // whole adjacency every chunk is decompressed once.
     const std::uint64_t raw_all = m * sizeof(vid_t);
     if (c.plan.partition.p > 1) {
-      // the rest of the host budget: half for decompressed chunks, half for built blocks
-      const std::uint64_t left = o.host_budget > c.host ? o.host_budget - c.host : 0;
-      const std::uint64_t blocks_all = raw_all + static_cast<std::uint64_t>(c.plan.partition.p) *
-                                                     (n + c.plan.partition.p) * sizeof(eid_t);
-      c.plan.chunk_cache_bytes = o.host_budget == 0 ? raw_all : std::min(raw_all, left / 2);
-      c.plan.block_cache_bytes = o.host_budget == 0 ? blocks_all : std::min(blocks_all, left / 2);
-      if (c.plan.chunk_cache_bytes >= raw_all)
-        c.plan.bytes_decompressed = std::min<std::uint64_t>(c.plan.bytes_decompressed, raw_all);
+      // The rest of the host budget keeps decompressed chunks and built blocks for later units.
+      // Range and hash: the block cache pays off once it holds two row parts' blocks (the
+      // row part of A and B stays while the row parts of C come and go) and the chunk cache one
+      // row part's chunks (to build it in parallel); with room for every block they are all
+      // built once, up front.
+      Plan& pl = c.plan;
+      const bool blocks = pl.partition.scheme != Scheme::Vertex;
+      const std::uint64_t left = o.host_budget == 0
+                                     ? ~std::uint64_t{0}
+                                     : (o.host_budget > c.host ? o.host_budget - c.host : 0);
+      const std::uint64_t need_chunks = pl.row_part_chunk_bytes + 2 * hm.max_chunk_raw;
+      if (!blocks) {
+        pl.chunk_cache_bytes = std::min(raw_all, left);
+        pl.block_cache_bytes = 0;
+      } else if (o.host_budget == 0) {
+        pl.chunk_cache_bytes = raw_all;
+        pl.block_cache_bytes = pl.row_parts_bytes;
+      } else if (left >= need_chunks + 2 * pl.row_part_max_bytes) {
+        pl.chunk_cache_bytes = std::min(raw_all, need_chunks);
+        pl.block_cache_bytes = std::min(pl.row_parts_bytes, left - pl.chunk_cache_bytes);
+      } else {
+        pl.chunk_cache_bytes = std::min(raw_all, left / 2);
+        pl.block_cache_bytes = left / 2;
+      }
+      const bool chunks_fit = pl.chunk_cache_bytes >= std::min(raw_all, need_chunks);
+      if (blocks && chunks_fit && pl.block_cache_bytes >= pl.row_parts_bytes) {
+        pl.bytes_decompressed = std::min<std::uint64_t>(pl.bytes_decompressed, raw_all);
+      } else if (blocks && chunks_fit && pl.block_cache_bytes >= 2 * pl.row_part_max_bytes) {
+        const double walks =
+            pl.partition.scheme == Scheme::Range ? (pl.partition.p + 1) / 2.0 : 1.0;
+        pl.bytes_decompressed = std::min<std::uint64_t>(
+            pl.bytes_decompressed,
+            static_cast<std::uint64_t>(walks * static_cast<double>(raw_all)));
+      } else if (pl.chunk_cache_bytes >= raw_all) {
+        pl.bytes_decompressed = std::min<std::uint64_t>(pl.bytes_decompressed, raw_all);
+      }
     }
     c.device = c.plan.device_bytes;
     const bool dev_ok = o.device_budget == 0 || c.device <= o.device_budget;

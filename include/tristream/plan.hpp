@@ -144,9 +144,12 @@ struct Plan {
   std::uint64_t bytes_moved = 0;         // estimated bytes uploaded
   std::uint64_t bytes_decompressed = 0;  // estimated raw bytes decompressed
   std::uint64_t device_budget = 0, host_budget = 0;
-  std::uint32_t window_chunks = 2;      // decompressed chunks held at once
-  std::uint64_t chunk_cache_bytes = 0;  // decompressed chunks kept for later units (host budget)
-  std::uint64_t block_cache_bytes = 0;  // built blocks kept for later units (range, hash)
+  std::uint32_t window_chunks = 2;         // decompressed chunks held at once
+  std::uint64_t chunk_cache_bytes = 0;     // decompressed chunks kept for later units (host budget)
+  std::uint64_t block_cache_bytes = 0;     // built blocks kept for later units (range, hash)
+  std::uint64_t row_part_max_bytes = 0;    // range, hash: all blocks of the largest row part
+  std::uint64_t row_parts_bytes = 0;       // range, hash: all blocks of every row part
+  std::uint64_t row_part_chunk_bytes = 0;  // raw bytes of the chunks one row part's walk reads
   double total_work = 0;
   double imbalance = 1;  // max unit work / mean
   std::string reason;
