@@ -59,31 +59,44 @@ void run(benchmark::State& state, const std::string& ext, bool out_of_core) {
   ConvertSummary s;
   for (auto _ : state) s = convert(in, out, o);
   const double edges = static_cast<double>(s.input_edges);
-  state.counters["edges/s"] =
-      benchmark::Counter(edges * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["edges/s"] = benchmark::Counter(edges * static_cast<double>(state.iterations()),
+                                                 benchmark::Counter::kIsRate);
   state.counters["out_of_core"] = s.out_of_core ? 1 : 0;
   state.SetBytesProcessed(static_cast<std::int64_t>(std::filesystem::file_size(in)) *
                           static_cast<std::int64_t>(state.iterations()));
 }
 
-void BM_ConvertText(benchmark::State& state) { run(state, ".el", false); }
-void BM_ConvertBinary(benchmark::State& state) { run(state, ".bin", false); }
-void BM_ConvertTextOutOfCore(benchmark::State& state) { run(state, ".el", true); }
-void BM_ConvertBinaryOutOfCore(benchmark::State& state) { run(state, ".bin", true); }
+void BM_ConvertText(benchmark::State& state) {
+  run(state, ".el", false);
+}
+void BM_ConvertBinary(benchmark::State& state) {
+  run(state, ".bin", false);
+}
+void BM_ConvertTextOutOfCore(benchmark::State& state) {
+  run(state, ".el", true);
+}
+void BM_ConvertBinaryOutOfCore(benchmark::State& state) {
+  run(state, ".bin", true);
+}
 
 void BM_GenerateKronecker(benchmark::State& state) {
   GenerateOptions g;
   g.scale = static_cast<unsigned>(state.range(0));
   std::size_t n = 0;
   for (auto _ : state) n = generate_edges(g).size();
-  state.counters["edges/s"] = benchmark::Counter(
-      static_cast<double>(n) * static_cast<double>(state.iterations()), benchmark::Counter::kIsRate);
+  state.counters["edges/s"] =
+      benchmark::Counter(static_cast<double>(n) * static_cast<double>(state.iterations()),
+                         benchmark::Counter::kIsRate);
 }
 
 BENCHMARK(BM_ConvertText)->Arg(14)->Arg(18)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_ConvertBinary)->Arg(14)->Arg(18)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_ConvertTextOutOfCore)->Arg(14)->Arg(18)->Unit(benchmark::kMillisecond)->UseRealTime();
-BENCHMARK(BM_ConvertBinaryOutOfCore)->Arg(14)->Arg(18)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_ConvertBinaryOutOfCore)
+    ->Arg(14)
+    ->Arg(18)
+    ->Unit(benchmark::kMillisecond)
+    ->UseRealTime();
 BENCHMARK(BM_GenerateKronecker)->Arg(18)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace

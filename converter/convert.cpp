@@ -24,7 +24,8 @@ bool starts_with_ci(const std::string& s, const char* prefix) {
   const std::size_t n = std::strlen(prefix);
   if (s.size() < n) return false;
   for (std::size_t i = 0; i < n; ++i)
-    if (std::tolower(static_cast<unsigned char>(s[i])) != std::tolower(static_cast<unsigned char>(prefix[i])))
+    if (std::tolower(static_cast<unsigned char>(s[i])) !=
+        std::tolower(static_cast<unsigned char>(prefix[i])))
       return false;
   return true;
 }
@@ -92,7 +93,8 @@ class FileProducer : public Producer {
       if (eof_) break;
       const void* nl = memrchr(chunk->buf.data(), '\n', len);
       if (nl) {
-        const std::size_t keep = static_cast<std::size_t>(static_cast<const char*>(nl) - chunk->buf.data()) + 1;
+        const std::size_t keep =
+            static_cast<std::size_t>(static_cast<const char*>(nl) - chunk->buf.data()) + 1;
         pending_.assign(chunk->buf.data() + keep, len - keep);
         len = keep;
         break;
@@ -205,17 +207,21 @@ class FileProducer : public Producer {
       throw input_error(name_, 1, "missing the '%%MatrixMarket matrix coordinate ...' banner");
     const auto w = split_words(line);
     if (w.size() < 5 || lower(w[1]) != "matrix")
-      throw input_error(name_, 1, "bad Matrix Market banner (expected '%%MatrixMarket matrix "
-                                  "coordinate FIELD SYMMETRY')");
+      throw input_error(name_, 1,
+                        "bad Matrix Market banner (expected '%%MatrixMarket matrix "
+                        "coordinate FIELD SYMMETRY')");
     if (lower(w[2]) != "coordinate")
-      throw input_error(name_, 1, "only Matrix Market 'coordinate' files hold graphs, not '" + w[2] + "'");
+      throw input_error(name_, 1,
+                        "only Matrix Market 'coordinate' files hold graphs, not '" + w[2] + "'");
     const std::string field = lower(w[3]), sym = lower(w[4]);
     if (field != "pattern" && field != "integer" && field != "real" && field != "complex")
-      throw input_error(name_, 1, "unknown Matrix Market field '" + w[3] +
-                                      "' (expected pattern, integer, real or complex)");
+      throw input_error(name_, 1,
+                        "unknown Matrix Market field '" + w[3] +
+                            "' (expected pattern, integer, real or complex)");
     if (sym != "general" && sym != "symmetric" && sym != "skew-symmetric" && sym != "hermitian")
-      throw input_error(name_, 1, "unknown Matrix Market symmetry '" + w[4] +
-                                      "' (expected general, symmetric, skew-symmetric or hermitian)");
+      throw input_error(name_, 1,
+                        "unknown Matrix Market symmetry '" + w[4] +
+                            "' (expected general, symmetric, skew-symmetric or hermitian)");
     for (;;) {
       if (!header_line(line))
         throw input_error(name_, header_lines_, "missing the size line 'rows columns entries'");
@@ -233,8 +239,9 @@ class FileProducer : public Producer {
       if (ok) num[i] = std::stoull(t);
     }
     if (!ok)
-      throw input_error(name_, size_line_,
-                        "bad size line '" + line.substr(0, 60) + "' (expected 'rows columns entries')");
+      throw input_error(
+          name_, size_line_,
+          "bad size line '" + line.substr(0, 60) + "' (expected 'rows columns entries')");
     spec_.mtx = true;
     spec_.mtx_rows = num[0];
     spec_.mtx_cols = num[1];

@@ -33,9 +33,11 @@ class Model {
  public:
   explicit Model(const GenerateOptions& o) : kron_(o.kind == "kronecker"), scale_(o.scale) {
     if (o.kind != "kronecker" && o.kind != "uniform")
-      throw Error(ErrorKind::Usage, "generate: kind must be kronecker or uniform, not '" + o.kind + "'");
+      throw Error(ErrorKind::Usage,
+                  "generate: kind must be kronecker or uniform, not '" + o.kind + "'");
     if (o.scale < 1 || o.scale > 32)
-      throw Error(ErrorKind::Usage, "generate: scale must be 1..32, got " + std::to_string(o.scale));
+      throw Error(ErrorKind::Usage,
+                  "generate: scale must be 1..32, got " + std::to_string(o.scale));
     key_ = mix64(o.seed * kGolden + 0x632be59bd9b4e019ull);
     mask_ = o.scale == 64 ? ~0ull : (std::uint64_t{1} << o.scale) - 1;
     m1_ = mix64(key_ ^ 0x1111) | 1;
@@ -208,13 +210,15 @@ std::uint64_t write_edge_file(const GenerateOptions& o, const std::string& outpu
 }  // namespace
 }  // namespace conv
 
-std::vector<std::pair<std::uint64_t, std::uint64_t>> generate_edges(const GenerateOptions& options) {
+std::vector<std::pair<std::uint64_t, std::uint64_t>> generate_edges(
+    const GenerateOptions& options) {
   const conv::Model model(options);
   const std::uint64_t total = conv::edge_count(options);
   std::vector<std::pair<std::uint64_t, std::uint64_t>> out(total);
   conv::parallel_for(conv::resolve_threads(options.threads), total, 1 << 16,
                      [&](std::size_t lo, std::size_t hi, unsigned) {
-                       for (std::size_t i = lo; i < hi; ++i) model.edge(i, out[i].first, out[i].second);
+                       for (std::size_t i = lo; i < hi; ++i)
+                         model.edge(i, out[i].first, out[i].second);
                      });
   return out;
 }
@@ -230,8 +234,10 @@ ConvertSummary generate(const GenerateOptions& options, const std::string& outpu
   }
   const bool text = conv::ends_with(output, ".el") || conv::ends_with(output, ".txt");
   if (!text && !conv::ends_with(output, ".bin"))
-    throw Error(ErrorKind::Usage, "generate: the output must end in .tcsr, .el (text) or .bin "
-                                  "(uint64 pairs): " + output);
+    throw Error(ErrorKind::Usage,
+                "generate: the output must end in .tcsr, .el (text) or .bin "
+                "(uint64 pairs): " +
+                    output);
   ConvertSummary s;
   s.input_edges = conv::write_edge_file(options, output, text);
   s.seconds = conv::now_seconds() - t0;

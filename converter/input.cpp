@@ -33,22 +33,33 @@ namespace io = boost::iostreams;
 
 const char* compression_name(Compression c) {
   switch (c) {
-    case Compression::Gzip: return "gzip";
-    case Compression::Bzip2: return "bzip2";
-    case Compression::Xz: return "xz";
-    case Compression::Zstd: return "zstd";
-    default: return "none";
+    case Compression::Gzip:
+      return "gzip";
+    case Compression::Bzip2:
+      return "bzip2";
+    case Compression::Xz:
+      return "xz";
+    case Compression::Zstd:
+      return "zstd";
+    default:
+      return "none";
   }
 }
 
 const char* dialect_name(Dialect d) {
   switch (d) {
-    case Dialect::Plain: return "plain";
-    case Dialect::Tsv: return "tsv";
-    case Dialect::Mtx: return "mtx";
-    case Dialect::Bin32: return "bin32";
-    case Dialect::Bin64: return "bin64";
-    default: return "auto";
+    case Dialect::Plain:
+      return "plain";
+    case Dialect::Tsv:
+      return "tsv";
+    case Dialect::Mtx:
+      return "mtx";
+    case Dialect::Bin32:
+      return "bin32";
+    case Dialect::Bin64:
+      return "bin64";
+    default:
+      return "auto";
   }
 }
 
@@ -59,15 +70,16 @@ Dialect parse_dialect(const std::string& name) {
   if (name == "mtx") return Dialect::Mtx;
   if (name == "bin32") return Dialect::Bin32;
   if (name == "bin64") return Dialect::Bin64;
-  throw Error(ErrorKind::Usage, "--format: expected auto, plain, snap, tsv, mtx, bin32 or bin64, got '" +
-                                    name + "'");
+  throw Error(ErrorKind::Usage,
+              "--format: expected auto, plain, snap, tsv, mtx, bin32 or bin64, got '" + name + "'");
 }
 
 namespace {
 bool ends_with(const std::string& s, const std::string& suffix) {
   return s.size() >= suffix.size() &&
-         std::equal(suffix.rbegin(), suffix.rend(), s.rbegin(),
-                    [](char a, char b) { return std::tolower(static_cast<unsigned char>(a)) == b; });
+         std::equal(suffix.rbegin(), suffix.rend(), s.rbegin(), [](char a, char b) {
+           return std::tolower(static_cast<unsigned char>(a)) == b;
+         });
 }
 }  // namespace
 
@@ -106,7 +118,8 @@ class decode_filter {
     State& s = *s_;
     for (;;) {
       if (s.pos == s.len && !s.eof) {
-        const std::streamsize r = io::read(src, s.in.data(), static_cast<std::streamsize>(s.in.size()));
+        const std::streamsize r =
+            io::read(src, s.in.data(), static_cast<std::streamsize>(s.in.size()));
         if (r < 0) {
           s.eof = true;
         } else {
@@ -130,7 +143,8 @@ class decode_filter {
         throw StreamError(std::string("truncated ") + name_ +
                           " stream (the input ends inside a compressed block)");
       if (used == 0 && s.pos < s.len)
-        throw StreamError(std::string("corrupt ") + name_ + " stream (the decoder made no progress)");
+        throw StreamError(std::string("corrupt ") + name_ +
+                          " stream (the decoder made no progress)");
     }
   }
 
@@ -263,7 +277,8 @@ struct ZstdCodec {
     ZSTD_inBuffer ib{in, in_len, 0};
     ZSTD_outBuffer ob{out, out_len, 0};
     const std::size_t r = ZSTD_decompressStream(z, &ob, &ib);
-    if (ZSTD_isError(r)) throw StreamError(std::string("corrupt zstd stream (") + ZSTD_getErrorName(r) + ")");
+    if (ZSTD_isError(r))
+      throw StreamError(std::string("corrupt zstd stream (") + ZSTD_getErrorName(r) + ")");
     used = ib.pos;
     got = ob.pos;
     return r == 0;  // a frame is complete and flushed
@@ -324,21 +339,35 @@ ByteReader::ByteReader(const std::string& path)
   auto starts = [&](const char* m, std::size_t len) {
     return got >= len && std::memcmp(magic, m, len) == 0;
   };
-  if (starts("\x1f\x8b", 2)) compression_ = Compression::Gzip;
-  else if (starts("BZh", 3)) compression_ = Compression::Bzip2;
-  else if (starts("\xfd" "7zXZ\0", 6)) compression_ = Compression::Xz;
-  else if (starts("\x28\xb5\x2f\xfd", 4)) compression_ = Compression::Zstd;
+  if (starts("\x1f\x8b", 2))
+    compression_ = Compression::Gzip;
+  else if (starts("BZh", 3))
+    compression_ = Compression::Bzip2;
+  else if (starts("\xfd"
+                  "7zXZ\0",
+                  6))
+    compression_ = Compression::Xz;
+  else if (starts("\x28\xb5\x2f\xfd", 4))
+    compression_ = Compression::Zstd;
   if (compression_ != Compression::None) {
     decoder_ = std::make_unique<Decoder>();
     switch (compression_) {
-      case Compression::Gzip: decoder_->chain.push(decode_filter<ZlibCodec>("gzip")); break;
+      case Compression::Gzip:
+        decoder_->chain.push(decode_filter<ZlibCodec>("gzip"));
+        break;
 #if TRISTREAM_HAVE_BZIP2
-      case Compression::Bzip2: decoder_->chain.push(decode_filter<Bzip2Codec>("bzip2")); break;
+      case Compression::Bzip2:
+        decoder_->chain.push(decode_filter<Bzip2Codec>("bzip2"));
+        break;
 #endif
 #if TRISTREAM_HAVE_LZMA
-      case Compression::Xz: decoder_->chain.push(decode_filter<XzCodec>("xz")); break;
+      case Compression::Xz:
+        decoder_->chain.push(decode_filter<XzCodec>("xz"));
+        break;
 #endif
-      case Compression::Zstd: decoder_->chain.push(decode_filter<ZstdCodec>("zstd")); break;
+      case Compression::Zstd:
+        decoder_->chain.push(decode_filter<ZstdCodec>("zstd"));
+        break;
       default: {
         const std::string msg = path + ": " + compression_name(compression_) +
                                 " input, but this build has no " + compression_name(compression_) +
@@ -391,8 +420,8 @@ std::size_t ByteReader::read(char* buf, std::size_t n) {
         avail = sb.in_avail();
         if (avail <= 0) avail = 1;
       }
-      const std::streamsize r =
-          sb.sgetn(buf + done, std::min<std::streamsize>(avail, static_cast<std::streamsize>(n - done)));
+      const std::streamsize r = sb.sgetn(
+          buf + done, std::min<std::streamsize>(avail, static_cast<std::streamsize>(n - done)));
       if (r <= 0) break;
       done += static_cast<std::size_t>(r);
     }

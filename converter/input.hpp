@@ -55,7 +55,7 @@ class ByteReader {
   std::shared_ptr<std::atomic<std::uint64_t>> raw_bytes_;
   std::uint64_t raw_size_ = 0;
   std::unique_ptr<Decoder> decoder_;
-  std::string deferred_;  // a stream error to report at the next read
+  std::string deferred_;                           // a stream error to report at the next read
   std::size_t read_raw(char* buf, std::size_t n);  // prefix then fd
   friend struct RawSource;
 };

@@ -9,8 +9,12 @@ namespace tristream::conv {
 
 namespace {
 
-inline bool is_sep(char c) { return c == ' ' || c == '\t'; }
-inline bool is_eol(char c) { return c == '\n' || c == '\r'; }
+inline bool is_sep(char c) {
+  return c == ' ' || c == '\t';
+}
+inline bool is_eol(char c) {
+  return c == '\n' || c == '\r';
+}
 
 std::string token_at(const char* p, const char* end) {
   const char* q = p;
@@ -46,7 +50,8 @@ inline bool parse_id(const char*& p, const char* end, std::uint64_t& out, std::s
   }
   if (p > start && (*p == '.' || *p == 'e' || *p == 'E')) {
     msg = "non-integer vertex id '" + token_at(start, end) + "'";
-  } else if (p == start && *p == '-' && p + 1 < end && static_cast<unsigned char>(p[1] - '0') <= 9) {
+  } else if (p == start && *p == '-' && p + 1 < end &&
+             static_cast<unsigned char>(p[1] - '0') <= 9) {
     msg = "negative vertex id '" + token_at(start, end) + "'";
   } else {
     msg = "unparsable token '" + token_at(start, end) + "' (expected a vertex id)";
@@ -96,10 +101,10 @@ void parse_text(const char* p, std::size_t len, const TextSpec& spec, Block& out
     if (!parse_id(p, end, b, msg)) return fail(msg);
     ++records;
     if (spec.mtx) {
-      if (records > spec.entry_limit)
-        return fail("more entries than the size line declares");
+      if (records > spec.entry_limit) return fail("more entries than the size line declares");
       if (a < 1 || a > spec.mtx_rows)
-        return fail("row index " + std::to_string(a) + " outside 1.." + std::to_string(spec.mtx_rows));
+        return fail("row index " + std::to_string(a) + " outside 1.." +
+                    std::to_string(spec.mtx_rows));
       if (b < 1 || b > spec.mtx_cols)
         return fail("column index " + std::to_string(b) + " outside 1.." +
                     std::to_string(spec.mtx_cols));
@@ -167,7 +172,8 @@ void parse_binary(const char* p, std::size_t len, bool wide, Block& out) {
 
 void sort_block(Block& b) {
   std::sort(b.edges.begin(), b.edges.end());
-  b.edges.resize(static_cast<std::size_t>(std::unique(b.edges.begin(), b.edges.end()) - b.edges.begin()));
+  b.edges.resize(
+      static_cast<std::size_t>(std::unique(b.edges.begin(), b.edges.end()) - b.edges.begin()));
   b.edges.trim();
   BigBuffer<std::uint64_t> ids(2 * b.edges.size() + 1);
   std::uint64_t* w = ids.data();

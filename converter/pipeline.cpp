@@ -27,10 +27,10 @@
 
 #include <algorithm>
 #include <chrono>
-#include <cstdlib>
-#include <cstring>
 #include <condition_variable>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
 #include <deque>
 #include <exception>
 #include <map>
@@ -79,7 +79,8 @@ void stage_done(const char* what) {
     std::fclose(f);
   }
   std::fprintf(stderr, "[convert] %-28s %8.3f s  rss %6llu MiB  peak %6llu MiB\n", what, t - last,
-               static_cast<unsigned long long>(rss >> 10), static_cast<unsigned long long>(hwm >> 10));
+               static_cast<unsigned long long>(rss >> 10),
+               static_cast<unsigned long long>(hwm >> 10));
   last = t;
 }
 
@@ -190,11 +191,12 @@ class IdMap {
   std::uint64_t operator()(std::uint64_t x) const {
     if (dense_) {
       const std::uint64_t w = x >> 6;
-      return word_rank_[w] +
-             static_cast<std::uint64_t>(__builtin_popcountll(bits_[w] & ((std::uint64_t{1} << (x & 63)) - 1)));
+      return word_rank_[w] + static_cast<std::uint64_t>(__builtin_popcountll(
+                                 bits_[w] & ((std::uint64_t{1} << (x & 63)) - 1)));
     }
     const std::uint64_t b = (x - ids_[0]) >> shift_;
-    const std::uint64_t* f = std::lower_bound(ids_.data() + index_[b], ids_.data() + index_[b + 1], x);
+    const std::uint64_t* f =
+        std::lower_bound(ids_.data() + index_[b], ids_.data() + index_[b + 1], x);
     return static_cast<std::uint64_t>(f - ids_.data());
   }
   // The sorted ids themselves (materialised from the bitmap for dense sets).
@@ -205,7 +207,8 @@ class IdMap {
       for (std::size_t w = 0; w < bits_.size(); ++w) {
         std::uint64_t word = bits_[w];
         while (word) {
-          ids_[k++] = (static_cast<std::uint64_t>(w) << 6) + static_cast<std::uint64_t>(__builtin_ctzll(word));
+          ids_[k++] = (static_cast<std::uint64_t>(w) << 6) +
+                      static_cast<std::uint64_t>(__builtin_ctzll(word));
           word &= word - 1;
         }
       }
@@ -253,8 +256,10 @@ class RunReader {
     }
     if (seg_ == segs_.size()) return;
     const Segment& s = segs_[seg_];
-    const std::size_t want = static_cast<std::size_t>(std::min<std::uint64_t>(buf_.size(), s.count - next_));
-    const std::size_t got = f_.read_at((s.first + next_) * sizeof(T), buf_.data(), want * sizeof(T));
+    const std::size_t want =
+        static_cast<std::size_t>(std::min<std::uint64_t>(buf_.size(), s.count - next_));
+    const std::size_t got =
+        f_.read_at((s.first + next_) * sizeof(T), buf_.data(), want * sizeof(T));
     TS_CHECK(got == want * sizeof(T), "spill file shorter than written");
     len_ = want;
     next_ += want;
@@ -337,7 +342,8 @@ class RunWriter {
     if (buf_.size() == buf_.capacity()) flush();
   }
   void flush() {
-    if (!buf_.empty()) f_.write_at((first_ + written_) * sizeof(T), buf_.data(), buf_.size() * sizeof(T));
+    if (!buf_.empty())
+      f_.write_at((first_ + written_) * sizeof(T), buf_.data(), buf_.size() * sizeof(T));
     written_ += buf_.size();
     buf_.clear();
   }
@@ -374,8 +380,10 @@ struct Run {
     std::uint64_t lo = 0, hi = edges;
     while (lo < hi) {
       const std::uint64_t mid = lo + (hi - lo) / 2;
-      if (at(mid) < key) lo = mid + 1;
-      else hi = mid;
+      if (at(mid) < key)
+        lo = mid + 1;
+      else
+        hi = mid;
     }
     return lo;
   }
@@ -549,7 +557,8 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
       r1 = static_cast<std::uint64_t>(
                std::upper_bound(offsets.begin() + static_cast<std::ptrdiff_t>(r0 + 1),
                                 offsets.end(), offsets[r0] + range_edges) -
-               offsets.begin()) - 1;
+               offsets.begin()) -
+           1;
       if (r1 <= r0) r1 = r0 + 1;
     }
     range_start.push_back(r1);
@@ -561,15 +570,17 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
   if (!src.mem && ranges > 1) {
     buckets = std::make_unique<TempFile>(tmp_dir);
     std::vector<std::unique_ptr<RunWriter<std::uint64_t>>> w;
-    const std::size_t per = static_cast<std::size_t>(std::clamp<std::uint64_t>(
-        limit / 4 / 8 / ranges, 512, std::uint64_t{1} << 19));
+    const std::size_t per = static_cast<std::size_t>(
+        std::clamp<std::uint64_t>(limit / 4 / 8 / ranges, 512, std::uint64_t{1} << 19));
     for (std::size_t i = 0; i < ranges; ++i)
-      w.push_back(std::make_unique<RunWriter<std::uint64_t>>(*buckets, per, offsets[range_start[i]]));
+      w.push_back(
+          std::make_unique<RunWriter<std::uint64_t>>(*buckets, per, offsets[range_start[i]]));
     src.for_each_block(kBlock, [&](const std::uint64_t* k, std::size_t cnt) {
       for (std::size_t i = 0; i < cnt; ++i) {
         const std::uint64_t o = orient(k[i]);
         const std::size_t r = static_cast<std::size_t>(
-            std::upper_bound(range_start.begin(), range_start.end(), o >> 32) - range_start.begin() - 1);
+            std::upper_bound(range_start.begin(), range_start.end(), o >> 32) -
+            range_start.begin() - 1);
         w[r]->push(o);
       }
     });
@@ -658,7 +669,8 @@ class Driver {
     summary_.out_of_core = spilling_;
     progress_.clear();
     struct stat st {};
-    if (::stat(output_.c_str(), &st) == 0) summary_.output_bytes = static_cast<std::uint64_t>(st.st_size);
+    if (::stat(output_.c_str(), &st) == 0)
+      summary_.output_bytes = static_cast<std::uint64_t>(st.st_size);
     try {
       tcsr::Reader r(output_);
       for (const auto& c : r.chunks()) {
@@ -752,7 +764,8 @@ class Driver {
           cv.notify_all();
         }
         take(*b);
-        progress_.update(producer_.done(), producer_.total(), records_, producer_.input_bytes() > 0);
+        progress_.update(producer_.done(), producer_.total(), records_,
+                         producer_.input_bytes() > 0);
       }
     } catch (...) {
       stop();
@@ -773,7 +786,8 @@ class Driver {
     if (b.failure) std::rethrow_exception(b.failure);
     producer_.check(b, records_);
     if (b.error)
-      throw input_error(producer_.name(), producer_.first_line() + lines_ + b.error_line, b.error_msg);
+      throw input_error(producer_.name(), producer_.first_line() + lines_ + b.error_line,
+                        b.error_msg);
     records_ += b.records;
     loops_ += b.loops;
     lines_ += b.lines;
@@ -813,7 +827,8 @@ class Driver {
     while (i < rest.size()) {
       std::size_t j = i;
       std::uint64_t bytes = 0;
-      while (j < rest.size() && (j == i || bytes + rest[j]->edges.size() * sizeof(Edge64) <= limit_ / 5))
+      while (j < rest.size() &&
+             (j == i || bytes + rest[j]->edges.size() * sizeof(Edge64) <= limit_ / 5))
         bytes += rest[j++]->edges.size() * sizeof(Edge64);
       parallel_for(threads_, j - i, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
         for (std::size_t k = i + lo; k < i + hi; ++k)
@@ -834,7 +849,8 @@ class Driver {
   std::size_t io_records(std::size_t streams, std::size_t record_bytes) const {
     // All the buffers of one merge together take a sixteenth of the limit.
     const std::uint64_t per = limit_ / 16 / std::max<std::size_t>(streams, 1) / record_bytes;
-    return static_cast<std::size_t>(std::clamp<std::uint64_t>(per, 4096 / record_bytes, (4u << 20) / record_bytes));
+    return static_cast<std::size_t>(
+        std::clamp<std::uint64_t>(per, 4096 / record_bytes, (4u << 20) / record_bytes));
   }
 
   // Merges the held (sorted) blocks into one run on disk and their ids into the id set.
@@ -971,13 +987,15 @@ class Driver {
     KeySource src;
     src.mem = &keys;
     src.count = m;
-    return write_graph(src, n, degree, idmap, output_, options_, limit_, tmp_dir_, threads_, progress_);
+    return write_graph(src, n, degree, idmap, output_, options_, limit_, tmp_dir_, threads_,
+                       progress_);
   }
 
   void check_vertices(std::uint64_t n) const {
     if (n > kMaxVertices)
-      throw input_error(producer_.name(), 0,
-                        "graph has " + std::to_string(n) + " vertices; at most 2^32-1 are supported");
+      throw input_error(
+          producer_.name(), 0,
+          "graph has " + std::to_string(n) + " vertices; at most 2^32-1 are supported");
   }
 
   TailResult finish_out_of_core(std::uint64_t& m_out) {
@@ -1028,7 +1046,8 @@ class Driver {
       std::vector<Edge64> sample;
       for (auto& r : runs_) {
         const std::uint64_t k = std::max<std::uint64_t>(1, 64 * P * r->edges / bound);
-        for (std::uint64_t i = 0; i < k && r->edges > 0; ++i) sample.push_back(r->at(r->edges * i / k));
+        for (std::uint64_t i = 0; i < k && r->edges > 0; ++i)
+          sample.push_back(r->at(r->edges * i / k));
       }
       std::sort(sample.begin(), sample.end());
       for (std::size_t p = 1; p < P; ++p) split.push_back(sample[sample.size() * p / P]);
@@ -1043,8 +1062,10 @@ class Driver {
     for (std::size_t p = 0; p < P; ++p) first[p + 1] += first[p];
     BigBuffer<std::uint64_t> keys;
     std::unique_ptr<TempFile> ufile;
-    if (keys_in_memory) keys.reserve(bound + 1);
-    else ufile = std::make_unique<TempFile>(tmp_dir_);
+    if (keys_in_memory)
+      keys.reserve(bound + 1);
+    else
+      ufile = std::make_unique<TempFile>(tmp_dir_);
     BigBuffer<std::uint32_t> degree(n + 1);
     degree.resize(n);
     std::vector<std::uint64_t> count(P, 0);
@@ -1059,7 +1080,8 @@ class Driver {
           ptrs.push_back(readers.back().get());
         }
         std::unique_ptr<RunWriter<std::uint64_t>> uw;
-        if (!keys_in_memory) uw = std::make_unique<RunWriter<std::uint64_t>>(*ufile, io_records(P, 8), first[p]);
+        if (!keys_in_memory)
+          uw = std::make_unique<RunWriter<std::uint64_t>>(*ufile, io_records(P, 8), first[p]);
         std::uint64_t* out = keys.data() + first[p];
         std::uint64_t c = 0;
         merge_unique<Edge64>(ptrs, [&](const Edge64& e) {
@@ -1067,8 +1089,10 @@ class Driver {
           __atomic_fetch_add(&degree[a], 1u, __ATOMIC_RELAXED);
           __atomic_fetch_add(&degree[b], 1u, __ATOMIC_RELAXED);
           const std::uint64_t k = (a << 32) | b;
-          if (uw) uw->push(k);
-          else out[c] = k;
+          if (uw)
+            uw->push(k);
+          else
+            out[c] = k;
           ++c;
         });
         if (uw) uw->flush();
@@ -1078,8 +1102,10 @@ class Driver {
     std::uint64_t m = 0;
     KeySource src;
     for (std::size_t p = 0; p < P; ++p) {
-      if (keys_in_memory) std::memmove(keys.data() + m, keys.data() + first[p], count[p] * 8);
-      else if (count[p]) src.segments.push_back(Segment{first[p], count[p]});
+      if (keys_in_memory)
+        std::memmove(keys.data() + m, keys.data() + first[p], count[p] * 8);
+      else if (count[p])
+        src.segments.push_back(Segment{first[p], count[p]});
       m += count[p];
     }
     if (keys_in_memory) {
@@ -1090,11 +1116,13 @@ class Driver {
     m_out = m;
     stage_done("merge runs");
     src.count = m;
-    if (keys_in_memory) src.mem = &keys;
-    else src.file = ufile.get();
+    if (keys_in_memory)
+      src.mem = &keys;
+    else
+      src.file = ufile.get();
     // The rows of G+ are filled by ranges when the keys stay on disk.
-    return write_graph(src, n, degree, idmap, output_, options_, keys_in_memory ? limit_ : limit_ / 2,
-                       tmp_dir_, threads_, progress_);
+    return write_graph(src, n, degree, idmap, output_, options_,
+                       keys_in_memory ? limit_ : limit_ / 2, tmp_dir_, threads_, progress_);
   }
 
   Producer& producer_;

@@ -16,8 +16,8 @@
 namespace tristream::conv {
 
 void* map_pages(std::size_t bytes) {
-  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                   -1, 0);
+  void* p = ::mmap(nullptr, bytes, PROT_READ | PROT_WRITE,
+                   MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
   if (p == MAP_FAILED)
     throw Error(ErrorKind::Internal, "cannot map " + std::to_string(bytes) +
                                          " bytes of memory: " + std::strerror(errno));
@@ -28,7 +28,9 @@ void* map_pages(std::size_t bytes) {
   return p;
 }
 
-void unmap_pages(void* p, std::size_t bytes) noexcept { ::munmap(p, bytes); }
+void unmap_pages(void* p, std::size_t bytes) noexcept {
+  ::munmap(p, bytes);
+}
 
 void drop_pages(void* p, std::size_t bytes) noexcept {
   const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
@@ -87,12 +89,13 @@ void radix_sort_low_bits(std::uint64_t* data, std::size_t k, int bits,
 
 }  // namespace
 
-std::size_t parallel_sort_unique_u64(BigBuffer<std::uint64_t>& keys,
-                                     BigBuffer<std::uint64_t>& tmp, unsigned threads) {
+std::size_t parallel_sort_unique_u64(BigBuffer<std::uint64_t>& keys, BigBuffer<std::uint64_t>& tmp,
+                                     unsigned threads) {
   const std::size_t n = keys.size();
   if (n < (std::size_t{1} << 16) || threads <= 1) {
     std::sort(keys.begin(), keys.end());
-    const std::size_t u = static_cast<std::size_t>(std::unique(keys.begin(), keys.end()) - keys.begin());
+    const std::size_t u =
+        static_cast<std::size_t>(std::unique(keys.begin(), keys.end()) - keys.begin());
     keys.resize(u);
     return u;
   }
@@ -198,7 +201,8 @@ std::size_t TempFile::read_at(std::uint64_t offset, void* data, std::size_t byte
     const ssize_t r = ::pread(fd_, p + done, bytes - done, static_cast<off_t>(offset + done));
     if (r < 0) {
       if (errno == EINTR) continue;
-      throw Error(ErrorKind::Internal, std::string("cannot read a spill file: ") + std::strerror(errno));
+      throw Error(ErrorKind::Internal,
+                  std::string("cannot read a spill file: ") + std::strerror(errno));
     }
     if (r == 0) break;
     done += static_cast<std::size_t>(r);

@@ -66,7 +66,7 @@ class BigBuffer {
   std::size_t cap_ = 0;
 };
 
-void* map_pages(std::size_t bytes);                    // throws Error(Internal) on failure
+void* map_pages(std::size_t bytes);  // throws Error(Internal) on failure
 void unmap_pages(void* p, std::size_t bytes) noexcept;
 void drop_pages(void* p, std::size_t bytes) noexcept;  // MADV_DONTNEED on whole pages inside
 
@@ -95,7 +95,9 @@ struct Edge64 {
 inline bool operator<(const Edge64& x, const Edge64& y) {
   return x.a < y.a || (x.a == y.a && x.b < y.b);
 }
-inline bool operator==(const Edge64& x, const Edge64& y) { return x.a == y.a && x.b == y.b; }
+inline bool operator==(const Edge64& x, const Edge64& y) {
+  return x.a == y.a && x.b == y.b;
+}
 
 unsigned resolve_threads(unsigned threads);
 

@@ -33,8 +33,8 @@ void print_convert_summary(const ConvertSummary& s, const std::string& output, b
         .add("compression_ratio", ratio)
         .add("out_of_core", s.out_of_core)
         .add("seconds", s.seconds)
-        .add("edges_per_second", s.seconds > 0 ? static_cast<double>(s.input_edges) / s.seconds
-                                               : 0.0);
+        .add("edges_per_second",
+             s.seconds > 0 ? static_cast<double>(s.input_edges) / s.seconds : 0.0);
     std::printf("%s\n", o.str().c_str());
     return;
   }
@@ -68,8 +68,9 @@ int cmd_convert(int argc, char** argv) {
       .option("format", "", "FMT",
               "auto, plain, snap, tsv, mtx, bin32 or bin64 [auto: from extension and content]",
               &format)
-      .size_option("memory-limit", "memory for edges; larger inputs go out of core [70% of "
-                                   "available RAM]",
+      .size_option("memory-limit",
+                   "memory for edges; larger inputs go out of core [70% of "
+                   "available RAM]",
                    &memory_limit)
       .option("tmp-dir", "", "DIR", "where out-of-core spill files go [beside the output]",
               &tmp_dir)
@@ -81,7 +82,8 @@ int cmd_convert(int argc, char** argv) {
       .epilog(
           "Inputs: plain or SNAP edge lists (whitespace separated, '#' and '%' comments, extra\n"
           "columns ignored), GraphChallenge TSV, Matrix Market coordinate files, binary uint32 or\n"
-          "uint64 pairs (bin32, bin64; .bin means bin64), each optionally compressed as .gz, .bz2,\n"
+          "uint64 pairs (bin32, bin64; .bin means bin64), each optionally compressed as .gz, "
+          ".bz2,\n"
           ".xz or .zst (detected from the content). See docs/convert.md.\n"
           "Examples:\n"
           "  tristream convert edges.txt -o graph.tcsr\n"
@@ -90,7 +92,8 @@ int cmd_convert(int argc, char** argv) {
   if (!p.parse(argc, argv)) return 0;
   if (output.empty()) throw Error(ErrorKind::Usage, "tristream convert: missing -o OUTPUT");
   if (zstd_level < 1 || zstd_level > 22)
-    throw Error(ErrorKind::Usage, "--zstd-level: expected 1..22, got " + std::to_string(zstd_level));
+    throw Error(ErrorKind::Usage,
+                "--zstd-level: expected 1..22, got " + std::to_string(zstd_level));
   if (p.given("chunk-size") && chunk_size < 4096)
     throw Error(ErrorKind::Usage, "--chunk-size: at least 4K");
   ConvertOptions o;

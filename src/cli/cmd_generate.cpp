@@ -16,10 +16,11 @@ int cmd_generate(int argc, char** argv) {
   std::string kind, output, tmp_dir;
   std::uint64_t scale = 16, edge_factor = 16, seed = 1, threads = 0, memory_limit = 0;
   bool quiet = false, json = false;
-  ArgParser p("tristream generate",
-              "Generates a Graph500 Kronecker graph (A=0.57, B=0.19, C=0.19, D=0.05, vertices\n"
-              "scrambled) or an Erdos-Renyi graph with the same number of edges. The edges are the\n"
-              "same for a seed whatever the thread count.");
+  ArgParser p(
+      "tristream generate",
+      "Generates a Graph500 Kronecker graph (A=0.57, B=0.19, C=0.19, D=0.05, vertices\n"
+      "scrambled) or an Erdos-Renyi graph with the same number of edges. The edges are the\n"
+      "same for a seed whatever the thread count.");
   p.positional("KIND", "kronecker or uniform", &kind)
       .option("output", "-o", "FILE",
               "output: .tcsr (converted), .el (text edge list) or .bin (uint64 pairs)", &output)
@@ -40,8 +41,8 @@ int cmd_generate(int argc, char** argv) {
   if (!p.parse(argc, argv)) return 0;
   if (output.empty()) throw Error(ErrorKind::Usage, "tristream generate: missing -o OUTPUT");
   if (kind != "kronecker" && kind != "uniform")
-    throw Error(ErrorKind::Usage, "tristream generate: KIND must be kronecker or uniform, not '" +
-                                      kind + "'");
+    throw Error(ErrorKind::Usage,
+                "tristream generate: KIND must be kronecker or uniform, not '" + kind + "'");
   if (scale < 1 || scale > 32)
     throw Error(ErrorKind::Usage, "--scale: expected 1..32, got " + std::to_string(scale));
   if (edge_factor < 1 || edge_factor > 1024)

@@ -21,13 +21,15 @@ namespace tristream {
 namespace {
 
 using test::EdgeList;
-using test::TempDir;
 using test::run_cli;
+using test::TempDir;
 using test::write_text;
 
 using OrigEdge = std::pair<std::uint64_t, std::uint64_t>;
 
-std::string q(const std::string& s) { return "'" + s + "'"; }
+std::string q(const std::string& s) {
+  return "'" + s + "'";
+}
 
 std::string read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -81,7 +83,8 @@ ConvertOptions quiet_options() {
 
 TEST(Convert, MessyK5CountsLoopsAndDuplicates) {
   TempDir d;
-  const ConvertSummary s = convert(test::data_file("k5_messy.el"), d.file("k5.tcsr"), quiet_options());
+  const ConvertSummary s =
+      convert(test::data_file("k5_messy.el"), d.file("k5.tcsr"), quiet_options());
   EXPECT_EQ(s.input_edges, 24u);
   EXPECT_EQ(s.self_loops, 2u);
   EXPECT_EQ(s.duplicates, 12u);
@@ -173,7 +176,7 @@ TEST(Convert, BinaryPairs) {
 TEST(Convert, HugeSparseIds) {
   TempDir d;
   const std::uint64_t M = ~0ull;
-  const std::vector<OrigEdge> e = {{M, M - 1}, {M - 1, 1ull << 63}, {1ull << 63, M}, {0, M},
+  const std::vector<OrigEdge> e = {{M, M - 1}, {M - 1, 1ull << 63},         {1ull << 63, M}, {0, M},
                                    {M, 0},     {12345678901234567890ull, 7}};
   std::string text;
   for (auto [a, b] : e) text += std::to_string(a) + " " + std::to_string(b) + "\n";
@@ -210,11 +213,13 @@ TEST(Convert, CompressedInputsAndTruncation) {
     const char* ext;
   };
   int tested = 0;
-  for (const Tool t : {Tool{"gzip", "gz"}, Tool{"bzip2", "bz2"}, Tool{"xz", "xz"}, Tool{"zstd", "zst"}}) {
+  for (const Tool t :
+       {Tool{"gzip", "gz"}, Tool{"bzip2", "bz2"}, Tool{"xz", "xz"}, Tool{"zstd", "zst"}}) {
     if (!have(t.bin)) continue;
     ++tested;
     const std::string z = d.file(std::string("g.el.") + t.ext);
-    ASSERT_EQ(std::system((std::string(t.bin) + " -c " + q(d.file("g.el")) + " > " + q(z)).c_str()), 0);
+    ASSERT_EQ(std::system((std::string(t.bin) + " -c " + q(d.file("g.el")) + " > " + q(z)).c_str()),
+              0);
     const std::string out = d.file(std::string("z_") + t.ext + ".tcsr");
     try {
       convert(z, out, quiet_options());
@@ -266,14 +271,14 @@ TEST(Convert, BadInputIsAnErrorWithFileAndLine) {
       {"frac.el", "1 2\n2 3.5\n", ":2:", "non-integer vertex id '3.5'"},
       {"big.el", "1 18446744073709551615\n1 18446744073709551616\n", ":2:", "exceeds 2^64-1"},
       {"one.el", "1 2\r\n7\r\n", ":2:", "only one column"},
-      {"size.mtx", "%%MatrixMarket matrix coordinate pattern general\n3 3 3\n1 2\n2 3\n", ":2:",
-       "declares 3 entries but the file has 2"},
-      {"more.mtx", "%%MatrixMarket matrix coordinate pattern general\n3 3 1\n1 2\n2 3\n", ":4:",
-       "more entries than the 1 declared"},
+      {"size.mtx", "%%MatrixMarket matrix coordinate pattern general\n3 3 3\n1 2\n2 3\n",
+       ":2:", "declares 3 entries but the file has 2"},
+      {"more.mtx", "%%MatrixMarket matrix coordinate pattern general\n3 3 1\n1 2\n2 3\n",
+       ":4:", "more entries than the 1 declared"},
       {"range.mtx", "%%MatrixMarket matrix coordinate real general\n3 3 2\n1 2 1.0\n2 4 1.0\n",
        ":4:", "column index 4 outside 1..3"},
-      {"zero.mtx", "%%MatrixMarket matrix coordinate pattern symmetric\n3 3 1\n0 2\n", ":3:",
-       "row index 0 outside 1..3"},
+      {"zero.mtx", "%%MatrixMarket matrix coordinate pattern symmetric\n3 3 1\n0 2\n",
+       ":3:", "row index 0 outside 1..3"},
       {"banner.mtx", "%%MatrixMarket matrix array real general\n3 3\n", ":1:", "coordinate"},
   };
   for (const BadCase& c : cases) {
@@ -337,8 +342,7 @@ TEST(Convert, OutOfCoreIsByteIdenticalToInMemory) {
   // No spill files are left behind.
   for (const auto& entry : std::filesystem::directory_iterator(d.path()))
     EXPECT_EQ(entry.path().filename().string().find("tristream-spill"), std::string::npos);
-  EXPECT_EQ(count_file(d.file("mem.tcsr")),
-            test::brute_force_triangles(test::vertex_count(e), e));
+  EXPECT_EQ(count_file(d.file("mem.tcsr")), test::brute_force_triangles(test::vertex_count(e), e));
 }
 
 TEST(Convert, OutOfCoreWithHugeIds) {

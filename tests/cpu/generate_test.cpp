@@ -15,8 +15,8 @@
 namespace tristream {
 namespace {
 
-using test::TempDir;
 using test::run_cli;
+using test::TempDir;
 
 std::string read_bytes(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -25,7 +25,9 @@ std::string read_bytes(const std::string& path) {
   return os.str();
 }
 
-std::string q(const std::string& s) { return "'" + s + "'"; }
+std::string q(const std::string& s) {
+  return "'" + s + "'";
+}
 
 GenerateOptions opts(const char* kind, unsigned scale, unsigned threads, std::uint64_t seed = 1) {
   GenerateOptions g;
@@ -96,7 +98,8 @@ TEST(Generate, OutputKindsAgreeAndTcsrIsThreadIndependent) {
   EXPECT_EQ(read_bytes(d.file("bin.tcsr")), read_bytes(d.file("a.tcsr")));
   // The triangle count matches the brute force over the raw edge list.
   test::EdgeList e;
-  for (auto [u, v] : generate_edges(g)) e.emplace_back(static_cast<vid_t>(u), static_cast<vid_t>(v));
+  for (auto [u, v] : generate_edges(g))
+    e.emplace_back(static_cast<vid_t>(u), static_cast<vid_t>(v));
   tcsr::Reader r(d.file("a.tcsr"));
   EXPECT_EQ(make_cpu_counter()->count(r.load().csr.view()),
             test::brute_force_triangles(1u << 13, e));
