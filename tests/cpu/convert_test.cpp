@@ -2,6 +2,7 @@
 // ids, bad input (exit 1, FILE:LINE, no output), out-of-core output identical to in-memory
 // output, and triangle counts of converted graphs against the brute-force oracle.
 #include <gtest/gtest.h>
+#include <sys/resource.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -16,6 +17,7 @@
 #include "tristream/counter.hpp"
 #include "tristream/error.hpp"
 #include "tristream/format.hpp"
+#include "tristream/generate.hpp"
 
 namespace tristream {
 namespace {
@@ -360,6 +362,28 @@ TEST(Convert, OutOfCoreWithHugeIds) {
   EXPECT_TRUE(convert(d.file("h.el"), d.file("ooc.tcsr"), o).out_of_core);
   EXPECT_EQ(read_bytes(d.file("ooc.tcsr")), read_bytes(d.file("mem.tcsr")));
   EXPECT_EQ(edge_set(d.file("ooc.tcsr")), clean(e));
+}
+
+TEST(Convert, OutOfCorePeakMemoryStaysNearTheLimit) {
+  // 2 Mi edges (32 MiB of parsed records) under a 16 MiB limit, in a child process: its peak RSS
+  // stays under the limit + 64 MiB + the per-vertex arrays (48 bytes per vertex).
+  TempDir d;
+  GenerateOptions g;
+  g.kind = "uniform";
+  g.scale = 17;
+  generate(g, d.file("u.bin"));
+  auto r = run_cli("convert " + q(d.file("u.bin")) + " -o " + q(d.file("u.tcsr")) +
+                   " --memory-limit 16M --threads 2 --json --tmp-dir " + q(d.path()));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("\"out_of_core\":true"), std::string::npos) << r.out;
+  rusage ru{};
+  ASSERT_EQ(getrusage(RUSAGE_CHILDREN, &ru), 0);
+  const std::uint64_t peak = static_cast<std::uint64_t>(ru.ru_maxrss) * 1024;
+  const std::uint64_t bound = (16u << 20) + (64u << 20) + 48u * (1u << 17);
+  EXPECT_LT(peak, bound) << "peak RSS " << (peak >> 20) << " MiB";
+  ConvertOptions o = quiet_options();
+  convert(d.file("u.bin"), d.file("mem.tcsr"), o);
+  EXPECT_EQ(read_bytes(d.file("u.tcsr")), read_bytes(d.file("mem.tcsr")));
 }
 
 TEST(Convert, TriangleCountsOfConvertedGraphs) {
