@@ -386,6 +386,22 @@ TEST(Convert, OutOfCorePeakMemoryStaysNearTheLimit) {
   EXPECT_EQ(read_bytes(d.file("u.tcsr")), read_bytes(d.file("mem.tcsr")));
 }
 
+TEST(Convert, SameGraphAsOrientEdgeList) {
+  // With every id 0..n-1 present, compaction is the identity and the converter must build the
+  // graph the shared helper orient_edge_list builds: the same ranks, rows and permutation.
+  TempDir d;
+  const vid_t n = 3000;
+  EdgeList e = test::skewed_graph(n, 40000, 8);
+  for (vid_t v = 0; v + 1 < n; ++v) e.emplace_back(v, v + 1);
+  write_text(d.file("g.el"), edge_text(e));
+  convert(d.file("g.el"), d.file("g.tcsr"), quiet_options());
+  const OrientedGraph want = orient_edge_list(n, e);
+  const OrientedGraph got = tcsr::Reader(d.file("g.tcsr")).load(true);
+  EXPECT_EQ(got.csr.offsets, want.csr.offsets);
+  EXPECT_EQ(got.csr.cols, want.csr.cols);
+  EXPECT_EQ(got.perm, want.perm);
+}
+
 TEST(Convert, TriangleCountsOfConvertedGraphs) {
   TempDir d;
   convert(test::data_file("karate.el"), d.file("k.tcsr"), quiet_options());
