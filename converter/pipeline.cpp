@@ -26,6 +26,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <cstdio>
@@ -637,11 +638,14 @@ class Driver {
     const std::uint64_t limit = resolve_memory_limit(o);
     const std::uint64_t writer = 2 * (std::uint64_t{64} << 20) + 2 * threads_ * o.write.chunk_bytes;
     limit_ = limit > 2 * writer ? limit - writer : limit / 2;
-    tmp_dir_ = o.tmp_dir;
-    if (tmp_dir_.empty()) {
-      const auto slash = output.find_last_of('/');
-      tmp_dir_ = slash == std::string::npos ? "." : (slash == 0 ? "/" : output.substr(0, slash));
-    }
+    const auto slash = output.find_last_of('/');
+    const std::string out_dir =
+        slash == std::string::npos ? "." : (slash == 0 ? "/" : output.substr(0, slash));
+    tmp_dir_ = o.tmp_dir.empty() ? out_dir : o.tmp_dir;
+    // Fail before the work, not after it.
+    for (const std::string& dir : {out_dir, tmp_dir_})
+      if (::access(dir.c_str(), W_OK | X_OK) != 0)
+        throw Error(ErrorKind::Input, dir + ": cannot write there: " + std::strerror(errno));
   }
 
   ConvertSummary run(double start) {
