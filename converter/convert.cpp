@@ -153,7 +153,8 @@ class FileProducer : public Producer {
   }
 
   void detect(const std::string& path, Dialect requested) {
-    if (path != "-" && tcsr::has_tcsr_magic(path))
+    if (pending_.size() >= sizeof tcsr::kMagic &&
+        std::memcmp(pending_.data(), tcsr::kMagic, sizeof tcsr::kMagic) == 0)
       throw input_error(name_, 0, "is already a .tcsr file (convert reads edge lists)");
     const Dialect ext = path == "-" ? Dialect::Auto : dialect_from_extension(path);
     const bool banner = starts_with_ci(pending_, "%%MatrixMarket");
