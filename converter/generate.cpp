@@ -131,11 +131,6 @@ class GenProducer : public Producer {
   std::size_t per_job_;
 };
 
-bool ends_with(const std::string& s, const char* suffix) {
-  const std::size_t n = std::strlen(suffix);
-  return s.size() >= n && s.compare(s.size() - n, n, suffix) == 0;
-}
-
 // Writes the generated edges as text or binary through a temporary file renamed at the end.
 std::uint64_t write_edge_file(const GenerateOptions& o, const std::string& output, bool text) {
   const Model model(o);
@@ -226,14 +221,14 @@ std::vector<std::pair<std::uint64_t, std::uint64_t>> generate_edges(
 ConvertSummary generate(const GenerateOptions& options, const std::string& output,
                         const ConvertOptions& convert_options) {
   const double t0 = conv::now_seconds();
-  if (conv::ends_with(output, ".tcsr")) {
+  if (conv::has_suffix(output, ".tcsr")) {
     ConvertOptions co = convert_options;
     if (co.threads == 0) co.threads = options.threads;
     conv::GenProducer producer(options, conv::job_bytes(co));
     return conv::run_conversion(producer, output, co, t0);
   }
-  const bool text = conv::ends_with(output, ".el") || conv::ends_with(output, ".txt");
-  if (!text && !conv::ends_with(output, ".bin"))
+  const bool text = conv::has_suffix(output, ".el") || conv::has_suffix(output, ".txt");
+  if (!text && !conv::has_suffix(output, ".bin"))
     throw Error(ErrorKind::Usage,
                 "generate: the output must end in .tcsr, .el (text) or .bin "
                 "(uint64 pairs): " +

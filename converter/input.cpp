@@ -26,6 +26,7 @@
 #include <vector>
 
 #include "tristream/error.hpp"
+#include "util.hpp"
 
 namespace tristream::conv {
 
@@ -74,26 +75,17 @@ Dialect parse_dialect(const std::string& name) {
               "--format: expected auto, plain, snap, tsv, mtx, bin32 or bin64, got '" + name + "'");
 }
 
-namespace {
-bool ends_with(const std::string& s, const std::string& suffix) {
-  return s.size() >= suffix.size() &&
-         std::equal(suffix.rbegin(), suffix.rend(), s.rbegin(), [](char a, char b) {
-           return std::tolower(static_cast<unsigned char>(a)) == b;
-         });
-}
-}  // namespace
-
 Dialect dialect_from_extension(const std::string& path) {
   std::string p = path;
   for (const char* z : {".gz", ".bz2", ".xz", ".zst", ".zstd"})
-    if (ends_with(p, z)) {
+    if (has_suffix(p, z)) {
       p.resize(p.size() - std::strlen(z));
       break;
     }
-  if (ends_with(p, ".mtx") || ends_with(p, ".mm")) return Dialect::Mtx;
-  if (ends_with(p, ".tsv")) return Dialect::Tsv;
-  if (ends_with(p, ".bin32")) return Dialect::Bin32;
-  if (ends_with(p, ".bin") || ends_with(p, ".bin64")) return Dialect::Bin64;
+  if (has_suffix(p, ".mtx") || has_suffix(p, ".mm")) return Dialect::Mtx;
+  if (has_suffix(p, ".tsv")) return Dialect::Tsv;
+  if (has_suffix(p, ".bin32")) return Dialect::Bin32;
+  if (has_suffix(p, ".bin") || has_suffix(p, ".bin64")) return Dialect::Bin64;
   return Dialect::Auto;
 }
 

@@ -130,6 +130,9 @@ class TempFile {
   int fd_ = -1;
 };
 
+// True when s ends with suffix, ignoring ASCII case (file extensions).
+bool has_suffix(const std::string& s, const std::string& suffix);
+
 // Memory available to the process: MemAvailable from /proc/meminfo (0 if unknown).
 std::uint64_t available_memory();
 
