@@ -292,8 +292,7 @@ struct ByteReader::Decoder {
   io::filtering_streambuf<io::input> chain;
 };
 
-ByteReader::ByteReader(const std::string& path)
-    : path_(path), raw_bytes_(std::make_shared<std::atomic<std::uint64_t>>(0)) {
+ByteReader::ByteReader(const std::string& path) : path_(path) {
   if (path == "-") {
     fd_ = 0;
   } else {
@@ -327,7 +326,6 @@ ByteReader::ByteReader(const std::string& path)
     got += static_cast<std::size_t>(r);
   }
   prefix_.assign(magic, got);
-  raw_bytes_->store(0);
   auto starts = [&](const char* m, std::size_t len) {
     return got >= len && std::memcmp(magic, m, len) == 0;
   };
@@ -393,7 +391,7 @@ std::size_t ByteReader::read_raw(char* buf, std::size_t n) {
     if (r == 0) break;
     done += static_cast<std::size_t>(r);
   }
-  raw_bytes_->fetch_add(done, std::memory_order_relaxed);
+  raw_bytes_.fetch_add(done, std::memory_order_relaxed);
   return done;
 }
 

@@ -40,7 +40,7 @@ class ByteReader {
   std::size_t read(char* buf, std::size_t n);
   Compression compression() const { return compression_; }
   // Bytes consumed from the underlying file so far (compressed bytes for compressed inputs).
-  std::uint64_t raw_bytes() const { return raw_bytes_->load(std::memory_order_relaxed); }
+  std::uint64_t raw_bytes() const { return raw_bytes_.load(std::memory_order_relaxed); }
   // Size of the underlying file, 0 when unknown (a pipe).
   std::uint64_t raw_size() const { return raw_size_; }
 
@@ -52,7 +52,7 @@ class ByteReader {
   Compression compression_ = Compression::None;
   std::string prefix_;  // bytes peeked for the magic numbers, not yet returned
   std::size_t prefix_pos_ = 0;
-  std::shared_ptr<std::atomic<std::uint64_t>> raw_bytes_;
+  std::atomic<std::uint64_t> raw_bytes_{0};  // read by the progress bar on another thread
   std::uint64_t raw_size_ = 0;
   std::unique_ptr<Decoder> decoder_;
   std::string deferred_;                           // a stream error to report at the next read
