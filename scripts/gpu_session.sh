@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # gpu_session.sh — everything that needs the GPU machine, in one command: build with CUDA
 # (sm_90), the gpu and cpu tests, the quickstart on the GPU, and the benchmark drivers.
-# Logs go to $OUT (default bench/out/gpu), a summary table to stdout.
+# Logs go to $OUT (default bench/out/gpu; at most 8 files), a summary to stdout.
 #
 #   PHASES   which phases to run, in order [build test run kernels ooc convert]
 #   KSCALES  kernel benchmark scales [22,24]
@@ -24,8 +24,7 @@ for ph in $PHASES; do
   case $ph in
     build)
       phase build
-      nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,driver_version --format=csv >"$OUT/gpu.txt" 2>&1
-      cat "$OUT/gpu.txt"
+      nvidia-smi --query-gpu=name,memory.total,clocks.max.sm,driver_version --format=csv 2>&1
       { cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 &&
         cmake --build "$BUILD_DIR" -j "$(nproc)"; } >"$OUT/build.log" 2>&1 ||
         { tail -40 "$OUT/build.log"; exit 2; }
@@ -41,12 +40,11 @@ for ph in $PHASES; do
       ;;
     run)
       phase "quickstart (auto backend)"
-      bash scripts/run.sh 2>&1 | tee "$OUT/run.log" | tail -12
+      bash scripts/run.sh 2>&1 | tail -12
       ;;
     kernels)
       phase "kernel benchmark $KSCALES"
       bash scripts/bench_kernels.sh "$KSCALES" --tcsr-scale 22 >"$OUT/kernels.log" 2>&1 || status=1
-      cp bench/out/kernels.csv "$OUT/" 2>/dev/null
       tail -45 "$OUT/kernels.log"
       ;;
     ooc)
@@ -60,8 +58,7 @@ for ph in $PHASES; do
     convert)
       phase "conversion benchmark scale $CSCALE"
       BIN=$BUILD_DIR/tristream bash scripts/bench_convert.sh "$CSCALE" >"$OUT/convert.log" 2>&1 || status=1
-      cp bench/out/convert/results.md "$OUT/convert_results.md" 2>/dev/null
-      cat "$OUT/convert_results.md" 2>/dev/null || tail -30 "$OUT/convert.log"
+      cat bench/out/convert/results.md 2>/dev/null || tail -30 "$OUT/convert.log"
       ;;
     *) echo "unknown phase $ph"; status=1 ;;
   esac
