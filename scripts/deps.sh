@@ -8,8 +8,6 @@ tristream_install_deps() {
   command -v g++ >/dev/null 2>&1 || missing+=(g++)
   command -v pkg-config >/dev/null 2>&1 || missing+=(pkg-config)
   [ -d /usr/include/boost/iostreams ] || missing+=(libboost-iostreams-dev)
-  ls /usr/lib/*/libboost_iostreams.so /usr/lib/libboost_iostreams.so >/dev/null 2>&1 \
-    || missing+=(libboost-iostreams-dev)
   [ -f /usr/include/zstd.h ] || missing+=(libzstd-dev)
   [ -f /usr/include/zlib.h ] || missing+=(zlib1g-dev)
   [ -f /usr/include/bzlib.h ] || missing+=(libbz2-dev)
