@@ -98,6 +98,7 @@ struct Writer::Impl {
   std::vector<vid_t> in_degree;   // for the header's undirected maximum degree
   std::uint64_t max_out_degree = 0;
   bool max_degree_given = false;
+  bool count_in_degrees = true;  // false once set_max_degree() came before the first row
   std::uint64_t max_degree_given_value = 0;
   std::vector<orig_id_t> perm;
   bool perm_given = false;
@@ -193,7 +194,8 @@ struct Writer::Impl {
     }
     offsets.push_back(offsets.back() + count);
     max_out_degree = std::max(max_out_degree, count);
-    for (std::uint64_t i = 0; i < count; ++i) ++in_degree[cols[i]];
+    if (count_in_degrees)
+      for (std::uint64_t i = 0; i < count; ++i) ++in_degree[cols[i]];
     const std::uint64_t capacity = batch_chunks * chunk_edges;
     while (count > 0) {
       const std::uint64_t take = std::min<std::uint64_t>(count, capacity - pending.size());
@@ -211,9 +213,19 @@ struct Writer::Impl {
     flush(true);
 
     std::uint64_t max_degree = 0;
-    for (std::uint64_t v = 0; v < n; ++v)
-      max_degree = std::max<std::uint64_t>(max_degree, offsets[v + 1] - offsets[v] + in_degree[v]);
-    if (max_degree_given && max_degree_given_value != max_degree)
+    if (count_in_degrees) {
+      for (std::uint64_t v = 0; v < n; ++v)
+        max_degree =
+            std::max<std::uint64_t>(max_degree, offsets[v + 1] - offsets[v] + in_degree[v]);
+    } else {
+      // Trusted from set_max_degree() (Reader::check() verifies it); it cannot be below the
+      // largest out-degree.
+      max_degree = max_degree_given_value;
+      if (max_degree < max_out_degree)
+        fail("set_max_degree(" + std::to_string(max_degree) + ") is below the largest out-degree " +
+             std::to_string(max_out_degree));
+    }
+    if (count_in_degrees && max_degree_given && max_degree_given_value != max_degree)
       fail("set_max_degree(" + std::to_string(max_degree_given_value) +
            ") disagrees with the rows written (maximum degree " + std::to_string(max_degree) + ")");
     if (!perm_given) {
@@ -369,6 +381,10 @@ void Writer::set_permutation(std::vector<orig_id_t> perm) {
 void Writer::set_max_degree(std::uint64_t d) {
   impl_->max_degree_given = true;
   impl_->max_degree_given_value = d;
+  if (impl_->offsets.size() == 1) {  // before the first row: skip counting in-degrees
+    impl_->count_in_degrees = false;
+    std::vector<vid_t>().swap(impl_->in_degree);
+  }
 }
 
 void Writer::finish() {

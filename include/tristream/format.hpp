@@ -78,7 +78,10 @@ class Writer {
   void append_row(const vid_t* cols, std::uint64_t count);
   // Sets the permutation (new id -> original id); n entries. Optional: identity if never set.
   void set_permutation(std::vector<orig_id_t> perm);
-  // Undirected maximum degree, recorded in the header (the writer cannot see in-degrees).
+  // Undirected maximum degree for the header. Called before the first row, the writer trusts it
+  // and does not count in-degrees (4 bytes per vertex and a random increment per edge saved;
+  // Reader::check() still verifies it); called later, finish() checks it against the rows.
+  // Without it the writer computes the maximum itself.
   void set_max_degree(std::uint64_t d);
   // Flushes the last chunk, writes the remaining sections and the header, fsyncs, renames.
   void finish();

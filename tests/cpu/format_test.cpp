@@ -414,6 +414,36 @@ TEST(FormatWriter, RejectsInvalidRows) {
   EXPECT_TRUE(dir_entries(dir.path()).empty());
 }
 
+// set_max_degree() before the first row is trusted (no in-degree counting); check() verifies it.
+TEST(FormatWriter, MaxDegreeGivenBeforeTheRows) {
+  test::TempDir dir;
+  const std::string path = dir.file("g.tcsr");
+  // Triangle 0-1-2 plus edge 1-3: degrees 2, 3, 2, 1.
+  auto write = [&](std::uint64_t max_degree) {
+    tcsr::Writer w(path, 4);
+    w.set_max_degree(max_degree);
+    const vid_t row0[] = {1, 2}, row1[] = {2, 3};
+    w.append_row(row0, 2);
+    w.append_row(row1, 2);
+    w.append_row(nullptr, 0);
+    w.append_row(nullptr, 0);
+    w.finish();
+  };
+  write(3);
+  {
+    tcsr::Reader r(path);
+    EXPECT_EQ(r.header().max_degree, 3u);
+    EXPECT_NO_THROW(r.check());
+  }
+  write(5);  // wrong, but not below the out-degrees: written, and check() finds it
+  {
+    tcsr::Reader r(path);
+    EXPECT_EQ(r.header().max_degree, 5u);
+    EXPECT_THROW(r.check(), Error);
+  }
+  EXPECT_THROW(write(1), Error);  // below the largest out-degree (2)
+}
+
 TEST(FormatWriter, LeavesNothingBehindWithoutFinish) {
   test::TempDir dir;
   {
