@@ -1,5 +1,6 @@
 // plan.cpp — partitions, the block census and the planner (tristream/plan.hpp).
 #include "tristream/plan.hpp"
+#include "units.hpp"
 
 #include <algorithm>
 #include <atomic>
@@ -27,22 +28,6 @@ unsigned resolve_threads(unsigned t) {
   if (t) return t;
   unsigned h = std::thread::hardware_concurrency();
   return h ? h : 1;
-}
-
-std::string fmt_bytes(std::uint64_t b) {
-  static const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(b);
-  int u = 0;
-  while (v >= 1024.0 && u < 4) {
-    v /= 1024.0;
-    ++u;
-  }
-  char buf[64];
-  if (u == 0)
-    std::snprintf(buf, sizeof buf, "%llu B", static_cast<unsigned long long>(b));
-  else
-    std::snprintf(buf, sizeof buf, "%.1f %s", v, units[u]);
-  return buf;
 }
 
 // ---- an in-memory source --------------------------------------------------------------------
@@ -869,9 +854,9 @@ Plan make_plan(std::uint64_t n, eid_t m, const eid_t* offsets,
       }
     std::ostringstream msg;
     msg << "no partition fits: device budget "
-        << (o.device_budget ? fmt_bytes(o.device_budget) : std::string("unlimited"))
+        << (o.device_budget ? format_bytes(o.device_budget) : std::string("unlimited"))
         << " (two work units at once), host budget "
-        << (o.host_budget ? fmt_bytes(o.host_budget) : std::string("unlimited"));
+        << (o.host_budget ? format_bytes(o.host_budget) : std::string("unlimited"));
     if (small)
       msg << "; the smallest candidate (" << scheme_name(small->plan.partition.scheme)
           << ", p = " << small->plan.partition.p << ") needs " << small->device
@@ -888,17 +873,17 @@ Plan make_plan(std::uint64_t n, eid_t m, const eid_t* offsets,
   if (m == 0) {
     why << "empty graph: nothing to count";
   } else if (plan.partition.p == 1) {
-    why << "in-core: the whole graph (" << fmt_bytes(plan.device_bytes)
+    why << "in-core: the whole graph (" << format_bytes(plan.device_bytes)
         << ") fits the device budget ("
-        << (o.device_budget ? fmt_bytes(o.device_budget) : std::string("unlimited")) << ")";
+        << (o.device_budget ? format_bytes(o.device_budget) : std::string("unlimited")) << ")";
     if (o.parts == 1) why << " (--parts 1)";
   } else {
     why << (o.parts ? "forced p = " + std::to_string(o.parts) + "; " : std::string())
         << scheme_name(plan.partition.scheme) << " with p = " << plan.partition.p << ": "
-        << plan.units.size() << " units, 2 x " << fmt_bytes(plan.slot_bytes) << " slots fit "
-        << fmt_bytes(o.device_budget ? o.device_budget : plan.device_bytes) << "; moves "
-        << fmt_bytes(plan.bytes_moved) << " up and decompresses "
-        << fmt_bytes(plan.bytes_decompressed) << ", work imbalance "
+        << plan.units.size() << " units, 2 x " << format_bytes(plan.slot_bytes) << " slots fit "
+        << format_bytes(o.device_budget ? o.device_budget : plan.device_bytes) << "; moves "
+        << format_bytes(plan.bytes_moved) << " up and decompresses "
+        << format_bytes(plan.bytes_decompressed) << ", work imbalance "
         << std::to_string(plan.imbalance).substr(0, 4);
     // the runner-ups per scheme
     for (Scheme s : {Scheme::Range, Scheme::Vertex, Scheme::Hash}) {
@@ -909,11 +894,11 @@ Plan make_plan(std::uint64_t n, eid_t m, const eid_t* offsets,
           bs = &c;
       if (bs && bs->plan.partition.scheme != plan.partition.scheme)
         why << "; best " << scheme_name(s) << " (p = " << bs->plan.partition.p << ") would move "
-            << fmt_bytes(bs->plan.bytes_moved + bs->plan.bytes_decompressed);
+            << format_bytes(bs->plan.bytes_moved + bs->plan.bytes_decompressed);
     }
     bool any_one = false;
     for (const auto& c : all) any_one |= c.plan.partition.p == 1;
-    if (any_one && !o.parts) why << "; the in-core plan needs " << fmt_bytes(all.front().device);
+    if (any_one && !o.parts) why << "; the in-core plan needs " << format_bytes(all.front().device);
   }
   plan.reason = why.str();
   return plan;
@@ -964,10 +949,10 @@ std::string Plan::summary() const {
   std::ostringstream o;
   o << "scheme " << scheme_name(partition.scheme) << ", p = " << partition.p << ", " << units.size()
     << " units\n";
-  o << "slots: " << slots << " x " << fmt_bytes(slot_bytes) << " (device "
-    << fmt_bytes(device_bytes) << ", host about " << fmt_bytes(host_bytes) << ")\n";
-  o << "estimated bytes moved: " << fmt_bytes(bytes_moved) << " uploaded, "
-    << fmt_bytes(bytes_decompressed) << " decompressed; work imbalance " << imbalance << "\n";
+  o << "slots: " << slots << " x " << format_bytes(slot_bytes) << " (device "
+    << format_bytes(device_bytes) << ", host about " << format_bytes(host_bytes) << ")\n";
+  o << "estimated bytes moved: " << format_bytes(bytes_moved) << " uploaded, "
+    << format_bytes(bytes_decompressed) << " decompressed; work imbalance " << imbalance << "\n";
   o << "reason: " << reason << "\n";
   return o.str();
 }

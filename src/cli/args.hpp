@@ -9,6 +9,8 @@
 #include <string>
 #include <vector>
 
+#include "units.hpp"
+
 namespace tristream::cli {
 
 // Parses a size with an optional K/M/G/T suffix (powers of 1024; "B", "KiB", "KB" accepted).
@@ -16,8 +18,7 @@ namespace tristream::cli {
 std::uint64_t parse_size(const std::string& text, const std::string& what);
 // Parses a non-negative integer (no suffix). Throws Error(Usage) naming `what`.
 std::uint64_t parse_uint(const std::string& text, const std::string& what);
-// Formats a byte count with a binary suffix, e.g. "12.5 MiB".
-std::string format_bytes(std::uint64_t bytes);
+using tristream::format_bytes;  // units.hpp
 
 class ArgParser {
  public:
