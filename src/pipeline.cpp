@@ -3,6 +3,7 @@
 #include "tristream/pipeline.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
@@ -44,6 +45,7 @@ class Pool {
     cv_.notify_all();
     for (auto& w : workers_) w.join();
   }
+  unsigned threads() const { return static_cast<unsigned>(workers_.size()) + 1; }
   void run(std::size_t tasks, const std::function<void(std::size_t)>& fn) {
     if (tasks == 0) return;
     if (workers_.empty() || tasks == 1) {
@@ -110,13 +112,87 @@ class Pool {
   std::exception_ptr error_;
 };
 
+// ---- parallel copies and divisions -----------------------------------------------------------
+struct CopyJob {
+  unsigned char* dst;
+  const unsigned char* src;
+  std::size_t bytes;
+};
+// Copies every job on the pool: the bytes of all jobs together are cut into pieces (at least
+// 256 KiB, a few per thread), so a unit's blocks are copied into its slot by every core at once.
+void par_copy(Pool& pool, const std::vector<CopyJob>& jobs) {
+  std::vector<std::size_t> start(jobs.size() + 1, 0);
+  for (std::size_t j = 0; j < jobs.size(); ++j) start[j + 1] = start[j] + jobs[j].bytes;
+  const std::size_t total = start.back();
+  if (total == 0) return;
+  constexpr std::size_t kMinPiece = std::size_t{256} << 10;
+  const std::size_t pieces = std::max<std::size_t>(
+      1, std::min<std::size_t>((total + kMinPiece - 1) / kMinPiece, 4 * pool.threads()));
+  pool.run(pieces, [&](std::size_t x) {
+    const std::size_t lo = total * x / pieces, hi = total * (x + 1) / pieces;
+    std::size_t j = static_cast<std::size_t>(std::upper_bound(start.begin(), start.end(), lo) -
+                                             start.begin() - 1);
+    for (std::size_t at = lo; at < hi && j < jobs.size(); ++j) {
+      const std::size_t end = std::min(hi, start[j + 1]);
+      if (end > at)
+        std::memcpy(jobs[j].dst + (at - start[j]), jobs[j].src + (at - start[j]), end - at);
+      at = std::max(at, end);
+    }
+  });
+}
+
+// x / d and x % d for 32-bit x by a multiplication (d a power of two: a shift and a mask). With
+// M = ceil(2^64 / d) the quotient floor(x * M / 2^64) is exact for every x < 2^32.
+class FastDiv {
+ public:
+  explicit FastDiv(std::uint32_t d) : d_(std::max<std::uint32_t>(1, d)) {
+    pow2_ = (d_ & (d_ - 1)) == 0;
+    if (pow2_)
+      shift_ = static_cast<unsigned>(__builtin_ctz(d_));
+    else
+      magic_ = ~std::uint64_t{0} / d_ + 1;
+  }
+  std::uint32_t div(std::uint32_t x) const {
+    if (pow2_) return x >> shift_;
+    using u128 = unsigned __int128;
+    return static_cast<std::uint32_t>((static_cast<u128>(x) * magic_) >> 64);
+  }
+  std::uint32_t mod(std::uint32_t x) const { return pow2_ ? x & (d_ - 1) : x - div(x) * d_; }
+
+ private:
+  std::uint32_t d_;
+  bool pow2_ = true;
+  unsigned shift_ = 0;
+  std::uint64_t magic_ = 0;
+};
+
+// An array left uninitialised (the builders write every entry, in parallel).
+template <class T>
+class RawArray {
+ public:
+  void alloc(std::size_t n) {
+    p_.reset(new T[n]);
+    n_ = n;
+  }
+  T* data() { return p_.get(); }
+  const T* data() const { return p_.get(); }
+  std::size_t size() const { return n_; }
+
+ private:
+  std::unique_ptr<T[]> p_;
+  std::size_t n_ = 0;
+};
+
 // ---- run-wide measurement ----------------------------------------------------------------------
+// Thread-safe: the background preload records its spans while the driver records the units'.
 struct Recorder {
   double origin = 0;
   PipelineStats* stats = nullptr;
+  std::mutex mu;
   double rel(double t) const { return t - origin; }
   void span(const std::string& stage, std::int64_t unit, double t0, double t1,
             std::uint64_t bytes) {
+    std::lock_guard<std::mutex> lk(mu);
     stats->spans.push_back(TraceSpan{stage, unit, rel(t0), rel(t1), bytes});
     StageStats* s = stage == "read"         ? &stats->read
                     : stage == "decompress" ? &stats->decompress
@@ -129,6 +205,20 @@ struct Recorder {
       s->bytes += bytes;
       ++s->spans;
     }
+  }
+  // Seconds of `stage` spans of `unit` recorded since index *seen (which moves to the end).
+  double since(std::size_t* seen, const std::string& stage, std::int64_t unit) {
+    std::lock_guard<std::mutex> lk(mu);
+    double t = 0;
+    for (std::size_t x = *seen; x < stats->spans.size(); ++x)
+      if (stats->spans[x].unit == unit && stats->spans[x].stage == stage)
+        t += stats->spans[x].end_s - stats->spans[x].start_s;
+    *seen = stats->spans.size();
+    return t;
+  }
+  void less_transform(double seconds) {
+    std::lock_guard<std::mutex> lk(mu);
+    stats->transform.busy_s -= seconds;
   }
 };
 
@@ -254,6 +344,15 @@ class RowReader {
     return tmp.data();
   }
   Pool& pool() { return pool_; }
+  std::uint64_t cache_cap() const { return cache_cap_; }
+  // Sets the chunk cache's capacity (the preload borrows the host budget's spare room).
+  void set_cache_cap(std::uint64_t bytes) { cache_cap_ = bytes; }
+  // Bytes of the chunks `needed`, decompressed.
+  std::uint64_t chunk_bytes(const std::vector<std::uint64_t>& needed) const {
+    std::uint64_t total = 0;
+    for (auto c : needed) total += g_.chunks()[c].edges * sizeof(vid_t);
+    return total;
+  }
   // Drops every cached chunk (after the block cache has been filled).
   void drop_cache() {
     cache_.clear();
@@ -395,12 +494,20 @@ struct BlockWriter {
 
 class Preparer {
  public:
-  Preparer(const GraphSource& g, const Plan& plan, Pool& pool, Recorder& rec, bool per_vertex)
+  // preload_spare: host bytes the preload may add to the chunk cache (the budget's room that
+  // the plan left unused).
+  // pool: decompression and block building; copy_pool: the copies into the slots (the
+  // background preload builds on `pool` while the driver copies units on `copy_pool`).
+  Preparer(const GraphSource& g, const Plan& plan, Pool& pool, Pool& copy_pool, Recorder& rec,
+           bool per_vertex, std::uint64_t preload_spare = 0)
       : g_(g),
         plan_(plan),
         rec_(rec),
         per_vertex_(per_vertex),
-        reader_(g, pool, plan.window_chunks, plan.chunk_cache_bytes, rec) {
+        reader_(g, pool, plan.window_chunks, plan.chunk_cache_bytes, rec),
+        copy_pool_(copy_pool),
+        threads_(pool.threads()),
+        preload_spare_(preload_spare) {
     block_cap_ = plan.block_cache_bytes;
     use_block_cache_ =
         block_cap_ > 0 && plan.partition.p > 1 && plan.partition.scheme != Scheme::Vertex;
@@ -469,14 +576,11 @@ class Preparer {
       }
     }
     const double t1 = now_s();
-    // transform time excludes the decompression spans recorded meanwhile
-    double dec = 0;
-    for (std::size_t s = spans_seen_; s < rec_.stats->spans.size(); ++s)
-      if (rec_.stats->spans[s].stage == "decompress")
-        dec += rec_.stats->spans[s].end_s - rec_.stats->spans[s].start_s;
+    // transform time excludes the unit's decompression and the waits for the background preload
+    const double dec = rec_.since(&spans_seen_, "decompress", L.unit);
     rec_.span("transform", L.unit, t0, t1, L.bytes - L.upload_from);
-    rec_.stats->transform.busy_s -= std::min(dec, t1 - t0);
-    spans_seen_ = rec_.stats->spans.size();
+    rec_.less_transform(std::min(dec + waited_s_, t1 - t0));
+    waited_s_ = 0;
     if (w.reuse_a) rec_.stats->reused_bytes += a_end;
     st.layout = L;
     st.unit = L.unit;
@@ -489,7 +593,13 @@ class Preparer {
     const eid_t* off = g_.offsets();
     eid_t* o = reinterpret_cast<eid_t*>(slot + b.offsets_at);
     const eid_t base = off[0];
-    for (std::uint64_t r = 0; r <= b.rows; ++r) o[r] = off[r] - base;
+    const std::uint64_t rows = b.rows + 1;
+    const std::size_t pieces =
+        static_cast<std::size_t>(std::min<std::uint64_t>(4 * threads_, rows / 65536 + 1));
+    copy_pool_.run(pieces, [&](std::size_t x) {
+      for (std::uint64_t r = rows * x / pieces; r < rows * (x + 1) / pieces; ++r)
+        o[r] = off[r] - base;
+    });
     reader_.read_range(off[0], off[b.rows], reinterpret_cast<vid_t*>(slot + b.cols_at), L.unit);
   }
 
@@ -543,74 +653,189 @@ class Preparer {
     }
   }
 
-  struct VecOut {
-    std::vector<vid_t>* v;
-    void push(vid_t c) { v->push_back(c); }
+  // ---- parallel block building: two passes over a row part's pinned rows ------------------
+  // Where one block goes: its offsets (rows + 1) and columns (capacity cap).
+  struct BuildDest {
+    eid_t* off = nullptr;
+    vid_t* cols = nullptr;
+    eid_t cap = 0;
+    eid_t edges = 0;
   };
 
-  // Builds up to two blocks from the rows of `part` (columns filtered to col_parts[o]) on the
-  // pool: each segment of rows filters into its own buffer, then the offsets are summed and the
-  // buffers copied into place. Returns false when the part's chunks do not fit the chunk cache.
+  // Local rows [seg[x], seg[x + 1]) of the row part form segment x: balanced by edges for range
+  // parts (contiguous rows), by rows for hash parts (rows part, part + p, ...); a few segments
+  // per thread so that the pool balances them.
+  std::vector<std::uint64_t> segments(std::uint32_t part, std::uint64_t R) const {
+    const Partition& P = plan_.partition;
+    const std::uint64_t S = std::max<std::uint64_t>(
+        1, std::min<std::uint64_t>(R, std::max<std::uint64_t>(64, 8 * threads_)));
+    std::vector<std::uint64_t> seg(S + 1, 0);
+    if (P.scheme == Scheme::Hash) {
+      for (std::uint64_t x = 0; x <= S; ++x) seg[x] = R * x / S;
+      return seg;
+    }
+    const eid_t* off = g_.offsets();
+    const std::uint64_t r0 = P.bounds[part], r1 = P.bounds[part + 1];
+    const eid_t e0 = off[r0], E = off[r1] - e0;
+    for (std::uint64_t x = 1; x < S; ++x) {
+      const eid_t target = e0 + E * x / S;
+      const std::uint64_t r =
+          static_cast<std::uint64_t>(std::lower_bound(off + r0, off + r1, target) - off);
+      seg[x] = std::max(seg[x - 1], std::min(r, r1) - r0);
+    }
+    seg[S] = R;
+    return seg;
+  }
+
+  // Builds the blocks G_{part, col_parts[d]} (d < q, distinct parts) into dests[d] on the pool:
+  // pass 1 counts every segment's columns per block, a prefix over the segments gives each
+  // segment its own ranges, pass 2 writes columns and offsets straight into place. No
+  // intermediate buffers, no serial merge. The chunks of the part must be pinned. `sized` is
+  // called between the passes with the exact columns of every block (to allocate dests[d].cols).
+  void build_blocks(std::uint32_t part, const std::uint32_t* col_parts, std::size_t q,
+                    BuildDest* dests, const std::function<void(std::size_t, eid_t)>& sized) {
+    const Partition& P = plan_.partition;
+    const bool hash = P.scheme == Scheme::Hash;
+    const std::uint32_t p = P.p;
+    const std::uint64_t R = P.rows(part);
+    const std::uint64_t r0 = hash ? part : P.bounds[part];
+    const std::uint64_t step = hash ? p : 1;
+    bool all = q == p;  // every column part, in order (col_parts[d] == d)
+    for (std::size_t d = 0; d < q && all; ++d) all = col_parts[d] == d;
+    std::vector<std::int32_t> dest_of(p, -1);
+    for (std::size_t d = 0; d < q; ++d) dest_of[col_parts[d]] = static_cast<std::int32_t>(d);
+    for (std::size_t d = 0; d < q; ++d) {
+      dests[d].edges = 0;
+      if (R == 0) {
+        sized(d, 0);
+        if (dests[d].off) dests[d].off[0] = 0;
+      }
+    }
+    if (R == 0) return;
+    const std::vector<std::uint64_t> seg = segments(part, R);
+    const std::size_t S = seg.size() - 1;
+    const FastDiv fd(p);
+    // The runs of a sorted range row that fall into wanted column parts: f(d, s, t) for the
+    // columns [s, t) of the row going to dests[d].
+    auto range_runs = [&](const vid_t* cols, std::uint64_t deg, auto&& f) {
+      if (all) {  // one linear scan (rows are short; columns sorted)
+        if (deg == 0) return;
+        std::uint32_t b = P.part_of(cols[0]);
+        std::uint64_t end = P.bounds[b + 1], s = 0;
+        for (std::uint64_t e = 1; e < deg; ++e)
+          if (cols[e] >= end) {
+            f(static_cast<std::size_t>(b), s, e);
+            s = e;
+            b = P.part_of(cols[e]);
+            end = P.bounds[b + 1];
+          }
+        f(static_cast<std::size_t>(b), s, deg);
+      } else {
+        for (std::size_t d = 0; d < q; ++d) {
+          const std::uint32_t b = col_parts[d];
+          const vid_t* s = std::lower_bound(cols, cols + deg, P.bounds[b]);
+          const vid_t* t = std::lower_bound(s, cols + deg, P.bounds[b + 1]);
+          if (t > s)
+            f(d, static_cast<std::uint64_t>(s - cols), static_cast<std::uint64_t>(t - cols));
+        }
+      }
+    };
+    // pass 1: columns per segment and block
+    std::vector<eid_t> base(S * q, 0);
+    reader_.pool().run(S, [&](std::size_t x) {
+      eid_t* cnt = base.data() + x * q;
+      std::vector<vid_t> tmp;
+      for (std::uint64_t i = seg[x]; i < seg[x + 1]; ++i) {
+        std::uint64_t deg = 0;
+        const vid_t* cols = reader_.row_pinned(r0 + i * step, deg, tmp);
+        if (hash) {
+          if (all) {
+            for (std::uint64_t e = 0; e < deg; ++e) ++cnt[fd.mod(cols[e])];
+          } else {
+            for (std::uint64_t e = 0; e < deg; ++e) {
+              const std::int32_t d = dest_of[fd.mod(cols[e])];
+              if (d >= 0) ++cnt[d];
+            }
+          }
+        } else {
+          range_runs(cols, deg,
+                     [&](std::size_t d, std::uint64_t s, std::uint64_t t) { cnt[d] += t - s; });
+        }
+      }
+    });
+    for (std::size_t d = 0; d < q; ++d) {
+      eid_t acc = 0;
+      for (std::size_t x = 0; x < S; ++x) {
+        const eid_t v = base[x * q + d];
+        base[x * q + d] = acc;
+        acc += v;
+      }
+      dests[d].edges = acc;
+      sized(d, acc);
+      TS_CHECK(acc <= dests[d].cap, "a block holds more columns than planned");
+      dests[d].off[0] = 0;
+    }
+    // Blocks without columns (range: G_ab with b < a, the DAG points up) get zero offsets in one
+    // fill per segment; the rows write the offsets of the others only.
+    std::vector<std::size_t> live;
+    for (std::size_t d = 0; d < q; ++d)
+      if (dests[d].edges) live.push_back(d);
+    // pass 2: columns and offsets, every segment into its own ranges
+    reader_.pool().run(S, [&](std::size_t x) {
+      std::vector<eid_t> cur(base.begin() + static_cast<std::ptrdiff_t>(x * q),
+                             base.begin() + static_cast<std::ptrdiff_t>((x + 1) * q));
+      for (std::size_t d = 0; d < q; ++d)
+        if (!dests[d].edges) std::fill(dests[d].off + seg[x] + 1, dests[d].off + seg[x + 1] + 1, 0);
+      std::vector<vid_t> tmp;
+      for (std::uint64_t i = seg[x]; i < seg[x + 1]; ++i) {
+        std::uint64_t deg = 0;
+        const vid_t* cols = reader_.row_pinned(r0 + i * step, deg, tmp);
+        if (hash) {
+          for (std::uint64_t e = 0; e < deg; ++e) {
+            const vid_t c = cols[e];
+            const std::uint32_t quo = fd.div(c);
+            const std::uint32_t b = c - quo * p;
+            const std::int32_t d = all ? static_cast<std::int32_t>(b) : dest_of[b];
+            if (d >= 0) dests[d].cols[cur[static_cast<std::size_t>(d)]++] = quo;
+          }
+        } else {
+          range_runs(cols, deg, [&](std::size_t d, std::uint64_t s, std::uint64_t t) {
+            const vid_t lo = static_cast<vid_t>(P.bounds[col_parts[d]]);
+            vid_t* out = dests[d].cols + cur[d];
+            for (std::uint64_t k = s; k < t; ++k) *out++ = cols[k] - lo;
+            cur[d] += t - s;
+          });
+        }
+        for (std::size_t d : live) dests[d].off[i + 1] = cur[d];
+      }
+    });
+  }
+
+  // Builds up to two blocks of the slot from the rows of `part` (columns filtered to
+  // col_parts[o]) on the pool. Returns false when the part's chunks do not fit the chunk cache.
   bool par_walk(std::uint32_t part, int nout, const std::uint32_t* col_parts, BlockWriter** outs,
                 std::int64_t unit) {
-    const Partition& P = plan_.partition;
     std::vector<std::uint64_t> needed;
     rows_needed(part, needed);
     if (!reader_.pin(needed, unit)) return false;
-    const bool hash = P.scheme == Scheme::Hash;
-    const std::uint64_t R = P.rows(part);
-    const std::uint64_t r0 = hash ? part : P.bounds[part];
-    const std::uint64_t step = hash ? P.p : 1;
-    const std::size_t S = static_cast<std::size_t>(std::min<std::uint64_t>(R, 64));
-    if (S == 0) {
-      return true;
-    }
-    struct Seg {
-      std::vector<vid_t> cols[2];
-      std::vector<std::uint32_t> deg[2];
-      std::uint64_t at[2] = {0, 0};
-    };
-    std::vector<Seg> segs(S);
-    reader_.pool().run(S, [&](std::size_t x) {
-      Seg& sg = segs[x];
-      const std::uint64_t a = R * x / S, b = R * (x + 1) / S;
-      std::vector<vid_t> tmp;
-      for (int o = 0; o < nout; ++o) sg.deg[o].reserve(b - a);
-      for (std::uint64_t i = a; i < b; ++i) {
-        std::uint64_t deg = 0;
-        const vid_t* cols = reader_.row_pinned(r0 + i * step, deg, tmp);
-        for (int o = 0; o < nout; ++o) {
-          const std::size_t before = sg.cols[o].size();
-          VecOut vo{&sg.cols[o]};
-          filter_row(cols, deg, col_parts[o], vo);
-          sg.deg[o].push_back(static_cast<std::uint32_t>(sg.cols[o].size() - before));
-        }
-      }
-    });
+    BuildDest d[2];
     for (int o = 0; o < nout; ++o) {
-      BlockWriter& bw = *outs[o];
-      for (auto& sg : segs) {
-        sg.at[o] = bw.edges;
-        for (std::uint32_t d : sg.deg[o]) {
-          bw.edges += d;
-          bw.offsets[++bw.rows] = bw.edges;
-        }
-      }
-      TS_CHECK(bw.edges <= bw.capacity, "a block holds more columns than planned");
+      d[o].off = outs[o]->offsets;
+      d[o].cols = outs[o]->cols;
+      d[o].cap = outs[o]->capacity;
     }
-    reader_.pool().run(S * static_cast<std::size_t>(nout), [&](std::size_t x) {
-      const int o = static_cast<int>(x % static_cast<std::size_t>(nout));
-      Seg& sg = segs[x / static_cast<std::size_t>(nout)];
-      if (!sg.cols[o].empty())
-        std::memcpy(outs[o]->cols + sg.at[o], sg.cols[o].data(), sg.cols[o].size() * sizeof(vid_t));
-    });
+    build_blocks(part, col_parts, static_cast<std::size_t>(nout), d, [](std::size_t, eid_t) {});
+    for (int o = 0; o < nout; ++o) {
+      outs[o]->rows = plan_.partition.rows(part);
+      outs[o]->edges = d[o].edges;
+    }
     return true;
   }
 
   // ---- the host block cache: every block G_a* of a row part built in one parallel walk ----
   struct HostBlock {
-    std::vector<eid_t> off;
-    std::vector<vid_t> cols;
+    RawArray<eid_t> off;
+    RawArray<vid_t> cols;
     std::uint64_t bytes() const { return off.size() * sizeof(eid_t) + cols.size() * sizeof(vid_t); }
   };
   using BlockKey = std::pair<std::uint32_t, std::uint32_t>;
@@ -625,69 +850,22 @@ class Preparer {
     std::vector<std::uint64_t> needed;
     rows_needed(a, needed);
     if (!reader_.pin(needed, unit)) return false;
-    const bool hash = P.scheme == Scheme::Hash;
-    const std::uint64_t r0 = hash ? a : P.bounds[a];
-    const std::uint64_t step = hash ? p : 1;
-    const std::size_t S =
-        static_cast<std::size_t>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(R, 64)));
-    struct Seg {
-      std::vector<std::vector<vid_t>> cols;
-      std::vector<std::uint32_t> deg;  // rows x p
-    };
-    std::vector<Seg> segs(S);
-    reader_.pool().run(S, [&](std::size_t x) {
-      Seg& sg = segs[x];
-      sg.cols.resize(p);
-      const std::uint64_t lo = R * x / S, hi = R * (x + 1) / S;
-      sg.deg.assign((hi - lo) * p, 0);
-      std::vector<vid_t> tmp;
-      for (std::uint64_t i = lo; i < hi; ++i) {
-        std::uint64_t deg = 0;
-        const vid_t* cols = reader_.row_pinned(r0 + i * step, deg, tmp);
-        std::uint32_t* d = sg.deg.data() + (i - lo) * p;
-        if (hash) {
-          for (std::uint64_t e = 0; e < deg; ++e) {
-            const std::uint32_t b = cols[e] % p;
-            sg.cols[b].push_back(cols[e] / p);
-            ++d[b];
-          }
-        } else {
-          std::uint64_t e = 0;
-          while (e < deg) {
-            const std::uint32_t b = P.part_of(cols[e]);
-            const vid_t base = static_cast<vid_t>(P.bounds[b]);
-            const std::uint64_t end = P.bounds[b + 1];
-            const std::uint64_t e0 = e;
-            while (e < deg && cols[e] < end) sg.cols[b].push_back(cols[e++] - base);
-            d[b] += static_cast<std::uint32_t>(e - e0);
-          }
-        }
-      }
-    });
     std::vector<std::shared_ptr<HostBlock>> made(p);
-    reader_.pool().run(p, [&](std::size_t b) {
-      auto hb = std::make_shared<HostBlock>();
-      hb->off.resize(R + 1);
-      hb->off[0] = 0;
-      std::uint64_t total = 0;
-      for (auto& sg : segs) total += sg.cols[b].size();
-      hb->cols.resize(total);
-      std::uint64_t row = 0;
-      eid_t acc = 0;
-      for (auto& sg : segs) {
-        const std::uint64_t rows = sg.deg.size() / p;
-        for (std::uint64_t i = 0; i < rows; ++i) {
-          acc += sg.deg[i * p + b];
-          hb->off[++row] = acc;
-        }
-        if (!sg.cols[b].empty())
-          std::memcpy(hb->cols.data() + (acc - sg.cols[b].size()), sg.cols[b].data(),
-                      sg.cols[b].size() * sizeof(vid_t));
-        std::vector<vid_t>().swap(sg.cols[b]);
-      }
-      made[b] = std::move(hb);
+    std::vector<BuildDest> dests(p);
+    std::vector<std::uint32_t> all(p);
+    for (std::uint32_t b = 0; b < p; ++b) {
+      all[b] = b;
+      made[b] = std::make_shared<HostBlock>();
+      made[b]->off.alloc(R + 1);
+      dests[b].off = made[b]->off.data();
+    }
+    build_blocks(a, all.data(), p, dests.data(), [&](std::size_t b, eid_t edges) {
+      made[b]->cols.alloc(edges);
+      dests[b].cols = made[b]->cols.data();
+      dests[b].cap = edges;
     });
     // insert, evicting the least recently used blocks the current unit does not need
+    std::lock_guard<std::mutex> lk(bmu_);
     for (std::uint32_t b = 0; b < p; ++b) {
       const BlockKey key{a, b};
       auto old = blocks_.find(key);
@@ -722,56 +900,150 @@ class Preparer {
   }
 
   // The cached block G_ab, building row part a when missing; null when the cache cannot.
+  // While the background preload runs, waits for row part key.first (only the preload builds
+  // then); when the preload stopped short of it, joins the preload and builds it here.
   std::shared_ptr<HostBlock> cached_block(BlockKey key, const std::vector<BlockKey>& protect,
                                           std::int64_t unit) {
-    auto it = blocks_.find(key);
-    if (it == blocks_.end()) {
-      if (!build_row_part(key.first, protect, unit)) return nullptr;
-      it = blocks_.find(key);
-      if (it == blocks_.end()) return nullptr;
+    if (builder_.joinable()) {
+      bool ready;
+      {
+        std::unique_lock<std::mutex> lk(bmu_);
+        ready = part_ready_[key.first] != 0;
+        if (!ready) {
+          const double w0 = now_s();
+          bcv_.wait(lk, [&] { return part_ready_[key.first] || !preload_running_; });
+          ready = part_ready_[key.first] != 0;
+          const double w1 = now_s();
+          lk.unlock();
+          rec_.span("wait", unit, w0, w1, 0);
+          waited_s_ += w1 - w0;
+        }
+      }
+      if (!ready) finish_preload();
     }
-    it->second.second = ++block_tick_;
-    return it->second.first;
+    for (int attempt = 0; attempt < 2; ++attempt) {
+      {
+        std::lock_guard<std::mutex> lk(bmu_);
+        auto it = blocks_.find(key);
+        if (it != blocks_.end()) {
+          it->second.second = ++block_tick_;
+          return it->second.first;
+        }
+      }
+      if (attempt == 0 && !build_row_part(key.first, protect, unit)) return nullptr;
+    }
+    return nullptr;
   }
 
-  void copy_block(const HostBlock& hb, unsigned char* slot, const SlotBlock& sb) {
+  // The copies of a cached block into its place in the slot (offsets and columns).
+  static void copy_jobs(const HostBlock& hb, unsigned char* slot, const SlotBlock& sb,
+                        std::vector<CopyJob>& jobs) {
     TS_CHECK(hb.off.size() == sb.rows + 1 && hb.cols.size() == sb.edges,
              "a cached block differs from the census");
-    std::memcpy(slot + sb.offsets_at, hb.off.data(), hb.off.size() * sizeof(eid_t));
-    // large copies in parallel pieces
-    const std::size_t bytes = hb.cols.size() * sizeof(vid_t);
-    const std::size_t pieces = std::max<std::size_t>(1, std::min<std::size_t>(16, bytes >> 22));
-    reader_.pool().run(pieces, [&](std::size_t x) {
-      const std::size_t lo = bytes * x / pieces / sizeof(vid_t) * sizeof(vid_t);
-      const std::size_t hi =
-          x + 1 == pieces ? bytes : bytes * (x + 1) / pieces / sizeof(vid_t) * sizeof(vid_t);
-      std::memcpy(slot + sb.cols_at + lo,
-                  reinterpret_cast<const unsigned char*>(hb.cols.data()) + lo, hi - lo);
-    });
+    jobs.push_back(CopyJob{slot + sb.offsets_at,
+                           reinterpret_cast<const unsigned char*>(hb.off.data()),
+                           hb.off.size() * sizeof(eid_t)});
+    jobs.push_back(CopyJob{slot + sb.cols_at,
+                           reinterpret_cast<const unsigned char*>(hb.cols.data()),
+                           hb.cols.size() * sizeof(vid_t)});
   }
 
-  // (public) Builds every row part's blocks up front when the block cache holds them all: one
-  // parallel pass over the graph (the counterpart of the in-core load), after which each unit only
-  // copies its blocks into its slot, so the steady state has no decompression or filtering at all.
+ public:
+  // Builds every row part's blocks when the block cache holds them all: one parallel
+  // pass over the graph (the counterpart of the in-core load), after which each unit only copies
+  // its blocks into its slot, so the steady state has no decompression or filtering at all. The
+  // pass runs on a background thread with its own pool, row part after row part in the order the
+  // units first need them, so the first units are counted while later row parts are built (a unit
+  // waits only for the row parts of its own blocks). The chunks of as many row parts as the chunk
+  // cache (plus the host budget's spare room) holds are decompressed together, so decompression
+  // runs on every core and a chunk shared by two row parts is decompressed once.
   void preload_blocks() {
     if (!use_block_cache_) return;
     const Partition& P = plan_.partition;
     std::uint64_t total = g_.m() * sizeof(vid_t);
     for (std::uint32_t a = 0; a < P.p; ++a) total += P.p * (P.rows(a) + 1) * sizeof(eid_t);
     if (total > block_cap_) return;
-    const double t0 = now_s();
-    const std::size_t spans0 = rec_.stats->spans.size();
-    for (std::uint32_t a = 0; a < P.p; ++a)
-      if (!build_row_part(a, {}, -1)) break;
-    reader_.drop_cache();
-    const double t1 = now_s();
-    double dec = 0;
-    for (std::size_t x = spans0; x < rec_.stats->spans.size(); ++x)
-      if (rec_.stats->spans[x].stage == "decompress")
-        dec += rec_.stats->spans[x].end_s - rec_.stats->spans[x].start_s;
-    rec_.span("transform", -1, t0, t1, total);
-    rec_.stats->transform.busy_s -= std::min(dec, t1 - t0);
-    spans_seen_ = rec_.stats->spans.size();
+    std::vector<std::uint32_t> order;
+    std::vector<char> seen(P.p, 0);
+    for (const auto& w : plan_.units)
+      for (std::uint32_t a : {w.i, w.j})
+        if (!seen[a]) {
+          seen[a] = 1;
+          order.push_back(a);
+        }
+    part_ready_.assign(P.p, 0);
+    preload_running_ = true;
+    builder_ = std::thread([this, order] { background_preload(order); });
+  }
+
+  // Waits for the background preload; rethrows its failure (a corrupt chunk).
+  void finish_preload() {
+    if (!builder_.joinable()) return;
+    builder_.join();
+    if (preload_error_) {
+      std::exception_ptr e = preload_error_;
+      preload_error_ = nullptr;
+      std::rethrow_exception(e);
+    }
+  }
+  // Stops the background preload after its current row part.
+  void stop_preload() {
+    stop_ = true;
+    if (builder_.joinable()) builder_.join();
+  }
+  ~Preparer() { stop_preload(); }
+
+ private:
+  void background_preload(const std::vector<std::uint32_t>& order) {
+    std::exception_ptr err;
+    try {
+      const std::uint64_t cap0 = reader_.cache_cap();
+      reader_.set_cache_cap(cap0 + preload_spare_);
+      std::size_t seen = 0;
+      std::vector<std::uint64_t> batch, nd, merged;
+      for (std::size_t x = 0; x < order.size() && !stop_;) {
+        const double t0 = now_s();
+        std::size_t y = x;
+        batch.clear();
+        while (y < order.size()) {
+          rows_needed(order[y], nd);
+          merged.clear();
+          std::set_union(batch.begin(), batch.end(), nd.begin(), nd.end(),
+                         std::back_inserter(merged));
+          if (y > x && reader_.chunk_bytes(merged) > reader_.cache_cap()) break;
+          batch.swap(merged);
+          ++y;
+        }
+        reader_.pin(batch, -1);  // when even one row part does not fit, build_row_part says so
+        bool ok = true;
+        std::uint64_t bytes = 0;
+        for (; x < y && ok && !stop_; ++x) {
+          ok = build_row_part(order[x], {}, -1);
+          if (ok) {
+            std::lock_guard<std::mutex> lk(bmu_);
+            for (std::uint32_t b = 0; b < plan_.partition.p; ++b)
+              bytes += blocks_.at(BlockKey{order[x], b}).first->bytes();
+            part_ready_[order[x]] = 1;
+          }
+          bcv_.notify_all();
+        }
+        const double t1 = now_s();
+        const double dec = rec_.since(&seen, "decompress", -1);
+        rec_.span("transform", -1, t0, t1, bytes);
+        rec_.less_transform(std::min(dec, t1 - t0));
+        if (!ok) break;  // the rest is built on demand
+      }
+      reader_.drop_cache();
+      reader_.set_cache_cap(cap0);
+    } catch (...) {
+      err = std::current_exception();
+    }
+    {
+      std::lock_guard<std::mutex> lk(bmu_);
+      preload_error_ = err;
+      preload_running_ = false;
+    }
+    bcv_.notify_all();
   }
 
   bool prepare_from_cache(const WorkUnit& w, unsigned char* slot, UnitLayout& L) {
@@ -785,12 +1057,14 @@ class Preparer {
       return use_block_cache_ = false;
     if (build_c && !(c = cached_block({w.j, w.k}, protect, L.unit)))
       return use_block_cache_ = false;
-    if (a) copy_block(*a, slot, L.blocks[L.a]);
-    if (b) copy_block(*b, slot, L.blocks[L.b]);
-    if (c) copy_block(*c, slot, L.blocks[L.c]);
+    // every block of the unit copied by every core at once
+    std::vector<CopyJob> jobs;
+    if (a) copy_jobs(*a, slot, L.blocks[L.a], jobs);
+    if (b) copy_jobs(*b, slot, L.blocks[L.b], jobs);
+    if (c) copy_jobs(*c, slot, L.blocks[L.c], jobs);
+    par_copy(copy_pool_, jobs);
     return true;
   }
-
   void prepare_blocks(const WorkUnit& w, unsigned char* slot, UnitLayout& L) {
     if (prepare_from_cache(w, slot, L)) return;
     BlockWriter A, B, C;
@@ -925,6 +1199,18 @@ class Preparer {
   Recorder& rec_;
   bool per_vertex_;
   RowReader reader_;
+  Pool& copy_pool_;
+  unsigned threads_ = 1;
+  std::uint64_t preload_spare_ = 0;
+  double waited_s_ = 0;  // this unit's waits for the background preload
+  // the background preload: row parts built so far, guarded by bmu_ (with blocks_)
+  std::thread builder_;
+  std::mutex bmu_;
+  std::condition_variable bcv_;
+  std::vector<char> part_ready_;
+  bool preload_running_ = false;
+  std::exception_ptr preload_error_;
+  std::atomic<bool> stop_{false};
   std::vector<std::uint64_t> bits_;
   std::vector<std::uint32_t> rank_;
   std::map<BlockKey, std::pair<std::shared_ptr<HostBlock>, std::uint64_t>> blocks_;
@@ -1101,7 +1387,9 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
   st.slot_bytes = plan.slot_bytes;
   if (options.per_vertex) rep.per_vertex.assign(g.n(), 0);
   const double origin = now_s();
-  Recorder rec{origin, &st};
+  Recorder rec;
+  rec.origin = origin;
+  rec.stats = &st;
   backend.set_clock_origin(origin);
   if (plan.units.empty()) {
     st.wall_s = now_s() - origin;
@@ -1110,6 +1398,7 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
   }
   unsigned threads = options.threads ? options.threads : std::thread::hardware_concurrency();
   Pool pool(std::max(1u, threads));
+  Pool copy_pool(std::max(1u, threads));
   Plan tuned;  // the plan with the tests' cache overrides
   const Plan* use = &plan;
   if (options.chunk_cache_bytes >= 0 || options.block_cache_bytes >= 0) {
@@ -1120,7 +1409,14 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
       tuned.block_cache_bytes = static_cast<std::uint64_t>(options.block_cache_bytes);
     use = &tuned;
   }
-  Preparer prep(g, *use, pool, rec, options.per_vertex);
+  // The host budget's room the plan left unused (beyond its estimate and both caches) lets the
+  // preload decompress more chunks at once; not when the tests force the caches' sizes.
+  std::uint64_t spare = 0;
+  if (use == &plan && plan.host_budget) {
+    const std::uint64_t used = plan.host_bytes + plan.chunk_cache_bytes + plan.block_cache_bytes;
+    spare = plan.host_budget > used ? plan.host_budget - used : 0;
+  }
+  Preparer prep(g, *use, pool, copy_pool, rec, options.per_vertex, spare);
   SlotState slots[2];
   const int nslots = plan.slots;
   struct Guard {
@@ -1150,21 +1446,28 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
     if (r.kernel_start >= 0)
       rec.span("kernel", ss.unit, origin + r.kernel_start, origin + r.kernel_end, L.bytes);
     if (options.per_vertex) {
+      // Each space maps its rows to distinct vertices, so its rows are added in parallel pieces;
+      // spaces one after another (a vertex scheme's proxies may include its own rows).
       for (int x = 0; x < L.num_spaces; ++x) {
         const count_t* c = r.per_vertex[x];
         if (!c) continue;
         const std::uint64_t rows = L.space_rows[x];
-        if (P.p <= 1) {
-          for (std::uint64_t l = 0; l < rows; ++l) rep.per_vertex[l] += c[l];
-        } else if (P.scheme == Scheme::Vertex) {
-          if (x == 0)
-            for (std::uint64_t l = 0; l < rows; ++l) rep.per_vertex[ss.row0 + l] += c[l];
-          else
-            for (std::uint64_t l = 0; l < rows; ++l) rep.per_vertex[ss.proxies[l]] += c[l];
-        } else {
-          const std::uint32_t part = ss.space_part[x];
-          for (std::uint64_t l = 0; l < rows; ++l) rep.per_vertex[P.global_of(part, l)] += c[l];
-        }
+        const std::size_t pieces = static_cast<std::size_t>(
+            std::min<std::uint64_t>(4 * copy_pool.threads(), rows / 65536 + 1));
+        copy_pool.run(pieces, [&](std::size_t piece) {
+          const std::uint64_t l0 = rows * piece / pieces, l1 = rows * (piece + 1) / pieces;
+          if (P.p <= 1) {
+            for (std::uint64_t l = l0; l < l1; ++l) rep.per_vertex[l] += c[l];
+          } else if (P.scheme == Scheme::Vertex) {
+            if (x == 0)
+              for (std::uint64_t l = l0; l < l1; ++l) rep.per_vertex[ss.row0 + l] += c[l];
+            else
+              for (std::uint64_t l = l0; l < l1; ++l) rep.per_vertex[ss.proxies[l]] += c[l];
+          } else {
+            const std::uint32_t part = ss.space_part[x];
+            for (std::uint64_t l = l0; l < l1; ++l) rep.per_vertex[P.global_of(part, l)] += c[l];
+          }
+        });
       }
     }
     ++st.units;
@@ -1195,6 +1498,10 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
       }
     }
   }
+  if (rep.interrupted)
+    prep.stop_preload();
+  else
+    prep.finish_preload();
   st.wall_s = now_s() - origin;
   st.finish_from_spans();
   return rep;

@@ -151,6 +151,103 @@ TEST(Pipeline, EveryBuildPathCountsExactly) {
       }
 }
 
+// The host preparation runs on the pool: blocks are built in two passes over row segments (count,
+// then fill in place), the preload decompresses several row parts' chunks at once, and the slot
+// copies are cut into pieces. Any number of threads builds the same blocks: counts and per-vertex
+// counts equal the oracle on 1, 3 and 8 threads, for every build path, for p a power of two
+// (hash: shifts) and not (hash: multiplicative division).
+TEST(Pipeline, PreparationThreadCountsGiveIdenticalCounts) {
+  auto e = test::skewed_graph(2500, 30000, 61);
+  const std::uint64_t n = test::vertex_count(e);
+  std::vector<vid_t> new_of_old;
+  OrientedGraph g = orient_edge_list(n, e, &new_of_old);
+  const count_t oracle = test::brute_force_triangles(n, e);
+  const auto oracle_pv = test::brute_force_per_vertex(n, e);
+  auto src = memory_source(g, 211);
+  // {chunk cache, block cache, host budget}: as planned (preload), as planned with a host budget
+  // that leaves little spare room, blocks built on demand, parallel walks into the slot
+  const std::int64_t configs[4][3] = {{-1, -1, 0},
+                                      {-1, -1, static_cast<std::int64_t>(g.m() * 20)},
+                                      {1ll << 30, 1ll << 30, 0},
+                                      {1ll << 30, 0, 0}};
+  for (Scheme s : {Scheme::Range, Scheme::Hash})
+    for (std::uint32_t p : {3u, 8u})
+      for (const auto& c : configs) {
+        std::vector<count_t> first_pv;
+        for (unsigned threads : {1u, 3u, 8u}) {
+          SCOPED_TRACE(scheme_name(s) + " p=" + std::to_string(p) + " chunk cache " +
+                       std::to_string(c[0]) + " block cache " + std::to_string(c[1]) + " host " +
+                       std::to_string(c[2]) + " threads " + std::to_string(threads));
+          auto o = popts(s, p, true);
+          o.threads = threads;
+          o.chunk_cache_bytes = c[0];
+          o.block_cache_bytes = c[1];
+          o.host_memory = static_cast<std::uint64_t>(c[2]);
+          auto be = cpu_backend();
+          CountReport r = count_with_backend(*src, o, *be);
+          ASSERT_EQ(r.plan.partition.p, p);
+          EXPECT_EQ(r.triangles, oracle);
+          ASSERT_EQ(r.per_vertex.size(), n);
+          std::uint64_t bad = 0;
+          for (std::uint64_t v = 0; v < n; ++v) bad += r.per_vertex[new_of_old[v]] != oracle_pv[v];
+          EXPECT_EQ(bad, 0u);
+          if (first_pv.empty())
+            first_pv = r.per_vertex;
+          else
+            EXPECT_TRUE(r.per_vertex == first_pv);
+          EXPECT_EQ(r.stats.units, r.plan.units.size());
+        }
+      }
+}
+
+// A source whose chunk `bad` cannot be read (the graph's metadata stays intact).
+class FailingSource : public GraphSource {
+ public:
+  FailingSource(const GraphSource& g, std::uint64_t bad) : g_(g), bad_(bad) {}
+  std::string name() const override { return g_.name(); }
+  std::uint64_t n() const override { return g_.n(); }
+  eid_t m() const override { return g_.m(); }
+  const eid_t* offsets() const override { return g_.offsets(); }
+  const std::vector<tcsr::ChunkInfo>& chunks() const override { return g_.chunks(); }
+  void read_chunk(std::uint64_t k, vid_t* out) const override {
+    if (k == bad_) throw Error(ErrorKind::Input, "test: chunk " + std::to_string(k) + " is bad");
+    g_.read_chunk(k, out);
+  }
+  std::uint64_t compressed_bytes() const override { return g_.compressed_bytes(); }
+
+ private:
+  const GraphSource& g_;
+  std::uint64_t bad_;
+};
+
+// The blocks are built on a background thread while the first units are counted: a chunk that
+// fails there fails the run with its error (and the run joins the thread: no hang, no leak).
+TEST(Pipeline, BackgroundPreloadFailureSurfaces) {
+  auto e = test::skewed_graph(2000, 20000, 67);
+  OrientedGraph g = orient_edge_list(test::vertex_count(e), e);
+  auto src = memory_source(g, 150);
+  ASSERT_GT(src->chunks().size(), 10u);
+  for (Scheme s : {Scheme::Range, Scheme::Hash}) {
+    SCOPED_TRACE(scheme_name(s));
+    auto o = popts(s, 4, false);
+    PlanOptions po = resolve_plan_options(o, nullptr);
+    po.host_budget = 0;
+    Plan plan = plan_graph(*src, po);
+    ASSERT_EQ(plan.partition.p, 4u);
+    ASSERT_GE(plan.block_cache_bytes, plan.row_parts_bytes);  // every block preloaded
+    FailingSource bad(*src, src->chunks().size() - 2);        // a late row part's chunk
+    auto be = cpu_backend();
+    try {
+      run_plan(bad, plan, *be, o);
+      FAIL() << "expected an error";
+    } catch (const Error& err) {
+      EXPECT_EQ(err.kind(), ErrorKind::Input);
+      EXPECT_NE(std::string(err.what()).find("chunk"), std::string::npos) << err.what();
+    }
+    be->release();
+  }
+}
+
 TEST(Pipeline, AutoWithSmallDeviceBudgets) {
   auto e = test::skewed_graph(3000, 30000, 17);
   const std::uint64_t n = test::vertex_count(e);
