@@ -1116,11 +1116,16 @@ class Preparer {
     }
   }
 
+  // LSTC unit: A = the rows of V_i with columns rebased into X = N+(V_i); C = the rows of X
+  // restricted to X. When the chunks fit the chunk cache, both are built on the pool (A: rows
+  // copied and X marked per segment; C: two passes, count then fill); otherwise by the windowed
+  // sequential walk.
   void prepare_vertex(const WorkUnit& w, unsigned char* slot, UnitLayout& L, SlotState& st) {
     const Partition& P = plan_.partition;
     const std::uint64_t n = g_.n();
     const std::uint64_t r0 = P.bounds[w.i], r1 = P.bounds[w.i + 1];
     const eid_t* off = g_.offsets();
+    Pool& pool = reader_.pool();
     // 1. A = rows of V_i, raw global columns first; X = the set of their columns.
     const std::uint64_t words = (n + 63) / 64;
     bits_.assign(words, 0);
@@ -1131,15 +1136,42 @@ class Preparer {
       if (off[r0] < off[r1])
         for (std::uint64_t c = reader_.chunk_of(off[r0]); c <= reader_.chunk_of(off[r1] - 1); ++c)
           needed.push_back(c);
-      reader_.begin(std::move(needed), L.unit);
-      std::uint64_t deg = 0;
-      for (std::uint64_t r = r0; r < r1; ++r) {
-        const vid_t* cols = reader_.row(r, deg);
-        for (std::uint64_t x = 0; x < deg; ++x) {
-          A.push(cols[x]);
-          bits_[cols[x] >> 6] |= std::uint64_t{1} << (cols[x] & 63);
+      const std::uint64_t R = r1 - r0;
+      const eid_t e0 = off[r0], E = off[r1] - off[r0];
+      if (R > 0 && reader_.pin(needed, L.unit)) {
+        TS_CHECK(E <= A.capacity, "a block holds more columns than planned");
+        const std::vector<std::uint64_t> seg = segments(w.i, R);
+        pool.run(seg.size() - 1, [&](std::size_t x) {
+          std::vector<vid_t> tmp;
+          for (std::uint64_t i = seg[x]; i < seg[x + 1]; ++i) {
+            const std::uint64_t r = r0 + i;
+            std::uint64_t deg = 0;
+            const vid_t* cols = reader_.row_pinned(r, deg, tmp);
+            vid_t* out = A.cols + (off[r] - e0);
+            for (std::uint64_t k = 0; k < deg; ++k) {
+              const vid_t c = cols[k];
+              out[k] = c;
+              std::uint64_t* word = &bits_[c >> 6];
+              const std::uint64_t bit = std::uint64_t{1} << (c & 63);
+              if (!(__atomic_load_n(word, __ATOMIC_RELAXED) & bit))
+                __atomic_fetch_or(word, bit, __ATOMIC_RELAXED);
+            }
+            A.offsets[i + 1] = off[r + 1] - e0;
+          }
+        });
+        A.rows = R;
+        A.edges = E;
+      } else {
+        reader_.begin(std::move(needed), L.unit);
+        std::uint64_t deg = 0;
+        for (std::uint64_t r = r0; r < r1; ++r) {
+          const vid_t* cols = reader_.row(r, deg);
+          for (std::uint64_t x = 0; x < deg; ++x) {
+            A.push(cols[x]);
+            bits_[cols[x] >> 6] |= std::uint64_t{1} << (cols[x] & 63);
+          }
+          A.end_row();
         }
-        A.end_row();
       }
     }
     rank_.resize(words + 1);
@@ -1154,30 +1186,96 @@ class Preparer {
       return static_cast<vid_t>(rank_[v >> 6] +
                                 static_cast<std::uint32_t>(__builtin_popcountll(word)));
     };
-    for (eid_t e = 0; e < A.edges; ++e) A.cols[e] = rank(A.cols[e]);
-    st.proxies.clear();
-    st.proxies.reserve(acc);
-    for (std::uint64_t x = 0; x < words; ++x)
-      for (std::uint64_t b = bits_[x]; b; b &= b - 1)
-        st.proxies.push_back(
-            static_cast<vid_t>(x * 64 + static_cast<std::uint64_t>(__builtin_ctzll(b))));
+    // A's columns rebased and the proxy list X (word x's members start at rank_[x]), in pieces
+    {
+      const eid_t E = A.edges;
+      const std::size_t pieces =
+          static_cast<std::size_t>(std::min<std::uint64_t>(4 * threads_, E / 65536 + 1));
+      pool.run(pieces, [&](std::size_t x) {
+        for (eid_t e = E * x / pieces; e < E * (x + 1) / pieces; ++e) A.cols[e] = rank(A.cols[e]);
+      });
+      st.proxies.resize(acc);
+      const std::size_t wp =
+          static_cast<std::size_t>(std::min<std::uint64_t>(4 * threads_, words / 4096 + 1));
+      pool.run(wp, [&](std::size_t x) {
+        for (std::uint64_t wd = words * x / wp; wd < words * (x + 1) / wp; ++wd) {
+          std::uint32_t at = rank_[wd];
+          for (std::uint64_t b = bits_[wd]; b; b &= b - 1)
+            st.proxies[at++] =
+                static_cast<vid_t>(wd * 64 + static_cast<std::uint64_t>(__builtin_ctzll(b)));
+        }
+      });
+    }
     TS_CHECK(st.proxies.size() == w.c.rows, "the proxy set differs from the census");
     st.row0 = r0;
     // 2. C = proxy rows restricted to X, rebased.
     BlockWriter C;
     C.start(slot, L.blocks[L.c], L.blocks[L.c].edges);
     {
-      std::vector<std::uint64_t> needed;
-      for (vid_t v : st.proxies) reader_.need_row(v, needed);
-      reader_.begin(std::move(needed), L.unit);
-      std::uint64_t deg = 0;
-      for (vid_t v : st.proxies) {
-        const vid_t* cols = reader_.row(v, deg);
-        for (std::uint64_t x = 0; x < deg; ++x) {
-          const vid_t c = cols[x];
-          if (bits_[c >> 6] >> (c & 63) & 1) C.push(rank(c));
+      const std::uint64_t xs = st.proxies.size();
+      const std::size_t S = static_cast<std::size_t>(std::max<std::uint64_t>(
+          1, std::min<std::uint64_t>(xs, std::max<std::uint64_t>(64, 8 * threads_))));
+      // the chunks of the proxy rows, marked in parallel
+      const auto& chunks = g_.chunks();
+      std::vector<unsigned char> mark(chunks.size(), 0);
+      pool.run(S, [&](std::size_t x) {
+        for (std::uint64_t i = xs * x / S; i < xs * (x + 1) / S; ++i) {
+          const vid_t v = st.proxies[i];
+          if (off[v] == off[v + 1]) continue;
+          for (std::uint64_t c = reader_.chunk_of(off[v]); c <= reader_.chunk_of(off[v + 1] - 1);
+               ++c)
+            __atomic_store_n(&mark[c], static_cast<unsigned char>(1), __ATOMIC_RELAXED);
         }
-        C.end_row();
+      });
+      std::vector<std::uint64_t> needed;
+      for (std::uint64_t c = 0; c < chunks.size(); ++c)
+        if (mark[c]) needed.push_back(c);
+      if (xs > 0 && reader_.pin(needed, L.unit)) {
+        std::vector<eid_t> base(S, 0);
+        pool.run(S, [&](std::size_t x) {
+          std::vector<vid_t> tmp;
+          eid_t cnt = 0;
+          for (std::uint64_t i = xs * x / S; i < xs * (x + 1) / S; ++i) {
+            std::uint64_t deg = 0;
+            const vid_t* cols = reader_.row_pinned(st.proxies[i], deg, tmp);
+            for (std::uint64_t k = 0; k < deg; ++k)
+              cnt += bits_[cols[k] >> 6] >> (cols[k] & 63) & 1;
+          }
+          base[x] = cnt;
+        });
+        eid_t total = 0;
+        for (std::size_t x = 0; x < S; ++x) {
+          const eid_t v = base[x];
+          base[x] = total;
+          total += v;
+        }
+        TS_CHECK(total <= C.capacity, "a block holds more columns than planned");
+        pool.run(S, [&](std::size_t x) {
+          std::vector<vid_t> tmp;
+          eid_t cur = base[x];
+          for (std::uint64_t i = xs * x / S; i < xs * (x + 1) / S; ++i) {
+            std::uint64_t deg = 0;
+            const vid_t* cols = reader_.row_pinned(st.proxies[i], deg, tmp);
+            for (std::uint64_t k = 0; k < deg; ++k) {
+              const vid_t c = cols[k];
+              if (bits_[c >> 6] >> (c & 63) & 1) C.cols[cur++] = rank(c);
+            }
+            C.offsets[i + 1] = cur;
+          }
+        });
+        C.rows = xs;
+        C.edges = total;
+      } else {
+        reader_.begin(std::move(needed), L.unit);
+        std::uint64_t deg = 0;
+        for (vid_t v : st.proxies) {
+          const vid_t* cols = reader_.row(v, deg);
+          for (std::uint64_t x = 0; x < deg; ++x) {
+            const vid_t c = cols[x];
+            if (bits_[c >> 6] >> (c & 63) & 1) C.push(rank(c));
+          }
+          C.end_row();
+        }
       }
     }
     const std::uint64_t xs = st.proxies.size();
