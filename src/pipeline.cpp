@@ -1715,23 +1715,44 @@ std::uint64_t default_host_budget() {
       }
     }
   }
-  // cgroup v2: the limit of this process's group, less what the group already uses.
+  // The room left under a cgroup limit: limit minus what the group already uses. cgroup v2
+  // (memory.max / memory.current) and v1 (memory.limit_in_bytes / memory.usage_in_bytes, where a
+  // value near 2^63 means no limit); the group's own path first, then the namespace's root view.
+  auto read_u64 = [](const std::string& path, std::uint64_t& out) {
+    std::ifstream f(path);
+    std::string v;
+    if (!(f >> v) || v.empty() || v.find_first_not_of("0123456789") != std::string::npos)
+      return false;
+    out = std::stoull(v);
+    return true;
+  };
+  auto limit_room = [&](const std::string& dir, const char* max_name, const char* cur_name) {
+    std::uint64_t limit = 0, cur = 0;
+    if (!read_u64(dir + "/" + max_name, limit) || limit >= (1ull << 62)) return;
+    read_u64(dir + "/" + cur_name, cur);
+    const std::uint64_t room = limit > cur ? limit - cur : 0;
+    if (!avail || room < avail) avail = room;
+  };
   {
     std::ifstream cg("/proc/self/cgroup");
-    std::string line, path;
-    while (std::getline(cg, line))
-      if (line.rfind("0::", 0) == 0) path = line.substr(3);
-    if (!path.empty()) {
-      std::ifstream mx("/sys/fs/cgroup" + path + "/memory.max");
-      std::string v;
-      if (mx >> v && v != "max") {
-        std::uint64_t limit = std::stoull(v);
-        std::uint64_t cur = 0;
-        std::ifstream cu("/sys/fs/cgroup" + path + "/memory.current");
-        cu >> cur;
-        const std::uint64_t room = limit > cur ? limit - cur : 0;
-        if (!avail || room < avail) avail = room;
+    std::string line, v2, v1;
+    bool has_v1 = false;
+    while (std::getline(cg, line)) {
+      if (line.rfind("0::", 0) == 0) v2 = line.substr(3);
+      const auto colon = line.find(':');
+      const auto colon2 = colon == std::string::npos ? colon : line.find(':', colon + 1);
+      if (colon2 != std::string::npos) {
+        const std::string controllers = "," + line.substr(colon + 1, colon2 - colon - 1) + ",";
+        if (controllers.find(",memory,") != std::string::npos) {
+          v1 = line.substr(colon2 + 1);
+          has_v1 = true;
+        }
       }
+    }
+    if (!v2.empty()) limit_room("/sys/fs/cgroup" + v2, "memory.max", "memory.current");
+    if (has_v1) {
+      limit_room("/sys/fs/cgroup/memory" + v1, "memory.limit_in_bytes", "memory.usage_in_bytes");
+      limit_room("/sys/fs/cgroup/memory", "memory.limit_in_bytes", "memory.usage_in_bytes");
     }
   }
   if (!avail) return 0;

@@ -151,7 +151,7 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
 std::vector<eid_t> streamed_degrees(const GraphSource& g, unsigned threads = 0);
 
 // The default host budget: 3/4 of the memory available to the process (MemAvailable and the
-// cgroup v2 memory.max, whichever is lower).
+// headroom under a cgroup v2 or v1 memory limit, whichever is lower).
 std::uint64_t default_host_budget();
 
 // SIGINT: count_file installs a handler that sets a flag the pipeline polls between units.
