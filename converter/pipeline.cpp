@@ -17,9 +17,10 @@
 // from a spill file the edges are first bucketed by range in one pass), sort each range's keys,
 // and stream the rows into tcsr::Writer. The output is the same bytes either way.
 //
-// Per-vertex memory beyond the limit: about 48 bytes per vertex (ids 8, degree 4, rank 4,
-// ranking keys and their sort buffer 16, out-degree 4 then offsets 8, permutation 8 handed to
-// the writer).
+// Per-vertex memory: about 48 bytes per vertex (ids 8, degree 4, rank 4, ranking keys and their
+// sort buffer 16, out-degree 4 then offsets 8, permutation 8 handed to the writer). Out of core,
+// the part alive while rows are written (32 bytes per vertex) is taken out of the limit before
+// the row ranges are sized; the rest lies beyond the limit.
 #include "pipeline.hpp"
 
 #include <sys/stat.h>
@@ -547,7 +548,12 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
   tcsr::Writer writer(output, n, wo);
   writer.set_permutation(std::move(perm));
   writer.set_max_degree(res.max_degree);
-  const std::uint64_t range_edges = std::max<std::uint64_t>(limit / 16, 1 << 16);
+  // Out of core, the per-vertex arrays alive while rows are filled (rank 4, out-degrees 4,
+  // offsets 8, the writer's offsets 8 and permutation 8 bytes per vertex) come out of the limit
+  // first; the row ranges' keys and their sort buffer (16 bytes per edge) get the rest.
+  const std::uint64_t per_vertex_bytes = 32 * (n + 1);
+  const std::uint64_t range_room = limit > per_vertex_bytes ? limit - per_vertex_bytes : 0;
+  const std::uint64_t range_edges = std::max<std::uint64_t>(range_room / 16, 1 << 16);
   // The row ranges: [range_start[i], range_start[i + 1]), each at most range_edges edges (or one
   // row); a single range in memory.
   std::vector<std::uint64_t> range_start{0};
