@@ -188,7 +188,8 @@ Census take_census(const GraphSource& g, const CensusOptions& options) {
   const std::uint32_t G = std::max<std::uint32_t>(1, options.vertex_groups);
   c.vertex_bounds = balanced_bounds(n, off, G, true);
   const std::uint64_t words = (n + 63) / 64;
-  std::vector<std::uint64_t> bitmaps(static_cast<std::size_t>(G) * words, 0);
+  const bool want_vertex = options.vertex;
+  std::vector<std::uint64_t> bitmaps(want_vertex ? static_cast<std::size_t>(G) * words : 0, 0);
 
   unsigned T = std::max<unsigned>(1, std::min<unsigned>(resolve_threads(options.threads),
                                                         std::max<std::size_t>(chunks.size(), 1)));
@@ -196,7 +197,7 @@ Census take_census(const GraphSource& g, const CensusOptions& options) {
     std::uint64_t max_chunk = 0;
     for (const auto& ch : chunks)
       max_chunk = std::max<std::uint64_t>(max_chunk, ch.edges * sizeof(vid_t));
-    const std::uint64_t fixed = static_cast<std::uint64_t>(G) * words * 8 + n * 2;
+    const std::uint64_t fixed = bitmaps.size() * 8 + n * 2;
     const std::uint64_t per = static_cast<std::uint64_t>(F) * F * sizeof(eid_t) + max_chunk;
     const std::uint64_t room = options.max_bytes > fixed ? options.max_bytes - fixed : 0;
     T = static_cast<unsigned>(std::max<std::uint64_t>(1, std::min<std::uint64_t>(T, room / per)));
@@ -239,13 +240,22 @@ Census take_census(const GraphSource& g, const CensusOptions& options) {
               c.fine_bounds.begin() - 1);
           eid_t* frow = fh.data() + static_cast<std::size_t>(fu) * F;
           eid_t* hrow = hh.data() + static_cast<std::size_t>(r % H) * H;
-          std::uint64_t* bm = bitmaps.data() + static_cast<std::size_t>(gu) * words;
-          for (std::size_t x = 0; x < cnt; ++x) {
-            const vid_t v = col[x];
-            while (fv + 1 < F && v >= c.fine_bounds[fv + 1]) ++fv;
-            ++frow[fv];
-            ++hrow[v % H];
-            __atomic_fetch_or(&bm[v >> 6], std::uint64_t{1} << (v & 63), __ATOMIC_RELAXED);
+          if (want_vertex) {
+            std::uint64_t* bm = bitmaps.data() + static_cast<std::size_t>(gu) * words;
+            for (std::size_t x = 0; x < cnt; ++x) {
+              const vid_t v = col[x];
+              while (fv + 1 < F && v >= c.fine_bounds[fv + 1]) ++fv;
+              ++frow[fv];
+              ++hrow[v % H];
+              __atomic_fetch_or(&bm[v >> 6], std::uint64_t{1} << (v & 63), __ATOMIC_RELAXED);
+            }
+          } else {
+            for (std::size_t x = 0; x < cnt; ++x) {
+              const vid_t v = col[x];
+              while (fv + 1 < F && v >= c.fine_bounds[fv + 1]) ++fv;
+              ++frow[fv];
+              ++hrow[v % H];
+            }
           }
         }
       }
@@ -268,6 +278,10 @@ Census take_census(const GraphSource& g, const CensusOptions& options) {
     for (std::size_t x = 0; x < c.hash_hist.size(); ++x) c.hash_hist[x] += hash_local[t][x];
   }
   c.decompressed_bytes = raw.load();
+  if (!want_vertex) {
+    c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return c;
+  }
   // Vertex candidates: every p dividing G, parts = unions of consecutive groups.
   std::vector<std::uint64_t> acc(words);
   std::vector<std::uint32_t> cand_p;
@@ -685,6 +699,7 @@ bool census_needed(std::uint64_t n, eid_t m, const PlanOptions& o, CensusOptions
       c.vertex_groups /= 2;
   }
   c.max_bytes = o.host_budget;
+  c.vertex = o.scheme == Scheme::Auto || o.scheme == Scheme::Vertex;
   if (out) *out = c;
   return true;
 }

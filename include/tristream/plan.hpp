@@ -71,6 +71,8 @@ struct CensusOptions {
   std::uint32_t vertex_groups = 16;  // vertex: p must divide it (<= 16: exact proxy blocks)
   unsigned threads = 0;
   std::uint64_t max_bytes = 0;  // host memory the census may use (fewer threads); 0 = any
+  bool vertex = true;  // gather the vertex scheme's proxy statistics (a bitmap OR per edge and a
+                       // second pass); off when the scheme is forced to range or hash
 };
 struct Census {
   std::vector<std::uint64_t> fine_bounds;  // F + 1 row boundaries
