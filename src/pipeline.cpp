@@ -1570,6 +1570,7 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
     }
     ++st.units;
     ss.unit = -1;
+    if (options.on_unit_done) options.on_unit_done(st.units, plan.units.size(), now_s() - origin);
   };
 
   prep.preload();

@@ -11,6 +11,7 @@
 
 #include <atomic>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -119,6 +120,9 @@ struct PipelineOptions {
   int max_replans = 4;
   // Tests: override the plan's host caches (bytes; -1 = as planned).
   std::int64_t chunk_cache_bytes = -1, block_cache_bytes = -1;
+  // Progress: called on the driving thread after each unit's count has been collected, with the
+  // units done, the units planned and the seconds since the run started. Must not throw.
+  std::function<void(std::uint64_t done, std::uint64_t total, double seconds)> on_unit_done;
 };
 
 struct CountReport {

@@ -1,4 +1,6 @@
 // cmd_count.cpp — `tristream count INPUT`: counts the triangles of a .tcsr file or an edge list.
+#include <unistd.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cinttypes>
@@ -42,13 +44,43 @@ void write_per_vertex(const std::string& path, const std::vector<orig_id_t>& per
   });
 }
 
+// A one-line progress display for out-of-core runs on a terminal: units done, elapsed time and
+// an estimate of the time left, redrawn at most four times a second.
+class ProgressLine {
+ public:
+  explicit ProgressLine(bool enabled) : enabled_(enabled) {}
+  ~ProgressLine() { clear(); }
+  void update(std::uint64_t done, std::uint64_t total, double sec) {
+    if (!enabled_ || total < 2 || (sec - last_ < 0.25 && done < total)) return;
+    last_ = sec;
+    const double left =
+        done ? sec * static_cast<double>(total - done) / static_cast<double>(done) : 0;
+    std::fprintf(
+        stderr, "\rcounting: %" PRIu64 "/%" PRIu64 " units (%.0f%%), %.1f s, about %.1f s left ",
+        done, total, 100.0 * static_cast<double>(done) / static_cast<double>(total), sec, left);
+    std::fflush(stderr);
+    shown_ = true;
+  }
+  void clear() {
+    if (!shown_) return;
+    std::fputs("\r\033[K", stderr);
+    std::fflush(stderr);
+    shown_ = false;
+  }
+
+ private:
+  bool enabled_;
+  bool shown_ = false;
+  double last_ = -1;
+};
+
 }  // namespace
 
 int cmd_count(int argc, char** argv) {
   std::string input, backend = "auto", kernel = "auto", format = "auto", per_vertex_path, tmp_dir;
   std::string scheme = "auto", trace_path;
   std::uint64_t threads = 0, device = 0, gpu_memory = 0, host_memory = 0, parts = 0;
-  bool json = false, clustering = false;
+  bool json = false, clustering = false, quiet = false;
   ArgParser p("tristream count",
               "Counts the triangles of INPUT exactly. INPUT is a .tcsr file or any edge list that\n"
               "`tristream convert` reads; an edge list is converted into a temporary .tcsr file\n"
@@ -81,6 +113,8 @@ int cmd_count(int argc, char** argv) {
       .option("trace", "", "FILE", "write a Chrome trace of the pipeline (Perfetto) to FILE",
               &trace_path)
       .flag("json", "", "print one JSON object instead of text", &json)
+      .flag("quiet", "q", "no progress line on stderr (shown on a terminal for multi-unit runs)",
+            &quiet)
       .epilog(
           "Output: the triangle count, the vertices and undirected simple edges after cleaning,\n"
           "the global clustering coefficient (transitivity), the backend and the seconds taken.\n"
@@ -128,7 +162,12 @@ int cmd_count(int argc, char** argv) {
   po.threads = static_cast<unsigned>(threads);
   po.per_vertex = per_vertex;
   po.trace_path = trace_path;
+  ProgressLine progress(!quiet && ::isatty(STDERR_FILENO));
+  po.on_unit_done = [&](std::uint64_t done, std::uint64_t total, double sec) {
+    progress.update(done, total, sec);
+  };
   CountReport rep = count_file(reader, po);
+  progress.clear();
   if (rep.interrupted) {
     std::fprintf(stderr, "error: interrupted\n");
     return 130;

@@ -292,6 +292,32 @@ TEST(Pipeline, VertexSchemeOutOfCoreOnDisjointCliques) {
   EXPECT_LE(r.plan.device_bytes, full / 2);
 }
 
+// The progress callback sees every unit once, in order, ending at the planned total.
+TEST(Pipeline, ReportsProgressPerUnit) {
+  auto e = test::random_graph(600, 9000, 17);
+  OrientedGraph g = orient_edge_list(test::vertex_count(e), e);
+  auto src = memory_source(g, 64);
+  for (std::uint32_t p : {1u, 3u}) {
+    auto o = popts(Scheme::Range, p, false);
+    std::vector<std::uint64_t> seen;
+    std::uint64_t last_total = 0;
+    double last_seconds = -1;
+    bool seconds_monotone = true;
+    o.on_unit_done = [&](std::uint64_t done, std::uint64_t total, double seconds) {
+      seen.push_back(done);
+      last_total = total;
+      seconds_monotone = seconds_monotone && seconds >= last_seconds;
+      last_seconds = seconds;
+    };
+    auto be = cpu_backend();
+    CountReport r = count_with_backend(*src, o, *be);
+    ASSERT_EQ(seen.size(), r.plan.units.size()) << "p=" << p;
+    for (std::size_t i = 0; i < seen.size(); ++i) EXPECT_EQ(seen[i], i + 1);
+    EXPECT_EQ(last_total, r.plan.units.size());
+    EXPECT_TRUE(seconds_monotone);
+  }
+}
+
 TEST(Pipeline, SmallHostBudgetCountsExactly) {
   auto e = test::random_graph(5000, 60000, 23);
   const std::uint64_t n = test::vertex_count(e);
