@@ -50,25 +50,29 @@ std::unique_ptr<GraphSource> reader_source(const tcsr::Reader& reader) {
   return std::make_unique<ReaderSource>(reader);
 }
 
-CountReport count_source(const GraphSource& g, const PipelineOptions& options) {
-  std::unique_ptr<StreamingBackend> backend;
+std::unique_ptr<StreamingBackend> make_streaming_backend(const PipelineOptions& options) {
   const std::string& b = options.backend;
-  if (b == "cpu") {
-    backend = make_cpu_streaming_backend(make_cpu_counter(options.counter));
-  } else if (b == "cuda" || (b == "auto" && cuda_device_count() > 0)) {
-    backend = make_cuda_streaming_backend(options.counter);
-  } else if (b == "auto") {
-    backend = make_cpu_streaming_backend(make_cpu_counter(options.counter));
-  } else {
-    throw Error(ErrorKind::Usage, "--backend: unknown backend '" + b + "' (use auto, cpu or cuda)");
+  if (b == "cpu" || (b == "auto" && cuda_device_count() == 0))
+    return make_cpu_streaming_backend(make_cpu_counter(options.counter));
+  if (b == "cuda" || b == "auto") return make_cuda_streaming_backend(options.counter);
+  throw Error(ErrorKind::Usage, "--backend: unknown backend '" + b + "' (use auto, cpu or cuda)");
+}
+
+CountReport count_source(const GraphSource& g, const PipelineOptions& options,
+                         StreamingBackend* backend) {
+  std::unique_ptr<StreamingBackend> owned;
+  if (!backend) {
+    owned = make_streaming_backend(options);
+    backend = owned.get();
   }
   SigintScope sigint(options.handle_sigint);
   return count_with_backend(g, options, *backend);
 }
 
-CountReport count_file(const tcsr::Reader& reader, const PipelineOptions& options) {
+CountReport count_file(const tcsr::Reader& reader, const PipelineOptions& options,
+                       StreamingBackend* backend) {
   auto src = reader_source(reader);
-  return count_source(*src, options);
+  return count_source(*src, options, backend);
 }
 
 #ifndef TRISTREAM_HAVE_CUDA

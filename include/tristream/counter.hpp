@@ -52,7 +52,4 @@ bool built_with_cuda();
 int cuda_device_count();
 std::unique_ptr<Counter> make_cuda_counter(const CounterOptions& options = {});
 
-// Chooses a backend by name: "cpu", "cuda", or "auto" (CUDA when a device exists, else CPU).
-std::unique_ptr<Counter> make_counter(const std::string& backend, const CounterOptions& options);
-
 }  // namespace tristream

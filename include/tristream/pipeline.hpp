@@ -135,8 +135,15 @@ struct CountReport {
 
 // The whole streamed count of a graph (p = 1 in-core included): plans, streams, counts, maps
 // per-vertex counts from local to global ids. A corrupt chunk throws the Reader's Error(Input).
-CountReport count_file(const tcsr::Reader& reader, const PipelineOptions& options);
-CountReport count_source(const GraphSource& g, const PipelineOptions& options);
+// `backend` may be given (made beforehand with make_streaming_backend, e.g. to fail fast before
+// reading the graph); otherwise one is made from options.backend.
+CountReport count_file(const tcsr::Reader& reader, const PipelineOptions& options,
+                       StreamingBackend* backend = nullptr);
+CountReport count_source(const GraphSource& g, const PipelineOptions& options,
+                         StreamingBackend* backend = nullptr);
+// The backend options.backend names: cpu, cuda, or auto (CUDA when a device exists, else CPU).
+// Throws Error(Usage) for an unknown name, Error(Device) when CUDA has no usable device.
+std::unique_ptr<StreamingBackend> make_streaming_backend(const PipelineOptions& options);
 // The same with a given backend (tests); the backend is released at the end.
 CountReport count_with_backend(const GraphSource& g, const PipelineOptions& options,
                                StreamingBackend& backend);

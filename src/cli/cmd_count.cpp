@@ -16,7 +16,6 @@
 #include "input.hpp"
 #include "json.hpp"
 #include "tristream/analysis.hpp"
-#include "tristream/counter.hpp"
 #include "tristream/error.hpp"
 #include "tristream/format.hpp"
 #include "tristream/pipeline.hpp"
@@ -136,12 +135,20 @@ int cmd_count(int argc, char** argv) {
   ResolvedInput resolved(input, conv, tmp_dir);
   const double convert_seconds = resolved.converted() ? seconds_since(t0) : 0.0;
 
-  // 2. Make the counter before reading the graph, so a missing backend fails fast.
-  CounterOptions copts;
-  copts.threads = static_cast<unsigned>(threads);
-  copts.kernel = kernel;
-  copts.device = static_cast<int>(device);
-  auto counter = make_counter(backend, copts);
+  // 2. Make the backend before reading the graph, so a missing backend fails fast.
+  PipelineOptions po;
+  po.backend = backend;
+  po.counter.threads = static_cast<unsigned>(threads);
+  po.counter.kernel = kernel;
+  po.counter.device = static_cast<int>(device);
+  po.scheme = parse_scheme(scheme);
+  po.parts = static_cast<std::uint32_t>(parts);
+  po.gpu_memory = gpu_memory;
+  po.host_memory = host_memory;
+  po.threads = static_cast<unsigned>(threads);
+  po.per_vertex = per_vertex;
+  po.trace_path = trace_path;
+  const auto streaming = make_streaming_backend(po);
 
   // 3. Count, streamed: the planner picks in-core (p = 1) or an out-of-core partition. The
   //    undirected degrees (for the clustering figures) are streamed from the file as well; with
@@ -150,23 +157,12 @@ int cmd_count(int argc, char** argv) {
   const auto src = reader_source(reader);
   auto degrees_of_file = [&] { return streamed_degrees(*src, static_cast<unsigned>(threads)); };
   std::future<std::vector<eid_t>> degrees_future;
-  if (counter->backend() == "cuda")
-    degrees_future = std::async(std::launch::async, degrees_of_file);
-  PipelineOptions po;
-  po.backend = backend;
-  po.counter = copts;
-  po.scheme = parse_scheme(scheme);
-  po.parts = static_cast<std::uint32_t>(parts);
-  po.gpu_memory = gpu_memory;
-  po.host_memory = host_memory;
-  po.threads = static_cast<unsigned>(threads);
-  po.per_vertex = per_vertex;
-  po.trace_path = trace_path;
+  if (streaming->name() == "cuda") degrees_future = std::async(std::launch::async, degrees_of_file);
   ProgressLine progress(!quiet && ::isatty(STDERR_FILENO));
   po.on_unit_done = [&](std::uint64_t done, std::uint64_t total, double sec) {
     progress.update(done, total, sec);
   };
-  CountReport rep = count_file(reader, po);
+  CountReport rep = count_file(reader, po, streaming.get());
   progress.clear();
   if (rep.interrupted) {
     std::fprintf(stderr, "error: interrupted\n");
@@ -194,7 +190,7 @@ int cmd_count(int argc, char** argv) {
         .add("vertices", std::uint64_t{reader.n()})
         .add("edges", std::uint64_t{reader.m()})
         .add("backend", rep.stats.backend)
-        .add("device", counter->describe())
+        .add("device", streaming->describe())
         .add("transitivity", trans);
     if (per_vertex)
       o.add("average_clustering", avg_cc);
@@ -220,7 +216,7 @@ int cmd_count(int argc, char** argv) {
     std::printf("edges         %" PRIu64 "\n", static_cast<std::uint64_t>(reader.m()));
     std::printf("transitivity  %.6g\n", trans);
     if (per_vertex) std::printf("avg. local clustering  %.6g\n", avg_cc);
-    std::printf("backend       %s\n", counter->describe().c_str());
+    std::printf("backend       %s\n", streaming->describe().c_str());
     std::printf("plan          %s, p = %u, %zu units\n",
                 scheme_name(rep.plan.partition.scheme).c_str(), rep.plan.partition.p,
                 rep.plan.units.size());
