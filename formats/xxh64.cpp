@@ -18,18 +18,7 @@ inline std::uint64_t rotl(std::uint64_t x, int r) {
   return (x << r) | (x >> (64 - r));
 }
 
-// Lanes are little-endian; layout.hpp refuses big-endian hosts, so a plain load is right.
-inline std::uint64_t load64(const unsigned char* p) {
-  std::uint64_t v;
-  std::memcpy(&v, p, 8);
-  return v;
-}
-
-inline std::uint32_t load32(const unsigned char* p) {
-  std::uint32_t v;
-  std::memcpy(&v, p, 4);
-  return v;
-}
+// Lanes are little-endian; layout.hpp refuses big-endian hosts, so its plain loads are right.
 
 inline std::uint64_t round(std::uint64_t acc, std::uint64_t lane) {
   acc += lane * kP2;
@@ -43,10 +32,10 @@ inline std::uint64_t merge(std::uint64_t acc, std::uint64_t v) {
 }
 
 inline void stripe(std::uint64_t acc[4], const unsigned char* p) {
-  acc[0] = round(acc[0], load64(p));
-  acc[1] = round(acc[1], load64(p + 8));
-  acc[2] = round(acc[2], load64(p + 16));
-  acc[3] = round(acc[3], load64(p + 24));
+  acc[0] = round(acc[0], get_u64(p));
+  acc[1] = round(acc[1], get_u64(p + 8));
+  acc[2] = round(acc[2], get_u64(p + 16));
+  acc[3] = round(acc[3], get_u64(p + 24));
 }
 
 // Steps 2-6 of the specification: converge the accumulators (if a stripe was consumed), add
@@ -62,13 +51,13 @@ std::uint64_t finish(const std::uint64_t acc[4], bool had_stripe, std::uint64_t 
   }
   h += total;
   while (rest >= 8) {
-    h ^= round(0, load64(p));
+    h ^= round(0, get_u64(p));
     h = rotl(h, 27) * kP1 + kP4;
     p += 8;
     rest -= 8;
   }
   if (rest >= 4) {
-    h ^= static_cast<std::uint64_t>(load32(p)) * kP1;
+    h ^= static_cast<std::uint64_t>(get_u32(p)) * kP1;
     h = rotl(h, 23) * kP2 + kP3;
     p += 4;
     rest -= 4;
