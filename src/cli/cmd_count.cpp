@@ -112,7 +112,7 @@ int cmd_count(int argc, char** argv) {
       .option("trace", "", "FILE", "write a Chrome trace of the pipeline (Perfetto) to FILE",
               &trace_path)
       .flag("json", "", "print one JSON object instead of text", &json)
-      .flag("quiet", "q", "no progress line on stderr (shown on a terminal for multi-unit runs)",
+      .flag("quiet", "-q", "no progress line on stderr (shown on a terminal for multi-unit runs)",
             &quiet)
       .epilog(
           "Output: the triangle count, the vertices and undirected simple edges after cleaning,\n"

@@ -81,6 +81,12 @@ TEST(Cli, CountsKarateFromEdgeListAndTcsr) {
   r = run_cli("count " + q(out) + " --backend cpu");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_NE(r.out.find("triangles     45"), std::string::npos) << r.out;
+  // Short and long forms of --quiet are both accepted (every command documents -q).
+  r = run_cli("count " + q(out) + " --backend cpu -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("triangles     45"), std::string::npos) << r.out;
+  r = run_cli("convert " + karate + " -o " + q(tmp.file("k2.tcsr")) + " -q");
+  ASSERT_EQ(r.status, 0) << r.err;
 
   r = run_cli("info " + q(out) + " --check --json");
   ASSERT_EQ(r.status, 0) << r.err;
