@@ -4,11 +4,17 @@
 // kernel; a kernel waits for its upload), CUDA-event timing, NVTX ranges when nvtx3 exists.
 // Device out-of-memory (allocation or kernel scratch) throws DeviceOutOfMemory so the pipeline
 // re-plans with a smaller budget.
+//
+// Streamed staging (allocate_streamed): device slots without pinned host slots, plus a ring of
+// pinned staging buffers; every piece is a cudaMemcpyAsync on the copy stream between two events
+// of its buffer (the second tells the host when it may overwrite the buffer, and both time the
+// piece); the first piece of a unit waits for the slot's previous kernel like upload_async.
 #include <cuda_runtime_api.h>
 
 #include <chrono>
 #include <cstdio>
 #include <string>
+#include <vector>
 
 #include "launch.hpp"
 #include "tristream/error.hpp"
@@ -62,6 +68,9 @@ void nothrow(cudaError_t e, const char* what) {
 }
 
 class CudaStreamingBackend final : public StreamingBackend {
+  struct Slot;
+  struct Staging;
+
  public:
   explicit CudaStreamingBackend(const CounterOptions& o) : opts_(o) {
     int count = 0;
@@ -113,14 +122,72 @@ class CudaStreamingBackend final : public StreamingBackend {
   void set_clock_origin(double t) override { origin_ = t; }
 
   void allocate(int slots, std::uint64_t slot_bytes, std::uint64_t pv_rows) override {
+    allocate_slots(slots, slot_bytes, pv_rows, true, 0, 0);
+  }
+
+  void allocate_streamed(int slots, std::uint64_t slot_bytes, std::uint64_t pv_rows, int buffers,
+                         std::uint64_t piece_bytes) override {
+    if (buffers < 1 || piece_bytes == 0)
+      throw Error(ErrorKind::Internal, "streamed staging needs at least one staging buffer");
+    allocate_slots(slots, slot_bytes, pv_rows, false, buffers, piece_bytes);
+  }
+
+  unsigned char* staging_buffer(int b) override { return staging_.at(b).host; }
+
+  void wait_staging(int b) override {
+    Staging& st = staging_.at(b);
+    if (!st.pending) return;
+    const cudaError_t e = cudaEventSynchronize(st.end);
+    st.pending = false;
+    check(e, "a staging copy");
+    harvest(st);
+  }
+
+  void upload_piece_async(int s, std::uint64_t at, int b, std::uint64_t bytes) override {
+    Slot& sl = slot_[s];
+    Staging& st = staging_.at(b);
+    if (at + bytes > slot_bytes_ || bytes > piece_bytes_)
+      throw Error(ErrorKind::Internal, "a staging piece lies outside its slot");
+    if (st.pending) wait_staging(b);  // the host broke the contract; keep the timing right
+    if (!sl.upload_open) open_upload(sl);
+    check(cudaEventRecord(st.start, copy_), "cudaEventRecord");
+    check(cudaMemcpyAsync(sl.dev + at, st.host, bytes, cudaMemcpyHostToDevice, copy_),
+          "cudaMemcpyAsync (piece)");
+    check(cudaEventRecord(st.end, copy_), "cudaEventRecord");
+    st.pending = true;
+    st.slot = s;
+    st.bytes = bytes;
+  }
+
+ private:
+  // Device slots (and per-vertex arrays) for `slots` units, with pinned host slots (host_slots)
+  // or with `buffers` pinned staging buffers of piece_bytes (streamed staging).
+  void allocate_slots(int slots, std::uint64_t slot_bytes, std::uint64_t pv_rows, bool host_slots,
+                      int buffers, std::uint64_t piece_bytes) {
     release();
     check(cudaSetDevice(opts_.device), "cudaSetDevice");
     NvtxRange r("allocate slots");
     try {
+      slot_bytes_ = slot_bytes;
+      piece_bytes_ = piece_bytes;
+      for (int b = 0; b < buffers; ++b) {
+        staging_.emplace_back();
+        Staging& st = staging_.back();
+        check(cudaEventCreate(&st.start), "cudaEventCreate");
+        check(cudaEventCreate(&st.end), "cudaEventCreate");
+        st.events = true;
+        if (cudaMallocHost(reinterpret_cast<void**>(&st.host), piece_bytes) != cudaSuccess) {
+          (void)cudaGetLastError();
+          st.host = nullptr;
+          throw Error(ErrorKind::Internal, "cudaMallocHost: cannot pin " +
+                                               std::to_string(piece_bytes) +
+                                               " bytes of host memory for a staging buffer");
+        }
+      }
       for (int s = 0; s < slots; ++s) {
         Slot& sl = slot_[s];
         const std::uint64_t b = slot_bytes ? slot_bytes : 256;
-        if (cudaMallocHost(reinterpret_cast<void**>(&sl.host), b) != cudaSuccess) {
+        if (host_slots && cudaMallocHost(reinterpret_cast<void**>(&sl.host), b) != cudaSuccess) {
           (void)cudaGetLastError();
           sl.host = nullptr;
           throw Error(ErrorKind::Internal, "cudaMallocHost: cannot pin " + std::to_string(b) +
@@ -149,15 +216,43 @@ class CudaStreamingBackend final : public StreamingBackend {
     ref_host_ = now_s() - origin_;
   }
 
+  // The first copy of a unit into a slot: after the slot's previous kernel, timed from here.
+  void open_upload(Slot& sl) {
+    if (sl.used) check(cudaStreamWaitEvent(copy_, sl.k_end, 0), "cudaStreamWaitEvent");
+    check(cudaEventRecord(sl.up_start, copy_), "cudaEventRecord");
+    sl.upload_open = true;
+  }
+
+  // Pipeline-clock seconds of a finished event (< 0 when unknown).
+  double at(cudaEvent_t ev) {
+    float ms = 0;
+    if (cudaEventElapsedTime(&ms, ref_, ev) != cudaSuccess) {
+      (void)cudaGetLastError();
+      return -1.0;
+    }
+    return ref_host_ + ms / 1000.0;
+  }
+
+  // Records the finished piece of a staging buffer with its slot's unit.
+  void harvest(const Staging& st) {
+    UploadPiece p;
+    p.start = at(st.start);
+    p.end = at(st.end);
+    p.bytes = st.bytes;
+    slot_[st.slot].pieces.push_back(p);
+  }
+
+ public:
   unsigned char* host_slot(int s) override { return slot_[s].host; }
 
   void upload_async(int s, const UnitLayout& L) override {
     Slot& sl = slot_[s];
     NvtxRange r("upload u" + std::to_string(L.unit));
-    // The device slot is free once its previous kernel has finished.
-    if (sl.used) check(cudaStreamWaitEvent(copy_, sl.k_end, 0), "cudaStreamWaitEvent");
-    check(cudaEventRecord(sl.up_start, copy_), "cudaEventRecord");
-    if (L.bytes > L.upload_from)
+    // The device slot is free once its previous kernel has finished (streamed: the pieces are
+    // on the copy stream already, after that wait).
+    if (!sl.upload_open) open_upload(sl);
+    sl.upload_open = false;
+    if (!L.streamed && L.bytes > L.upload_from)
       check(cudaMemcpyAsync(sl.dev + L.upload_from, sl.host + L.upload_from,
                             L.bytes - L.upload_from, cudaMemcpyHostToDevice, copy_),
             "cudaMemcpyAsync (upload)");
@@ -189,7 +284,9 @@ class CudaStreamingBackend final : public StreamingBackend {
       pv = PerVertexOut{spaces[L.u_space], spaces[L.v_space], spaces[L.w_space]};
     }
     const CsrView A = view(L.a, sl.dev), B = view(L.b, sl.dev), C = view(L.c, sl.dev);
-    const eid_t* host_off_a = reinterpret_cast<const eid_t*>(sl.host + L.blocks[L.a].offsets_at);
+    const eid_t* host_off_a =
+        L.streamed ? L.host_offsets_a
+                   : reinterpret_cast<const eid_t*>(sl.host + L.blocks[L.a].offsets_at);
     try {
       cuda::enqueue_count(A, B, C, opts_.kernel, sl.d_total, pv, compute_, host_off_a);
     } catch (const DeviceOutOfMemory&) {
@@ -240,14 +337,15 @@ class CudaStreamingBackend final : public StreamingBackend {
     r.triangles = *sl.h_total;
     if (sl.layout.per_vertex)
       for (int x = 0; x < sl.layout.num_spaces; ++x) r.per_vertex[x] = sl.h_pv + sl.pv_spaces_at[x];
-    auto at = [&](cudaEvent_t ev) {
-      float ms = 0;
-      if (cudaEventElapsedTime(&ms, ref_, ev) != cudaSuccess) {
-        (void)cudaGetLastError();
-        return -1.0;
+    // Streamed staging: the unit's pieces still in their buffers have finished (the kernel ran
+    // after them on the copy stream's order).
+    for (auto& st : staging_)
+      if (st.pending && st.slot == s) {
+        st.pending = false;
+        harvest(st);
       }
-      return ref_host_ + ms / 1000.0;
-    };
+    r.upload_pieces.swap(sl.pieces);
+    sl.pieces.clear();
     r.upload_start = at(sl.up_start);
     r.upload_end = at(sl.up_end);
     r.kernel_start = at(sl.k_start);
@@ -269,8 +367,18 @@ class CudaStreamingBackend final : public StreamingBackend {
       sl.host = sl.dev = nullptr;
       sl.d_total = sl.h_total = nullptr;
       sl.d_pv = sl.h_pv = nullptr;
-      sl.pending = sl.used = false;
+      sl.pending = sl.used = sl.upload_open = false;
+      sl.pieces.clear();
     }
+    for (auto& st : staging_) {
+      if (st.host) nothrow(cudaFreeHost(st.host), "cudaFreeHost");
+      if (st.events) {
+        nothrow(cudaEventDestroy(st.start), "cudaEventDestroy");
+        nothrow(cudaEventDestroy(st.end), "cudaEventDestroy");
+      }
+    }
+    staging_.clear();
+    slot_bytes_ = piece_bytes_ = 0;
   }
 
  private:
@@ -285,6 +393,16 @@ class CudaStreamingBackend final : public StreamingBackend {
     cudaEvent_t up_start{}, up_end{}, k_start{}, k_end{};
     UnitLayout layout;
     bool pending = false, used = false;
+    bool upload_open = false;         // a unit's pieces are being uploaded
+    std::vector<UploadPiece> pieces;  // streamed staging: this unit's finished pieces
+  };
+  struct Staging {  // one pinned staging buffer of the streamed ring
+    unsigned char* host = nullptr;
+    cudaEvent_t start{}, end{};
+    bool events = false;
+    bool pending = false;  // a copy out of it may still run
+    int slot = 0;
+    std::uint64_t bytes = 0;
   };
   CounterOptions opts_;
   std::string device_name_;
@@ -292,6 +410,8 @@ class CudaStreamingBackend final : public StreamingBackend {
   cudaEvent_t ref_{};
   double origin_ = 0, ref_host_ = 0;
   Slot slot_[2];
+  std::vector<Staging> staging_;
+  std::uint64_t slot_bytes_ = 0, piece_bytes_ = 0;
 };
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include <memory>
 #include <mutex>
 #include <thread>
+#include <type_traits>
 
 namespace tristream {
 
@@ -461,6 +462,99 @@ class RowReader {
   std::int64_t unit_ = -1;
 };
 
+// ---- columns of consecutive edge ranges, for streamed staging ---------------------------------
+// read(e0, e1, out) writes the columns of edges [e0, e1) (ranges in non-decreasing order; the next
+// range may start up to one edge before the previous one ended). A chunk wholly inside a range is
+// decompressed straight into `out` (the chunks of a range in parallel on the pool); a chunk that
+// straddles two ranges goes through one carried buffer and is decompressed once for both. Host
+// memory: at most two chunks, whatever the size of the graph.
+class ColumnCursor {
+ public:
+  ColumnCursor(const GraphSource& g, Pool& pool, Recorder& rec, std::int64_t unit)
+      : g_(g), pool_(pool), rec_(rec), unit_(unit) {
+    first_edges_.reserve(g.chunks().size());
+    for (const auto& c : g.chunks()) first_edges_.push_back(c.first_edge);
+  }
+  void read(eid_t e0, eid_t e1, vid_t* out) {
+    if (e0 >= e1) return;
+    const auto& chunks = g_.chunks();
+    const std::uint64_t c0 = chunk_of(e0), c1 = chunk_of(e1 - 1);
+    auto inside = [&](std::uint64_t c) {
+      return chunks[c].first_edge >= e0 && chunks[c].first_edge + chunks[c].edges <= e1;
+    };
+    std::uint64_t comp = 0, raw = 0;
+    const double t0 = now_s();
+    // A partial head that is not the carried chunk (only when a range starts inside a chunk
+    // the previous range did not reach): decompressed into the carry first.
+    const bool head_partial = !inside(c0);
+    if (head_partial && carry_chunk_ != c0) {
+      carry_.resize(chunks[c0].edges);
+      g_.read_chunk(c0, carry_.data());
+      carry_chunk_ = c0;
+      comp += chunks[c0].compressed_size;
+      raw += chunks[c0].edges * sizeof(vid_t);
+    }
+    const bool tail_partial = c1 != c0 && !inside(c1);
+    std::vector<std::uint64_t> direct;
+    for (std::uint64_t c = c0; c <= c1; ++c)
+      if (inside(c)) direct.push_back(c);
+    if (tail_partial) spare_.resize(chunks[c1].edges);
+    const std::size_t jobs = direct.size() + (tail_partial ? 1 : 0);
+    pool_.run(jobs, [&](std::size_t x) {
+      if (x < direct.size())
+        g_.read_chunk(direct[x], out + (chunks[direct[x]].first_edge - e0));
+      else
+        g_.read_chunk(c1, spare_.data());
+    });
+    for (auto c : direct) {
+      comp += chunks[c].compressed_size;
+      raw += chunks[c].edges * sizeof(vid_t);
+    }
+    if (tail_partial) {
+      comp += chunks[c1].compressed_size;
+      raw += chunks[c1].edges * sizeof(vid_t);
+    }
+    const double t1 = now_s();
+    if (raw) {
+      rec_.span("read", unit_, t0, t0, comp);
+      rec_.span("decompress", unit_, t0, t1, raw);
+    }
+    auto copy_part = [&](std::uint64_t c, const vid_t* buf) {
+      const eid_t cs = std::max(e0, chunks[c].first_edge);
+      const eid_t ce = std::min(e1, chunks[c].first_edge + chunks[c].edges);
+      std::memcpy(out + (cs - e0), buf + (cs - chunks[c].first_edge), (ce - cs) * sizeof(vid_t));
+    };
+    if (head_partial) copy_part(c0, carry_.data());
+    if (tail_partial) {
+      copy_part(c1, spare_.data());
+      carry_.swap(spare_);
+      carry_chunk_ = c1;
+    }
+  }
+
+ private:
+  std::uint64_t chunk_of(eid_t e) const {
+    return static_cast<std::uint64_t>(
+        std::upper_bound(first_edges_.begin(), first_edges_.end(), e) - first_edges_.begin() - 1);
+  }
+  const GraphSource& g_;
+  Pool& pool_;
+  Recorder& rec_;
+  std::int64_t unit_;
+  std::vector<eid_t> first_edges_;
+  std::vector<vid_t> carry_, spare_;
+  std::uint64_t carry_chunk_ = ~std::uint64_t{0};
+};
+
+// Streamed staging of one unit: the backend, the slot and the ring of staging buffers.
+struct Staging {
+  StreamingBackend* backend = nullptr;
+  int slot = 0;
+  int buffers = 2;
+  std::uint64_t piece_bytes = 0;
+  std::uint64_t next = 0;  // pieces sent so far (the next piece uses buffer next % buffers)
+};
+
 // ---- the per-slot host state -------------------------------------------------------------------
 struct SlotState {
   std::int64_t unit = -1;  // the unit in flight in this slot
@@ -515,8 +609,11 @@ class Preparer {
 
   void preload() { preload_blocks(); }
 
-  // Builds unit u into the host slot and fills the slot state.
-  void prepare(std::size_t u, unsigned char* slot, SlotState& st) {
+  // Builds unit u into the host slot and fills the slot state. With `staging` (streamed
+  // staging, p = 1 only; slot is then null) the unit is built and uploaded piece by piece
+  // through the backend's staging buffers instead. Returns false when SIGINT stopped a streamed
+  // build between two pieces (the slot state is then left without a unit).
+  bool prepare(std::size_t u, unsigned char* slot, SlotState& st, Staging* staging = nullptr) {
     const WorkUnit& w = plan_.units[u];
     const Partition& P = plan_.partition;
     UnitLayout L;
@@ -544,7 +641,17 @@ class Preparer {
     L.upload_from = w.reuse_a ? a_end : 0;
 
     const double t0 = now_s();
-    if (P.p <= 1) {
+    TS_CHECK(!staging || P.p <= 1, "streamed staging is planned for the in-core unit only");
+    if (staging) {
+      L.streamed = true;
+      if (g_.offsets()[0] == 0) L.host_offsets_a = g_.offsets();  // the slot's offsets exactly
+      if (!prepare_in_core_streamed(L, *staging)) return false;
+      if (per_vertex_) {
+        L.num_spaces = 1;
+        L.space_rows[0] = g_.n();
+        L.u_space = L.v_space = L.w_space = 0;
+      }
+    } else if (P.p <= 1) {
       prepare_in_core(slot, L);
       st.space_part[0] = st.space_part[1] = st.space_part[2] = 0;
       if (per_vertex_) {
@@ -584,9 +691,93 @@ class Preparer {
     if (w.reuse_a) rec_.stats->reused_bytes += a_end;
     st.layout = L;
     st.unit = L.unit;
+    return true;
   }
 
  private:
+  // p = 1, streamed staging: the slot image (offsets rebased, columns, zero padding) is
+  // produced piece by piece, bytes [k * piece, (k + 1) * piece) into staging buffer
+  // k % buffers, which is reused only after its previous copy finished (wait_staging); every
+  // piece is uploaded to its offset in the device slot as soon as it is built, so building piece
+  // k + 1 overlaps the copy of piece k. Pieces may have any size: an offset or a column cut by a
+  // piece boundary is written through a small aligned buffer. Returns false on SIGINT.
+  bool prepare_in_core_streamed(UnitLayout& L, Staging& sg) {
+    const SlotBlock& b = L.blocks[L.a];
+    const eid_t* off = g_.offsets();
+    const eid_t base = off[0];
+    const std::uint64_t off_lo = b.offsets_at, off_hi = off_lo + (b.rows + 1) * sizeof(eid_t);
+    const std::uint64_t col_lo = b.cols_at, col_hi = col_lo + b.edges * sizeof(vid_t);
+    TS_CHECK(sg.piece_bytes > 0 && sg.buffers > 0, "streamed staging needs pieces");
+    ColumnCursor cursor(g_, reader_.pool(), rec_, L.unit);
+    std::vector<eid_t> otmp;
+    std::vector<vid_t> ctmp;
+    // Offsets [r0, r1) rebased into o (parallel pieces for long ranges).
+    auto offsets_into = [&](std::uint64_t r0, std::uint64_t r1, eid_t* o) {
+      const std::uint64_t rows = r1 - r0;
+      const std::size_t pieces =
+          static_cast<std::size_t>(std::min<std::uint64_t>(4 * threads_, rows / 65536 + 1));
+      copy_pool_.run(pieces, [&](std::size_t x) {
+        for (std::uint64_t r = r0 + rows * x / pieces; r < r0 + rows * (x + 1) / pieces; ++r)
+          o[r - r0] = off[r] - base;
+      });
+    };
+    // Writes bytes [lo, hi) of an array region starting at byte `at` whose elements (of type T)
+    // `make(i0, i1, T* out)` produces: straight into dst when element-aligned, else through tmp.
+    auto region = [](std::uint64_t lo, std::uint64_t hi, std::uint64_t at, unsigned char* dst,
+                     auto* tmp, auto&& make) {
+      using T = typename std::remove_pointer_t<decltype(tmp)>::value_type;
+      const std::uint64_t i0 = (lo - at) / sizeof(T), i1 = (hi - at + sizeof(T) - 1) / sizeof(T);
+      const bool aligned = (lo - at) % sizeof(T) == 0 && (hi - at) % sizeof(T) == 0 &&
+                           reinterpret_cast<std::uintptr_t>(dst) % alignof(T) == 0;
+      if (aligned) {
+        make(i0, i1, reinterpret_cast<T*>(dst));
+      } else {
+        tmp->resize(i1 - i0);
+        make(i0, i1, tmp->data());
+        std::memcpy(
+            dst, reinterpret_cast<const unsigned char*>(tmp->data()) + ((lo - at) - i0 * sizeof(T)),
+            hi - lo);
+      }
+    };
+    for (std::uint64_t lo = L.upload_from; lo < L.bytes; lo += sg.piece_bytes) {
+      if (interrupt_requested()) return false;
+      const std::uint64_t hi = std::min(L.bytes, lo + sg.piece_bytes);
+      const int buf = static_cast<int>(sg.next % static_cast<std::uint64_t>(sg.buffers));
+      const double w0 = now_s();
+      sg.backend->wait_staging(buf);
+      const double w1 = now_s();
+      if (sg.next >= static_cast<std::uint64_t>(sg.buffers)) {
+        rec_.span("wait", L.unit, w0, w1, 0);
+        waited_s_ += w1 - w0;
+      }
+      unsigned char* dst = sg.backend->staging_buffer(buf);
+      // the parts of [lo, hi): zero padding, offsets, columns
+      auto part = [&](std::uint64_t a, std::uint64_t z, auto&& fn) {
+        a = std::max(a, lo);
+        z = std::min(z, hi);
+        if (a < z) fn(a, z, dst + (a - lo));
+      };
+      auto zero = [](std::uint64_t a, std::uint64_t z, unsigned char* d) {
+        std::memset(d, 0, z - a);
+      };
+      part(0, off_lo, zero);
+      part(off_lo, off_hi, [&](std::uint64_t a, std::uint64_t z, unsigned char* d) {
+        region(a, z, off_lo, d, &otmp,
+               [&](std::uint64_t i0, std::uint64_t i1, eid_t* o) { offsets_into(i0, i1, o); });
+      });
+      part(off_hi, col_lo, zero);
+      part(col_lo, col_hi, [&](std::uint64_t a, std::uint64_t z, unsigned char* d) {
+        region(a, z, col_lo, d, &ctmp, [&](std::uint64_t i0, std::uint64_t i1, vid_t* o) {
+          cursor.read(base + i0, base + i1, o);
+        });
+      });
+      part(col_hi, L.bytes, zero);
+      sg.backend->upload_piece_async(sg.slot, lo, buf, hi - lo);
+      ++sg.next;
+    }
+    return true;
+  }
+
   // p = 1: offsets copied, columns decompressed straight into the slot.
   void prepare_in_core(unsigned char* slot, UnitLayout& L) {
     SlotBlock& b = L.blocks[L.a];
@@ -1353,11 +1544,42 @@ class CpuBackend final : public StreamingBackend {
     for (int s = 0; s < slots; ++s) {
       slot_[s].mem.assign(slot_bytes / 8 + kAlign / 8 + 1, 0);
       slot_[s].pv.assign(pv_rows, 0);
+      slot_[s].pieces.clear();
     }
+    slot_bytes_ = slot_bytes;
+    staging_.clear();
+    piece_bytes_ = 0;
   }
   unsigned char* host_slot(int s) override {
     auto* p = reinterpret_cast<unsigned char*>(slot_[s].mem.data());
     return reinterpret_cast<unsigned char*>(align_up(reinterpret_cast<std::uintptr_t>(p)));
+  }
+  // Streamed staging on the CPU: the slots stay in host memory (they are the "device"), so this
+  // saves nothing; the pieces are copied into them synchronously, which runs the driver's
+  // streamed path exactly as on CUDA.
+  void allocate_streamed(int slots, std::uint64_t slot_bytes, std::uint64_t pv_rows, int buffers,
+                         std::uint64_t piece_bytes) override {
+    TS_CHECK(buffers >= 1 && piece_bytes > 0, "streamed staging needs buffers");
+    allocate(slots, slot_bytes, pv_rows);
+    staging_.assign(static_cast<std::size_t>(buffers), {});
+    for (auto& b : staging_) b.assign(piece_bytes / 8 + kAlign / 8 + 1, 0);
+    piece_bytes_ = piece_bytes;
+  }
+  unsigned char* staging_buffer(int b) override {
+    auto* p = reinterpret_cast<unsigned char*>(staging_.at(static_cast<std::size_t>(b)).data());
+    return reinterpret_cast<unsigned char*>(align_up(reinterpret_cast<std::uintptr_t>(p)));
+  }
+  void wait_staging(int) override {}  // the copies are synchronous
+  void upload_piece_async(int s, std::uint64_t at, int b, std::uint64_t bytes) override {
+    TS_CHECK(bytes <= piece_bytes_ && at + bytes <= slot_bytes_,
+             "a staging piece lies outside its slot");
+    UploadPiece piece;
+    piece.start = now_s() - origin_;
+    std::memcpy(host_slot(s) + at, staging_buffer(b), bytes);
+    piece.end = now_s() - origin_;
+    piece.bytes = bytes;
+    std::lock_guard<std::mutex> lk(mu_);
+    slot_[s].pieces.push_back(piece);
   }
   void upload_async(int, const UnitLayout&) override {}  // the slot is the device memory
   void count_async(int s, const UnitLayout& L) override {
@@ -1378,7 +1600,10 @@ class CpuBackend final : public StreamingBackend {
     done_cv_.wait(lk, [&] { return !slot_[s].pending || slot_[s].done; });
     slot_[s].pending = false;
     if (slot_[s].error) std::rethrow_exception(slot_[s].error);
-    return slot_[s].result;
+    SlotResult r = slot_[s].result;
+    r.upload_pieces.swap(slot_[s].pieces);
+    slot_[s].pieces.clear();
+    return r;
   }
   void release() override {
     std::unique_lock<std::mutex> lk(mu_);
@@ -1386,8 +1611,11 @@ class CpuBackend final : public StreamingBackend {
     for (auto& sl : slot_) {
       std::vector<std::uint64_t>().swap(sl.mem);
       std::vector<count_t>().swap(sl.pv);
+      sl.pieces.clear();
       sl.pending = false;
     }
+    std::vector<std::vector<std::uint64_t>>().swap(staging_);
+    slot_bytes_ = piece_bytes_ = 0;
   }
 
  private:
@@ -1398,6 +1626,7 @@ class CpuBackend final : public StreamingBackend {
     bool pending = false, done = false;
     SlotResult result;
     std::exception_ptr error;
+    std::vector<UploadPiece> pieces;  // streamed staging: this unit's copies so far
   };
   void loop() {
     for (;;) {
@@ -1456,6 +1685,8 @@ class CpuBackend final : public StreamingBackend {
   std::unique_ptr<Counter> counter_;
   CpuBackendOptions opts_;
   Slot slot_[2];
+  std::vector<std::vector<std::uint64_t>> staging_;  // streamed staging buffers
+  std::uint64_t slot_bytes_ = 0, piece_bytes_ = 0;
   double origin_ = 0;
   std::mutex mu_;
   std::condition_variable cv_, done_cv_;
@@ -1497,16 +1728,25 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
   unsigned threads = options.threads ? options.threads : std::thread::hardware_concurrency();
   Pool pool(std::max(1u, threads));
   Pool copy_pool(std::max(1u, threads));
-  Plan tuned;  // the plan with the tests' cache overrides
+  Plan tuned;  // the plan with the tests' cache and staging overrides
   const Plan* use = &plan;
-  if (options.chunk_cache_bytes >= 0 || options.block_cache_bytes >= 0) {
+  if (options.chunk_cache_bytes >= 0 || options.block_cache_bytes >= 0 ||
+      options.piece_bytes >= 0) {
     tuned = plan;
     if (options.chunk_cache_bytes >= 0)
       tuned.chunk_cache_bytes = static_cast<std::uint64_t>(options.chunk_cache_bytes);
     if (options.block_cache_bytes >= 0)
       tuned.block_cache_bytes = static_cast<std::uint64_t>(options.block_cache_bytes);
+    if (options.piece_bytes >= 0) {
+      const bool streamed = options.piece_bytes > 0 && plan.partition.p <= 1;
+      tuned.piece_bytes = streamed ? static_cast<std::uint64_t>(options.piece_bytes) : 0;
+      tuned.staging_buffers = streamed ? static_cast<std::uint32_t>(options.staging_buffers) : 0;
+    }
     use = &tuned;
   }
+  const bool streamed = use->streamed_staging();
+  TS_CHECK(!streamed || (plan.partition.p <= 1 && use->staging_buffers >= 1),
+           "streamed staging is planned for the in-core unit only");
   // The host budget's room the plan left unused (beyond its estimate and both caches) lets the
   // preload decompress more chunks at once; not when the tests force the caches' sizes.
   std::uint64_t spare = 0;
@@ -1526,7 +1766,12 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
       }
     }
   } guard{backend};
-  backend.allocate(nslots, plan.slot_bytes, options.per_vertex ? plan.per_vertex_rows : 0);
+  const std::uint64_t pv_rows = options.per_vertex ? plan.per_vertex_rows : 0;
+  if (streamed)
+    backend.allocate_streamed(nslots, plan.slot_bytes, pv_rows,
+                              static_cast<int>(use->staging_buffers), use->piece_bytes);
+  else
+    backend.allocate(nslots, plan.slot_bytes, pv_rows);
 
   const Partition& P = plan.partition;
   auto collect = [&](int s) {
@@ -1538,9 +1783,13 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
     rec.span("wait", ss.unit, w0, w1, 0);
     rep.triangles += r.triangles;
     const UnitLayout& L = ss.layout;
-    if (r.upload_start >= 0)
+    if (!r.upload_pieces.empty()) {  // streamed staging: a span per piece
+      for (const UploadPiece& piece : r.upload_pieces)
+        rec.span("upload", ss.unit, origin + piece.start, origin + piece.end, piece.bytes);
+    } else if (r.upload_start >= 0) {
       rec.span("upload", ss.unit, origin + r.upload_start, origin + r.upload_end,
                L.bytes - L.upload_from);
+    }
     if (r.kernel_start >= 0)
       rec.span("kernel", ss.unit, origin + r.kernel_start, origin + r.kernel_end, L.bytes);
     if (options.per_vertex) {
@@ -1581,7 +1830,19 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
     }
     const int s = static_cast<int>(u % static_cast<std::size_t>(nslots));
     collect(s);  // the slot's previous unit (u - 2) has finished before its memory is reused
-    prep.prepare(u, backend.host_slot(s), slots[s]);
+    if (streamed) {
+      Staging sg;
+      sg.backend = &backend;
+      sg.slot = s;
+      sg.buffers = static_cast<int>(use->staging_buffers);
+      sg.piece_bytes = use->piece_bytes;
+      if (!prep.prepare(u, nullptr, slots[s], &sg)) {  // SIGINT between two pieces
+        rep.interrupted = true;
+        break;
+      }
+    } else {
+      prep.prepare(u, backend.host_slot(s), slots[s]);
+    }
     backend.upload_async(s, slots[s].layout);
     backend.count_async(s, slots[s].layout);
   }

@@ -425,15 +425,48 @@ struct HostModel {
   unsigned threads = 1;
 };
 
+// The host bytes of a plan: row offsets, staging (`staging` bytes: the full slots or the ring of
+// streamed staging), the decompression window, per-vertex arrays, the vertex scheme's sets.
 std::uint64_t host_need(const HostModel& h, const Plan& plan, bool per_vertex, bool vertex_scheme,
-                        std::uint64_t max_proxies, std::uint32_t window) {
-  std::uint64_t b = (h.n + 1) * sizeof(eid_t);                    // the file's row offsets
-  b += static_cast<std::uint64_t>(plan.slots) * plan.slot_bytes;  // staging slots
-  b += static_cast<std::uint64_t>(window) * h.max_chunk_raw;      // decompressed chunks
+                        std::uint64_t max_proxies, std::uint32_t window, std::uint64_t staging) {
+  std::uint64_t b = (h.n + 1) * sizeof(eid_t);                // the file's row offsets
+  b += staging;                                               // staging slots or pieces
+  b += static_cast<std::uint64_t>(window) * h.max_chunk_raw;  // decompressed chunks
   if (per_vertex) b += h.n * sizeof(count_t) + plan.slots * plan.per_vertex_rows * sizeof(count_t);
   if (vertex_scheme)  // per slot: bitmap + rank of X, the X list
     b += plan.slots * ((h.n + 63) / 64 * 12 + max_proxies * sizeof(vid_t));
   return b;
+}
+
+// Streamed staging for a candidate whose full host slots do not fit the host budget: the
+// in-core plan (p = 1, one unit) with a device (not the CPU backend's host memory) may build and
+// upload its unit in pieces through a ring of kStagingBuffers host buffers. The pieces take what
+// the budget leaves after the offsets and a window of two chunks (the columns are decompressed
+// straight into the pieces), up to max(threads x largest chunk, 16 MiB) so a piece's chunks keep
+// every core busy, at most kMaxStagingPiece and never more than the slot; at least
+// kMinStagingPiece (or the whole slot when it is smaller). On success sets the plan's staging
+// fields, *window (2) and *host; otherwise leaves everything as it was.
+void streamed_staging(const HostModel& hm, Plan& plan, const PlanOptions& o, bool vs,
+                      std::uint64_t max_prox, std::uint32_t* window, std::uint64_t* host) {
+  if (o.device_is_host || o.host_budget == 0 || plan.partition.p > 1 || plan.units.size() != 1)
+    return;
+  const std::uint64_t fixed = host_need(hm, plan, o.per_vertex, vs, max_prox, 2, 0);
+  if (fixed >= o.host_budget) return;
+  const std::uint64_t room = (o.host_budget - fixed) / kStagingBuffers;
+  const std::uint64_t target = std::min<std::uint64_t>(
+      kMaxStagingPiece,
+      std::max<std::uint64_t>(16ull << 20,
+                              static_cast<std::uint64_t>(hm.threads) * hm.max_chunk_raw));
+  std::uint64_t piece = std::min({room, target, align_up(plan.slot_bytes)});
+  piece = piece / kAlign * kAlign;
+  if (piece == 0 || piece < std::min(kMinStagingPiece, align_up(plan.slot_bytes))) return;
+  const std::uint64_t ring = static_cast<std::uint64_t>(kStagingBuffers) * piece;
+  if (fixed + ring >= *host) return;  // no saving (a slot smaller than the ring)
+  plan.piece_bytes = piece;
+  plan.staging_buffers = kStagingBuffers;
+  plan.host_staging_bytes = ring;
+  *window = 2;
+  *host = fixed + ring;
 }
 
 struct Candidate {
@@ -676,19 +709,12 @@ Plan build_plan(Scheme scheme, std::uint32_t p, int variant, std::uint64_t n, ei
 
 }  // namespace
 
-bool census_needed(std::uint64_t n, eid_t m, const PlanOptions& o, CensusOptions* out) {
+namespace {
+// The census options for a plan with these options (fine/hash_mod/vertex_groups chosen from the
+// forced scheme and parts).
+CensusOptions census_options(std::uint64_t n, const PlanOptions& o) {
   CensusOptions c;
   c.threads = o.threads;
-  if (o.parts == 1 || m == 0) return false;
-  if (o.parts == 0) {
-    // In-core fits?  (then the planner picks p = 1 and needs no census)
-    const std::uint64_t dev = in_core_bytes(n, m, o.per_vertex);
-    const std::uint64_t host = (n + 1) * sizeof(eid_t) * 2 + m * sizeof(vid_t) +
-                               (o.per_vertex ? 2 * n * sizeof(count_t) : 0) + (64ull << 20);
-    const bool dev_ok = o.device_budget == 0 || dev <= o.device_budget;
-    const bool host_ok = o.host_budget == 0 || host <= o.host_budget;
-    if (dev_ok && host_ok) return false;
-  }
   c.fine = static_cast<std::uint32_t>(std::min<std::uint64_t>(
       std::max<std::uint64_t>(n, 1), std::max<std::uint32_t>(1024, o.parts * 8)));
   c.hash_mod = o.parts ? o.parts : 16;
@@ -700,7 +726,30 @@ bool census_needed(std::uint64_t n, eid_t m, const PlanOptions& o, CensusOptions
   }
   c.max_bytes = o.host_budget;
   c.vertex = o.scheme == Scheme::Auto || o.scheme == Scheme::Vertex;
-  if (out) *out = c;
+  return c;
+}
+}  // namespace
+
+bool census_needed(std::uint64_t n, eid_t m, const PlanOptions& o, CensusOptions* out) {
+  if (o.parts == 1 || m == 0) return false;
+  if (o.parts == 0) {
+    // In-core fits?  (then the planner picks p = 1 and needs no census). The host estimate is
+    // rough (64 MiB for the window); plan_graph takes the census after all when make_plan
+    // finds that the in-core plan does not fit.
+    const std::uint64_t dev = in_core_bytes(n, m, o.per_vertex);
+    const std::uint64_t fixed =
+        (n + 1) * sizeof(eid_t) + (o.per_vertex ? 2 * n * sizeof(count_t) : 0) + (64ull << 20);
+    const std::uint64_t host = fixed + (n + 1) * sizeof(eid_t) + m * sizeof(vid_t);
+    // streamed staging: the ring of the smallest pieces instead of the full host slot, and a
+    // window of two chunks (16 MiB at the default chunk size)
+    const std::uint64_t host_streamed = o.device_is_host ? host
+                                                         : fixed - (64ull << 20) + (16ull << 20) +
+                                                               kStagingBuffers * kMinStagingPiece;
+    const bool dev_ok = o.device_budget == 0 || dev <= o.device_budget;
+    const bool host_ok = o.host_budget == 0 || std::min(host, host_streamed) <= o.host_budget;
+    if (dev_ok && host_ok) return false;
+  }
+  if (out) *out = census_options(n, o);
   return true;
 }
 
@@ -780,11 +829,15 @@ Plan make_plan(std::uint64_t n, eid_t m, const eid_t* offsets,
     for (const auto& u : c.plan.units)
       max_prox = std::max<std::uint64_t>(max_prox, vs ? u.c.rows : 0);
     std::uint32_t window = std::max<std::uint32_t>(2, 2 * hm.threads);
-    c.host = host_need(hm, c.plan, o.per_vertex, vs, max_prox, window);
+    const std::uint64_t full_slots = static_cast<std::uint64_t>(c.plan.slots) * c.plan.slot_bytes;
+    c.plan.host_staging_bytes = full_slots;
+    c.host = host_need(hm, c.plan, o.per_vertex, vs, max_prox, window, full_slots);
     if (o.host_budget && c.host > o.host_budget) {
       window = 2;
-      c.host = host_need(hm, c.plan, o.per_vertex, vs, max_prox, window);
+      c.host = host_need(hm, c.plan, o.per_vertex, vs, max_prox, window, full_slots);
     }
+    if (o.host_budget && c.host > o.host_budget)
+      streamed_staging(hm, c.plan, o, vs, max_prox, &window, &c.host);
     c.plan.window_chunks = window;
     c.plan.host_bytes = c.host;
     // What host memory is left keeps decompressed chunks for later units: with room for the
@@ -892,6 +945,12 @@ Plan make_plan(std::uint64_t n, eid_t m, const eid_t* offsets,
         << ") fits the device budget ("
         << (o.device_budget ? format_bytes(o.device_budget) : std::string("unlimited")) << ")";
     if (o.parts == 1) why << " (--parts 1)";
+    if (plan.streamed_staging())
+      why << "; streamed staging: the host budget (" << format_bytes(o.host_budget)
+          << ") cannot hold a full " << format_bytes(plan.slot_bytes)
+          << " host slot, so the unit is built and uploaded in pieces through "
+          << plan.staging_buffers << " x " << format_bytes(plan.piece_bytes)
+          << " host staging buffers";
   } else {
     why << (o.parts ? "forced p = " + std::to_string(o.parts) + "; " : std::string())
         << scheme_name(plan.partition.scheme) << " with p = " << plan.partition.p << ": "
@@ -922,8 +981,18 @@ Plan make_plan(std::uint64_t n, eid_t m, const eid_t* offsets,
 Plan plan_graph(const GraphSource& g, const PlanOptions& options, Census* census_out) {
   CensusOptions co;
   Census census;
-  if (census_needed(g.n(), g.m(), options, &co)) census = take_census(g, co);
-  Plan plan = make_plan(g.n(), g.m(), g.offsets(), g.chunks(), census, options);
+  const bool took = census_needed(g.n(), g.m(), options, &co);
+  if (took) census = take_census(g, co);
+  Plan plan;
+  try {
+    plan = make_plan(g.n(), g.m(), g.offsets(), g.chunks(), census, options);
+  } catch (const Error& e) {
+    // census_needed's estimate expected the in-core plan to fit, but it does not: plan again
+    // with the census (the out-of-core candidates).
+    if (took || e.kind() != ErrorKind::Usage || options.parts != 0 || g.m() == 0) throw;
+    census = take_census(g, census_options(g.n(), options));
+    plan = make_plan(g.n(), g.m(), g.offsets(), g.chunks(), census, options);
+  }
   if (census_out) *census_out = std::move(census);
   return plan;
 }
@@ -932,10 +1001,13 @@ Plan plan_graph(const GraphSource& g, const PlanOptions& options, Census* census
 std::string Plan::to_json() const {
   std::ostringstream o;
   o << "{\"scheme\":\"" << scheme_name(partition.scheme) << "\",\"parts\":" << partition.p
-    << ",\"slots\":" << slots << ",\"slot_bytes\":" << slot_bytes
-    << ",\"device_bytes\":" << device_bytes << ",\"host_bytes\":" << host_bytes
-    << ",\"device_budget\":" << device_budget << ",\"host_budget\":" << host_budget
-    << ",\"bytes_moved\":" << bytes_moved << ",\"bytes_decompressed\":" << bytes_decompressed
+    << ",\"slots\":" << slots << ",\"slot_bytes\":" << slot_bytes << ",\"staging\":\""
+    << (streamed_staging() ? "streamed" : "full") << "\",\"piece_bytes\":" << piece_bytes
+    << ",\"staging_buffers\":" << staging_buffers
+    << ",\"host_staging_bytes\":" << host_staging_bytes << ",\"device_bytes\":" << device_bytes
+    << ",\"host_bytes\":" << host_bytes << ",\"device_budget\":" << device_budget
+    << ",\"host_budget\":" << host_budget << ",\"bytes_moved\":" << bytes_moved
+    << ",\"bytes_decompressed\":" << bytes_decompressed
     << ",\"total_estimated_bytes\":" << (bytes_moved + bytes_decompressed)
     << ",\"chunk_cache_bytes\":" << chunk_cache_bytes
     << ",\"block_cache_bytes\":" << block_cache_bytes << ",\"total_work\":" << total_work
@@ -966,6 +1038,9 @@ std::string Plan::summary() const {
     << " units\n";
   o << "slots: " << slots << " x " << format_bytes(slot_bytes) << " (device "
     << format_bytes(device_bytes) << ", host about " << format_bytes(host_bytes) << ")\n";
+  if (streamed_staging())
+    o << "host staging: streamed, " << staging_buffers << " x " << format_bytes(piece_bytes)
+      << " pieces (" << format_bytes(host_staging_bytes) << ") instead of full host slots\n";
   o << "estimated bytes moved: " << format_bytes(bytes_moved) << " uploaded, "
     << format_bytes(bytes_decompressed) << " decompressed; work imbalance " << imbalance << "\n";
   o << "reason: " << reason << "\n";

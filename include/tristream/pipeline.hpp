@@ -7,6 +7,13 @@
 // prepared and uploaded while unit u is counted. The same driver runs the CPU backend (a worker
 // thread around a Counter) and the CUDA backend (cuda/streaming_backend.cu: pinned slots, a copy
 // stream, a compute stream, events).
+//
+// Streamed staging (Plan::streamed_staging(), the in-core unit when its host slot does not fit the
+// host budget): the backend allocates device slots only (allocate_streamed) plus a ring of small
+// host staging buffers; the driver fills staging buffer k % buffers with bytes
+// [k * piece, (k + 1) * piece) of the unit's slot image, calls upload_piece_async for it, and
+// waits for that buffer's previous copy (wait_staging) before overwriting it. The unit's
+// upload_async then only closes the upload, and count_async starts after the last piece.
 #pragma once
 
 #include <atomic>
@@ -52,6 +59,17 @@ struct UnitLayout {
   std::uint64_t space_rows[3] = {0, 0, 0};
   int num_spaces = 0;
   int u_space = 0, v_space = 0, w_space = 0;
+  // Streamed staging: the bytes [upload_from, bytes) were already sent with upload_piece_async;
+  // there is no host slot, so host_offsets_a (A's offsets on the host, rows + 1 entries, valid
+  // until count_async returns; may be null) stands in for the host slot's copy of them.
+  bool streamed = false;
+  const eid_t* host_offsets_a = nullptr;
+};
+
+// One host -> device copy of a streamed unit (times on the pipeline's clock).
+struct UploadPiece {
+  double start = -1, end = -1;
+  std::uint64_t bytes = 0;
 };
 
 struct SlotResult {
@@ -60,6 +78,8 @@ struct SlotResult {
   const count_t* per_vertex[3] = {nullptr, nullptr, nullptr};
   // Times in seconds on the pipeline's clock (seconds since PipelineClock start); < 0 if unknown.
   double upload_start = -1, upload_end = -1, kernel_start = -1, kernel_end = -1;
+  // Streamed staging: every piece's copy (then upload_start/end span them all, gaps included).
+  std::vector<UploadPiece> upload_pieces;
 };
 
 // A backend seen by the pipeline. Calls come from one thread. Slots are 0 and 1.
@@ -80,8 +100,27 @@ class StreamingBackend {
   virtual void allocate(int slots, std::uint64_t slot_bytes, std::uint64_t per_vertex_rows) = 0;
   // The host staging buffer of a slot (slot_bytes bytes, aligned to 256).
   virtual unsigned char* host_slot(int slot) = 0;
+
+  // ---- streamed staging ----
+  // Instead of allocate(): the device slots (and per-vertex arrays) as allocate() makes them,
+  // but no full host slots (on CUDA host_slot() is then null; the CPU backend's slots are its
+  // "device" and stay in host memory), plus `buffers` (>= 1) host staging buffers of
+  // piece_bytes each (pinned on CUDA). Throws DeviceOutOfMemory.
+  virtual void allocate_streamed(int slots, std::uint64_t slot_bytes, std::uint64_t per_vertex_rows,
+                                 int buffers, std::uint64_t piece_bytes) = 0;
+  // Staging buffer b (piece_bytes bytes, aligned to 256).
+  virtual unsigned char* staging_buffer(int buffer) = 0;
+  // Returns when the last copy out of staging buffer b has finished (the host may then
+  // overwrite it); at once when none is pending.
+  virtual void wait_staging(int buffer) = 0;
+  // Copies `bytes` bytes from the start of staging buffer b to byte device_offset of the slot's
+  // device memory; the first piece of a unit is ordered after the slot's previous kernel.
+  // Returns at once; the buffer must not be written before wait_staging(b) returns.
+  virtual void upload_piece_async(int slot, std::uint64_t device_offset, int buffer,
+                                  std::uint64_t bytes) = 0;
   // Copies bytes [layout.upload_from, layout.bytes) of the host slot to the device, ordered
-  // after the slot's previous kernel. Returns at once.
+  // after the slot's previous kernel. Returns at once. With layout.streamed the pieces were
+  // sent already: it only closes the unit's upload (the count is ordered after every piece).
   virtual void upload_async(int slot, const UnitLayout& layout) = 0;
   // Counts the unit in the slot after its upload. Returns at once.
   virtual void count_async(int slot, const UnitLayout& layout) = 0;
@@ -120,6 +159,11 @@ struct PipelineOptions {
   int max_replans = 4;
   // Tests: override the plan's host caches (bytes; -1 = as planned).
   std::int64_t chunk_cache_bytes = -1, block_cache_bytes = -1;
+  // Tests: override the plan's host staging (-1 = as planned; 0 = full host slots; > 0 =
+  // streamed staging in pieces of this many bytes, any size, through staging_buffers buffers).
+  // Streamed staging exists for the in-core unit only: a plan with p > 1 keeps full slots.
+  std::int64_t piece_bytes = -1;
+  int staging_buffers = 2;
   // Progress: called on the driving thread after each unit's count has been collected, with the
   // units done, the units planned and the seconds since the run started. Must not throw.
   std::function<void(std::uint64_t done, std::uint64_t total, double seconds)> on_unit_done;

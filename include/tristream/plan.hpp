@@ -14,6 +14,12 @@
 //            rows X_i restricted to columns in X_i; only local rows are counted.
 // A unit's blocks sit in one staging slot; two slots exist at once (double buffering), so the
 // plan fits when 2 * slot_bytes (+ per-vertex arrays) <= device budget.
+//
+// Host staging: a unit's blocks are normally built in a host staging slot as large as its device
+// slot (pinned on CUDA). When that host slot does not fit the host budget but the device slot
+// fits the device budget, the in-core plan (p = 1) uses *streamed staging* instead: the unit is
+// built and uploaded in pieces of piece_bytes through a ring of staging_buffers host buffers, so
+// its host need is the row offsets + the ring + the decompression window, independent of m.
 #pragma once
 
 #include <cstdint>
@@ -106,7 +112,9 @@ struct PlanOptions {
   std::uint32_t parts = 0;          // 0: the planner chooses
   std::uint64_t device_budget = 0;  // bytes the two slots may use on the device; 0 = unlimited
   std::uint64_t host_budget = 0;    // bytes the process may use; 0 = unlimited
-  bool device_is_host = false;      // CPU backend: the slots live in host memory only
+  bool device_is_host = false;      // CPU backend: the slots live in host memory only (so streamed
+                                    // staging, which saves host memory only when a separate device
+                                    // holds the slot, is never planned)
   bool per_vertex = false;
   unsigned threads = 0;
 };
@@ -137,12 +145,18 @@ struct WorkUnit {
 
 struct Plan {
   Partition partition;
-  std::vector<WorkUnit> units;           // execution order; unit u runs in slot u % 2
-  int slots = 2;                         // staging slots (1 when there is a single unit)
-  std::uint64_t slot_bytes = 0;          // max blocks bytes of a unit (staging slot size)
-  std::uint64_t per_vertex_rows = 0;     // max rows of the per-vertex arrays of one unit
-  std::uint64_t device_bytes = 0;        // two slots + per-vertex arrays
-  std::uint64_t host_bytes = 0;          // estimated peak host bytes
+  std::vector<WorkUnit> units;        // execution order; unit u runs in slot u % 2
+  int slots = 2;                      // staging slots (1 when there is a single unit)
+  std::uint64_t slot_bytes = 0;       // max blocks bytes of a unit (staging slot size)
+  std::uint64_t per_vertex_rows = 0;  // max rows of the per-vertex arrays of one unit
+  std::uint64_t device_bytes = 0;     // two slots + per-vertex arrays
+  std::uint64_t host_bytes = 0;       // estimated peak host bytes
+  // Host staging: full slots (piece_bytes == 0; host_staging_bytes = slots * slot_bytes) or
+  // streamed (p = 1 only: staging_buffers buffers of piece_bytes; host_staging_bytes is the ring).
+  std::uint64_t piece_bytes = 0;
+  std::uint32_t staging_buffers = 0;
+  std::uint64_t host_staging_bytes = 0;
+  bool streamed_staging() const { return piece_bytes > 0; }
   std::uint64_t bytes_moved = 0;         // estimated bytes uploaded
   std::uint64_t bytes_decompressed = 0;  // estimated raw bytes decompressed
   std::uint64_t device_budget = 0, host_budget = 0;
@@ -159,6 +173,12 @@ struct Plan {
   std::string to_json() const;
   std::string summary() const;  // several lines for humans
 };
+
+// Streamed staging: the planner's ring of host staging buffers (two: building piece k + 1
+// overlaps the upload of piece k) and its smallest and largest piece.
+constexpr std::uint32_t kStagingBuffers = 2;
+constexpr std::uint64_t kMinStagingPiece = 64ull << 10;
+constexpr std::uint64_t kMaxStagingPiece = 128ull << 20;
 
 // The bytes a unit needs on the device for a block of `rows` rows and `edges` columns.
 std::uint64_t block_bytes(std::uint64_t rows, eid_t edges);

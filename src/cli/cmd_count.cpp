@@ -102,7 +102,10 @@ int cmd_count(int argc, char** argv) {
                    "device budget for the two staging slots, e.g. 4G; a graph larger than it is "
                    "counted out of core [free GPU memory minus a reserve]",
                    &gpu_memory)
-      .size_option("host-memory", "host memory the count may use [3/4 of the available memory]",
+      .size_option("host-memory",
+                   "host memory the count may use: row offsets, staging (full slots, or small "
+                   "streamed pieces when a slot does not fit), decompression, caches [3/4 of the "
+                   "available memory]",
                    &host_memory)
       .option("scheme", "", "S",
               "out-of-core partition: auto, range (BBTC), hash (TRUST) or vertex (LSTC) [auto]",
@@ -205,6 +208,9 @@ int cmd_count(int argc, char** argv) {
         .add("parts", unsigned{rep.plan.partition.p})
         .add("units", std::uint64_t{rep.plan.units.size()})
         .add("slot_bytes", std::uint64_t{rep.plan.slot_bytes})
+        .add("staging", rep.plan.streamed_staging() ? "streamed" : "full")
+        .add("piece_bytes", std::uint64_t{rep.plan.piece_bytes})
+        .add("host_staging_bytes", std::uint64_t{rep.plan.host_staging_bytes})
         .add("device_bytes", std::uint64_t{rep.plan.device_bytes})
         .add("bytes_moved", std::uint64_t{rep.plan.bytes_moved})
         .add("reason", rep.plan.reason);
@@ -217,9 +223,14 @@ int cmd_count(int argc, char** argv) {
     std::printf("transitivity  %.6g\n", trans);
     if (per_vertex) std::printf("avg. local clustering  %.6g\n", avg_cc);
     std::printf("backend       %s\n", streaming->describe().c_str());
-    std::printf("plan          %s, p = %u, %zu units\n",
+    std::printf("plan          %s, p = %u, %zu units%s\n",
                 scheme_name(rep.plan.partition.scheme).c_str(), rep.plan.partition.p,
-                rep.plan.units.size());
+                rep.plan.units.size(),
+                rep.plan.streamed_staging()
+                    ? (", streamed staging in " + std::to_string(rep.plan.staging_buffers) + " x " +
+                       format_bytes(rep.plan.piece_bytes) + " pieces")
+                          .c_str()
+                    : "");
     std::printf("pipeline      %s\n", rep.stats.summary().c_str());
     std::printf("seconds       %.3f (plan %.3f, count %.3f%s)\n", total_seconds, load_seconds,
                 count_seconds,

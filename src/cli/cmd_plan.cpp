@@ -28,7 +28,10 @@ int cmd_plan(int argc, char** argv) {
                    "device budget for the two staging slots, e.g. 4G [free GPU memory minus a "
                    "reserve; unlimited without a GPU]",
                    &gpu_memory)
-      .size_option("host-memory", "host memory the count may use [3/4 of the available memory]",
+      .size_option("host-memory",
+                   "host memory the count may use: row offsets, staging (full slots, or small "
+                   "streamed pieces when a slot does not fit), decompression, caches [3/4 of the "
+                   "available memory]",
                    &host_memory)
       .option("scheme", "", "S", "auto, range (BBTC), hash (TRUST) or vertex (LSTC) [auto]",
               &scheme)
@@ -57,11 +60,15 @@ int cmd_plan(int argc, char** argv) {
 
   tcsr::Reader reader(input);
   std::unique_ptr<StreamingBackend> be;
-  if (gpu_memory == 0 && (backend == "cuda" || (backend == "auto" && cuda_device_count() > 0)))
+  const bool cuda = backend == "cuda" || (backend == "auto" && cuda_device_count() > 0);
+  if (gpu_memory == 0 && cuda)
     be = make_cuda_streaming_backend(o.counter);
   else if (backend != "auto" && backend != "cpu" && backend != "cuda")
     throw Error(ErrorKind::Usage, "--backend: unknown backend '" + backend + "'");
-  const PlanOptions po = resolve_plan_options(o, be.get());
+  PlanOptions po = resolve_plan_options(o, be.get());
+  // The plan of the backend named (or found), also with --gpu-memory: a CUDA plan may stream
+  // its host staging, a CPU plan keeps its slots in host memory.
+  po.device_is_host = !cuda;
   auto src = reader_source(reader);
   Census census;
   const Plan plan = plan_graph(*src, po, &census);

@@ -5,7 +5,9 @@
 
 #include <csignal>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
+#include <functional>
 #include <map>
 #include <sstream>
 #include <tuple>
@@ -410,6 +412,299 @@ TEST(Pipeline, EmptyGraphCountsZero) {
   CountReport r = count_with_backend(*src, popts(Scheme::Auto, 0, true), *be);
   EXPECT_EQ(r.triangles, 0u);
   EXPECT_EQ(r.per_vertex, std::vector<count_t>(5, 0));
+}
+
+// ---- streamed staging: the in-core unit built and uploaded in pieces --------------------------
+
+// A backend with a separate "device": device slots apart from the host slots / staging buffers.
+// A piece's copy happens late (when the host waits for its buffer, or closes the unit's upload),
+// like an asynchronous copy, so a buffer the pipeline overwrote too early uploads wrong bytes and
+// the count goes wrong. Every byte of a streamed unit's [upload_from, bytes) must be uploaded
+// exactly once and nothing outside it. Counts with the CPU counter over the device slot.
+class DeviceDouble final : public StreamingBackend {
+ public:
+  std::uint64_t device_limit = 0;  // throw DeviceOutOfMemory above it (0 = none)
+  std::function<void()> on_piece;  // called after every upload_piece_async
+  std::uint64_t pieces = 0, streamed_allocations = 0, releases = 0;
+
+  std::string name() const override { return "double"; }
+  std::string describe() const override { return "device double"; }
+  bool device_is_host() const override { return false; }
+  std::uint64_t free_device_bytes() override { return device_limit; }
+  void allocate(int slots, std::uint64_t slot_bytes, std::uint64_t pv_rows) override {
+    alloc_device(slots, slot_bytes, pv_rows);
+    for (int s = 0; s < slots; ++s) host_[s].assign(slot_bytes / 8 + 1, 0);
+  }
+  void allocate_streamed(int slots, std::uint64_t slot_bytes, std::uint64_t pv_rows, int buffers,
+                         std::uint64_t piece_bytes) override {
+    alloc_device(slots, slot_bytes, pv_rows);
+    staging_.assign(static_cast<std::size_t>(buffers),
+                    std::vector<std::uint64_t>(piece_bytes / 8 + 1));
+    pending_.assign(static_cast<std::size_t>(buffers), Copy{});
+    piece_bytes_ = piece_bytes;
+    ++streamed_allocations;
+  }
+  unsigned char* host_slot(int s) override {
+    return host_[s].empty() ? nullptr : reinterpret_cast<unsigned char*>(host_[s].data());
+  }
+  unsigned char* staging_buffer(int b) override {
+    return reinterpret_cast<unsigned char*>(staging_.at(static_cast<std::size_t>(b)).data());
+  }
+  void wait_staging(int b) override { complete(b); }
+  void upload_piece_async(int s, std::uint64_t at, int b, std::uint64_t bytes) override {
+    Copy& c = pending_.at(static_cast<std::size_t>(b));
+    if (c.active) {
+      ADD_FAILURE() << "staging buffer " << b << " reused before wait_staging";
+      complete(b);
+    }
+    EXPECT_GT(bytes, 0u);
+    EXPECT_LE(bytes, piece_bytes_);
+    EXPECT_LE(at + bytes, slot_bytes_);
+    c = Copy{true, s, at, bytes};
+    ++pieces;
+    if (on_piece) on_piece();
+  }
+  void upload_async(int s, const UnitLayout& L) override {
+    auto* dev = reinterpret_cast<unsigned char*>(dev_[s].data());
+    if (!L.streamed) {
+      std::memcpy(dev + L.upload_from, host_slot(s) + L.upload_from, L.bytes - L.upload_from);
+      return;
+    }
+    for (std::size_t b = 0; b < pending_.size(); ++b)
+      if (pending_[b].active && pending_[b].slot == s) complete(static_cast<int>(b));
+    std::uint64_t wrong = 0;
+    for (std::uint64_t x = 0; x < cover_[s].size(); ++x)
+      wrong += cover_[s][x] != (x >= L.upload_from && x < L.bytes ? 1 : 0);
+    EXPECT_EQ(wrong, 0u) << "bytes of unit " << L.unit << " not uploaded exactly once";
+    std::fill(cover_[s].begin(), cover_[s].end(), 0);
+  }
+  void count_async(int s, const UnitLayout& L) override {
+    const auto* base = reinterpret_cast<const unsigned char*>(dev_[s].data());
+    auto view = [&](int bi) {
+      const SlotBlock& b = L.blocks[bi];
+      return CsrView{b.rows, reinterpret_cast<const eid_t*>(base + b.offsets_at),
+                     reinterpret_cast<const vid_t*>(base + b.cols_at), b.col_space};
+    };
+    result_[s] = SlotResult{};
+    PerVertexOut pv;
+    if (L.per_vertex) {
+      std::uint64_t at = 0;
+      count_t* spaces[3] = {nullptr, nullptr, nullptr};
+      for (int x = 0; x < L.num_spaces; ++x) {
+        spaces[x] = pv_[s].data() + at;
+        std::fill(spaces[x], spaces[x] + L.space_rows[x], 0);
+        at += L.space_rows[x];
+        result_[s].per_vertex[x] = spaces[x];
+      }
+      pv = PerVertexOut{spaces[L.u_space], spaces[L.v_space], spaces[L.w_space]};
+    }
+    result_[s].triangles = counter_->count(view(L.a), view(L.b), view(L.c), pv);
+  }
+  bool poll(int) override { return true; }
+  SlotResult wait(int s) override { return result_[s]; }
+  void release() override {
+    for (int s = 0; s < 2; ++s) {
+      dev_[s].clear();
+      host_[s].clear();
+      cover_[s].clear();
+    }
+    staging_.clear();
+    pending_.clear();
+    ++releases;
+  }
+
+ private:
+  struct Copy {
+    bool active = false;
+    int slot = 0;
+    std::uint64_t at = 0, bytes = 0;
+  };
+  void alloc_device(int slots, std::uint64_t slot_bytes, std::uint64_t pv_rows) {
+    const std::uint64_t need = static_cast<std::uint64_t>(slots) * slot_bytes;
+    if (device_limit && need > device_limit)
+      throw DeviceOutOfMemory("out of memory (device double)", need);
+    release();
+    for (int s = 0; s < slots; ++s) {
+      dev_[s].assign(slot_bytes / 8 + 1, 0xdeadbeefdeadbeefull);  // garbage until uploaded
+      cover_[s].assign(slot_bytes, 0);
+      pv_[s].assign(pv_rows, 0);
+    }
+    slot_bytes_ = slot_bytes;
+  }
+  void complete(int b) {
+    Copy& c = pending_.at(static_cast<std::size_t>(b));
+    if (!c.active) return;
+    std::memcpy(reinterpret_cast<unsigned char*>(dev_[c.slot].data()) + c.at, staging_buffer(b),
+                c.bytes);
+    for (std::uint64_t x = c.at; x < c.at + c.bytes; ++x)
+      cover_[c.slot][x] = static_cast<unsigned char>(std::min(cover_[c.slot][x] + 1, 255));
+    c.active = false;
+  }
+  std::unique_ptr<Counter> counter_ = make_cpu_counter();
+  std::vector<std::uint64_t> dev_[2], host_[2];
+  std::vector<unsigned char> cover_[2];
+  std::vector<count_t> pv_[2];
+  std::vector<std::vector<std::uint64_t>> staging_;
+  std::vector<Copy> pending_;
+  SlotResult result_[2];
+  std::uint64_t slot_bytes_ = 0, piece_bytes_ = 0;
+};
+
+// Graphs for streamed staging: empty rows (isolated vertices), a hub row much longer than the
+// pieces, cliques; small chunks so pieces and chunks cut each other everywhere.
+std::vector<Case> staging_cases() {
+  test::EdgeList sparse = test::random_graph(3000, 2500, 61);  // many empty rows
+  test::EdgeList hub = test::complete_graph(12);
+  for (vid_t v = 12; v < 900; ++v) hub.emplace_back(0, v);  // row 0: ~900 columns
+  for (vid_t v = 12; v + 1 < 900; v += 3) hub.emplace_back(v, v + 1);
+  return {
+      {"random", test::random_graph(400, 4000, 7)},
+      {"skewed", test::skewed_graph(600, 5000, 3)},
+      {"sparse", sparse},
+      {"hub", hub},
+      {"cliques", test::disjoint_cliques(6, 7)},
+  };
+}
+
+TEST(StreamedStaging, PiecesOfAnySizeCountExactly) {
+  // Pieces smaller than one offset or column (1, 3, 7 bytes), rows spanning pieces, pieces larger
+  // than the slot; one, two and three staging buffers; CPU backend and the device double.
+  for (const auto& c : staging_cases()) {
+    SCOPED_TRACE(c.name);
+    const std::uint64_t n = test::vertex_count(c.edges);
+    std::vector<vid_t> new_of_old;
+    OrientedGraph g = orient_edge_list(n, c.edges, &new_of_old);
+    const count_t oracle = test::brute_force_triangles(n, c.edges);
+    const auto oracle_pv = test::brute_force_per_vertex(n, c.edges);
+    for (std::uint64_t chunk : {5u, 333u}) {
+      auto src = memory_source(g, chunk);
+      auto cpu = cpu_backend();
+      const count_t in_core =
+          count_with_backend(*src, popts(Scheme::Range, 1, false), *cpu).triangles;
+      EXPECT_EQ(in_core, oracle);
+      for (std::int64_t piece : {1, 3, 7, 8, 13, 256, 4100, 1 << 22})
+        for (int buffers : {1, 2, 3}) {
+          SCOPED_TRACE("chunk " + std::to_string(chunk) + " piece " + std::to_string(piece) +
+                       " buffers " + std::to_string(buffers));
+          auto o = popts(Scheme::Range, 1, true);
+          o.piece_bytes = piece;
+          o.staging_buffers = buffers;
+          DeviceDouble dd;
+          for (StreamingBackend* be :
+               {static_cast<StreamingBackend*>(cpu.get()), static_cast<StreamingBackend*>(&dd)}) {
+            CountReport r = count_with_backend(*src, o, *be);
+            EXPECT_EQ(r.triangles, in_core) << be->name();
+            std::uint64_t bad = 0;
+            for (std::uint64_t v = 0; v < n; ++v)
+              bad += r.per_vertex[new_of_old[v]] != oracle_pv[v];
+            EXPECT_EQ(bad, 0u) << be->name();
+            EXPECT_EQ(r.stats.units, 1u);
+          }
+          const std::uint64_t slot = in_core_bytes(g.n(), g.m(), false);
+          EXPECT_EQ(dd.pieces, (slot + static_cast<std::uint64_t>(piece) - 1) /
+                                   static_cast<std::uint64_t>(piece));
+          EXPECT_EQ(dd.streamed_allocations, 1u);
+        }
+    }
+  }
+}
+
+TEST(StreamedStaging, EmptyGraphCountsZero) {
+  OrientedGraph g;
+  g.csr.offsets.assign(6, 0);
+  g.csr.col_space = 5;
+  auto src = memory_source(g, 8);
+  auto o = popts(Scheme::Range, 1, true);
+  o.piece_bytes = 3;
+  DeviceDouble dd;
+  CountReport r = count_with_backend(*src, o, dd);
+  EXPECT_EQ(r.triangles, 0u);
+  EXPECT_EQ(r.per_vertex, std::vector<count_t>(5, 0));
+  EXPECT_EQ(dd.pieces, 0u);
+}
+
+// The planner chooses streamed staging when the host slot does not fit the host budget; the run
+// reports every piece as an upload span, and the bytes built and uploaded are the slot's.
+TEST(StreamedStaging, PlannedFromTheHostBudgetWithStats) {
+  auto e = test::random_graph(5000, 60000, 41);
+  const std::uint64_t n = test::vertex_count(e);
+  OrientedGraph g = orient_edge_list(n, e);
+  const count_t oracle = test::brute_force_triangles(n, e);
+  auto src = memory_source(g, 1024);
+  const std::uint64_t slot = in_core_bytes(g.n(), g.m(), false);
+  const std::uint64_t host = (g.n() + 1) * 8 + 2 * 1024 * 4 + slot / 2;
+  PlanOptions po;
+  po.host_budget = host;
+  po.threads = 2;  // device_is_host = false: a device holds the slot
+  Plan plan = plan_graph(*src, po);
+  ASSERT_TRUE(plan.streamed_staging());
+  ASSERT_EQ(plan.partition.p, 1u);
+  EXPECT_LE(plan.host_bytes, host);
+  test::TempDir tmp;
+  auto o = popts(Scheme::Auto, 0, false);
+  o.trace_path = tmp.file("trace.json");
+  auto be = cpu_backend();
+  CountReport r = run_plan(*src, plan, *be, o);
+  EXPECT_EQ(r.triangles, oracle);
+  const std::uint64_t pieces = (slot + plan.piece_bytes - 1) / plan.piece_bytes;
+  EXPECT_EQ(r.stats.upload.bytes, slot);
+  EXPECT_EQ(r.stats.upload.spans, pieces);
+  EXPECT_EQ(r.stats.transform.bytes, slot);
+  EXPECT_EQ(r.stats.decompress.bytes, g.m() * sizeof(vid_t));  // every chunk once
+  EXPECT_EQ(r.stats.kernel.spans, 1u);
+  EXPECT_GE(r.stats.transform.busy_s, 0);
+  // through count_with_backend with a device: the same plan, chosen from --host-memory
+  auto o2 = popts(Scheme::Auto, 0, false);
+  o2.host_memory = host;
+  DeviceDouble dd;
+  CountReport r2 = count_with_backend(*src, o2, dd);
+  EXPECT_EQ(r2.triangles, oracle);
+  EXPECT_TRUE(r2.plan.streamed_staging());
+  EXPECT_EQ(dd.pieces, pieces);
+}
+
+TEST(StreamedStaging, SigintStopsBetweenPieces) {
+  auto e = test::random_graph(2000, 20000, 67);
+  OrientedGraph g = orient_edge_list(test::vertex_count(e), e);
+  auto src = memory_source(g, 100);
+  clear_interrupt();
+  struct sigaction old;
+  sigaction(SIGINT, nullptr, &old);
+  install_sigint_handler();
+  DeviceDouble dd;
+  dd.on_piece = [&] {
+    if (dd.pieces == 3) std::raise(SIGINT);
+  };
+  auto o = popts(Scheme::Range, 1, false);
+  o.piece_bytes = 1000;
+  CountReport r = count_with_backend(*src, o, dd);
+  EXPECT_TRUE(r.interrupted);
+  EXPECT_EQ(r.stats.units, 0u);
+  EXPECT_EQ(dd.pieces, 3u);
+  EXPECT_GE(dd.releases, 1u);
+  clear_interrupt();
+  sigaction(SIGINT, &old, nullptr);
+}
+
+TEST(StreamedStaging, DeviceOutOfMemoryReplans) {
+  // The streamed in-core plan asks for the whole graph on the device; the device has less, so
+  // the pipeline re-plans with half the budget, out of core, and still counts exactly.
+  auto e = test::random_graph(5000, 60000, 71);
+  const std::uint64_t n = test::vertex_count(e);
+  OrientedGraph g = orient_edge_list(n, e);
+  auto src = memory_source(g, 1024);
+  const std::uint64_t slot = in_core_bytes(g.n(), g.m(), false);
+  auto o = popts(Scheme::Auto, 0, false);
+  o.gpu_memory = slot;  // the plan believes the graph fits ...
+  o.host_memory = (g.n() + 1) * 8 + 2 * 1024 * 4 + slot / 2;  // ... with streamed staging
+  DeviceDouble dd;
+  dd.device_limit = slot / 2;  // ... but the device has half of it
+  CountReport r = count_with_backend(*src, o, dd);
+  EXPECT_EQ(r.triangles, test::brute_force_triangles(n, e));
+  EXPECT_GE(r.stats.replans, 1u);
+  EXPECT_GT(r.plan.partition.p, 1u);
+  EXPECT_FALSE(r.plan.streamed_staging());
+  EXPECT_EQ(dd.streamed_allocations, 0u);  // the first allocation threw before it counted
 }
 
 // Through real .tcsr files: small chunks, every scheme, and a corrupt chunk.
