@@ -8,6 +8,7 @@
 #include <future>
 #include <numeric>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "args.hpp"
@@ -160,7 +161,21 @@ int cmd_count(int argc, char** argv) {
   const auto src = reader_source(reader);
   auto degrees_of_file = [&] { return streamed_degrees(*src, static_cast<unsigned>(threads)); };
   std::future<std::vector<eid_t>> degrees_future;
-  if (streaming->name() == "cuda") degrees_future = std::async(std::launch::async, degrees_of_file);
+  if (streaming->name() == "cuda") {
+    // The concurrent degree stream holds n degrees and a chunk per thread while the count runs:
+    // both come out of the host budget the pipeline plans with.
+    const std::uint64_t budget = host_memory ? host_memory : default_host_budget();
+    if (budget) {
+      std::uint64_t max_chunk = 0;
+      for (const auto& c : reader.chunks())
+        max_chunk = std::max<std::uint64_t>(max_chunk, c.edges * sizeof(vid_t));
+      const unsigned t = threads ? static_cast<unsigned>(threads)
+                                 : std::max(1u, std::thread::hardware_concurrency());
+      const std::uint64_t degrees_bytes = reader.n() * sizeof(eid_t) + t * max_chunk;
+      po.host_memory = budget > 2 * degrees_bytes ? budget - degrees_bytes : budget / 2;
+    }
+    degrees_future = std::async(std::launch::async, degrees_of_file);
+  }
   ProgressLine progress(!quiet && ::isatty(STDERR_FILENO));
   po.on_unit_done = [&](std::uint64_t done, std::uint64_t total, double sec) {
     progress.update(done, total, sec);
