@@ -12,8 +12,10 @@
 //   - longer rows by a whole block (kBlock threads) with a table of up to kTable entries;
 //   - rows whose B(u) does not fit the block's table "spill": the probes binary-search B(u) in
 //     global memory instead (its cache lines stay in L1/L2 for the row's walk).
-// Rows are handed out in chunks through an atomic counter (dynamic scheduling); the half-warp,
-// warp and block kernels run concurrently on three streams.
+// Rows are handed out in chunks through an atomic counter (dynamic scheduling); the light-row,
+// warp and block kernels run concurrently on three streams. Variant `trust:lite` sends the light
+// rows (max(|A(u)|, |B(u)|) <= kLiteMax = 32) to kernel_trust_lite.cu instead, which packs several
+// whole rows into one warp with one lane per edge (slower: see docs/kernels.md).
 //
 // Variant `trust:in` turns the roles around: it hashes C(v) once per row v of C and probes it
 // with B(u) for every u with v in A(u) (the in-edges of v, found through a transpose of A built
@@ -21,7 +23,8 @@
 // part of B(u) after v can close a triangle, so the probes of one v are the wedges (u; v, w),
 // v < w, and the total work is the wedge count sum_u C(d+(u), 2) instead of the
 // sum over edges u -> v of d+(v) that `trust` walks: about 4x less on Kronecker graphs (see
-// docs/kernels.md). In general the whole of B(u) is probed.
+// docs/kernels.md). In general the part of B(u) from the first id of C(v) on is probed (a binary
+// search skips the rest).
 // Variant `trust:t32`: warp rows only up to |B(u)| = 32.
 #include <cub/device/device_scan.cuh>
 
@@ -110,8 +113,14 @@ __device__ __forceinline__ ull walk(const Task& t, const InIndex& in, std::uint6
       [&](eid_t i, vid_t& u, eid_t& beg, ull& len) {
         const InEdge ie = in.edge[i];
         u = ie.u;
-        beg = B.off[u] + (in.tri ? ie.pos + 1 : 0);
-        len = B.off[u + 1] - beg;
+        const eid_t b0 = B.off[u], e0 = B.off[u + 1];
+        // Only ids in [lo, hi] (the range of C(v)) can hit. In core that is the part of B(u)
+        // after v; in general, skip the part of B(u) below lo by a binary search.
+        if (in.tri)
+          beg = b0 + ie.pos + 1;
+        else
+          beg = b0 + (e0 - b0 > 8 ? lower_bound_bf(B.col + b0, e0 - b0, lo) : 0);
+        len = e0 - beg;
       },
       B.col, lo, hi, member,
       [&](vid_t u, vid_t w) {
@@ -204,10 +213,11 @@ __global__ void in_scatter_kernel(Task t, ull* cursor, InEdge* edges) {
   }
 }
 
-// Bins: [0] lists of at most 16 ids (half-warp tiles), [1] at most kWarpMax (warps), [2] blocks.
+// Bins: [0] lists of at most 16 ids (half-warp tiles) — or, with `lite`, the light rows of
+// kernel_trust_lite.cu, which finds them itself —, [1] at most kWarpMax (warps), [2] blocks.
 template <bool PV, bool IN>
 void run_bins(const Task& t, const InIndex& in, const vid_t* lists, std::uint64_t list_stride,
-              ull* counts, const LaunchEnv& env) {
+              ull* counts, const LaunchEnv& env, bool lite = false) {
   TS_CUDA_CHECK(cudaMemsetAsync(counts + 3, 0, 3 * sizeof(ull), env.stream));
   Fork fork(env.stream, 3);
   {
@@ -223,7 +233,9 @@ void run_bins(const Task& t, const InIndex& in, const vid_t* lists, std::uint64_
                                                         counts + 4);
     TS_CUDA_CHECK_LAUNCH();
   }
-  {
+  if (lite) {
+    launch_trust_lite(t, env, fork.stream(2), counts + 3);
+  } else {
     auto* const k = &trust_tile_kernel<PV, IN, 16>;
     const int grid = resident_blocks(reinterpret_cast<const void*>(k), kWarpsPerBlock * 32, 0, env);
     k<<<grid, kWarpsPerBlock * 32, 0, fork.stream(2)>>>(t, in, lists, counts, counts + 3);
@@ -234,12 +246,21 @@ void run_bins(const Task& t, const InIndex& in, const vid_t* lists, std::uint64_
 
 template <bool PV>
 void launch_out(const Task& t, const LaunchEnv& env) {
-  const std::uint64_t warp_max = env.variant == "t32" ? 32 : kWarpMax;
   AsyncBuffer<vid_t> lists(3 * t.rows, env.stream);
   AsyncBuffer<ull> counts(6, env.stream);  // [0,3): bin sizes, [3,6): work counters
-  const std::uint64_t bounds[3] = {std::min<std::uint64_t>(16, warp_max), warp_max, ~0ull};
-  bin_rows(t, 3, bounds, lists.get(), counts.get(), env);
-  run_bins<PV, false>(t, InIndex{}, lists.get(), t.rows, counts.get(), env);
+  if (env.variant != "lite") {
+    // The tile kernels for light rows (half-warp tiles up to 16 ids), binned by |B(u)|.
+    const std::uint64_t warp_max = env.variant == "t32" ? 32 : kWarpMax;
+    const std::uint64_t bounds[3] = {std::min<std::uint64_t>(16, warp_max), warp_max, ~0ull};
+    bin_rows(t, 3, bounds, lists.get(), counts.get(), env);
+    run_bins<PV, false>(t, InIndex{}, lists.get(), t.rows, counts.get(), env);
+    return;
+  }
+  // `trust:lite`: rows with max(|A(u)|, |B(u)|) <= kLiteMax go to the window kernel
+  // (kernel_trust_lite.cu), heavier ones to the warp and block kernels.
+  const std::uint64_t bounds[3] = {kLiteMax, kWarpMax, ~0ull};
+  bin_rows(t, 3, bounds, lists.get(), counts.get(), env, 0);
+  run_bins<PV, false>(t, InIndex{}, lists.get(), t.rows, counts.get(), env, true);
 }
 
 template <bool PV>

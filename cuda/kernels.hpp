@@ -24,6 +24,11 @@ struct LaunchEnv {
   std::uint64_t a_edges = ~0ull;
 };
 
+// The light rows of `trust` (kernel_trust_lite.cu): rows u with 0 < |A(u)|, |B(u)| <= kLiteMax,
+// one warp per window of whole rows; `counter` is one device word of scratch (zeroed here).
+constexpr std::uint64_t kLiteMax = 32;
+void launch_trust_lite(const Task& t, const LaunchEnv& env, cudaStream_t stream, ull* counter);
+
 void launch_lstc(const Task& t, const LaunchEnv& env);
 void launch_trust(const Task& t, const LaunchEnv& env);
 void launch_wedge(const Task& t, const LaunchEnv& env);
@@ -36,6 +41,10 @@ void launch_bitmap(const Task& t, const LaunchEnv& env);
 // resident blocks per SM times SMs.
 int resident_blocks(const void* kernel, int block, std::size_t smem, const LaunchEnv& env);
 
+// Raises the release threshold of the device's default memory pool (once per device), so that
+// kernel scratch from cudaMallocAsync is not unmapped and mapped again between launches.
+void keep_scratch_pool(int device);
+
 // Row bins: rows u with |A(u)| > 0 and |B(u)| > 0, keyed by max(|B(u)|, |A(u)| >> a_shift),
 // split by ascending inclusive upper bounds. lists: nbins * rows entries (bin b at b * rows), in
 // no particular order within a bin; counts: nbins device counters (zeroed here).
@@ -43,7 +52,9 @@ void bin_rows(const Task& t, int nbins, const std::uint64_t* bounds, vid_t* list
               const LaunchEnv& env, int a_shift = 63);
 
 // Runs work on `n` streams forked from env.stream and joined back into it. Stream 0 is
-// env.stream itself. join() must be called before the scratch used by the forks is freed.
+// env.stream itself. join() must be called before the scratch used by the forks is freed. The
+// side streams and events come from a per-device pool and are reused by later forks.
+struct ForkSet;
 class Fork {
  public:
   Fork(cudaStream_t main, int n);
@@ -56,6 +67,7 @@ class Fork {
  private:
   cudaStream_t main_;
   int n_;
+  ForkSet* set_ = nullptr;  // pooled streams and events (launch_util.cu)
   cudaStream_t side_[3] = {};
   cudaEvent_t ev_[4] = {};
   bool joined_ = false;

@@ -5,6 +5,8 @@
 // a tuning switch of that family used by the benchmark (trust:t32, wedge:nocorner).
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "check.hpp"
@@ -46,16 +48,44 @@ void validate_kernel_name(const std::string& kernel) {
 }
 
 std::string choose_kernel(const CsrView& A, const CsrView& B, const CsrView& C,
-                          const eid_t* host_offsets_A) {
-  (void)B;
-  (void)C;
-  // The rule and the measurements behind it: docs/kernels.md. Both candidates are `trust`
-  // (vertex-centric hashing). `trust` walks sum over edges u -> v of |C(v)| items; `trust:in`
-  // walks the wedges, sum over u of C(|A(u)|, 2), after a transpose of A. Their ratio grows with
-  // the skew of the out-degrees, measured as R = E[d^2] / E[d]^2 over rows of A, sampled at a
-  // stride (at most 2^12 rows: 2^16 samples cost 0.5-1 ms of host time on the benchmark graphs,
-  // which the GPU waits for): R > 2 -> trust:in.
+                          const eid_t* host_offsets_A, const HostViews& host) {
+  // The rule and the measurements behind it: docs/kernels.md. All candidates are `trust`
+  // (vertex-centric hashing): `trust` walks sum over edges u -> v of |C(v)| items (P), `trust:in`
+  // the wedges, about sum over u of |A(u)| |B(u)| / 2 (W), after a transpose of A, and
+  // `trust:lite` is `trust` with light rows packed into windows.
+  //   In core (A = B = C): the skew of the out-degrees, R = E[d^2] / E[d]^2 over a sample of at
+  //   most 2^12 rows, predicts P / W: R > 2 -> trust:in, else trust:lite.
+  //   Blocks of a partition: P / W estimated on a sample (at most 2^10 rows, 8 columns each)
+  //   when host copies of A's columns and B's and C's offsets are given: P / W > 2.5 -> trust:in,
+  //   else trust; without them, R as above with trust for R <= 2.
   if (!host_offsets_A || A.rows == 0) return "trust:in";
+  const bool same = A.offsets == B.offsets && A.cols == B.cols && A.offsets == C.offsets &&
+                    A.cols == C.cols && A.rows == C.rows;
+  if (!same && host.a_cols && host.b_offsets && host.c_offsets) {
+    const std::uint64_t step = std::max<std::uint64_t>(1, A.rows >> 10);
+    double p = 0, w = 0;
+    for (std::uint64_t u = 0; u < A.rows; u += step) {
+      const eid_t a0 = host_offsets_A[u], a1 = host_offsets_A[u + 1];
+      const double da = static_cast<double>(a1 - a0);
+      const double db = static_cast<double>(host.b_offsets[u + 1] - host.b_offsets[u]);
+      if (da == 0 || db == 0) continue;
+      w += da * db / 2;
+      const eid_t stride = std::max<eid_t>(1, (a1 - a0) / 8);
+      double sum = 0, seen = 0;
+      for (eid_t e = a0; e < a1; e += stride) {
+        const vid_t v = host.a_cols[e];
+        if (v >= C.rows) continue;  // not a row of C (malformed views): ignored here
+        sum += static_cast<double>(host.c_offsets[v + 1] - host.c_offsets[v]);
+        seen += 1;
+      }
+      if (seen > 0) p += sum * da / seen;
+    }
+    const double rho = w > 0 ? p / w : 0;
+    if (std::getenv("TRISTREAM_DEBUG_AUTO"))
+      std::fprintf(stderr, "tristream auto: rows %llu, P/W %.2f -> %s\n",
+                   static_cast<unsigned long long>(A.rows), rho, rho > 2.5 ? "trust:in" : "trust");
+    return rho > 2.5 ? "trust:in" : "trust";
+  }
   const std::uint64_t step = std::max<std::uint64_t>(1, A.rows >> 12);
   double s1 = 0, s2 = 0, k = 0;
   for (std::uint64_t u = 0; u < A.rows; u += step) {
@@ -64,16 +94,17 @@ std::string choose_kernel(const CsrView& A, const CsrView& B, const CsrView& C,
     s2 += d * d;
     k += 1;
   }
-  if (s1 == 0) return "trust";
+  const char* light = same ? "trust:lite" : "trust";
+  if (s1 == 0) return light;
   const double r = s2 * k / (s1 * s1);
-  return r > 2.0 ? "trust:in" : "trust";
+  return r > 2.0 ? "trust:in" : light;
 }
 
 void enqueue_count(const CsrView& A, const CsrView& B, const CsrView& C, const std::string& kernel,
                    unsigned long long* d_total, const PerVertexOut& per_vertex, void* stream,
-                   const eid_t* host_offsets_A) {
+                   const eid_t* host_offsets_A, const HostViews& host) {
   KernelName k = parse_kernel(kernel);
-  if (k.family == "auto") k = parse_kernel(choose_kernel(A, B, C, host_offsets_A));
+  if (k.family == "auto") k = parse_kernel(choose_kernel(A, B, C, host_offsets_A, host));
   TS_CHECK(A.rows == B.rows, "enqueue_count: A and B must have the same rows");
   if (A.rows == 0 || C.rows == 0) return;
   TS_CHECK(A.rows < (1ull << 32) && C.rows < (1ull << 32), "enqueue_count: rows must fit 32 bits");
@@ -97,6 +128,7 @@ void enqueue_count(const CsrView& A, const CsrView& B, const CsrView& C, const s
   detail::LaunchEnv env;
   env.stream = static_cast<cudaStream_t>(stream);
   env.sm_count = current_sm_count(&env.device);
+  detail::keep_scratch_pool(env.device);
   env.same_views = A.offsets == B.offsets && A.cols == B.cols && A.offsets == C.offsets &&
                    A.cols == C.cols && A.rows == C.rows;
   env.per_vertex = per_vertex.wanted();

@@ -17,12 +17,20 @@ namespace tristream::cuda {
 // `host_offsets_A` optionally points to a host copy of A's offsets (rows+1) for planning the
 // launch (degree classes, wedge counts); may be null (then the launch plans on the device).
 // Throws Error(Device) on a CUDA failure, Error(Usage) on an unknown kernel name.
+// Optional host copies of the views, for `auto` (any may be null): with A's columns and the
+// offsets of B and C it estimates the work of both trust formulations on a sample of rows.
+struct HostViews {
+  const vid_t* a_cols = nullptr;     // indexed like A's offsets
+  const eid_t* b_offsets = nullptr;  // rows + 1
+  const eid_t* c_offsets = nullptr;  // C.rows + 1
+};
+
 void enqueue_count(const CsrView& A, const CsrView& B, const CsrView& C, const std::string& kernel,
                    unsigned long long* d_total, const PerVertexOut& per_vertex, void* stream,
-                   const eid_t* host_offsets_A = nullptr);
+                   const eid_t* host_offsets_A = nullptr, const HostViews& host = {});
 
-// The kernel `auto` would pick for these views (for reports).
+// The kernel `auto` would pick for these views (for reports); the rule is in docs/kernels.md.
 std::string choose_kernel(const CsrView& A, const CsrView& B, const CsrView& C,
-                          const eid_t* host_offsets_A);
+                          const eid_t* host_offsets_A, const HostViews& host = {});
 
 }  // namespace tristream::cuda

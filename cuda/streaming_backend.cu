@@ -287,8 +287,14 @@ class CudaStreamingBackend final : public StreamingBackend {
     const eid_t* host_off_a =
         L.streamed ? L.host_offsets_a
                    : reinterpret_cast<const eid_t*>(sl.host + L.blocks[L.a].offsets_at);
+    cuda::HostViews hv;  // for `auto`: the host image of the slot, when there is one
+    if (!L.streamed) {
+      hv.a_cols = reinterpret_cast<const vid_t*>(sl.host + L.blocks[L.a].cols_at);
+      hv.b_offsets = reinterpret_cast<const eid_t*>(sl.host + L.blocks[L.b].offsets_at);
+      hv.c_offsets = reinterpret_cast<const eid_t*>(sl.host + L.blocks[L.c].offsets_at);
+    }
     try {
-      cuda::enqueue_count(A, B, C, opts_.kernel, sl.d_total, pv, compute_, host_off_a);
+      cuda::enqueue_count(A, B, C, opts_.kernel, sl.d_total, pv, compute_, host_off_a, hv);
     } catch (const DeviceOutOfMemory&) {
       throw;
     } catch (const Error& e) {

@@ -52,7 +52,7 @@ TEST_P(CudaStreamed, EqualsTheCpuCount) {
     auto src = memory_source(g, 777);  // small chunks: units span chunks
     auto cpu = make_cpu_streaming_backend(make_cpu_counter());
     CountReport ref = count_with_backend(*src, popts(Scheme::Range, 1, true, "auto"), *cpu);
-    for (const std::string kernel : {"auto", "lstc", "wedge"}) {
+    for (const std::string kernel : {"auto", "trust", "trust:lite", "trust:in", "lstc", "wedge"}) {
       SCOPED_TRACE(kernel);
       auto be = make_cuda_streaming_backend(CounterOptions{0, kernel, 0});
       CountReport r = count_with_backend(*src, popts(scheme, p, true, kernel), *be);

@@ -1,0 +1,260 @@
+// cuda/kernel_trust_lite.cu — `trust:lite`: a kernel for light rows that packs several whole
+// consecutive rows into one warp ("window") and walks their neighbours' lists as one flat,
+// coalesced sequence.
+//
+// Contract: adds to *t.total (and to the per-vertex counts when asked) the part of
+// count(A, B, C) that comes from the light rows u: 0 < |A(u)| <= kLiteMax and
+// 0 < |B(u)| <= kLiteMax. Rows outside that class are skipped (launch_trust counts them with its
+// warp and block kernels, binned by the same key, max(|A(u)|, |B(u)|)). Any three views meeting
+// csr.hpp's preconditions; 64-bit offsets and counts.
+//
+// Each triangle is found once: (u, v, w) is counted by the item w of C(v), v in A(u), that finds
+// (w, u) in the window's table of the B lists — the definition of count(A, B, C).
+//
+// Method. Light rows are where a tile-per-row kernel spends its time on bookkeeping rather than on
+// probes (on uniform graphs, and in the blocks of a hash partition, nearly every row has a few to
+// a few dozen entries): a table clear, a scan and syncs for a handful of edges. Here:
+//   1. The rows are cut into segments handed out through an atomic counter; a warp walks its
+//      segment in windows: the next 32 rows' degrees are loaded and scanned, and the window is
+//      the longest run of rows with at most 32 edges of A and 64 entries of B in total (heavy rows
+//      count as empty). Lane e takes edge e of the window: its row's tag (0..31) and v.
+//   2. The window's B lists go into one hash table in shared memory (128 slots, at most half
+//      full) keyed by (id, tag): one insert per entry, one clear per window, not per row.
+//   3. The lists C(v) of the window's edges (empty ones dropped, the rest numbered 0..s-1) are
+//      walked as one flat sequence, 32 consecutive items per round: item k0 + lane. The lists
+//      starting inside a round are consecutive, so the lane's list is the round's first list plus
+//      the number of list starts at or before its item (one warp OR-reduction of start offsets and
+//      a population count): no search, no per-item loop, neighbouring lanes read neighbouring
+//      addresses.
+// 32-bit arithmetic inside a window; __syncwarp only.
+#include <algorithm>
+#include <cstdint>
+
+#include "check.hpp"
+#include "kernels.hpp"
+
+namespace tristream::cuda::detail {
+namespace {
+
+constexpr int kWarps = 8;          // warps per block
+constexpr unsigned kWindowA = 32;  // edges of A per window (one per lane)
+constexpr unsigned kWindowB = 64;  // entries of B per window (two per lane)
+constexpr unsigned kSlots = 128;   // table slots per warp (>= 2 * kWindowB)
+constexpr ull kFree = ~0ull;       // an empty slot (ids are < 2^32, tags < 32)
+constexpr unsigned kFull = 0xffffffffu;
+constexpr unsigned kRounds = 2;  // rounds of 32 items per step: loads in flight per lane
+constexpr eid_t kLongList = eid_t{1} << 26;  // 32 lists below this: items fit 32 bits
+
+static_assert(kLiteMax <= kWindowA && kLiteMax <= kWindowB, "a light row fits a window");
+
+__device__ __forceinline__ unsigned slot_of(vid_t w, unsigned tag) {
+  return ((w ^ (tag * 0x9e3779b9u)) * 0x85ebca6bu) >> 25;  // 7 bits: kSlots = 128
+}
+
+__device__ __forceinline__ ull key_of(vid_t w, unsigned tag) {
+  return (static_cast<ull>(w) << 5) | tag;
+}
+
+__device__ __forceinline__ void insert(ull* table, vid_t w, unsigned tag) {
+  unsigned h = slot_of(w, tag);
+  while (atomicCAS(table + h, kFree, key_of(w, tag)) != kFree) h = (h + 1) & (kSlots - 1);
+}
+
+__device__ __forceinline__ bool lookup(const ull* table, vid_t w, unsigned tag) {
+  const ull key = key_of(w, tag);
+  unsigned h = slot_of(w, tag);
+  for (;;) {
+    const ull y = table[h];
+    if (y == key) return true;
+    if (y == kFree) return false;
+    h = (h + 1) & (kSlots - 1);
+  }
+}
+
+// Index of the window row holding item j: the number of rows whose inclusive prefix is <= j
+// (prefixes ascending over lanes 0..k-1). Every lane of the warp must call it.
+__device__ __forceinline__ unsigned row_of(unsigned inclusive, unsigned k, unsigned j) {
+  unsigned pos = 0;
+#pragma unroll
+  for (unsigned step = 16; step > 0; step >>= 1) {
+    const unsigned x = __shfl_sync(kFull, inclusive, (pos + step - 1) & 31);
+    if (pos + step <= k && x <= j) pos += step;
+  }
+  return pos;
+}
+
+__device__ __forceinline__ unsigned scan_inclusive(unsigned x, int lane) {
+#pragma unroll
+  for (int d = 1; d < 32; d <<= 1) {
+    const unsigned y = __shfl_up_sync(kFull, x, d);
+    if (lane >= d) x += y;
+  }
+  return x;
+}
+
+struct WarpLists {
+  eid_t beg[32];     // first column index of each non-empty list
+  unsigned pre[32];  // exclusive prefix of the list lengths
+  unsigned tag[32];  // the window row of the list's edge
+  vid_t v[32];       // the edge's v (per-vertex output only)
+};
+
+template <bool PV>
+__global__ void __launch_bounds__(kWarps * 32)
+    trust_lite_kernel(Task t, ull* counter, ull segments, ull seg_rows) {
+  __shared__ ull s_table[kWarps][kSlots];
+  __shared__ WarpLists s_lists[kWarps];
+  const unsigned lane = threadIdx.x & 31;
+  ull* const table = s_table[threadIdx.x >> 5];
+  WarpLists& L = s_lists[threadIdx.x >> 5];
+  const bool same_ab = t.A.off == t.B.off && t.A.col == t.B.col;
+  ull found = 0;
+  for (;;) {
+    ull seg = 0;
+    if (lane == 0) seg = atomicAdd(counter, 1ull);
+    seg = __shfl_sync(kFull, seg, 0);
+    if (seg >= segments) break;
+    const std::uint64_t r_end = min((seg + 1) * seg_rows, static_cast<ull>(t.rows));
+    std::uint64_t r = seg * seg_rows;
+    // The next window's row offsets are loaded while the current window is counted.
+    eid_t na0 = 0, na1 = 0, nb0 = 0, nb1 = 0;
+    auto fetch = [&](std::uint64_t first) {
+      const std::uint64_t row = first + lane;
+      if (row < r_end) {
+        na0 = t.A.off[row];
+        na1 = t.A.off[row + 1];
+        nb0 = same_ab ? na0 : t.B.off[row];
+        nb1 = same_ab ? na1 : t.B.off[row + 1];
+      }
+    };
+    fetch(r);
+    while (r < r_end) {
+      // 1. The window: degrees of the next 32 rows, heavy rows as empty, inclusive scans.
+      const std::uint64_t row = r + lane;
+      unsigned da = 0, db = 0;
+      const eid_t a0 = na0, b0 = nb0;
+      if (row < r_end && na1 > na0 && nb1 > nb0 && na1 - na0 <= kLiteMax && nb1 - nb0 <= kLiteMax) {
+        da = static_cast<unsigned>(na1 - na0);
+        db = static_cast<unsigned>(nb1 - nb0);
+      }
+      const unsigned ia = scan_inclusive(da, lane), ib = scan_inclusive(db, lane);
+      const unsigned fits = __ballot_sync(kFull, row < r_end && ia <= kWindowA && ib <= kWindowB);
+      const unsigned k = __popc(fits);  // a prefix of the lanes; >= 1 (row r is light or empty)
+      const unsigned ea = __shfl_sync(kFull, ia, k - 1), eb = __shfl_sync(kFull, ib, k - 1);
+      const std::uint64_t r0 = r;
+      r += k;
+      if (r < r_end) fetch(r);
+      if (ea == 0) continue;
+        // 2. Lane e's edge (e < ea): its row's tag and v; the table of the window's B lists.
+#pragma unroll
+      for (unsigned i = lane; i < kSlots; i += 32) table[i] = kFree;
+      __syncwarp();
+      const unsigned tag = row_of(ia, k, lane);
+      vid_t v = kEmpty;
+      {
+        const eid_t base = __shfl_sync(kFull, a0, tag & 31);
+        const unsigned ex = __shfl_sync(kFull, ia - da, tag & 31);
+        if (lane < ea) v = t.A.col[base + (lane - ex)];
+      }
+      if (same_ab) {
+        if (lane < ea) insert(table, v, tag);
+      } else {
+#pragma unroll
+        for (unsigned q = 0; q < kWindowB / 32; ++q) {
+          const unsigned j = lane + 32 * q;
+          const unsigned bt = row_of(ib, k, j);
+          const eid_t base = __shfl_sync(kFull, b0, bt & 31);
+          const unsigned ex = __shfl_sync(kFull, ib - db, bt & 31);
+          if (j < eb) insert(table, t.B.col[base + (j - ex)], bt);
+        }
+      }
+      // 3. The non-empty lists C(v), numbered in order, and their prefix.
+      eid_t c0 = 0, c1 = 0;
+      if (v != kEmpty) {
+        c0 = t.C.off[v];
+        c1 = t.C.off[v + 1];
+      }
+      if (__any_sync(kFull, c1 - c0 >= kLongList)) {
+        // Rare: a list so long that 32 of them could overflow the 32-bit item numbers. Each
+        // lane walks its own list.
+        __syncwarp();
+        for (eid_t i = c0; i < c1; ++i) {
+          const vid_t w = t.C.col[i];
+          if (lookup(table, w, tag)) {
+            ++found;
+            if (PV) add_per_vertex(t, r0 + tag, v, w);
+          }
+        }
+        __syncwarp();
+        continue;
+      }
+      const unsigned len = static_cast<unsigned>(c1 - c0);
+      const unsigned nonempty = __ballot_sync(kFull, len > 0);
+      const unsigned lists = __popc(nonempty);
+      const unsigned incl = scan_inclusive(len, lane);
+      const unsigned total = __shfl_sync(kFull, incl, 31);
+      if (len > 0) {
+        const unsigned c = __popc(nonempty & ((1u << lane) - 1));
+        L.beg[c] = c0;
+        L.pre[c] = incl - len;
+        L.tag[c] = tag;
+        if (PV) L.v[c] = v;
+      }
+      __syncwarp();
+      const unsigned my_pre = lane < lists ? L.pre[lane] : ~0u;  // list `lane` starts here
+      // 4. The flat walk: round k0 covers items k0 .. k0 + 31; j0 is the list of item k0.
+      //    kRounds rounds per step, so that each lane has that many loads in flight.
+      const unsigned upto = (2u << lane) - 1;  // lanes 0..lane (wraps to all for lane 31)
+      auto list_of = [&](unsigned k0, unsigned j0) {
+        const unsigned off = my_pre - k0;  // wraps for lists before the round
+        const unsigned starts =
+            __reduce_or_sync(kFull, (my_pre > k0 && off < 32) ? (1u << off) : 0u);
+        return j0 + __popc(starts & upto);
+      };
+      auto probe = [&](unsigned j, vid_t w) {
+        const unsigned tg = L.tag[j];
+        if (lookup(table, w, tg)) {
+          ++found;
+          if (PV) add_per_vertex(t, r0 + tg, L.v[j], w);
+        }
+      };
+      unsigned j0 = 0;
+      for (unsigned k0 = 0; k0 < total; k0 += 32 * kRounds) {
+        unsigned j[kRounds];
+        vid_t w[kRounds];
+#pragma unroll
+        for (unsigned q = 0; q < kRounds; ++q) {
+          const unsigned base = k0 + 32 * q;
+          const unsigned first = q == 0 ? j0 : __popc(__ballot_sync(kFull, my_pre <= base)) - 1;
+          j[q] = list_of(base, first);
+          const unsigned item = base + lane;
+          w[q] = item < total ? t.C.col[L.beg[j[q]] + (item - L.pre[j[q]])] : kEmpty;
+        }
+#pragma unroll
+        for (unsigned q = 0; q < kRounds; ++q)
+          if (w[q] != kEmpty) probe(j[q], w[q]);
+        j0 = __popc(__ballot_sync(kFull, my_pre <= k0 + 32 * kRounds)) - 1;
+      }
+      __syncwarp();  // the table and lists are rebuilt by the next window
+    }
+  }
+  add_warp_total(t.total, found);
+}
+
+}  // namespace
+
+void launch_trust_lite(const Task& t, const LaunchEnv& env, cudaStream_t stream, ull* counter) {
+  if (t.rows == 0) return;
+  auto* const k = env.per_vertex ? &trust_lite_kernel<true> : &trust_lite_kernel<false>;
+  const int grid = resident_blocks(reinterpret_cast<const void*>(k), kWarps * 32, 0, env);
+  // About four segments per warp: dynamic enough for uneven rows, few atomics.
+  const std::uint64_t warps = static_cast<std::uint64_t>(grid) * kWarps;
+  const std::uint64_t seg_rows =
+      std::max<std::uint64_t>(32, (t.rows + 4 * warps - 1) / (4 * warps));
+  const std::uint64_t segments = (t.rows + seg_rows - 1) / seg_rows;
+  TS_CUDA_CHECK(cudaMemsetAsync(counter, 0, sizeof(ull), stream));
+  k<<<grid, kWarps * 32, 0, stream>>>(t, counter, segments, seg_rows);
+  TS_CUDA_CHECK_LAUNCH();
+}
+
+}  // namespace tristream::cuda::detail
