@@ -88,7 +88,8 @@ int cmd_count(int argc, char** argv) {
   p.positional("INPUT", "a .tcsr file or an edge list ('-' reads standard input)", &input)
       .option("backend", "", "NAME", "auto (GPU if present, else CPU), cpu or cuda [auto]",
               &backend)
-      .option("kernel", "", "NAME", "CUDA kernel: auto, lstc, trust, wedge, gui or bitmap [auto]",
+      .option("kernel", "", "NAME",
+              "CUDA kernel: auto, lstc, trust, trust:lite, trust:in, wedge, gui or bitmap [auto]",
               &kernel)
       .uint_option("device", "N", "CUDA device ordinal [0]", &device)
       .uint_option("threads", "N", "CPU threads for decompression and the CPU backend [all cores]",
