@@ -74,10 +74,11 @@ __device__ __forceinline__ ull warp_sum(ull x) {
   return x;
 }
 
-__device__ __forceinline__ ull warp_inclusive_scan(ull x, int lane) {
+template <class T>
+__device__ __forceinline__ T warp_inclusive_scan(T x, int lane) {
 #pragma unroll
   for (int d = 1; d < 32; d <<= 1) {
-    const ull y = __shfl_up_sync(0xffffffffu, x, d);
+    const T y = __shfl_up_sync(0xffffffffu, x, d);
     if (lane >= d) x += y;
   }
   return x;

@@ -15,7 +15,8 @@
 // Rows are handed out in chunks through an atomic counter (dynamic scheduling); the light-row,
 // warp and block kernels run concurrently on three streams. Variant `trust:lite` sends the light
 // rows (max(|A(u)|, |B(u)|) <= kLiteMax = 32) to kernel_trust_lite.cu instead, which packs several
-// whole rows into one warp with one lane per edge (slower: see docs/kernels.md).
+// whole rows into one warp window and walks their lists as one flat sequence (faster on uniform
+// graphs, slower on Kronecker graphs: docs/kernels.md).
 //
 // Variant `trust:in` turns the roles around: it hashes C(v) once per row v of C and probes it
 // with B(u) for every u with v in A(u) (the in-edges of v, found through a transpose of A built
@@ -248,19 +249,15 @@ template <bool PV>
 void launch_out(const Task& t, const LaunchEnv& env) {
   AsyncBuffer<vid_t> lists(3 * t.rows, env.stream);
   AsyncBuffer<ull> counts(6, env.stream);  // [0,3): bin sizes, [3,6): work counters
-  if (env.variant != "lite") {
-    // The tile kernels for light rows (half-warp tiles up to 16 ids), binned by |B(u)|.
-    const std::uint64_t warp_max = env.variant == "t32" ? 32 : kWarpMax;
-    const std::uint64_t bounds[3] = {std::min<std::uint64_t>(16, warp_max), warp_max, ~0ull};
-    bin_rows(t, 3, bounds, lists.get(), counts.get(), env);
-    run_bins<PV, false>(t, InIndex{}, lists.get(), t.rows, counts.get(), env);
-    return;
-  }
-  // `trust:lite`: rows with max(|A(u)|, |B(u)|) <= kLiteMax go to the window kernel
-  // (kernel_trust_lite.cu), heavier ones to the warp and block kernels.
-  const std::uint64_t bounds[3] = {kLiteMax, kWarpMax, ~0ull};
-  bin_rows(t, 3, bounds, lists.get(), counts.get(), env, 0);
-  run_bins<PV, false>(t, InIndex{}, lists.get(), t.rows, counts.get(), env, true);
+  // Light rows: half-warp tiles up to 16 ids, binned by |B(u)|; with `trust:lite`, rows with
+  // max(|A(u)|, |B(u)|) <= kLiteMax for the window kernel (kernel_trust_lite.cu). Heavier rows go
+  // to the warp and block kernels.
+  const bool lite = env.variant == "lite";
+  const std::uint64_t warp_max = env.variant == "t32" ? 32 : kWarpMax;
+  const std::uint64_t bounds[3] = {lite ? kLiteMax : std::min<std::uint64_t>(16, warp_max),
+                                   warp_max, ~0ull};
+  bin_rows(t, 3, bounds, lists.get(), counts.get(), env, lite ? 0 : 63);
+  run_bins<PV, false>(t, InIndex{}, lists.get(), t.rows, counts.get(), env, lite);
 }
 
 template <bool PV>

@@ -83,15 +83,6 @@ __device__ __forceinline__ unsigned row_of(unsigned inclusive, unsigned k, unsig
   return pos;
 }
 
-__device__ __forceinline__ unsigned scan_inclusive(unsigned x, int lane) {
-#pragma unroll
-  for (int d = 1; d < 32; d <<= 1) {
-    const unsigned y = __shfl_up_sync(kFull, x, d);
-    if (lane >= d) x += y;
-  }
-  return x;
-}
-
 struct WarpLists {
   eid_t beg[32];     // first column index of each non-empty list
   unsigned pre[32];  // exclusive prefix of the list lengths
@@ -137,7 +128,7 @@ __global__ void __launch_bounds__(kWarps * 32)
         da = static_cast<unsigned>(na1 - na0);
         db = static_cast<unsigned>(nb1 - nb0);
       }
-      const unsigned ia = scan_inclusive(da, lane), ib = scan_inclusive(db, lane);
+      const unsigned ia = warp_inclusive_scan(da, lane), ib = warp_inclusive_scan(db, lane);
       const unsigned fits = __ballot_sync(kFull, row < r_end && ia <= kWindowA && ib <= kWindowB);
       const unsigned k = __popc(fits);  // a prefix of the lanes; >= 1 (row r is light or empty)
       const unsigned ea = __shfl_sync(kFull, ia, k - 1), eb = __shfl_sync(kFull, ib, k - 1);
@@ -168,6 +159,13 @@ __global__ void __launch_bounds__(kWarps * 32)
           if (j < eb) insert(table, t.B.col[base + (j - ex)], bt);
         }
       }
+      // w closes a triangle with the edge u -> v of window row tg when (w, tg) is in the table.
+      auto test = [&](vid_t w, unsigned tg, vid_t v_of_edge) {
+        if (lookup(table, w, tg)) {
+          ++found;
+          if (PV) add_per_vertex(t, r0 + tg, v_of_edge, w);
+        }
+      };
       // 3. The non-empty lists C(v), numbered in order, and their prefix.
       eid_t c0 = 0, c1 = 0;
       if (v != kEmpty) {
@@ -178,20 +176,14 @@ __global__ void __launch_bounds__(kWarps * 32)
         // Rare: a list so long that 32 of them could overflow the 32-bit item numbers. Each
         // lane walks its own list.
         __syncwarp();
-        for (eid_t i = c0; i < c1; ++i) {
-          const vid_t w = t.C.col[i];
-          if (lookup(table, w, tag)) {
-            ++found;
-            if (PV) add_per_vertex(t, r0 + tag, v, w);
-          }
-        }
+        for (eid_t i = c0; i < c1; ++i) test(t.C.col[i], tag, v);
         __syncwarp();
         continue;
       }
       const unsigned len = static_cast<unsigned>(c1 - c0);
       const unsigned nonempty = __ballot_sync(kFull, len > 0);
       const unsigned lists = __popc(nonempty);
-      const unsigned incl = scan_inclusive(len, lane);
+      const unsigned incl = warp_inclusive_scan(len, lane);
       const unsigned total = __shfl_sync(kFull, incl, 31);
       if (len > 0) {
         const unsigned c = __popc(nonempty & ((1u << lane) - 1));
@@ -202,38 +194,31 @@ __global__ void __launch_bounds__(kWarps * 32)
       }
       __syncwarp();
       const unsigned my_pre = lane < lists ? L.pre[lane] : ~0u;  // list `lane` starts here
-      // 4. The flat walk: round k0 covers items k0 .. k0 + 31; j0 is the list of item k0.
-      //    kRounds rounds per step, so that each lane has that many loads in flight.
+      // 4. The flat walk: round k0 covers items k0 .. k0 + 31. The list of item k0 is the last
+      //    one starting at or before it; the lane's list adds the lists starting in the round at
+      //    or before its item. kRounds rounds per step, so that each lane has that many loads in
+      //    flight.
       const unsigned upto = (2u << lane) - 1;  // lanes 0..lane (wraps to all for lane 31)
-      auto list_of = [&](unsigned k0, unsigned j0) {
+      auto list_of = [&](unsigned k0) {
+        const unsigned first = __popc(__ballot_sync(kFull, my_pre <= k0)) - 1;
         const unsigned off = my_pre - k0;  // wraps for lists before the round
         const unsigned starts =
             __reduce_or_sync(kFull, (my_pre > k0 && off < 32) ? (1u << off) : 0u);
-        return j0 + __popc(starts & upto);
+        return first + __popc(starts & upto);
       };
-      auto probe = [&](unsigned j, vid_t w) {
-        const unsigned tg = L.tag[j];
-        if (lookup(table, w, tg)) {
-          ++found;
-          if (PV) add_per_vertex(t, r0 + tg, L.v[j], w);
-        }
-      };
-      unsigned j0 = 0;
       for (unsigned k0 = 0; k0 < total; k0 += 32 * kRounds) {
         unsigned j[kRounds];
         vid_t w[kRounds];
 #pragma unroll
         for (unsigned q = 0; q < kRounds; ++q) {
           const unsigned base = k0 + 32 * q;
-          const unsigned first = q == 0 ? j0 : __popc(__ballot_sync(kFull, my_pre <= base)) - 1;
-          j[q] = list_of(base, first);
+          j[q] = list_of(base);
           const unsigned item = base + lane;
           w[q] = item < total ? t.C.col[L.beg[j[q]] + (item - L.pre[j[q]])] : kEmpty;
         }
 #pragma unroll
         for (unsigned q = 0; q < kRounds; ++q)
-          if (w[q] != kEmpty) probe(j[q], w[q]);
-        j0 = __popc(__ballot_sync(kFull, my_pre <= k0 + 32 * kRounds)) - 1;
+          if (w[q] != kEmpty) test(w[q], L.tag[j[q]], PV ? L.v[j[q]] : 0);
       }
       __syncwarp();  // the table and lists are rebuilt by the next window
     }

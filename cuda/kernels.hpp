@@ -61,15 +61,13 @@ class Fork {
   ~Fork();
   Fork(const Fork&) = delete;
   Fork& operator=(const Fork&) = delete;
-  cudaStream_t stream(int i) const { return i == 0 ? main_ : side_[i - 1]; }
+  cudaStream_t stream(int i) const;
   void join();
 
  private:
   cudaStream_t main_;
   int n_;
-  ForkSet* set_ = nullptr;  // pooled streams and events (launch_util.cu)
-  cudaStream_t side_[3] = {};
-  cudaEvent_t ev_[4] = {};
+  ForkSet* set_ = nullptr;  // pooled side streams and events (launch_util.cu)
   bool joined_ = false;
 };
 

@@ -34,6 +34,12 @@ KernelName parse_kernel(const std::string& name) {
   return k;
 }
 
+// A, B and C are one view: the in-core count.
+bool same_views(const CsrView& A, const CsrView& B, const CsrView& C) {
+  return A.offsets == B.offsets && A.cols == B.cols && A.offsets == C.offsets && A.cols == C.cols &&
+         A.rows == C.rows;
+}
+
 int current_sm_count(int* device) {
   TS_CUDA_CHECK(cudaGetDevice(device));
   int sms = 0;
@@ -59,8 +65,7 @@ std::string choose_kernel(const CsrView& A, const CsrView& B, const CsrView& C,
   //   when host copies of A's columns and B's and C's offsets are given: P / W > 2.5 -> trust:in,
   //   else trust; without them, R as above with trust for R <= 2.
   if (!host_offsets_A || A.rows == 0) return "trust:in";
-  const bool same = A.offsets == B.offsets && A.cols == B.cols && A.offsets == C.offsets &&
-                    A.cols == C.cols && A.rows == C.rows;
+  const bool same = same_views(A, B, C);
   if (!same && host.a_cols && host.b_offsets && host.c_offsets) {
     const std::uint64_t step = std::max<std::uint64_t>(1, A.rows >> 10);
     double p = 0, w = 0;
@@ -81,10 +86,11 @@ std::string choose_kernel(const CsrView& A, const CsrView& B, const CsrView& C,
       if (seen > 0) p += sum * da / seen;
     }
     const double rho = w > 0 ? p / w : 0;
+    const char* choice = rho > 2.5 ? "trust:in" : "trust";
     if (std::getenv("TRISTREAM_DEBUG_AUTO"))
       std::fprintf(stderr, "tristream auto: rows %llu, P/W %.2f -> %s\n",
-                   static_cast<unsigned long long>(A.rows), rho, rho > 2.5 ? "trust:in" : "trust");
-    return rho > 2.5 ? "trust:in" : "trust";
+                   static_cast<unsigned long long>(A.rows), rho, choice);
+    return choice;
   }
   const std::uint64_t step = std::max<std::uint64_t>(1, A.rows >> 12);
   double s1 = 0, s2 = 0, k = 0;
@@ -129,8 +135,7 @@ void enqueue_count(const CsrView& A, const CsrView& B, const CsrView& C, const s
   env.stream = static_cast<cudaStream_t>(stream);
   env.sm_count = current_sm_count(&env.device);
   detail::keep_scratch_pool(env.device);
-  env.same_views = A.offsets == B.offsets && A.cols == B.cols && A.offsets == C.offsets &&
-                   A.cols == C.cols && A.rows == C.rows;
+  env.same_views = same_views(A, B, C);
   env.per_vertex = per_vertex.wanted();
   env.variant = k.variant;
   if (host_offsets_A) env.a_edges = host_offsets_A[A.rows] - host_offsets_A[0];

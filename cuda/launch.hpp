@@ -10,13 +10,6 @@
 
 namespace tristream::cuda {
 
-// Enqueues count(A, B, C) on `stream`. The three views hold DEVICE pointers (offsets, cols);
-// `rows`, `col_space` are host values. The triangle count is ADDED to *d_total (a device
-// unsigned long long). per_vertex holds device pointers or nulls. Scratch memory comes from
-// cudaMallocAsync on the same stream. kernel: auto|lstc|trust|wedge|gui|bitmap.
-// `host_offsets_A` optionally points to a host copy of A's offsets (rows+1) for planning the
-// launch (degree classes, wedge counts); may be null (then the launch plans on the device).
-// Throws Error(Device) on a CUDA failure, Error(Usage) on an unknown kernel name.
 // Optional host copies of the views, for `auto` (any may be null): with A's columns and the
 // offsets of B and C it estimates the work of both trust formulations on a sample of rows.
 struct HostViews {
@@ -25,6 +18,14 @@ struct HostViews {
   const eid_t* c_offsets = nullptr;  // C.rows + 1
 };
 
+// Enqueues count(A, B, C) on `stream`. The three views hold DEVICE pointers (offsets, cols);
+// `rows`, `col_space` are host values. The triangle count is ADDED to *d_total (a device
+// unsigned long long). per_vertex holds device pointers or nulls. Scratch memory comes from
+// cudaMallocAsync on the same stream. kernel: auto|lstc|trust|wedge|gui|bitmap.
+// `host_offsets_A` optionally points to a host copy of A's offsets (rows+1) for planning the
+// launch (degree classes, wedge counts); may be null (then the launch plans on the device).
+// `host` optionally gives more host copies for `auto` (HostViews).
+// Throws Error(Device) on a CUDA failure, Error(Usage) on an unknown kernel name.
 void enqueue_count(const CsrView& A, const CsrView& B, const CsrView& C, const std::string& kernel,
                    unsigned long long* d_total, const PerVertexOut& per_vertex, void* stream,
                    const eid_t* host_offsets_A = nullptr, const HostViews& host = {});

@@ -167,23 +167,26 @@ Fork::Fork(cudaStream_t main, int n) : main_(main), n_(n) {
   int device = 0;
   TS_CUDA_CHECK(cudaGetDevice(&device));
   set_ = take_fork_set(device);
-  for (int i = 0; i < n_; ++i) ev_[i] = set_->ev[i];
-  for (int i = 1; i < n_; ++i) side_[i - 1] = set_->side[i - 1];
   try {
-    TS_CUDA_CHECK(cudaEventRecord(ev_[0], main_));
-    for (int i = 1; i < n_; ++i) TS_CUDA_CHECK(cudaStreamWaitEvent(side_[i - 1], ev_[0], 0));
+    TS_CUDA_CHECK(cudaEventRecord(set_->ev[0], main_));
+    for (int i = 1; i < n_; ++i)
+      TS_CUDA_CHECK(cudaStreamWaitEvent(set_->side[i - 1], set_->ev[0], 0));
   } catch (...) {
     give_fork_set(set_);
     throw;
   }
 }
 
+cudaStream_t Fork::stream(int i) const {
+  return i == 0 ? main_ : set_->side[i - 1];
+}
+
 void Fork::join() {
   if (joined_) return;
   joined_ = true;
   for (int i = 1; i < n_; ++i) {
-    TS_CUDA_CHECK(cudaEventRecord(ev_[i], side_[i - 1]));
-    TS_CUDA_CHECK(cudaStreamWaitEvent(main_, ev_[i], 0));
+    TS_CUDA_CHECK(cudaEventRecord(set_->ev[i], set_->side[i - 1]));
+    TS_CUDA_CHECK(cudaStreamWaitEvent(main_, set_->ev[i], 0));
   }
 }
 
@@ -191,8 +194,8 @@ Fork::~Fork() {
   if (!joined_) {
     // An exception left the fork open: make the main stream wait anyway (no throwing here).
     for (int i = 1; i < n_; ++i) {
-      TS_CUDA_CHECK_NOTHROW(cudaEventRecord(ev_[i], side_[i - 1]));
-      TS_CUDA_CHECK_NOTHROW(cudaStreamWaitEvent(main_, ev_[i], 0));
+      TS_CUDA_CHECK_NOTHROW(cudaEventRecord(set_->ev[i], set_->side[i - 1]));
+      TS_CUDA_CHECK_NOTHROW(cudaStreamWaitEvent(main_, set_->ev[i], 0));
     }
   }
   // The waits above captured the events' state: the set may be reused at once.

@@ -63,6 +63,18 @@ void check(cudaError_t e, const char* what, std::uint64_t bytes = 0) {
   throw Error(ErrorKind::Device, std::string(what) + ": " + cudaGetErrorString(e));
 }
 
+// Pinned host memory for `what`, or Error(Internal) naming the size (not a device OOM: the
+// host budget, not the device budget, is what to lower).
+unsigned char* pin(std::uint64_t bytes, const char* what) {
+  unsigned char* p = nullptr;
+  if (cudaMallocHost(reinterpret_cast<void**>(&p), bytes) != cudaSuccess) {
+    (void)cudaGetLastError();
+    throw Error(ErrorKind::Internal, "cudaMallocHost: cannot pin " + std::to_string(bytes) +
+                                         " bytes of host memory for " + what);
+  }
+  return p;
+}
+
 void nothrow(cudaError_t e, const char* what) {
   if (e != cudaSuccess) std::fprintf(stderr, "tristream: %s: %s\n", what, cudaGetErrorString(e));
 }
@@ -176,23 +188,12 @@ class CudaStreamingBackend final : public StreamingBackend {
         check(cudaEventCreate(&st.start), "cudaEventCreate");
         check(cudaEventCreate(&st.end), "cudaEventCreate");
         st.events = true;
-        if (cudaMallocHost(reinterpret_cast<void**>(&st.host), piece_bytes) != cudaSuccess) {
-          (void)cudaGetLastError();
-          st.host = nullptr;
-          throw Error(ErrorKind::Internal, "cudaMallocHost: cannot pin " +
-                                               std::to_string(piece_bytes) +
-                                               " bytes of host memory for a staging buffer");
-        }
+        st.host = pin(piece_bytes, "a staging buffer");
       }
       for (int s = 0; s < slots; ++s) {
         Slot& sl = slot_[s];
         const std::uint64_t b = slot_bytes ? slot_bytes : 256;
-        if (host_slots && cudaMallocHost(reinterpret_cast<void**>(&sl.host), b) != cudaSuccess) {
-          (void)cudaGetLastError();
-          sl.host = nullptr;
-          throw Error(ErrorKind::Internal, "cudaMallocHost: cannot pin " + std::to_string(b) +
-                                               " bytes of host memory for a staging slot");
-        }
+        if (host_slots) sl.host = pin(b, "a staging slot");
         check(cudaMalloc(reinterpret_cast<void**>(&sl.dev), b), "cudaMalloc (slot)", b);
         check(cudaMalloc(reinterpret_cast<void**>(&sl.d_total), sizeof(unsigned long long)),
               "cudaMalloc", 8);

@@ -711,16 +711,6 @@ class Preparer {
     ColumnCursor cursor(g_, reader_.pool(), rec_, L.unit);
     std::vector<eid_t> otmp;
     std::vector<vid_t> ctmp;
-    // Offsets [r0, r1) rebased into o (parallel pieces for long ranges).
-    auto offsets_into = [&](std::uint64_t r0, std::uint64_t r1, eid_t* o) {
-      const std::uint64_t rows = r1 - r0;
-      const std::size_t pieces =
-          static_cast<std::size_t>(std::min<std::uint64_t>(4 * threads_, rows / 65536 + 1));
-      copy_pool_.run(pieces, [&](std::size_t x) {
-        for (std::uint64_t r = r0 + rows * x / pieces; r < r0 + rows * (x + 1) / pieces; ++r)
-          o[r - r0] = off[r] - base;
-      });
-    };
     // Writes bytes [lo, hi) of an array region starting at byte `at` whose elements (of type T)
     // `make(i0, i1, T* out)` produces: straight into dst when element-aligned, else through tmp.
     auto region = [](std::uint64_t lo, std::uint64_t hi, std::uint64_t at, unsigned char* dst,
@@ -763,7 +753,7 @@ class Preparer {
       part(0, off_lo, zero);
       part(off_lo, off_hi, [&](std::uint64_t a, std::uint64_t z, unsigned char* d) {
         region(a, z, off_lo, d, &otmp,
-               [&](std::uint64_t i0, std::uint64_t i1, eid_t* o) { offsets_into(i0, i1, o); });
+               [&](std::uint64_t i0, std::uint64_t i1, eid_t* o) { rebased_offsets(i0, i1, o); });
       });
       part(off_hi, col_lo, zero);
       part(col_lo, col_hi, [&](std::uint64_t a, std::uint64_t z, unsigned char* d) {
@@ -778,19 +768,25 @@ class Preparer {
     return true;
   }
 
+  // The file's row offsets [r0, r1) rebased to start at 0, into o (parallel pieces for long
+  // ranges).
+  void rebased_offsets(std::uint64_t r0, std::uint64_t r1, eid_t* o) {
+    const eid_t* off = g_.offsets();
+    const eid_t base = off[0];
+    const std::uint64_t rows = r1 - r0;
+    const std::size_t pieces =
+        static_cast<std::size_t>(std::min<std::uint64_t>(4 * threads_, rows / 65536 + 1));
+    copy_pool_.run(pieces, [&](std::size_t x) {
+      for (std::uint64_t r = r0 + rows * x / pieces; r < r0 + rows * (x + 1) / pieces; ++r)
+        o[r - r0] = off[r] - base;
+    });
+  }
+
   // p = 1: offsets copied, columns decompressed straight into the slot.
   void prepare_in_core(unsigned char* slot, UnitLayout& L) {
     SlotBlock& b = L.blocks[L.a];
     const eid_t* off = g_.offsets();
-    eid_t* o = reinterpret_cast<eid_t*>(slot + b.offsets_at);
-    const eid_t base = off[0];
-    const std::uint64_t rows = b.rows + 1;
-    const std::size_t pieces =
-        static_cast<std::size_t>(std::min<std::uint64_t>(4 * threads_, rows / 65536 + 1));
-    copy_pool_.run(pieces, [&](std::size_t x) {
-      for (std::uint64_t r = rows * x / pieces; r < rows * (x + 1) / pieces; ++r)
-        o[r] = off[r] - base;
-    });
+    rebased_offsets(0, b.rows + 1, reinterpret_cast<eid_t*>(slot + b.offsets_at));
     reader_.read_range(off[0], off[b.rows], reinterpret_cast<vid_t*>(slot + b.cols_at), L.unit);
   }
 
@@ -1550,10 +1546,7 @@ class CpuBackend final : public StreamingBackend {
     staging_.clear();
     piece_bytes_ = 0;
   }
-  unsigned char* host_slot(int s) override {
-    auto* p = reinterpret_cast<unsigned char*>(slot_[s].mem.data());
-    return reinterpret_cast<unsigned char*>(align_up(reinterpret_cast<std::uintptr_t>(p)));
-  }
+  unsigned char* host_slot(int s) override { return aligned(slot_[s].mem); }
   // Streamed staging on the CPU: the slots stay in host memory (they are the "device"), so this
   // saves nothing; the pieces are copied into them synchronously, which runs the driver's
   // streamed path exactly as on CUDA.
@@ -1566,8 +1559,7 @@ class CpuBackend final : public StreamingBackend {
     piece_bytes_ = piece_bytes;
   }
   unsigned char* staging_buffer(int b) override {
-    auto* p = reinterpret_cast<unsigned char*>(staging_.at(static_cast<std::size_t>(b)).data());
-    return reinterpret_cast<unsigned char*>(align_up(reinterpret_cast<std::uintptr_t>(p)));
+    return aligned(staging_.at(static_cast<std::size_t>(b)));
   }
   void wait_staging(int) override {}  // the copies are synchronous
   void upload_piece_async(int s, std::uint64_t at, int b, std::uint64_t bytes) override {
@@ -1628,6 +1620,11 @@ class CpuBackend final : public StreamingBackend {
     std::exception_ptr error;
     std::vector<UploadPiece> pieces;  // streamed staging: this unit's copies so far
   };
+  // The first kAlign-aligned byte of a buffer allocated with kAlign bytes to spare.
+  static unsigned char* aligned(std::vector<std::uint64_t>& buf) {
+    auto* p = reinterpret_cast<unsigned char*>(buf.data());
+    return reinterpret_cast<unsigned char*>(align_up(reinterpret_cast<std::uintptr_t>(p)));
+  }
   void loop() {
     for (;;) {
       int s;
@@ -1944,12 +1941,18 @@ void clear_interrupt() {
   g_interrupted = 0;
 }
 
+namespace {
+unsigned degree_threads(unsigned threads) {
+  return threads ? threads : std::max(1u, std::thread::hardware_concurrency());
+}
+}  // namespace
+
 std::vector<eid_t> streamed_degrees(const GraphSource& g, unsigned threads) {
   const std::uint64_t n = g.n();
   const eid_t* off = g.offsets();
   std::vector<eid_t> d(n);
   for (std::uint64_t u = 0; u < n; ++u) d[u] = off[u + 1] - off[u];
-  Pool pool(threads ? threads : std::max(1u, std::thread::hardware_concurrency()));
+  Pool pool(degree_threads(threads));
   const auto& chunks = g.chunks();
   pool.run(chunks.size(), [&](std::size_t k) {
     std::vector<vid_t> buf(chunks[k].edges);
@@ -1960,6 +1963,13 @@ std::vector<eid_t> streamed_degrees(const GraphSource& g, unsigned threads) {
     }
   });
   return d;
+}
+
+std::uint64_t streamed_degrees_bytes(const GraphSource& g, unsigned threads) {
+  std::uint64_t max_chunk = 0;
+  for (const auto& c : g.chunks())
+    max_chunk = std::max<std::uint64_t>(max_chunk, c.edges * sizeof(vid_t));
+  return g.n() * sizeof(eid_t) + degree_threads(threads) * max_chunk;
 }
 
 std::uint64_t default_host_budget() {

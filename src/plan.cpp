@@ -470,7 +470,6 @@ void streamed_staging(const HostModel& hm, Plan& plan, const PlanOptions& o, boo
   if (fixed + ring >= *host) return;  // no saving (a slot smaller than the ring)
   plan.piece_bytes = piece;
   plan.staging_buffers = kStagingBuffers;
-  plan.host_staging_bytes = ring;
   *window = 2;
   *host = fixed + ring;
 }
@@ -836,7 +835,6 @@ Plan make_plan(std::uint64_t n, eid_t m, const eid_t* offsets,
       max_prox = std::max<std::uint64_t>(max_prox, vs ? u.c.rows : 0);
     std::uint32_t window = std::max<std::uint32_t>(2, 2 * hm.threads);
     const std::uint64_t full_slots = static_cast<std::uint64_t>(c.plan.slots) * c.plan.slot_bytes;
-    c.plan.host_staging_bytes = full_slots;
     c.host = host_need(hm, c.plan, o.per_vertex, vs, max_prox, window, full_slots);
     if (o.host_budget && c.host > o.host_budget) {
       window = 2;
@@ -1011,7 +1009,7 @@ std::string Plan::to_json() const {
     << ",\"slots\":" << slots << ",\"slot_bytes\":" << slot_bytes << ",\"staging\":\""
     << (streamed_staging() ? "streamed" : "full") << "\",\"piece_bytes\":" << piece_bytes
     << ",\"staging_buffers\":" << staging_buffers
-    << ",\"host_staging_bytes\":" << host_staging_bytes << ",\"device_bytes\":" << device_bytes
+    << ",\"host_staging_bytes\":" << host_staging_bytes() << ",\"device_bytes\":" << device_bytes
     << ",\"host_bytes\":" << host_bytes << ",\"device_budget\":" << device_budget
     << ",\"host_budget\":" << host_budget << ",\"bytes_moved\":" << bytes_moved
     << ",\"bytes_decompressed\":" << bytes_decompressed
@@ -1047,7 +1045,7 @@ std::string Plan::summary() const {
     << format_bytes(device_bytes) << ", host about " << format_bytes(host_bytes) << ")\n";
   if (streamed_staging())
     o << "host staging: streamed, " << staging_buffers << " x " << format_bytes(piece_bytes)
-      << " pieces (" << format_bytes(host_staging_bytes) << ") instead of full host slots\n";
+      << " pieces (" << format_bytes(host_staging_bytes()) << ") instead of full host slots\n";
   o << "estimated bytes moved: " << format_bytes(bytes_moved) << " uploaded, "
     << format_bytes(bytes_decompressed) << " decompressed; work imbalance " << imbalance << "\n";
   o << "reason: " << reason << "\n";

@@ -204,6 +204,8 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
 // Undirected degrees (out + in) of every vertex, streamed chunk by chunk on `threads` threads
 // (for transitivity and clustering without loading the graph).
 std::vector<eid_t> streamed_degrees(const GraphSource& g, unsigned threads = 0);
+// The host bytes streamed_degrees holds at its peak: the degrees and one chunk per thread.
+std::uint64_t streamed_degrees_bytes(const GraphSource& g, unsigned threads = 0);
 
 // The default host budget: 3/4 of the memory available to the process (MemAvailable and the
 // headroom under a cgroup v2 or v1 memory limit, whichever is lower).

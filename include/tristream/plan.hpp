@@ -151,12 +151,16 @@ struct Plan {
   std::uint64_t per_vertex_rows = 0;  // max rows of the per-vertex arrays of one unit
   std::uint64_t device_bytes = 0;     // two slots + per-vertex arrays
   std::uint64_t host_bytes = 0;       // estimated peak host bytes
-  // Host staging: full slots (piece_bytes == 0; host_staging_bytes = slots * slot_bytes) or
-  // streamed (p = 1 only: staging_buffers buffers of piece_bytes; host_staging_bytes is the ring).
+  // Host staging: full slots (piece_bytes == 0) or streamed (p = 1 only: staging_buffers
+  // buffers of piece_bytes).
   std::uint64_t piece_bytes = 0;
   std::uint32_t staging_buffers = 0;
-  std::uint64_t host_staging_bytes = 0;
   bool streamed_staging() const { return piece_bytes > 0; }
+  // Host bytes of the staging: the ring of pieces, or the full slots.
+  std::uint64_t host_staging_bytes() const {
+    return streamed_staging() ? std::uint64_t{staging_buffers} * piece_bytes
+                              : static_cast<std::uint64_t>(slots) * slot_bytes;
+  }
   std::uint64_t bytes_moved = 0;         // estimated bytes uploaded
   std::uint64_t bytes_decompressed = 0;  // estimated raw bytes decompressed
   std::uint64_t device_budget = 0, host_budget = 0;

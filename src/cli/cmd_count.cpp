@@ -8,7 +8,6 @@
 #include <future>
 #include <numeric>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "args.hpp"
@@ -104,11 +103,7 @@ int cmd_count(int argc, char** argv) {
                    "device budget for the two staging slots, e.g. 4G; a graph larger than it is "
                    "counted out of core [free GPU memory minus a reserve]",
                    &gpu_memory)
-      .size_option("host-memory",
-                   "host memory the count may use: row offsets, staging (full slots, or small "
-                   "streamed pieces when a slot does not fit), decompression, caches [3/4 of the "
-                   "available memory]",
-                   &host_memory)
+      .size_option("host-memory", kHostMemoryHelp, &host_memory)
       .option("scheme", "", "S",
               "out-of-core partition: auto, range (BBTC), hash (TRUST) or vertex (LSTC) [auto]",
               &scheme)
@@ -167,12 +162,8 @@ int cmd_count(int argc, char** argv) {
     // both come out of the host budget the pipeline plans with.
     const std::uint64_t budget = host_memory ? host_memory : default_host_budget();
     if (budget) {
-      std::uint64_t max_chunk = 0;
-      for (const auto& c : reader.chunks())
-        max_chunk = std::max<std::uint64_t>(max_chunk, c.edges * sizeof(vid_t));
-      const unsigned t = threads ? static_cast<unsigned>(threads)
-                                 : std::max(1u, std::thread::hardware_concurrency());
-      const std::uint64_t degrees_bytes = reader.n() * sizeof(eid_t) + t * max_chunk;
+      const std::uint64_t degrees_bytes =
+          streamed_degrees_bytes(*src, static_cast<unsigned>(threads));
       po.host_memory = budget > 2 * degrees_bytes ? budget - degrees_bytes : budget / 2;
     }
     degrees_future = std::async(std::launch::async, degrees_of_file);
@@ -226,7 +217,7 @@ int cmd_count(int argc, char** argv) {
         .add("slot_bytes", std::uint64_t{rep.plan.slot_bytes})
         .add("staging", rep.plan.streamed_staging() ? "streamed" : "full")
         .add("piece_bytes", std::uint64_t{rep.plan.piece_bytes})
-        .add("host_staging_bytes", std::uint64_t{rep.plan.host_staging_bytes})
+        .add("host_staging_bytes", std::uint64_t{rep.plan.host_staging_bytes()})
         .add("device_bytes", std::uint64_t{rep.plan.device_bytes})
         .add("bytes_moved", std::uint64_t{rep.plan.bytes_moved})
         .add("reason", rep.plan.reason);

@@ -28,11 +28,7 @@ int cmd_plan(int argc, char** argv) {
                    "device budget for the two staging slots, e.g. 4G [free GPU memory minus a "
                    "reserve; unlimited without a GPU]",
                    &gpu_memory)
-      .size_option("host-memory",
-                   "host memory the count may use: row offsets, staging (full slots, or small "
-                   "streamed pieces when a slot does not fit), decompression, caches [3/4 of the "
-                   "available memory]",
-                   &host_memory)
+      .size_option("host-memory", kHostMemoryHelp, &host_memory)
       .option("scheme", "", "S", "auto, range (BBTC), hash (TRUST) or vertex (LSTC) [auto]",
               &scheme)
       .uint_option("parts", "P", "force the number of parts p [chosen by the planner]", &parts)

@@ -11,4 +11,9 @@ int cmd_info(int argc, char** argv);
 int cmd_generate(int argc, char** argv);
 int cmd_plan(int argc, char** argv);
 
+// Help of --host-memory, shared by `count` and `plan` (the same budget plans both).
+inline constexpr const char* kHostMemoryHelp =
+    "host memory the count may use: row offsets, staging (full slots, or small streamed pieces "
+    "when a slot does not fit), decompression, caches [3/4 of the available memory]";
+
 }  // namespace tristream::cli

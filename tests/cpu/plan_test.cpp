@@ -295,9 +295,9 @@ TEST(Planner, StreamedStagingWhenTheHostSlotDoesNotFit) {
     EXPECT_EQ(p.staging_buffers, kStagingBuffers);
     EXPECT_GE(p.piece_bytes, kMinStagingPiece);
     EXPECT_LE(p.piece_bytes, t.slot());
-    EXPECT_EQ(p.host_staging_bytes, p.staging_buffers * p.piece_bytes);
+    EXPECT_EQ(p.host_staging_bytes(), p.staging_buffers * p.piece_bytes);
     EXPECT_LE(p.host_bytes, host);
-    EXPECT_EQ(p.host_bytes, t.offsets() + t.window() + p.host_staging_bytes);
+    EXPECT_EQ(p.host_bytes, t.offsets() + t.window() + p.host_staging_bytes());
     EXPECT_EQ(p.device_bytes, t.slot());  // the device still holds the whole graph
     EXPECT_NE(p.reason.find("streamed staging"), std::string::npos) << p.reason;
     const std::string j = p.to_json();
@@ -322,7 +322,7 @@ TEST(Planner, EnoughHostMemoryKeepsFullSlots) {
     EXPECT_EQ(p.partition.p, 1u);
     EXPECT_FALSE(p.streamed_staging());
     EXPECT_EQ(p.piece_bytes, 0u);
-    EXPECT_EQ(p.host_staging_bytes, t.slot());
+    EXPECT_EQ(p.host_staging_bytes(), t.slot());
     EXPECT_EQ(p.reason.find("streamed"), std::string::npos) << p.reason;
     EXPECT_NE(p.to_json().find("\"staging\":\"full\""), std::string::npos);
   }
