@@ -218,7 +218,8 @@ __global__ void in_scatter_kernel(Task t, ull* cursor, InEdge* edges) {
 // kernel_trust_lite.cu, which finds them itself —, [1] at most kWarpMax (warps), [2] blocks.
 template <bool PV, bool IN>
 void run_bins(const Task& t, const InIndex& in, const vid_t* lists, std::uint64_t list_stride,
-              ull* counts, const LaunchEnv& env, bool lite = false) {
+              ull* counts, const LaunchEnv& env, bool lite = false,
+              const std::uint32_t* c_off32 = nullptr) {
   TS_CUDA_CHECK(cudaMemsetAsync(counts + 3, 0, 3 * sizeof(ull), env.stream));
   Fork fork(env.stream, 3);
   {
@@ -235,7 +236,7 @@ void run_bins(const Task& t, const InIndex& in, const vid_t* lists, std::uint64_
     TS_CUDA_CHECK_LAUNCH();
   }
   if (lite) {
-    launch_trust_lite(t, env, fork.stream(2), counts + 3);
+    launch_trust_lite(t, env, fork.stream(2), counts + 3, c_off32);
   } else {
     auto* const k = &trust_tile_kernel<PV, IN, 16>;
     const int grid = resident_blocks(reinterpret_cast<const void*>(k), kWarpsPerBlock * 32, 0, env);
@@ -250,14 +251,18 @@ void launch_out(const Task& t, const LaunchEnv& env) {
   AsyncBuffer<vid_t> lists(3 * t.rows, env.stream);
   AsyncBuffer<ull> counts(6, env.stream);  // [0,3): bin sizes, [3,6): work counters
   // Light rows: half-warp tiles up to 16 ids, binned by |B(u)|; with `trust:lite`, rows with
-  // max(|A(u)|, |B(u)|) <= kLiteMax for the window kernel (kernel_trust_lite.cu). Heavier rows go
-  // to the warp and block kernels.
-  const bool lite = env.variant == "lite";
+  // max(|A(u)|, |B(u)|) <= kLiteMax for the window kernel (kernel_trust_lite.cu), which finds
+  // them itself (bin 0 is dropped) and, in core, reads C's offsets narrowed to 32 bits by the
+  // same pass. Heavier rows go to the warp and block kernels.
+  const bool lite = env.variant.compare(0, 4, "lite") == 0;
   const std::uint64_t warp_max = env.variant == "t32" ? 32 : kWarpMax;
   const std::uint64_t bounds[3] = {lite ? kLiteMax : std::min<std::uint64_t>(16, warp_max),
                                    warp_max, ~0ull};
-  bin_rows(t, 3, bounds, lists.get(), counts.get(), env, lite ? 0 : 63);
-  run_bins<PV, false>(t, InIndex{}, lists.get(), t.rows, counts.get(), env, lite);
+  const bool narrow = lite && lite_narrows(t, env);
+  AsyncBuffer<std::uint32_t> narrowed(narrow ? t.rows + 1 : 0, env.stream);
+  bin_rows(t, 3, bounds, lists.get(), counts.get(), env, lite ? 0 : 63, lite ? 1 : 0,
+           narrowed.get());
+  run_bins<PV, false>(t, InIndex{}, lists.get(), t.rows, counts.get(), env, lite, narrowed.get());
 }
 
 template <bool PV>

@@ -26,6 +26,11 @@
 //      the number of list starts at or before its item (one warp OR-reduction of start offsets and
 //      a population count): no search, no per-item loop, neighbouring lanes read neighbouring
 //      addresses.
+//   4. Bytes: the walk is bound by random 32-byte sectors from DRAM (one offsets lookup and two
+//      or three sectors of C(v) per edge), so in core C's offsets are read narrowed to 32 bits
+//      (bin_rows writes the copy in the pass it makes anyway), C's columns are loaded
+//      evict-first (they are reused only far apart in time; the offsets stay in L2), and the
+//      edge to each row's largest neighbour is skipped (no w in C(v) can be in B(u) = A(u)).
 // 32-bit arithmetic inside a window; __syncwarp only.
 #include <algorithm>
 #include <cstdint>
@@ -90,15 +95,25 @@ struct WarpLists {
   vid_t v[32];       // the edge's v (per-vertex output only)
 };
 
-template <bool PV>
-__global__ void __launch_bounds__(kWarps * 32)
-    trust_lite_kernel(Task t, ull* counter, ull segments, ull seg_rows) {
+// COff: the type of C's row offsets as the kernel reads them (eid_t, or std::uint32_t narrowed
+// by bin_rows in core: half the bytes per random lookup). EVICT_FIRST: C's columns are loaded
+// with the evict-first hint (ld.global.cs; each list is read once per in-edge, far apart in
+// time, so keeping them only pushes out the offsets). MINB: blocks per SM the registers must
+// allow (8 = 32 registers, full occupancy).
+template <bool PV, class COff, bool EVICT_FIRST, int MINB>
+__global__ void __launch_bounds__(kWarps * 32, MINB)
+    trust_lite_kernel(Task t, const COff* c_off, ull* counter, ull segments, ull seg_rows,
+                      bool prune) {
   __shared__ ull s_table[kWarps][kSlots];
   __shared__ WarpLists s_lists[kWarps];
   const unsigned lane = threadIdx.x & 31;
   ull* const table = s_table[threadIdx.x >> 5];
   WarpLists& L = s_lists[threadIdx.x >> 5];
   const bool same_ab = t.A.off == t.B.off && t.A.col == t.B.col;
+  const bool in_core = prune && same_ab && t.A.off == t.C.off && t.A.col == t.C.col;
+  // c_off[v] indexes c_col: the narrowed offsets start at 0, the wide ones are C's own.
+  const vid_t* const c_col = sizeof(COff) == sizeof(eid_t) ? t.C.col : t.C.col + t.C.off[0];
+  auto load_w = [&](eid_t i) -> vid_t { return EVICT_FIRST ? __ldcs(c_col + i) : c_col[i]; };
   ull found = 0;
   for (;;) {
     ull seg = 0;
@@ -166,17 +181,21 @@ __global__ void __launch_bounds__(kWarps * 32)
           if (PV) add_per_vertex(t, r0 + tg, v_of_edge, w);
         }
       };
-      // 3. The non-empty lists C(v), numbered in order, and their prefix.
+      // 3. The non-empty lists C(v), numbered in order, and their prefix. In core (A = B = C, one
+      //    id space) the edge to a row's largest neighbour closes no triangle — every w in C(v)
+      //    exceeds v, and B(u) holds nothing above v —, so its list is not read at all.
+      const unsigned next_tag = __shfl_down_sync(kFull, tag, 1);
+      const bool last_of_row = in_core && (lane + 1 >= ea || next_tag != tag);
       eid_t c0 = 0, c1 = 0;
-      if (v != kEmpty) {
-        c0 = t.C.off[v];
-        c1 = t.C.off[v + 1];
+      if (v != kEmpty && !last_of_row) {
+        c0 = c_off[v];
+        c1 = c_off[v + 1];
       }
       if (__any_sync(kFull, c1 - c0 >= kLongList)) {
         // Rare: a list so long that 32 of them could overflow the 32-bit item numbers. Each
         // lane walks its own list.
         __syncwarp();
-        for (eid_t i = c0; i < c1; ++i) test(t.C.col[i], tag, v);
+        for (eid_t i = c0; i < c1; ++i) test(load_w(i), tag, v);
         __syncwarp();
         continue;
       }
@@ -214,7 +233,7 @@ __global__ void __launch_bounds__(kWarps * 32)
           const unsigned base = k0 + 32 * q;
           j[q] = list_of(base);
           const unsigned item = base + lane;
-          w[q] = item < total ? t.C.col[L.beg[j[q]] + (item - L.pre[j[q]])] : kEmpty;
+          w[q] = item < total ? load_w(L.beg[j[q]] + (item - L.pre[j[q]])) : kEmpty;
         }
 #pragma unroll
         for (unsigned q = 0; q < kRounds; ++q)
@@ -226,20 +245,57 @@ __global__ void __launch_bounds__(kWarps * 32)
   add_warp_total(t.total, found);
 }
 
+// cfg bits: 1 evict-first loads of C's columns, 2 at most 32 registers (8 blocks per SM).
+template <bool PV, class COff>
+const void* pick_cfg(int cfg) {
+  switch (cfg) {
+    case 0:
+      return reinterpret_cast<const void*>(&trust_lite_kernel<PV, COff, false, 1>);
+    case 1:
+      return reinterpret_cast<const void*>(&trust_lite_kernel<PV, COff, true, 1>);
+    case 2:
+      return reinterpret_cast<const void*>(&trust_lite_kernel<PV, COff, false, 8>);
+    default:
+      return reinterpret_cast<const void*>(&trust_lite_kernel<PV, COff, true, 8>);
+  }
+}
+const void* pick_kernel(bool pv, bool narrow, int cfg) {
+  if (narrow) return pv ? pick_cfg<true, std::uint32_t>(cfg) : pick_cfg<false, std::uint32_t>(cfg);
+  return pv ? pick_cfg<true, eid_t>(cfg) : pick_cfg<false, eid_t>(cfg);
+}
+
 }  // namespace
 
-void launch_trust_lite(const Task& t, const LaunchEnv& env, cudaStream_t stream, ull* counter) {
+bool lite_narrows(const Task& t, const LaunchEnv& env) {
+  const bool wide = env.variant.size() > 5 && env.variant.find('6', 5) != std::string::npos;
+  return !wide && env.same_views && env.a_edges < (std::uint64_t{1} << 32) && t.c_rows == t.rows;
+}
+
+void launch_trust_lite(const Task& t, const LaunchEnv& env, cudaStream_t stream, ull* counter,
+                       const std::uint32_t* c_off32) {
   if (t.rows == 0) return;
-  auto* const k = env.per_vertex ? &trust_lite_kernel<true> : &trust_lite_kernel<false>;
-  const int grid = resident_blocks(reinterpret_cast<const void*>(k), kWarps * 32, 0, env);
-  // About four segments per warp: dynamic enough for uneven rows, few atomics.
+  // Benchmark switches, "lite-FLAGS" (plain "lite" is "lite-sb"): s loads C's columns
+  // evict-first; b caps the registers at 32 for 8 blocks per SM; x turns the in-core pruning of
+  // each row's last edge off; 6 keeps C's offsets 64-bit (lite_narrows); q and h hand out 4 and
+  // 16 segments of rows per warp instead of 8. docs/kernels.md has what each was worth.
+  const std::string flags = env.variant.size() > 4 ? env.variant.substr(5) : std::string("sb");
+  auto has = [&](char c) { return flags.find(c) != std::string::npos; };
+  const int cfg = (has('s') ? 1 : 0) | (has('b') ? 2 : 0);
+  const void* kernel = pick_kernel(env.per_vertex, c_off32 != nullptr, cfg);
+  const int grid = resident_blocks(kernel, kWarps * 32, 0, env);
+  // Eight segments per warp: dynamic enough that no warp runs long after the others (four left
+  // 4% of the time to the tail on uniform graphs), few atomics.
   const std::uint64_t warps = static_cast<std::uint64_t>(grid) * kWarps;
-  const std::uint64_t seg_rows =
-      std::max<std::uint64_t>(32, (t.rows + 4 * warps - 1) / (4 * warps));
-  const std::uint64_t segments = (t.rows + seg_rows - 1) / seg_rows;
+  const std::uint64_t per_warp = has('q') ? 4 : has('h') ? 16 : 8;
+  ull seg_rows = std::max<std::uint64_t>(32, (t.rows + per_warp * warps - 1) / (per_warp * warps));
+  ull segments = (t.rows + seg_rows - 1) / seg_rows;
   TS_CUDA_CHECK(cudaMemsetAsync(counter, 0, sizeof(ull), stream));
-  k<<<grid, kWarps * 32, 0, stream>>>(t, counter, segments, seg_rows);
-  TS_CUDA_CHECK_LAUNCH();
+  Task task = t;
+  const void* c_off = c_off32 ? static_cast<const void*>(c_off32) : t.C.off;
+  bool prune = !has('x');
+  void* args[] = {&task, &c_off, &counter, &segments, &seg_rows, &prune};
+  TS_CUDA_CHECK(cudaLaunchKernel(kernel, dim3(static_cast<unsigned>(grid)), dim3(kWarps * 32), args,
+                                 0, stream));
 }
 
 }  // namespace tristream::cuda::detail

@@ -26,8 +26,13 @@ struct LaunchEnv {
 
 // The light rows of `trust` (kernel_trust_lite.cu): rows u with 0 < |A(u)|, |B(u)| <= kLiteMax,
 // one warp per window of whole rows; `counter` is one device word of scratch (zeroed here).
+// c_off32: C's offsets narrowed to 32 bits (bin_rows' narrow_a in core), or null: C's own.
 constexpr std::uint64_t kLiteMax = 32;
-void launch_trust_lite(const Task& t, const LaunchEnv& env, cudaStream_t stream, ull* counter);
+void launch_trust_lite(const Task& t, const LaunchEnv& env, cudaStream_t stream, ull* counter,
+                       const std::uint32_t* c_off32);
+// Whether `trust:lite` reads C's offsets narrowed to 32 bits: in core (one view), with A's edges
+// known and below 2^32.
+bool lite_narrows(const Task& t, const LaunchEnv& env);
 
 void launch_lstc(const Task& t, const LaunchEnv& env);
 void launch_trust(const Task& t, const LaunchEnv& env);
@@ -47,9 +52,12 @@ void keep_scratch_pool(int device);
 
 // Row bins: rows u with |A(u)| > 0 and |B(u)| > 0, keyed by max(|B(u)|, |A(u)| >> a_shift),
 // split by ascending inclusive upper bounds. lists: nbins * rows entries (bin b at b * rows), in
-// no particular order within a bin; counts: nbins device counters (zeroed here).
+// no particular order within a bin; counts: nbins device counters (zeroed here). Rows of bins
+// below first_bin are dropped (counted nowhere). With narrow_a, also writes A's offsets minus
+// A.off[0] as 32 bits to narrow_a[0, rows] (the caller knows A has fewer than 2^32 edges).
 void bin_rows(const Task& t, int nbins, const std::uint64_t* bounds, vid_t* lists, ull* counts,
-              const LaunchEnv& env, int a_shift = 63);
+              const LaunchEnv& env, int a_shift = 63, int first_bin = 0,
+              std::uint32_t* narrow_a = nullptr);
 
 // Runs work on `n` streams forked from env.stream and joined back into it. Stream 0 is
 // env.stream itself. join() must be called before the scratch used by the forks is freed. The

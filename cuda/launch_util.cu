@@ -70,17 +70,19 @@ struct Bounds {
 };
 
 __global__ void __launch_bounds__(kBinBlock)
-    bin_rows_kernel(Task t, int nbins, Bounds bounds, vid_t* lists, ull* counts, int a_shift) {
+    bin_rows_kernel(Task t, int nbins, Bounds bounds, vid_t* lists, ull* counts, int a_shift,
+                    int first_bin, std::uint32_t* narrow_a) {
   __shared__ unsigned s_count[kMaxBins];
   __shared__ ull s_base[kMaxBins];
   const std::uint64_t stride = static_cast<std::uint64_t>(gridDim.x) * kBinBlock;
-  for (std::uint64_t first = static_cast<std::uint64_t>(blockIdx.x) * kBinBlock; first < t.rows;
+  for (std::uint64_t first = static_cast<std::uint64_t>(blockIdx.x) * kBinBlock; first <= t.rows;
        first += stride) {
     if (threadIdx.x < kMaxBins) s_count[threadIdx.x] = 0;
     __syncthreads();
     const std::uint64_t u = first + threadIdx.x;
     int bin = -1;
     unsigned slot = 0;
+    if (u <= t.rows && narrow_a) narrow_a[u] = static_cast<std::uint32_t>(t.A.off[u] - t.A.off[0]);
     if (u < t.rows) {
       const eid_t da = t.A.off[u + 1] - t.A.off[u];
       const eid_t db = t.B.off[u + 1] - t.B.off[u];
@@ -88,7 +90,10 @@ __global__ void __launch_bounds__(kBinBlock)
         const eid_t key = max(db, da >> a_shift);
         bin = 0;
         while (bin < nbins - 1 && key > bounds.b[bin]) ++bin;
-        slot = atomicAdd(&s_count[bin], 1u);
+        if (bin < first_bin)
+          bin = -1;
+        else
+          slot = atomicAdd(&s_count[bin], 1u);
       }
     }
     __syncthreads();
@@ -103,15 +108,16 @@ __global__ void __launch_bounds__(kBinBlock)
 }  // namespace
 
 void bin_rows(const Task& t, int nbins, const std::uint64_t* bounds, vid_t* lists, ull* counts,
-              const LaunchEnv& env, int a_shift) {
+              const LaunchEnv& env, int a_shift, int first_bin, std::uint32_t* narrow_a) {
   TS_CHECK(nbins >= 1 && nbins <= kMaxBins, "bin_rows: 1 to 4 bins");
   Bounds b{};
   for (int i = 0; i < nbins; ++i) b.b[i] = bounds[i];
   TS_CUDA_CHECK(cudaMemsetAsync(counts, 0, nbins * sizeof(ull), env.stream));
-  const std::uint64_t blocks_needed = (t.rows + kBinBlock - 1) / kBinBlock;
+  const std::uint64_t blocks_needed = (t.rows + kBinBlock) / kBinBlock;  // rows + 1 offsets
   const int grid = static_cast<int>(
       std::min<std::uint64_t>(blocks_needed, static_cast<std::uint64_t>(env.sm_count) * 8));
-  bin_rows_kernel<<<grid, kBinBlock, 0, env.stream>>>(t, nbins, b, lists, counts, a_shift);
+  bin_rows_kernel<<<grid, kBinBlock, 0, env.stream>>>(t, nbins, b, lists, counts, a_shift,
+                                                      first_bin, narrow_a);
   TS_CUDA_CHECK_LAUNCH();
 }
 
