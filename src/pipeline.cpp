@@ -167,21 +167,44 @@ class FastDiv {
   std::uint64_t magic_ = 0;
 };
 
-// An array left uninitialised (the builders write every entry, in parallel).
+// An array left uninitialised (the builders write every entry, in parallel), in page-aligned
+// memory of its own, so that a backend may pin it for direct uploads (register_with); it is
+// unregistered before it is freed.
 template <class T>
 class RawArray {
  public:
+  RawArray() = default;
+  RawArray(const RawArray&) = delete;
+  RawArray& operator=(const RawArray&) = delete;
+  ~RawArray() { reset(); }
   void alloc(std::size_t n) {
-    p_.reset(new T[n]);
+    reset();
+    constexpr std::size_t kPage = 4096;
+    bytes_ = (std::max<std::size_t>(n, 1) * sizeof(T) + kPage - 1) / kPage * kPage;
+    p_ = static_cast<T*>(std::aligned_alloc(kPage, bytes_));
+    if (!p_) throw std::bad_alloc();
     n_ = n;
   }
-  T* data() { return p_.get(); }
-  const T* data() const { return p_.get(); }
+  // Registers the array with the backend (once); true when it is registered.
+  bool register_with(StreamingBackend& b) {
+    if (p_ && !reg_ && b.register_host(p_, bytes_)) reg_ = &b;
+    return reg_ != nullptr;
+  }
+  T* data() { return p_; }
+  const T* data() const { return p_; }
   std::size_t size() const { return n_; }
 
  private:
-  std::unique_ptr<T[]> p_;
-  std::size_t n_ = 0;
+  void reset() {
+    if (reg_) reg_->unregister_host(p_);
+    reg_ = nullptr;
+    std::free(p_);
+    p_ = nullptr;
+    n_ = bytes_ = 0;
+  }
+  T* p_ = nullptr;
+  std::size_t n_ = 0, bytes_ = 0;
+  StreamingBackend* reg_ = nullptr;
 };
 
 // ---- run-wide measurement ----------------------------------------------------------------------
@@ -562,6 +585,9 @@ struct SlotState {
   std::uint32_t space_part[3] = {0, 0, 0};  // range/hash: the part of each per-vertex space
   std::vector<vid_t> proxies;               // vertex: X (local id -> global id)
   std::uint64_t row0 = 0;                   // vertex: first row of V_i
+  // Direct uploads: the cached blocks the unit in flight uploads from (or whose host images it
+  // lends the backend), kept until the slot is prepared again (its count has finished then).
+  std::vector<std::shared_ptr<const void>> keep;
 };
 
 // Writes a block's CSR: rows are appended in order; columns go through `emit`.
@@ -592,8 +618,9 @@ class Preparer {
   // the plan left unused).
   // pool: decompression and block building; copy_pool: the copies into the slots (the
   // background preload builds on `pool` while the driver copies units on `copy_pool`).
+  // backend: the source of direct uploads (register_host), or null.
   Preparer(const GraphSource& g, const Plan& plan, Pool& pool, Pool& copy_pool, Recorder& rec,
-           bool per_vertex, std::uint64_t preload_spare = 0)
+           bool per_vertex, std::uint64_t preload_spare = 0, StreamingBackend* backend = nullptr)
       : g_(g),
         plan_(plan),
         rec_(rec),
@@ -601,7 +628,8 @@ class Preparer {
         reader_(g, pool, plan.window_chunks, plan.chunk_cache_bytes, rec),
         copy_pool_(copy_pool),
         threads_(pool.threads()),
-        preload_spare_(preload_spare) {
+        preload_spare_(preload_spare),
+        backend_(backend) {
     block_cap_ = plan.block_cache_bytes;
     use_block_cache_ =
         block_cap_ > 0 && plan.partition.p > 1 && plan.partition.scheme != Scheme::Vertex;
@@ -689,8 +717,10 @@ class Preparer {
     rec_.less_transform(std::min(dec + waited_s_, t1 - t0));
     waited_s_ = 0;
     if (w.reuse_a) rec_.stats->reused_bytes += a_end;
-    st.layout = L;
-    st.unit = L.unit;
+    st.layout = std::move(L);
+    st.unit = st.layout.unit;
+    st.keep.swap(keep_);
+    keep_.clear();
     return true;
   }
 
@@ -887,8 +917,12 @@ class Preparer {
     const std::uint64_t R = P.rows(part);
     const std::uint64_t r0 = hash ? part : P.bounds[part];
     const std::uint64_t step = hash ? p : 1;
-    bool all = q == p;  // every column part, in order (col_parts[d] == d)
-    for (std::size_t d = 0; d < q && all; ++d) all = col_parts[d] == d;
+    // Every column part from `first` on, in order (col_parts[d] == first + d): hash needs all p
+    // of them; a range row part's columns all lie in parts >= its own (the DAG points up), so
+    // for range any suffix starting at or before `part` catches every column.
+    const std::uint32_t first = q ? col_parts[0] : 0;
+    bool all = hash ? q == p && first == 0 : q == p - first && first <= part;
+    for (std::size_t d = 0; d < q && all; ++d) all = col_parts[d] == first + d;
     std::vector<std::int32_t> dest_of(p, -1);
     for (std::size_t d = 0; d < q; ++d) dest_of[col_parts[d]] = static_cast<std::int32_t>(d);
     for (std::size_t d = 0; d < q; ++d) {
@@ -911,12 +945,12 @@ class Preparer {
         std::uint64_t end = P.bounds[b + 1], s = 0;
         for (std::uint64_t e = 1; e < deg; ++e)
           if (cols[e] >= end) {
-            f(static_cast<std::size_t>(b), s, e);
+            f(static_cast<std::size_t>(b - first), s, e);
             s = e;
             b = P.part_of(cols[e]);
             end = P.bounds[b + 1];
           }
-        f(static_cast<std::size_t>(b), s, deg);
+        f(static_cast<std::size_t>(b - first), s, deg);
       } else {
         for (std::size_t d = 0; d < q; ++d) {
           const std::uint32_t b = col_parts[d];
@@ -1031,36 +1065,44 @@ class Preparer {
     const Partition& P = plan_.partition;
     const std::uint32_t p = P.p;
     const std::uint64_t R = P.rows(a);
-    // room for p blocks of this row part?
-    const std::uint64_t need = p * (R + 1) * sizeof(eid_t) + row_part_edges(a) * sizeof(vid_t);
+    // the blocks G_ab, b >= first (range: G_ab with b < a is empty and no unit needs it)
+    const std::uint32_t first = first_block(a);
+    const std::uint32_t q = p - first;
+    const std::uint64_t need = q * (R + 1) * sizeof(eid_t) + row_part_edges(a) * sizeof(vid_t);
     if (need > block_cap_) return false;
     std::vector<std::uint64_t> needed;
     rows_needed(a, needed);
     if (!reader_.pin(needed, unit)) return false;
-    std::vector<std::shared_ptr<HostBlock>> made(p);
-    std::vector<BuildDest> dests(p);
-    std::vector<std::uint32_t> all(p);
-    for (std::uint32_t b = 0; b < p; ++b) {
-      all[b] = b;
-      made[b] = std::make_shared<HostBlock>();
-      made[b]->off.alloc(R + 1);
-      dests[b].off = made[b]->off.data();
+    std::vector<std::shared_ptr<HostBlock>> made(q);
+    std::vector<BuildDest> dests(q);
+    std::vector<std::uint32_t> parts(q);
+    for (std::uint32_t d = 0; d < q; ++d) {
+      parts[d] = first + d;
+      made[d] = std::make_shared<HostBlock>();
+      made[d]->off.alloc(R + 1);
+      dests[d].off = made[d]->off.data();
     }
-    build_blocks(a, all.data(), p, dests.data(), [&](std::size_t b, eid_t edges) {
-      made[b]->cols.alloc(edges);
-      dests[b].cols = made[b]->cols.data();
-      dests[b].cap = edges;
+    build_blocks(a, parts.data(), q, dests.data(), [&](std::size_t d, eid_t edges) {
+      made[d]->cols.alloc(edges);
+      dests[d].cols = made[d]->cols.data();
+      dests[d].cap = edges;
     });
+    // Direct uploads: pin the blocks with columns here, off the driver's path (a unit's empty
+    // block is registered when the unit first needs it).
+    if (direct_)
+      for (std::uint32_t d = 0; d < q; ++d)
+        if (made[d]->cols.size()) register_block(*made[d]);
     // insert, evicting the least recently used blocks the current unit does not need
     std::lock_guard<std::mutex> lk(bmu_);
-    for (std::uint32_t b = 0; b < p; ++b) {
+    for (std::uint32_t d = 0; d < q; ++d) {
+      const std::uint32_t b = first + d;
       const BlockKey key{a, b};
       auto old = blocks_.find(key);
       if (old != blocks_.end()) {
         blocks_used_ -= old->second.first->bytes();
         blocks_.erase(old);
       }
-      const std::uint64_t add = made[b]->bytes();
+      const std::uint64_t add = made[d]->bytes();
       while (blocks_used_ + add > block_cap_ && !blocks_.empty()) {
         auto victim = blocks_.end();
         for (auto x = blocks_.begin(); x != blocks_.end(); ++x) {
@@ -1073,10 +1115,22 @@ class Preparer {
         blocks_used_ -= victim->second.first->bytes();
         blocks_.erase(victim);
       }
-      blocks_.emplace(key, std::make_pair(made[b], ++block_tick_));
+      blocks_.emplace(key, std::make_pair(made[d], ++block_tick_));
       blocks_used_ += add;
     }
     return true;
+  }
+
+  // Registers a cached block's arrays with the backend for direct uploads; true when both are.
+  bool register_block(HostBlock& hb) {
+    const bool off = hb.off.register_with(*backend_);
+    return off && (hb.cols.size() == 0 || hb.cols.register_with(*backend_));
+  }
+
+  // The first column part whose block of row part a is cached: range blocks below the diagonal
+  // are empty (the DAG points up) and no unit asks for them.
+  std::uint32_t first_block(std::uint32_t a) const {
+    return plan_.partition.scheme == Scheme::Range ? a : 0;
   }
 
   eid_t row_part_edges(std::uint32_t a) const {
@@ -1138,17 +1192,20 @@ class Preparer {
  public:
   // Builds every row part's blocks when the block cache holds them all: one parallel
   // pass over the graph (the counterpart of the in-core load), after which each unit only copies
-  // its blocks into its slot, so the steady state has no decompression or filtering at all. The
-  // pass runs on a background thread with its own pool, row part after row part in the order the
-  // units first need them, so the first units are counted while later row parts are built (a unit
-  // waits only for the row parts of its own blocks). The chunks of as many row parts as the chunk
-  // cache (plus the host budget's spare room) holds are decompressed together, so decompression
-  // runs on every core and a chunk shared by two row parts is decompressed once.
+  // its blocks into its slot — or, with a backend that registers them (direct uploads), has them
+  // uploaded from where they are — so the steady state has no decompression or filtering at all.
+  // The pass runs on a background thread with its own pool, row part after row part in the order
+  // the units first need them, so the first units are counted while later row parts are built (a
+  // unit waits only for the row parts of its own blocks). The chunks of 1, 1, 2, 4, ... row parts
+  // (at most what the chunk cache plus the host budget's spare room holds) are decompressed
+  // together, so decompression runs on every core, a chunk shared by two row parts is mostly
+  // decompressed once, and the first unit waits for one row part only.
   void preload_blocks() {
     if (!use_block_cache_) return;
     const Partition& P = plan_.partition;
     std::uint64_t total = g_.m() * sizeof(vid_t);
-    for (std::uint32_t a = 0; a < P.p; ++a) total += P.p * (P.rows(a) + 1) * sizeof(eid_t);
+    for (std::uint32_t a = 0; a < P.p; ++a)
+      total += (P.p - first_block(a)) * (P.rows(a) + 1) * sizeof(eid_t);
     if (total > block_cap_) return;
     std::vector<std::uint32_t> order;
     std::vector<char> seen(P.p, 0);
@@ -1159,6 +1216,7 @@ class Preparer {
           order.push_back(a);
         }
     part_ready_.assign(P.p, 0);
+    direct_ = backend_ && !backend_->device_is_host();
     preload_running_ = true;
     builder_ = std::thread([this, order] { background_preload(order); });
   }
@@ -1192,7 +1250,10 @@ class Preparer {
         const double t0 = now_s();
         std::size_t y = x;
         batch.clear();
-        while (y < order.size()) {
+        // Batches of 1, 1, 2, 4, ... row parts (as many as the chunk cache holds): the first
+        // units wait for one row part's chunks, not for the whole file's.
+        const std::size_t most = std::max<std::size_t>(1, x);
+        while (y < order.size() && y - x < most) {
           rows_needed(order[y], nd);
           merged.clear();
           std::set_union(batch.begin(), batch.end(), nd.begin(), nd.end(),
@@ -1208,7 +1269,7 @@ class Preparer {
           ok = build_row_part(order[x], {}, -1);
           if (ok) {
             std::lock_guard<std::mutex> lk(bmu_);
-            for (std::uint32_t b = 0; b < plan_.partition.p; ++b)
+            for (std::uint32_t b = first_block(order[x]); b < plan_.partition.p; ++b)
               bytes += blocks_.at(BlockKey{order[x], b}).first->bytes();
             part_ready_[order[x]] = 1;
           }
@@ -1244,12 +1305,55 @@ class Preparer {
       return use_block_cache_ = false;
     if (build_c && !(c = cached_block({w.j, w.k}, protect, L.unit)))
       return use_block_cache_ = false;
+    if (direct_ && prepare_direct(w, L, a, b, c, protect)) return true;
+    // A reused in the device slot may have come by a direct upload, leaving the host slot's
+    // image of it (read by the backend to plan the launch) stale: copy it there too.
+    if (direct_ && !a && !(a = cached_block({w.i, w.j}, protect, L.unit)))
+      return use_block_cache_ = false;
     // every block of the unit copied by every core at once
     std::vector<CopyJob> jobs;
     if (a) copy_jobs(*a, slot, L.blocks[L.a], jobs);
     if (b) copy_jobs(*b, slot, L.blocks[L.b], jobs);
     if (c) copy_jobs(*c, slot, L.blocks[L.c], jobs);
     par_copy(copy_pool_, jobs);
+    return true;
+  }
+
+  // Direct uploads: the unit's blocks (a, b, c: those to upload, null when shared or reused)
+  // are copied to the device from the host block cache itself, with no copy into the host slot;
+  // the layout lends the backend every block's host image (a reused A's from the cache too).
+  // False (nothing changed) when a block cannot be registered: the unit then goes through the
+  // host slot.
+  bool prepare_direct(const WorkUnit& w, UnitLayout& L, const std::shared_ptr<HostBlock>& a,
+                      const std::shared_ptr<HostBlock>& b, const std::shared_ptr<HostBlock>& c,
+                      const std::vector<BlockKey>& protect) {
+    std::shared_ptr<HostBlock> ra = a;  // A's host image, also when A stays in the slot
+    if (!ra && !(ra = cached_block({w.i, w.j}, protect, L.unit))) return false;
+    for (HostBlock* hb : {ra.get(), b.get(), c.get()})
+      if (hb && !register_block(*hb)) return false;
+    std::vector<DirectUpload> direct;
+    auto upload = [&](const HostBlock& hb, const SlotBlock& sb) {
+      TS_CHECK(hb.off.size() == sb.rows + 1 && hb.cols.size() == sb.edges,
+               "a cached block differs from the census");
+      direct.push_back({reinterpret_cast<const unsigned char*>(hb.off.data()), sb.offsets_at,
+                        hb.off.size() * sizeof(eid_t)});
+      if (hb.cols.size())
+        direct.push_back({reinterpret_cast<const unsigned char*>(hb.cols.data()), sb.cols_at,
+                          hb.cols.size() * sizeof(vid_t)});
+    };
+    if (a) upload(*a, L.blocks[L.a]);
+    if (b) upload(*b, L.blocks[L.b]);
+    if (c) upload(*c, L.blocks[L.c]);
+    L.direct = std::move(direct);
+    L.upload_from = L.bytes;  // nothing from the host slot
+    auto image = [&](int bi, const std::shared_ptr<HostBlock>& hb) {
+      L.host_offsets[bi] = hb->off.data();
+      L.host_cols[bi] = hb->cols.data();
+      keep_.push_back(hb);
+    };
+    image(L.a, ra);
+    if (b) image(L.b, b);
+    if (c) image(L.c, c);
     return true;
   }
   void prepare_blocks(const WorkUnit& w, unsigned char* slot, UnitLayout& L) {
@@ -1487,7 +1591,12 @@ class Preparer {
   Pool& copy_pool_;
   unsigned threads_ = 1;
   std::uint64_t preload_spare_ = 0;
-  double waited_s_ = 0;  // this unit's waits for the background preload
+  StreamingBackend* backend_ = nullptr;
+  // Direct uploads: on when the preload holds every block and the backend has its own device
+  // memory; the cached blocks are then registered with it and uploaded from where they are.
+  std::atomic<bool> direct_{false};
+  std::vector<std::shared_ptr<const void>> keep_;  // the unit being prepared's cached blocks
+  double waited_s_ = 0;                            // this unit's waits for the background preload
   // the background preload: row parts built so far, guarded by bmu_ (with blocks_)
   std::thread builder_;
   std::mutex bmu_;
@@ -1751,7 +1860,7 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
     const std::uint64_t used = plan.host_bytes + plan.chunk_cache_bytes + plan.block_cache_bytes;
     spare = plan.host_budget > used ? plan.host_budget - used : 0;
   }
-  Preparer prep(g, *use, pool, copy_pool, rec, options.per_vertex, spare);
+  Preparer prep(g, *use, pool, copy_pool, rec, options.per_vertex, spare, &backend);
   SlotState slots[2];
   const int nslots = plan.slots;
   struct Guard {
@@ -1784,8 +1893,7 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
       for (const UploadPiece& piece : r.upload_pieces)
         rec.span("upload", ss.unit, origin + piece.start, origin + piece.end, piece.bytes);
     } else if (r.upload_start >= 0) {
-      rec.span("upload", ss.unit, origin + r.upload_start, origin + r.upload_end,
-               L.bytes - L.upload_from);
+      rec.span("upload", ss.unit, origin + r.upload_start, origin + r.upload_end, L.upload_bytes());
     }
     if (r.kernel_start >= 0)
       rec.span("kernel", ss.unit, origin + r.kernel_start, origin + r.kernel_end, L.bytes);

@@ -557,14 +557,21 @@ void block_units(Plan& plan, const std::vector<eid_t>& E, const eid_t* off, eid_
   // what the host block cache needs: all blocks of one row part, of every row part
   plan.row_part_max_bytes = plan.row_parts_bytes = plan.row_part_chunk_bytes = 0;
   for (std::uint32_t a = 0; a < p; ++a) {
-    const std::uint64_t b = p * (P.rows(a) + 1) * sizeof(eid_t) + row_edges[a] * sizeof(vid_t);
+    // range: the blocks G_ab with b >= a (below the diagonal they are empty and not cached)
+    const std::uint64_t b =
+        (range ? p - a : p) * (P.rows(a) + 1) * sizeof(eid_t) + row_edges[a] * sizeof(vid_t);
     plan.row_part_max_bytes = std::max(plan.row_part_max_bytes, b);
     plan.row_parts_bytes += b;
     plan.row_part_chunk_bytes = std::max<std::uint64_t>(plan.row_part_chunk_bytes, walk_bytes(a));
   }
-  for (std::uint32_t i = 0; i < p; ++i)
-    for (std::uint32_t j = range ? i : 0; j < p; ++j)
-      for (std::uint32_t k = range ? j : 0; k < p; ++k) {
+  // Order: range tasks by j (the middle part), then i <= j, then k >= j, so that the units
+  // needing only row parts 0..j (A, B from row part i, C from row part j) come first and the
+  // pipeline counts them while later row parts are still being built; hash tasks by i, j, k.
+  // Either way A = G_ij stays for the run of k, and the slot keeps it (reuse_a).
+  for (std::uint32_t x = 0; x < p; ++x)
+    for (std::uint32_t y = 0; y < (range ? x + 1 : p); ++y)
+      for (std::uint32_t k = range ? x : 0; k < p; ++k) {
+        const std::uint32_t i = range ? y : x, j = range ? x : y;
         const eid_t eij = E[i * p + j], eik = E[i * p + k], ejk = E[j * p + k];
         if (eij == 0 || eik == 0 || ejk == 0) continue;  // pruned: no triangle possible
         WorkUnit w;

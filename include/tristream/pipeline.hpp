@@ -47,6 +47,15 @@ struct SlotBlock {
   std::uint64_t offsets_at = 0;  // rows + 1 eid_t, offsets[0] == 0
   std::uint64_t cols_at = 0;     // edges vid_t
 };
+// A copy from host memory registered with the backend (register_host) straight to byte `at`
+// of the slot's device memory: a block of the host block cache uploaded without passing through
+// the host slot ("direct upload").
+struct DirectUpload {
+  const unsigned char* host = nullptr;
+  std::uint64_t at = 0;
+  std::uint64_t bytes = 0;
+};
+
 struct UnitLayout {
   std::int64_t unit = -1;
   SlotBlock blocks[3];
@@ -64,6 +73,19 @@ struct UnitLayout {
   // until count_async returns; may be null) stands in for the host slot's copy of them.
   bool streamed = false;
   const eid_t* host_offsets_a = nullptr;
+  // Direct uploads: the blocks (or parts) copied from registered host memory, besides the host
+  // slot's bytes [upload_from, bytes). Blocks uploaded so have their host images in
+  // host_offsets / host_cols (indexed like blocks, null = in the host slot), valid until the
+  // slot's count has finished.
+  std::vector<DirectUpload> direct;
+  const eid_t* host_offsets[3] = {nullptr, nullptr, nullptr};
+  const vid_t* host_cols[3] = {nullptr, nullptr, nullptr};
+  // Bytes this unit uploads: the host slot's range and the direct copies.
+  std::uint64_t upload_bytes() const {
+    std::uint64_t n = streamed ? 0 : bytes - upload_from;
+    for (const DirectUpload& d : direct) n += d.bytes;
+    return n;
+  }
 };
 
 // One host -> device copy of a streamed unit (times on the pipeline's clock).
@@ -118,10 +140,24 @@ class StreamingBackend {
   // Returns at once; the buffer must not be written before wait_staging(b) returns.
   virtual void upload_piece_async(int slot, std::uint64_t device_offset, int buffer,
                                   std::uint64_t bytes) = 0;
-  // Copies bytes [layout.upload_from, layout.bytes) of the host slot to the device, ordered
-  // after the slot's previous kernel. Returns at once. With layout.streamed the pieces were
-  // sent already: it only closes the unit's upload (the count is ordered after every piece).
+  // Copies bytes [layout.upload_from, layout.bytes) of the host slot and every layout.direct
+  // range to the device, ordered after the slot's previous kernel. Returns at once. With
+  // layout.streamed the pieces were sent already: it only closes the unit's upload (the count
+  // is ordered after every piece).
   virtual void upload_async(int slot, const UnitLayout& layout) = 0;
+
+  // ---- direct uploads (the host block cache) ----
+  // Makes [p, p + bytes) (page-aligned, owned by the caller, already written) a source that
+  // upload_async may copy from directly (layout.direct): pins it on CUDA. Returns false when it
+  // cannot or need not (the CPU backend, whose slots are its device), and the pipeline then
+  // copies those blocks through the host slot. May be called from any thread.
+  virtual bool register_host(void* p, std::uint64_t bytes) {
+    (void)p;
+    (void)bytes;
+    return false;
+  }
+  // Undoes a successful register_host before the memory is freed. No-throw; any thread.
+  virtual void unregister_host(void* p) noexcept { (void)p; }
   // Counts the unit in the slot after its upload. Returns at once.
   virtual void count_async(int slot, const UnitLayout& layout) = 0;
   // True when the slot's count has finished.

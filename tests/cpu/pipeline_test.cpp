@@ -3,12 +3,14 @@
 // span chunks; small host budgets; device OOM re-plans; SIGINT; statistics and traces; .tcsr files.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <csignal>
 #include <cstdio>
 #include <cstring>
 #include <fstream>
 #include <functional>
 #include <map>
+#include <mutex>
 #include <sstream>
 #include <tuple>
 
@@ -430,6 +432,29 @@ class DeviceDouble final : public StreamingBackend {
   std::uint64_t device_limit = 0;  // throw DeviceOutOfMemory above it (0 = none)
   std::function<void()> on_piece;  // called after every upload_piece_async
   std::uint64_t pieces = 0, streamed_allocations = 0, releases = 0;
+  // Direct uploads: register_host refuses when refuse_registration; the counts of
+  // registrations, of direct copies, and of blocks whose host image (lent by the layout) differs
+  // from what reached the device.
+  bool refuse_registration = false;
+  std::atomic<std::uint64_t> registered{0}, unregistered{0};
+  std::uint64_t direct_copies = 0, image_mismatches = 0, unregistered_sources = 0;
+  std::uint64_t host_slot_bytes = 0;  // bytes uploaded from the host slot (not streamed)
+
+  bool register_host(void* p, std::uint64_t bytes) override {
+    EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % 4096, 0u);
+    EXPECT_EQ(bytes % 4096, 0u);
+    if (refuse_registration) return false;
+    std::lock_guard<std::mutex> lk(reg_mu_);
+    EXPECT_EQ(live_.count(p), 0u) << "registered twice";
+    live_[p] = bytes;
+    ++registered;
+    return true;
+  }
+  void unregister_host(void* p) noexcept override {
+    std::lock_guard<std::mutex> lk(reg_mu_);
+    live_.erase(p);
+    ++unregistered;
+  }
 
   std::string name() const override { return "double"; }
   std::string describe() const override { return "device double"; }
@@ -472,6 +497,13 @@ class DeviceDouble final : public StreamingBackend {
     auto* dev = reinterpret_cast<unsigned char*>(dev_[s].data());
     if (!L.streamed) {
       std::memcpy(dev + L.upload_from, host_slot(s) + L.upload_from, L.bytes - L.upload_from);
+      host_slot_bytes += L.bytes - L.upload_from;
+      for (const DirectUpload& d : L.direct) {
+        EXPECT_LE(d.at + d.bytes, slot_bytes_);
+        unregistered_sources += registered_range(d.host, d.bytes) ? 0 : 1;
+        std::memcpy(dev + d.at, d.host, d.bytes);
+        ++direct_copies;
+      }
       return;
     }
     for (std::size_t b = 0; b < pending_.size(); ++b)
@@ -501,6 +533,15 @@ class DeviceDouble final : public StreamingBackend {
         result_[s].per_vertex[x] = spaces[x];
       }
       pv = PerVertexOut{spaces[L.u_space], spaces[L.v_space], spaces[L.w_space]};
+    }
+    for (int bi = 0; bi < L.num_blocks; ++bi) {  // the host images the layout lends
+      const SlotBlock& b = L.blocks[bi];
+      if (L.host_offsets[bi] &&
+          std::memcmp(L.host_offsets[bi], base + b.offsets_at, (b.rows + 1) * sizeof(eid_t)))
+        ++image_mismatches;
+      if (L.host_cols[bi] && b.edges &&
+          std::memcmp(L.host_cols[bi], base + b.cols_at, b.edges * sizeof(vid_t)))
+        ++image_mismatches;
     }
     result_[s].triangles = counter_->count(view(L.a), view(L.b), view(L.c), pv);
   }
@@ -544,6 +585,16 @@ class DeviceDouble final : public StreamingBackend {
       cover_[c.slot][x] = static_cast<unsigned char>(std::min(cover_[c.slot][x] + 1, 255));
     c.active = false;
   }
+  bool registered_range(const unsigned char* p, std::uint64_t bytes) {
+    std::lock_guard<std::mutex> lk(reg_mu_);
+    for (const auto& r : live_) {
+      const auto* lo = static_cast<const unsigned char*>(r.first);
+      if (p >= lo && p + bytes <= lo + r.second) return true;
+    }
+    return false;
+  }
+  std::mutex reg_mu_;
+  std::map<void*, std::uint64_t> live_;
   std::unique_ptr<Counter> counter_ = make_cpu_counter();
   std::vector<std::uint64_t> dev_[2], host_[2];
   std::vector<unsigned char> cover_[2];
@@ -608,6 +659,47 @@ TEST(StreamedStaging, PiecesOfAnySizeCountExactly) {
         }
     }
   }
+}
+
+// Direct uploads: with every block preloaded and a backend with its own device memory, the
+// blocks are uploaded straight from the host block cache (registered with the backend, not
+// copied into the host slot). Counts and per-vertex counts equal the oracle, the host images the
+// layouts lend the backend equal what reached the device, every source was registered and every
+// registration is undone; a backend that refuses registration gets the copy path.
+TEST(Pipeline, DirectUploadsFromTheBlockCache) {
+  auto e = test::skewed_graph(2500, 30000, 83);
+  const std::uint64_t n = test::vertex_count(e);
+  std::vector<vid_t> new_of_old;
+  OrientedGraph g = orient_edge_list(n, e, &new_of_old);
+  const count_t oracle = test::brute_force_triangles(n, e);
+  const auto oracle_pv = test::brute_force_per_vertex(n, e);
+  auto src = memory_source(g, 211);
+  for (Scheme s : {Scheme::Range, Scheme::Hash})
+    for (std::uint32_t p : {2u, 3u, 4u, 7u})
+      for (bool pv : {false, true})
+        for (bool refuse : {false, true}) {
+          SCOPED_TRACE(scheme_name(s) + " p=" + std::to_string(p) + (pv ? " per-vertex" : "") +
+                       (refuse ? " refused" : ""));
+          DeviceDouble dd;
+          dd.refuse_registration = refuse;
+          CountReport r = count_with_backend(*src, popts(s, p, pv), dd);
+          ASSERT_EQ(r.plan.partition.p, p);
+          ASSERT_GE(r.plan.block_cache_bytes, r.plan.row_parts_bytes);  // preloaded
+          EXPECT_EQ(r.triangles, oracle);
+          if (pv) {
+            EXPECT_EQ(per_vertex_mismatches(r.per_vertex, new_of_old, oracle_pv), 0u);
+          }
+          EXPECT_EQ(dd.image_mismatches, 0u);
+          EXPECT_EQ(dd.unregistered_sources, 0u);
+          EXPECT_EQ(dd.registered.load(), dd.unregistered.load());
+          if (refuse) {
+            EXPECT_EQ(dd.direct_copies, 0u);
+          } else {
+            EXPECT_GT(dd.direct_copies, 0u);
+            EXPECT_GT(dd.registered.load(), 0u);
+            EXPECT_EQ(dd.host_slot_bytes, 0u);  // nothing went through the host slot
+          }
+        }
 }
 
 TEST(StreamedStaging, EmptyGraphCountsZero) {
