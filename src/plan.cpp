@@ -450,26 +450,31 @@ std::uint64_t host_need(const HostModel& h, const Plan& plan, bool per_vertex, b
 // the budget leaves after the offsets and a window of two chunks (the columns are decompressed
 // straight into the pieces), up to max(threads x largest chunk, 16 MiB) so a piece's chunks keep
 // every core busy, at most kMaxStagingPiece and never more than the slot; at least
-// kMinStagingPiece (or the whole slot when it is smaller). On success sets the plan's staging
-// fields, *window (2) and *host; otherwise leaves everything as it was.
+// kMinStagingPiece (or the whole slot when it is smaller). When two buffers would leave pieces
+// of fewer chunks than threads, one buffer of twice the size is used instead: a piece's chunks
+// are decompressed in parallel and the next piece waits for its upload, which is far shorter
+// than building it (Kronecker 25 under a cgroup: 41 MiB pieces held 5 chunks of 8 MiB for 16
+// threads). On success sets the plan's staging fields, *window (2) and *host; otherwise leaves
+// everything as it was.
 void streamed_staging(const HostModel& hm, Plan& plan, const PlanOptions& o, bool vs,
                       std::uint64_t max_prox, std::uint32_t* window, std::uint64_t* host) {
   if (o.device_is_host || o.host_budget == 0 || plan.partition.p > 1 || plan.units.size() != 1)
     return;
   const std::uint64_t fixed = host_need(hm, plan, o.per_vertex, vs, max_prox, 2, 0);
   if (fixed >= o.host_budget) return;
-  const std::uint64_t room = (o.host_budget - fixed) / kStagingBuffers;
-  const std::uint64_t target = std::min<std::uint64_t>(
-      kMaxStagingPiece,
-      std::max<std::uint64_t>(16ull << 20,
-                              static_cast<std::uint64_t>(hm.threads) * hm.max_chunk_raw));
+  const std::uint64_t width = static_cast<std::uint64_t>(hm.threads) * hm.max_chunk_raw;
+  const std::uint32_t buffers =
+      (o.host_budget - fixed) / kStagingBuffers < width ? 1 : kStagingBuffers;
+  const std::uint64_t room = (o.host_budget - fixed) / buffers;
+  const std::uint64_t target =
+      std::min<std::uint64_t>(kMaxStagingPiece, std::max<std::uint64_t>(16ull << 20, width));
   std::uint64_t piece = std::min({room, target, align_up(plan.slot_bytes)});
   piece = piece / kAlign * kAlign;
   if (piece == 0 || piece < std::min(kMinStagingPiece, align_up(plan.slot_bytes))) return;
-  const std::uint64_t ring = static_cast<std::uint64_t>(kStagingBuffers) * piece;
+  const std::uint64_t ring = static_cast<std::uint64_t>(buffers) * piece;
   if (fixed + ring >= *host) return;  // no saving (a slot smaller than the ring)
   plan.piece_bytes = piece;
-  plan.staging_buffers = kStagingBuffers;
+  plan.staging_buffers = buffers;
   *window = 2;
   *host = fixed + ring;
 }

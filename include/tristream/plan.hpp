@@ -179,7 +179,8 @@ struct Plan {
 };
 
 // Streamed staging: the planner's ring of host staging buffers (two: building piece k + 1
-// overlaps the upload of piece k) and its smallest and largest piece.
+// overlaps the upload of piece k; one of twice the size when two would leave pieces of fewer
+// chunks than threads) and its smallest and largest piece.
 constexpr std::uint32_t kStagingBuffers = 2;
 constexpr std::uint64_t kMinStagingPiece = 64ull << 10;
 constexpr std::uint64_t kMaxStagingPiece = 128ull << 20;

@@ -314,6 +314,28 @@ TEST(Planner, StreamedStagingWhenTheHostSlotDoesNotFit) {
   }
 }
 
+// Pieces that would hold fewer chunks than there are threads to decompress them: one staging
+// buffer of twice the size instead of two.
+TEST(Planner, StreamedStagingUsesOneBufferWhenPiecesWouldBeNarrow) {
+  OrientedGraph g = oriented(test::random_graph(5000, 60000, 41));
+  auto src = memory_source(g, 16384);  // 64 KiB chunks: four of them
+  const std::uint64_t chunk = 16384 * sizeof(vid_t);
+  const std::uint64_t fixed = (g.n() + 1) * sizeof(eid_t) + 2 * chunk;
+  const std::uint64_t slot = in_core_bytes(g.n(), g.m(), false);
+  // two threads: a piece should hold two chunks; room for three (1.5 per buffer with two)
+  Plan p = plan_graph(*src, opts(Scheme::Auto, 0, 0, fixed + 3 * chunk));
+  ASSERT_TRUE(p.streamed_staging());
+  EXPECT_EQ(p.staging_buffers, 1u);
+  EXPECT_EQ(p.piece_bytes, 3 * chunk);  // a multiple of the alignment
+  EXPECT_LE(p.host_bytes, fixed + 3 * chunk);
+  EXPECT_LT(p.piece_bytes, slot);
+  // room for two pieces of two chunks each: two buffers
+  Plan q = plan_graph(*src, opts(Scheme::Auto, 0, 0, fixed + 4 * chunk + chunk / 4));
+  ASSERT_TRUE(q.streamed_staging());
+  EXPECT_EQ(q.staging_buffers, kStagingBuffers);
+  EXPECT_GE(q.piece_bytes, 2 * chunk);
+}
+
 TEST(Planner, EnoughHostMemoryKeepsFullSlots) {
   StagingGraph t;
   for (std::uint64_t host : {std::uint64_t{0}, t.full_host(), t.full_host() * 4}) {
