@@ -10,6 +10,7 @@
 // of its buffer (the second tells the host when it may overwrite the buffer, and both time the
 // piece); the first piece of a unit waits for the slot's previous kernel like upload_async.
 #include <cuda_runtime_api.h>
+#include <sys/mman.h>
 
 #include <algorithm>
 #include <chrono>
@@ -75,11 +76,14 @@ constexpr std::uint64_t kPage = 4096;
 // machine against 1.7 GB/s for cudaMallocHost, which zeroes and maps the pages on one thread
 // (1.4 s less for the 2.2 GB in-core slot of Kronecker 25). Freed with unpin().
 unsigned char* pin(std::uint64_t bytes, const char* what) {
-  const std::uint64_t size = (std::max<std::uint64_t>(bytes, 1) + kPage - 1) / kPage * kPage;
-  auto* p = static_cast<unsigned char*>(std::aligned_alloc(kPage, size));
+  constexpr std::uint64_t kHuge = 2ull << 20;  // large buffers: transparent huge pages
+  const std::uint64_t align = bytes >= kHuge ? kHuge : kPage;
+  const std::uint64_t size = (std::max<std::uint64_t>(bytes, 1) + align - 1) / align * align;
+  auto* p = static_cast<unsigned char*>(std::aligned_alloc(align, size));
   if (!p)
     throw Error(ErrorKind::Internal,
                 "cannot allocate " + std::to_string(bytes) + " bytes of host memory for " + what);
+  if (align == kHuge) (void)::madvise(p, size, MADV_HUGEPAGE);
   const std::uint64_t pieces = std::min<std::uint64_t>(
       std::max(1u, std::thread::hardware_concurrency()), size / (64ull << 20) + 1);
   if (pieces <= 1) {

@@ -18,6 +18,8 @@
 #include <thread>
 #include <type_traits>
 
+#include <sys/mman.h>
+
 namespace tristream {
 
 namespace {
@@ -177,12 +179,18 @@ class RawArray {
   RawArray(const RawArray&) = delete;
   RawArray& operator=(const RawArray&) = delete;
   ~RawArray() { reset(); }
+  // Arrays of 2 MiB and more are 2 MiB-aligned and advised to use transparent huge pages: the
+  // builders' first writes then fault in 512 times fewer pages (the offsets of a range row part
+  // of many short rows take gigabytes at scale 26).
   void alloc(std::size_t n) {
     reset();
-    constexpr std::size_t kPage = 4096;
-    bytes_ = (std::max<std::size_t>(n, 1) * sizeof(T) + kPage - 1) / kPage * kPage;
-    p_ = static_cast<T*>(std::aligned_alloc(kPage, bytes_));
+    constexpr std::size_t kPage = 4096, kHuge = std::size_t{2} << 20;
+    const std::size_t raw = std::max<std::size_t>(n, 1) * sizeof(T);
+    const std::size_t align = raw >= kHuge ? kHuge : kPage;
+    bytes_ = (raw + align - 1) / align * align;
+    p_ = static_cast<T*>(std::aligned_alloc(align, bytes_));
     if (!p_) throw std::bad_alloc();
+    if (align == kHuge) (void)::madvise(p_, bytes_, MADV_HUGEPAGE);
     n_ = n;
   }
   // Registers the array with the backend (once); true when it is registered.
