@@ -568,6 +568,11 @@ class DeviceDouble final : public StreamingBackend {
     const std::uint64_t need = static_cast<std::uint64_t>(slots) * slot_bytes;
     if (device_limit && need > device_limit)
       throw DeviceOutOfMemory("out of memory (device double)", need);
+    // the tests' graphs are small: a larger slot is a planner bug (and the bound keeps g++ 13's
+    // -Wstringop-overflow from reasoning about sizes beyond any object)
+    if (slot_bytes > (std::uint64_t{1} << 32) || pv_rows > (std::uint64_t{1} << 32))
+      throw DeviceOutOfMemory("device double: slot of " + std::to_string(slot_bytes) + " bytes",
+                              slot_bytes);
     release();
     for (int s = 0; s < slots; ++s) {
       dev_[s].assign(slot_bytes / 8 + 1, 0xdeadbeefdeadbeefull);  // garbage until uploaded
