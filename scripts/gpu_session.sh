@@ -3,7 +3,7 @@
 # (sm_90), the gpu and cpu tests, the quickstart on the GPU, and the benchmark drivers.
 # Logs go to $OUT (default bench/out/gpu; at most 8 files), a summary to stdout.
 #
-#   PHASES   which phases to run, in order [build test run kernels ooc convert]
+#   PHASES   which phases to run, in order [build test sanitize run kernels ooc convert]
 #   KSCALES  kernel benchmark scales [22,24]
 #   OSCALES  out-of-core benchmark scales [25]
 #   CSCALE   conversion benchmark scale [26]
@@ -11,7 +11,7 @@ set -uo pipefail
 cd "$(dirname "$0")/.."
 OUT=${OUT:-bench/out/gpu}
 mkdir -p "$OUT"
-PHASES=${PHASES:-build test run kernels ooc convert}
+PHASES=${PHASES:-build test sanitize run kernels ooc convert}
 KSCALES=${KSCALES:-22,24}
 OSCALES=${OSCALES:-25}
 CSCALE=${CSCALE:-26}
@@ -37,6 +37,10 @@ for ph in $PHASES; do
       phase "cpu tests"
       ctest --test-dir "$BUILD_DIR" -L cpu -j 8 --timeout 600 >"$OUT/cpu_tests.log" 2>&1 || status=1
       tail -6 "$OUT/cpu_tests.log"
+      ;;
+    sanitize)
+      phase "compute-sanitizer (memcheck, racecheck)"
+      OUT="$OUT/sanitize" bash scripts/sanitize_gpu.sh || status=1
       ;;
     run)
       phase "quickstart (auto backend)"
