@@ -319,10 +319,26 @@ Census take_census(const GraphSource& g, const CensusOptions& options) {
     }
     c.vertex.push_back(std::move(vp));
   }
+  // Could any vertex candidate fit the device budget? At least two units of A_i (the rows of
+  // V_i with their edges) plus the offsets of X_i each; when none can, the exact pass below
+  // cannot change the plan (the upper bounds rule the candidates out too) and is skipped.
+  bool may_fit = options.device_budget == 0;
+  for (std::size_t ci = 0; ci < cand_p.size() && !may_fit; ++ci) {
+    const std::uint32_t p = cand_p[ci], per = G / p;
+    if (p < 2) continue;  // not a vertex candidate (that is the in-core plan)
+    std::uint64_t unit = 0;
+    for (std::uint32_t a = 0; a < p; ++a) {
+      const std::uint64_t r0 = c.vertex_bounds[a * per], r1 = c.vertex_bounds[(a + 1) * per];
+      unit = std::max(unit, block_bytes(r1 - r0, off[r1] - off[r0]) +
+                                align_up((c.vertex[ci].proxies[a] + 1) * sizeof(eid_t)));
+    }
+    may_fit = 2 * unit <= options.device_budget;
+  }
   // Exact proxy blocks (G <= 16): a second pass counts, for every candidate part, the edges
   // v -> w with both ends in X. mask[v] holds the groups whose X contains v; a per-candidate
   // table folds a group mask into a part mask.
-  if (G <= 16 && n > 0) {
+  if (G <= 16 && n > 0 && may_fit) {
+    c.vertex_exact = true;
     std::vector<std::uint16_t> mask(n, 0);
     for (std::uint32_t gi = 0; gi < G; ++gi) {
       const std::uint64_t* bm = bitmaps.data() + static_cast<std::size_t>(gi) * words;
@@ -749,6 +765,7 @@ CensusOptions census_options(std::uint64_t n, const PlanOptions& o) {
   }
   c.max_bytes = o.host_budget;
   c.vertex = o.scheme == Scheme::Auto || o.scheme == Scheme::Vertex;
+  c.device_budget = o.device_budget;
   return c;
 }
 }  // namespace

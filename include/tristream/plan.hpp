@@ -79,6 +79,11 @@ struct CensusOptions {
   std::uint64_t max_bytes = 0;  // host memory the census may use (fewer threads); 0 = any
   bool vertex = true;  // gather the vertex scheme's proxy statistics (a bitmap OR per edge and a
                        // second pass); off when the scheme is forced to range or hash
+  // The device budget the plan will have (0 = unknown): the second, exact pass of the vertex
+  // statistics is skipped when no vertex candidate (p >= 2) could fit it even with empty proxy
+  // blocks — two units of at least the rows of V_i with their edges plus the offsets of X_i —
+  // and the proxy blocks keep their upper bounds (which rule those candidates out as well).
+  std::uint64_t device_budget = 0;
 };
 struct Census {
   std::vector<std::uint64_t> fine_bounds;  // F + 1 row boundaries
@@ -92,6 +97,7 @@ struct Census {
     std::vector<eid_t> proxy_edges_bound;  // sum of out-degrees over X_i per part (>= C edges)
   };
   std::vector<VertexParts> vertex;  // one entry per p dividing G
+  bool vertex_exact = false;        // the proxy block edges were counted (else upper bounds)
   double seconds = 0;
   std::uint64_t decompressed_bytes = 0;
   bool empty() const { return fine_bounds.empty(); }

@@ -269,6 +269,36 @@ TEST(Planner, JsonHasTheContractFields) {
     EXPECT_NE(j.find(key), std::string::npos) << key;
 }
 
+// The vertex statistics' exact second pass is skipped when no vertex candidate could fit the
+// device budget even with empty proxy blocks: one pass over the columns instead of two, and
+// the same plan as with the exact counts (their upper bounds rule the vertex plans out as well).
+TEST(Census, ExactProxyPassSkippedWhenNoVertexPlanCanFit) {
+  OrientedGraph g = oriented(test::skewed_graph(20000, 200000, 5));
+  auto src = memory_source(g, 4096);
+  const std::uint64_t in_core = in_core_bytes(g.n(), g.m(), false);
+  int skipped_runs = 0;
+  for (std::uint64_t div : {2u, 4u, 8u, 16u}) {
+    SCOPED_TRACE("budget in-core / " + std::to_string(div));
+    const PlanOptions o = opts(Scheme::Auto, 0, in_core / div);
+    CensusOptions co;
+    ASSERT_TRUE(census_needed(g.n(), g.m(), o, &co));
+    EXPECT_EQ(co.device_budget, in_core / div);
+    const Census fast = take_census(*src, co);
+    co.device_budget = 0;  // unknown budget: always exact
+    const Census exact = take_census(*src, co);
+    EXPECT_TRUE(exact.vertex_exact);
+    EXPECT_GT(exact.decompressed_bytes, g.m() * sizeof(vid_t));  // a second pass
+    if (!fast.vertex_exact) {
+      ++skipped_runs;
+      EXPECT_EQ(fast.decompressed_bytes, g.m() * sizeof(vid_t));
+    }
+    const Plan a = make_plan(g.n(), g.m(), g.csr.offsets.data(), src->chunks(), fast, o);
+    const Plan b = make_plan(g.n(), g.m(), g.csr.offsets.data(), src->chunks(), exact, o);
+    EXPECT_EQ(a.to_json(), b.to_json());
+  }
+  EXPECT_GT(skipped_runs, 0);  // the budgets above include ones no vertex plan fits
+}
+
 // ---- streamed staging: the in-core unit built and uploaded in pieces --------------------------
 // A graph of 60,000 edges in chunks of 1024 edges: the in-core slot (~265 KiB) is several times
 // the smallest streamed ring (2 x 64 KiB).
