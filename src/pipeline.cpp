@@ -1095,11 +1095,12 @@ class Preparer {
       dests[d].cols = made[d]->cols.data();
       dests[d].cap = edges;
     });
-    // Direct uploads: pin the blocks with columns here, off the driver's path (a unit's empty
-    // block is registered when the unit first needs it).
+    // Direct uploads: pin the blocks with columns here, on the pool and off the driver's path
+    // (a unit's empty block is registered when the unit first needs it).
     if (direct_)
-      for (std::uint32_t d = 0; d < q; ++d)
+      reader_.pool().run(q, [&](std::size_t d) {
         if (made[d]->cols.size()) register_block(*made[d]);
+      });
     // insert, evicting the least recently used blocks the current unit does not need
     std::lock_guard<std::mutex> lk(bmu_);
     for (std::uint32_t d = 0; d < q; ++d) {
