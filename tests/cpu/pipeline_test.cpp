@@ -98,17 +98,31 @@ std::uint64_t per_vertex_mismatches(const std::vector<count_t>& got,
   return bad;
 }
 
+// A test graph, oriented, with its brute-force oracle: n, the old -> new id map, the oriented
+// graph, the triangle count and each vertex's count under its original id.
+struct Oracled {
+  std::uint64_t n = 0;
+  std::vector<vid_t> new_of_old;
+  OrientedGraph g;
+  count_t triangles = 0;
+  std::vector<count_t> per_vertex;
+};
+Oracled oracled(const test::EdgeList& e) {
+  Oracled o;
+  o.n = test::vertex_count(e);
+  o.g = orient_edge_list(o.n, e, &o.new_of_old);
+  o.triangles = test::brute_force_triangles(o.n, e);
+  o.per_vertex = test::brute_force_per_vertex(o.n, e);
+  return o;
+}
+
 class EveryScheme : public ::testing::TestWithParam<std::tuple<Scheme, std::uint32_t>> {};
 
 TEST_P(EveryScheme, EqualsTheOracleAndInCore) {
   const auto [scheme, p] = GetParam();
   for (const auto& c : cases()) {
     SCOPED_TRACE(c.name);
-    const std::uint64_t n = test::vertex_count(c.edges);
-    std::vector<vid_t> new_of_old;
-    OrientedGraph g = orient_edge_list(n, c.edges, &new_of_old);
-    const count_t oracle = test::brute_force_triangles(n, c.edges);
-    const auto oracle_pv = test::brute_force_per_vertex(n, c.edges);
+    const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(c.edges);
     for (std::uint64_t chunk : {5u, 64u}) {
       SCOPED_TRACE("chunk_edges " + std::to_string(chunk));
       auto src = memory_source(g, chunk);
@@ -139,11 +153,7 @@ INSTANTIATE_TEST_SUITE_P(SchemesAndParts, EveryScheme,
 // pinned chunks (no block cache), and by the windowed sequential walk (no caches at all).
 TEST(Pipeline, EveryBuildPathCountsExactly) {
   auto e = test::skewed_graph(1500, 15000, 53);
-  const std::uint64_t n = test::vertex_count(e);
-  std::vector<vid_t> new_of_old;
-  OrientedGraph g = orient_edge_list(n, e, &new_of_old);
-  const count_t oracle = test::brute_force_triangles(n, e);
-  const auto oracle_pv = test::brute_force_per_vertex(n, e);
+  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(e);
   auto src = memory_source(g, 97);
   const std::int64_t caches[3][2] = {{-1, -1}, {1ll << 30, 0}, {0, 0}};
   for (Scheme s : {Scheme::Range, Scheme::Hash, Scheme::Vertex})
@@ -169,11 +179,7 @@ TEST(Pipeline, EveryBuildPathCountsExactly) {
 // multiplicative division).
 TEST(Pipeline, PreparationThreadCountsGiveIdenticalCounts) {
   auto e = test::skewed_graph(2500, 30000, 61);
-  const std::uint64_t n = test::vertex_count(e);
-  std::vector<vid_t> new_of_old;
-  OrientedGraph g = orient_edge_list(n, e, &new_of_old);
-  const count_t oracle = test::brute_force_triangles(n, e);
-  const auto oracle_pv = test::brute_force_per_vertex(n, e);
+  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(e);
   auto src = memory_source(g, 211);
   // {chunk cache, block cache, host budget}: as planned (preload), as planned with a host budget
   // that leaves little spare room, blocks built on demand, parallel walks into the slot
@@ -631,11 +637,7 @@ TEST(StreamedStaging, PiecesOfAnySizeCountExactly) {
   // than the slot; one, two and three staging buffers; CPU backend and the device double.
   for (const auto& c : staging_cases()) {
     SCOPED_TRACE(c.name);
-    const std::uint64_t n = test::vertex_count(c.edges);
-    std::vector<vid_t> new_of_old;
-    OrientedGraph g = orient_edge_list(n, c.edges, &new_of_old);
-    const count_t oracle = test::brute_force_triangles(n, c.edges);
-    const auto oracle_pv = test::brute_force_per_vertex(n, c.edges);
+    const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(c.edges);
     for (std::uint64_t chunk : {5u, 333u}) {
       auto src = memory_source(g, chunk);
       auto cpu = cpu_backend();
@@ -673,11 +675,7 @@ TEST(StreamedStaging, PiecesOfAnySizeCountExactly) {
 // registration is undone; a backend that refuses registration gets the copy path.
 TEST(Pipeline, DirectUploadsFromTheBlockCache) {
   auto e = test::skewed_graph(2500, 30000, 83);
-  const std::uint64_t n = test::vertex_count(e);
-  std::vector<vid_t> new_of_old;
-  OrientedGraph g = orient_edge_list(n, e, &new_of_old);
-  const count_t oracle = test::brute_force_triangles(n, e);
-  const auto oracle_pv = test::brute_force_per_vertex(n, e);
+  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(e);
   auto src = memory_source(g, 211);
   for (Scheme s : {Scheme::Range, Scheme::Hash})
     for (std::uint32_t p : {2u, 3u, 4u, 7u})
