@@ -34,6 +34,7 @@
 // 32-bit arithmetic inside a window; __syncwarp only.
 #include <algorithm>
 #include <cstdint>
+#include <string>
 
 #include "check.hpp"
 #include "kernels.hpp"
@@ -266,33 +267,46 @@ const void* pick_kernel(bool pv, bool narrow, int cfg) {
 
 }  // namespace
 
+namespace {
+
+// Benchmark switches, "lite-FLAGS" (plain "lite" is "lite-sb"): s loads C's columns evict-first;
+// b caps the registers at 32 for 8 blocks per SM; x turns the in-core pruning of each row's last
+// edge off; 6 keeps C's offsets 64-bit; q and h hand out 4 and 16 segments of rows per warp
+// instead of 8. docs/kernels.md has what each was worth.
+struct LiteFlags {
+  bool evict_first, cap_registers, prune, wide;
+  std::uint64_t segments_per_warp;
+};
+LiteFlags lite_flags(const std::string& variant) {
+  const std::string f = variant.size() > 4 ? variant.substr(5) : std::string("sb");
+  auto has = [&](char c) { return f.find(c) != std::string::npos; };
+  return {has('s'), has('b'), !has('x'), has('6'), has('q') ? 4u : has('h') ? 16u : 8u};
+}
+
+}  // namespace
+
 bool lite_narrows(const Task& t, const LaunchEnv& env) {
-  const bool wide = env.variant.size() > 5 && env.variant.find('6', 5) != std::string::npos;
-  return !wide && env.same_views && env.a_edges < (std::uint64_t{1} << 32) && t.c_rows == t.rows;
+  return !lite_flags(env.variant).wide && env.same_views &&
+         env.a_edges < (std::uint64_t{1} << 32) && t.c_rows == t.rows;
 }
 
 void launch_trust_lite(const Task& t, const LaunchEnv& env, cudaStream_t stream, ull* counter,
                        const std::uint32_t* c_off32) {
   if (t.rows == 0) return;
-  // Benchmark switches, "lite-FLAGS" (plain "lite" is "lite-sb"): s loads C's columns
-  // evict-first; b caps the registers at 32 for 8 blocks per SM; x turns the in-core pruning of
-  // each row's last edge off; 6 keeps C's offsets 64-bit (lite_narrows); q and h hand out 4 and
-  // 16 segments of rows per warp instead of 8. docs/kernels.md has what each was worth.
-  const std::string flags = env.variant.size() > 4 ? env.variant.substr(5) : std::string("sb");
-  auto has = [&](char c) { return flags.find(c) != std::string::npos; };
-  const int cfg = (has('s') ? 1 : 0) | (has('b') ? 2 : 0);
+  const LiteFlags f = lite_flags(env.variant);
+  const int cfg = (f.evict_first ? 1 : 0) | (f.cap_registers ? 2 : 0);
   const void* kernel = pick_kernel(env.per_vertex, c_off32 != nullptr, cfg);
   const int grid = resident_blocks(kernel, kWarps * 32, 0, env);
   // Eight segments per warp: dynamic enough that no warp runs long after the others (four left
   // 4% of the time to the tail on uniform graphs), few atomics.
   const std::uint64_t warps = static_cast<std::uint64_t>(grid) * kWarps;
-  const std::uint64_t per_warp = has('q') ? 4 : has('h') ? 16 : 8;
+  const std::uint64_t per_warp = f.segments_per_warp;
   ull seg_rows = std::max<std::uint64_t>(32, (t.rows + per_warp * warps - 1) / (per_warp * warps));
   ull segments = (t.rows + seg_rows - 1) / seg_rows;
   TS_CUDA_CHECK(cudaMemsetAsync(counter, 0, sizeof(ull), stream));
   Task task = t;
   const void* c_off = c_off32 ? static_cast<const void*>(c_off32) : t.C.off;
-  bool prune = !has('x');
+  bool prune = f.prune;
   void* args[] = {&task, &c_off, &counter, &segments, &seg_rows, &prune};
   TS_CUDA_CHECK(cudaLaunchKernel(kernel, dim3(static_cast<unsigned>(grid)), dim3(kWarps * 32), args,
                                  0, stream));

@@ -10,7 +10,6 @@
 // of its buffer (the second tells the host when it may overwrite the buffer, and both time the
 // piece); the first piece of a unit waits for the slot's previous kernel like upload_async.
 #include <cuda_runtime_api.h>
-#include <sys/mman.h>
 
 #include <algorithm>
 #include <chrono>
@@ -23,6 +22,7 @@
 
 #include "launch.hpp"
 #include "tristream/error.hpp"
+#include "tristream/host_memory.hpp"
 #include "tristream/pipeline.hpp"
 
 #if defined(__has_include)
@@ -71,19 +71,16 @@ void check(cudaError_t e, const char* what, std::uint64_t bytes = 0) {
 constexpr std::uint64_t kPage = 4096;
 
 // Pinned host memory for `what`, or Error(Internal) naming the size (not a device OOM: the
-// host budget, not the device budget, is what to lower). Page-aligned memory is first touched by
-// several threads at once and then registered (cudaHostRegister): about 10 GB/s on the H100
-// machine against 1.7 GB/s for cudaMallocHost, which zeroes and maps the pages on one thread
+// host budget, not the device budget, is what to lower). Memory from alloc_pinnable is first
+// touched by several threads at once and then registered (cudaHostRegister): about 10 GB/s on the
+// H100 machine against 1.7 GB/s for cudaMallocHost, which zeroes and maps the pages on one thread
 // (1.4 s less for the 2.2 GB in-core slot of Kronecker 25). Freed with unpin().
 unsigned char* pin(std::uint64_t bytes, const char* what) {
-  constexpr std::uint64_t kHuge = 2ull << 20;  // large buffers: transparent huge pages
-  const std::uint64_t align = bytes >= kHuge ? kHuge : kPage;
-  const std::uint64_t size = (std::max<std::uint64_t>(bytes, 1) + align - 1) / align * align;
-  auto* p = static_cast<unsigned char*>(std::aligned_alloc(align, size));
+  std::uint64_t size = 0;
+  unsigned char* const p = alloc_pinnable(bytes, &size);
   if (!p)
     throw Error(ErrorKind::Internal,
                 "cannot allocate " + std::to_string(bytes) + " bytes of host memory for " + what);
-  if (align == kHuge) (void)::madvise(p, size, MADV_HUGEPAGE);
   const std::uint64_t pieces = std::min<std::uint64_t>(
       std::max(1u, std::thread::hardware_concurrency()), size / (64ull << 20) + 1);
   if (pieces <= 1) {
@@ -109,16 +106,14 @@ unsigned char* pin(std::uint64_t bytes, const char* what) {
   return p;
 }
 
-void unpin(unsigned char* p) {
-  if (!p) return;
-  const cudaError_t e = cudaHostUnregister(p);
-  if (e != cudaSuccess)
-    std::fprintf(stderr, "tristream: cudaHostUnregister: %s\n", cudaGetErrorString(e));
-  std::free(p);
-}
-
 void nothrow(cudaError_t e, const char* what) {
   if (e != cudaSuccess) std::fprintf(stderr, "tristream: %s: %s\n", what, cudaGetErrorString(e));
+}
+
+void unpin(unsigned char* p) {
+  if (!p) return;
+  nothrow(cudaHostUnregister(p), "cudaHostUnregister");
+  std::free(p);
 }
 
 class CudaStreamingBackend final : public StreamingBackend {
@@ -341,22 +336,12 @@ class CudaStreamingBackend final : public StreamingBackend {
       pv = PerVertexOut{spaces[L.u_space], spaces[L.v_space], spaces[L.w_space]};
     }
     const CsrView A = view(L.a, sl.dev), B = view(L.b, sl.dev), C = view(L.c, sl.dev);
-    // Host images of the blocks, for launch planning and `auto`: the direct uploads' sources,
-    // else the host slot (none when streamed).
-    auto host_off = [&](int bi) -> const eid_t* {
-      if (L.host_offsets[bi]) return L.host_offsets[bi];
-      return L.streamed ? nullptr
-                        : reinterpret_cast<const eid_t*>(sl.host + L.blocks[bi].offsets_at);
-    };
-    const eid_t* host_off_a = L.streamed ? L.host_offsets_a : host_off(L.a);
+    // The layout's host images of the blocks, for launch planning and `auto`.
+    const eid_t* host_off_a = L.host_offsets[L.a];
     cuda::HostViews hv;
-    if (!L.streamed) {
-      hv.a_cols = L.host_cols[L.a]
-                      ? L.host_cols[L.a]
-                      : reinterpret_cast<const vid_t*>(sl.host + L.blocks[L.a].cols_at);
-      hv.b_offsets = host_off(L.b);
-      hv.c_offsets = host_off(L.c);
-    }
+    hv.a_cols = L.host_cols[L.a];
+    hv.b_offsets = L.host_offsets[L.b];
+    hv.c_offsets = L.host_offsets[L.c];
     try {
       cuda::enqueue_count(A, B, C, opts_.kernel, sl.d_total, pv, compute_, host_off_a, hv);
     } catch (const DeviceOutOfMemory&) {

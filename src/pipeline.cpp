@@ -18,7 +18,7 @@
 #include <thread>
 #include <type_traits>
 
-#include <sys/mman.h>
+#include "tristream/host_memory.hpp"
 
 namespace tristream {
 
@@ -169,8 +169,8 @@ class FastDiv {
   std::uint64_t magic_ = 0;
 };
 
-// An array left uninitialised (the builders write every entry, in parallel), in page-aligned
-// memory of its own, so that a backend may pin it for direct uploads (register_with); it is
+// An array left uninitialised (the builders write every entry, in parallel), in memory of its
+// own (alloc_pinnable), so that a backend may pin it for direct uploads (register_with); it is
 // unregistered before it is freed.
 template <class T>
 class RawArray {
@@ -179,19 +179,13 @@ class RawArray {
   RawArray(const RawArray&) = delete;
   RawArray& operator=(const RawArray&) = delete;
   ~RawArray() { reset(); }
-  // Arrays of 2 MiB and more are 2 MiB-aligned and advised to use transparent huge pages: the
-  // builders' first writes then fault in 512 times fewer pages (the offsets of a range row part
-  // of many short rows take gigabytes at scale 26).
   void alloc(std::size_t n) {
     reset();
-    constexpr std::size_t kPage = 4096, kHuge = std::size_t{2} << 20;
-    const std::size_t raw = std::max<std::size_t>(n, 1) * sizeof(T);
-    const std::size_t align = raw >= kHuge ? kHuge : kPage;
-    bytes_ = (raw + align - 1) / align * align;
-    p_ = static_cast<T*>(std::aligned_alloc(align, bytes_));
+    std::uint64_t size = 0;
+    p_ = reinterpret_cast<T*>(alloc_pinnable(std::max<std::size_t>(n, 1) * sizeof(T), &size));
     if (!p_) throw std::bad_alloc();
-    if (align == kHuge) (void)::madvise(p_, bytes_, MADV_HUGEPAGE);
     n_ = n;
+    bytes_ = size;
   }
   // Registers the array with the backend (once); true when it is registered.
   bool register_with(StreamingBackend& b) {
@@ -678,17 +672,14 @@ class Preparer {
 
     const double t0 = now_s();
     TS_CHECK(!staging || P.p <= 1, "streamed staging is planned for the in-core unit only");
-    if (staging) {
-      L.streamed = true;
-      if (g_.offsets()[0] == 0) L.host_offsets_a = g_.offsets();  // the slot's offsets exactly
-      if (!prepare_in_core_streamed(L, *staging)) return false;
-      if (per_vertex_) {
-        L.num_spaces = 1;
-        L.space_rows[0] = g_.n();
-        L.u_space = L.v_space = L.w_space = 0;
+    if (P.p <= 1) {
+      if (staging) {
+        L.streamed = true;
+        if (g_.offsets()[0] == 0) L.host_offsets[L.a] = g_.offsets();  // the slot's exactly
+        if (!prepare_in_core_streamed(L, *staging)) return false;
+      } else {
+        prepare_in_core(slot, L);
       }
-    } else if (P.p <= 1) {
-      prepare_in_core(slot, L);
       st.space_part[0] = st.space_part[1] = st.space_part[2] = 0;
       if (per_vertex_) {
         L.num_spaces = 1;
@@ -717,6 +708,13 @@ class Preparer {
         L.v_space = role_space[1];
         L.w_space = role_space[2];
       }
+    }
+    // the host images the block cache did not lend are the host slot's
+    for (int bi = 0; slot && bi < L.num_blocks; ++bi) {
+      if (!L.host_offsets[bi])
+        L.host_offsets[bi] = reinterpret_cast<const eid_t*>(slot + L.blocks[bi].offsets_at);
+      if (!L.host_cols[bi])
+        L.host_cols[bi] = reinterpret_cast<const vid_t*>(slot + L.blocks[bi].cols_at);
     }
     const double t1 = now_s();
     // transform time excludes the unit's decompression and the waits for the background preload
@@ -1074,7 +1072,7 @@ class Preparer {
     const std::uint32_t p = P.p;
     const std::uint64_t R = P.rows(a);
     // the blocks G_ab, b >= first (range: G_ab with b < a is empty and no unit needs it)
-    const std::uint32_t first = first_block(a);
+    const std::uint32_t first = plan_.partition.first_block(a);
     const std::uint32_t q = p - first;
     const std::uint64_t need = q * (R + 1) * sizeof(eid_t) + row_part_edges(a) * sizeof(vid_t);
     if (need > block_cap_) return false;
@@ -1136,12 +1134,6 @@ class Preparer {
     return off && (hb.cols.size() == 0 || hb.cols.register_with(*backend_));
   }
 
-  // The first column part whose block of row part a is cached: range blocks below the diagonal
-  // are empty (the DAG points up) and no unit asks for them.
-  std::uint32_t first_block(std::uint32_t a) const {
-    return plan_.partition.scheme == Scheme::Range ? a : 0;
-  }
-
   eid_t row_part_edges(std::uint32_t a) const {
     const Partition& P = plan_.partition;
     if (P.scheme == Scheme::Hash) return g_.m();  // an upper bound
@@ -1185,17 +1177,16 @@ class Preparer {
     return nullptr;
   }
 
-  // The copies of a cached block into its place in the slot (offsets and columns).
-  static void copy_jobs(const HostBlock& hb, unsigned char* slot, const SlotBlock& sb,
-                        std::vector<CopyJob>& jobs) {
+  // A cached block's arrays (offsets, columns) as copies to their places in the slot.
+  static void block_regions(const HostBlock& hb, const SlotBlock& sb,
+                            std::vector<DirectUpload>& out) {
     TS_CHECK(hb.off.size() == sb.rows + 1 && hb.cols.size() == sb.edges,
              "a cached block differs from the census");
-    jobs.push_back(CopyJob{slot + sb.offsets_at,
-                           reinterpret_cast<const unsigned char*>(hb.off.data()),
-                           hb.off.size() * sizeof(eid_t)});
-    jobs.push_back(CopyJob{slot + sb.cols_at,
-                           reinterpret_cast<const unsigned char*>(hb.cols.data()),
-                           hb.cols.size() * sizeof(vid_t)});
+    out.push_back({reinterpret_cast<const unsigned char*>(hb.off.data()), sb.offsets_at,
+                   hb.off.size() * sizeof(eid_t)});
+    if (hb.cols.size())
+      out.push_back({reinterpret_cast<const unsigned char*>(hb.cols.data()), sb.cols_at,
+                     hb.cols.size() * sizeof(vid_t)});
   }
 
  public:
@@ -1212,10 +1203,7 @@ class Preparer {
   void preload_blocks() {
     if (!use_block_cache_) return;
     const Partition& P = plan_.partition;
-    std::uint64_t total = g_.m() * sizeof(vid_t);
-    for (std::uint32_t a = 0; a < P.p; ++a)
-      total += (P.p - first_block(a)) * (P.rows(a) + 1) * sizeof(eid_t);
-    if (total > block_cap_) return;
+    if (plan_.row_parts_bytes > block_cap_) return;  // every block of every row part
     std::vector<std::uint32_t> order;
     std::vector<char> seen(P.p, 0);
     for (const auto& w : plan_.units)
@@ -1278,7 +1266,8 @@ class Preparer {
           ok = build_row_part(order[x], {}, -1);
           if (ok) {
             std::lock_guard<std::mutex> lk(bmu_);
-            for (std::uint32_t b = first_block(order[x]); b < plan_.partition.p; ++b)
+            const Partition& P = plan_.partition;
+            for (std::uint32_t b = P.first_block(order[x]); b < P.p; ++b)
               bytes += blocks_.at(BlockKey{order[x], b}).first->bytes();
             part_ready_[order[x]] = 1;
           }
@@ -1314,56 +1303,40 @@ class Preparer {
       return use_block_cache_ = false;
     if (build_c && !(c = cached_block({w.j, w.k}, protect, L.unit)))
       return use_block_cache_ = false;
-    if (direct_ && prepare_direct(w, L, a, b, c, protect)) return true;
-    // A reused in the device slot may have come by a direct upload, leaving the host slot's
-    // image of it (read by the backend to plan the launch) stale: copy it there too.
-    if (direct_ && !a && !(a = cached_block({w.i, w.j}, protect, L.unit)))
+    // With direct uploads A's host image is always the cached block: A reused in the device
+    // slot may have come by a direct upload, so the host slot need not hold it.
+    std::shared_ptr<HostBlock> ra = a;
+    if (direct_ && !ra && !(ra = cached_block({w.i, w.j}, protect, L.unit)))
       return use_block_cache_ = false;
+    std::vector<DirectUpload> regions;
+    if (a) block_regions(*a, L.blocks[L.a], regions);
+    if (b) block_regions(*b, L.blocks[L.b], regions);
+    if (c) block_regions(*c, L.blocks[L.c], regions);
+    // Direct uploads: the blocks go to the device from the cache itself, with no copy into the
+    // host slot — unless a block cannot be registered; then the unit goes through the host slot.
+    bool direct = direct_;
+    for (HostBlock* hb : {ra.get(), b.get(), c.get()})
+      if (direct && hb) direct = register_block(*hb);
+    if (direct_) lend_image(L, L.a, ra);
+    if (direct) {
+      L.direct = std::move(regions);
+      L.upload_from = L.bytes;  // nothing from the host slot
+      if (b) lend_image(L, L.b, b);
+      if (c) lend_image(L, L.c, c);
+      return true;
+    }
     // every block of the unit copied by every core at once
     std::vector<CopyJob> jobs;
-    if (a) copy_jobs(*a, slot, L.blocks[L.a], jobs);
-    if (b) copy_jobs(*b, slot, L.blocks[L.b], jobs);
-    if (c) copy_jobs(*c, slot, L.blocks[L.c], jobs);
+    for (const DirectUpload& r : regions) jobs.push_back(CopyJob{slot + r.at, r.host, r.bytes});
     par_copy(copy_pool_, jobs);
     return true;
   }
 
-  // Direct uploads: the unit's blocks (a, b, c: those to upload, null when shared or reused)
-  // are copied to the device from the host block cache itself, with no copy into the host slot;
-  // the layout lends the backend every block's host image (a reused A's from the cache too).
-  // False (nothing changed) when a block cannot be registered: the unit then goes through the
-  // host slot.
-  bool prepare_direct(const WorkUnit& w, UnitLayout& L, const std::shared_ptr<HostBlock>& a,
-                      const std::shared_ptr<HostBlock>& b, const std::shared_ptr<HostBlock>& c,
-                      const std::vector<BlockKey>& protect) {
-    std::shared_ptr<HostBlock> ra = a;  // A's host image, also when A stays in the slot
-    if (!ra && !(ra = cached_block({w.i, w.j}, protect, L.unit))) return false;
-    for (HostBlock* hb : {ra.get(), b.get(), c.get()})
-      if (hb && !register_block(*hb)) return false;
-    std::vector<DirectUpload> direct;
-    auto upload = [&](const HostBlock& hb, const SlotBlock& sb) {
-      TS_CHECK(hb.off.size() == sb.rows + 1 && hb.cols.size() == sb.edges,
-               "a cached block differs from the census");
-      direct.push_back({reinterpret_cast<const unsigned char*>(hb.off.data()), sb.offsets_at,
-                        hb.off.size() * sizeof(eid_t)});
-      if (hb.cols.size())
-        direct.push_back({reinterpret_cast<const unsigned char*>(hb.cols.data()), sb.cols_at,
-                          hb.cols.size() * sizeof(vid_t)});
-    };
-    if (a) upload(*a, L.blocks[L.a]);
-    if (b) upload(*b, L.blocks[L.b]);
-    if (c) upload(*c, L.blocks[L.c]);
-    L.direct = std::move(direct);
-    L.upload_from = L.bytes;  // nothing from the host slot
-    auto image = [&](int bi, const std::shared_ptr<HostBlock>& hb) {
-      L.host_offsets[bi] = hb->off.data();
-      L.host_cols[bi] = hb->cols.data();
-      keep_.push_back(hb);
-    };
-    image(L.a, ra);
-    if (b) image(L.b, b);
-    if (c) image(L.c, c);
-    return true;
+  // Block bi's host image is the cached block, kept alive until the slot is prepared again.
+  void lend_image(UnitLayout& L, int bi, const std::shared_ptr<HostBlock>& hb) {
+    L.host_offsets[bi] = hb->off.data();
+    L.host_cols[bi] = hb->cols.data();
+    keep_.push_back(hb);
   }
   void prepare_blocks(const WorkUnit& w, unsigned char* slot, UnitLayout& L) {
     if (prepare_from_cache(w, slot, L)) return;

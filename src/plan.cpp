@@ -26,6 +26,9 @@ constexpr double kUnitCostBytes = 1 << 20;  // the planner's price of one more w
 // (wall 4.30 s vs 3.44 s) while moving 12% fewer bytes. Their estimated bytes are scaled by this
 // factor before the comparison (bench/RESULTS.md).
 constexpr double kHashCostFactor = 1.25;
+// Range cuts the planner tries for every p (build_plan's `variant`): balanced by out-edges, by
+// out- plus in-edges, by bytes.
+constexpr int kRangeCuts = 3;
 std::uint64_t align_up(std::uint64_t x) {
   return (x + kAlign - 1) / kAlign * kAlign;
 }
@@ -578,9 +581,9 @@ void block_units(Plan& plan, const std::vector<eid_t>& E, const eid_t* off, eid_
   // what the host block cache needs: all blocks of one row part, of every row part
   plan.row_part_max_bytes = plan.row_parts_bytes = plan.row_part_chunk_bytes = 0;
   for (std::uint32_t a = 0; a < p; ++a) {
-    // range: the blocks G_ab with b >= a (below the diagonal they are empty and not cached)
+    // the blocks G_ab with b >= first_block(a) (range: those below the diagonal are empty)
     const std::uint64_t b =
-        (range ? p - a : p) * (P.rows(a) + 1) * sizeof(eid_t) + row_edges[a] * sizeof(vid_t);
+        (p - P.first_block(a)) * (P.rows(a) + 1) * sizeof(eid_t) + row_edges[a] * sizeof(vid_t);
     plan.row_part_max_bytes = std::max(plan.row_part_max_bytes, b);
     plan.row_parts_bytes += b;
     plan.row_part_chunk_bytes = std::max<std::uint64_t>(plan.row_part_chunk_bytes, walk_bytes(a));
@@ -825,11 +828,8 @@ Plan make_plan(std::uint64_t n, eid_t m, const eid_t* offsets,
     schemes = {o.scheme};
   if (o.parts) {
     for (Scheme s : schemes) {
-      cands.push_back({s, o.parts, 0});
-      if (s == Scheme::Range && o.parts > 1) {
-        cands.push_back({s, o.parts, 1});
-        cands.push_back({s, o.parts, 2});
-      }
+      const int cuts = s == Scheme::Range && o.parts > 1 ? kRangeCuts : 1;
+      for (int v = 0; v < cuts; ++v) cands.push_back({s, o.parts, v});
     }
   } else {
     cands.push_back({Scheme::Range, 1, 0});
@@ -838,9 +838,7 @@ Plan make_plan(std::uint64_t n, eid_t m, const eid_t* offsets,
         if (s == Scheme::Range) {
           const std::uint32_t F = static_cast<std::uint32_t>(census.fine_bounds.size() - 1);
           for (std::uint32_t p = 2; p <= std::min<std::uint32_t>(F, 96); ++p) {
-            cands.push_back({s, p, 0});
-            cands.push_back({s, p, 1});
-            cands.push_back({s, p, 2});
+            for (int v = 0; v < kRangeCuts; ++v) cands.push_back({s, p, v});
           }
         } else if (s == Scheme::Hash) {
           for (std::uint32_t p = 2; p <= std::min<std::uint32_t>(census.hash_mod, 16); ++p)

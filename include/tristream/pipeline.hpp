@@ -68,16 +68,15 @@ struct UnitLayout {
   std::uint64_t space_rows[3] = {0, 0, 0};
   int num_spaces = 0;
   int u_space = 0, v_space = 0, w_space = 0;
-  // Streamed staging: the bytes [upload_from, bytes) were already sent with upload_piece_async;
-  // there is no host slot, so host_offsets_a (A's offsets on the host, rows + 1 entries, valid
-  // until count_async returns; may be null) stands in for the host slot's copy of them.
+  // Streamed staging: the bytes [upload_from, bytes) were already sent with upload_piece_async.
   bool streamed = false;
-  const eid_t* host_offsets_a = nullptr;
   // Direct uploads: the blocks (or parts) copied from registered host memory, besides the host
-  // slot's bytes [upload_from, bytes). Blocks uploaded so have their host images in
-  // host_offsets / host_cols (indexed like blocks, null = in the host slot), valid until the
-  // slot's count has finished.
+  // slot's bytes [upload_from, bytes).
   std::vector<DirectUpload> direct;
+  // Host images of the blocks (indexed like blocks), for the backend's launch planning, valid
+  // until the slot's count has finished: the host slot's copies, or the block cache's blocks
+  // (direct uploads, and a reused A that came that way). A streamed unit has no host slot: only
+  // A's offsets (the file's, when they start at 0), else null.
   const eid_t* host_offsets[3] = {nullptr, nullptr, nullptr};
   const vid_t* host_cols[3] = {nullptr, nullptr, nullptr};
   // Bytes this unit uploads: the host slot's range and the direct copies.

@@ -68,6 +68,9 @@ struct Partition {
   std::uint64_t local_of(std::uint64_t x) const;                    // range, hash
   std::uint64_t global_of(std::uint32_t a, std::uint64_t l) const;  // range, hash, vertex rows
   std::uint64_t rows(std::uint32_t a) const;                        // vertices in part a
+  // The first column part b whose block G_ab may hold edges: range blocks below the diagonal are
+  // empty (the DAG points up), so range gives a, hash and vertex 0.
+  std::uint32_t first_block(std::uint32_t a) const { return scheme == Scheme::Range ? a : 0; }
 };
 
 // Exact block statistics from one streamed pass over the columns (take_census).

@@ -1,0 +1,28 @@
+// tristream/host_memory.hpp — host memory that a backend may pin (StreamingBackend::register_host,
+// the CUDA backend's pinned buffers). Header-only: the core's block cache and the CUDA backend
+// both allocate it, and the CUDA library sits below the core.
+#pragma once
+
+#include <sys/mman.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstdlib>
+
+namespace tristream {
+
+// `bytes` of host memory (at least one page) that owns its pages: page-aligned, and from 2 MiB
+// on 2 MiB-aligned with transparent huge pages advised, so that the first writes fault in 512
+// times fewer pages (the block cache's offsets arrays take gigabytes at Kronecker 26). *size gets
+// the bytes reserved, a multiple of the alignment. Null when the memory cannot be had; free with
+// std::free.
+inline unsigned char* alloc_pinnable(std::uint64_t bytes, std::uint64_t* size) {
+  constexpr std::uint64_t kPage = 4096, kHuge = std::uint64_t{2} << 20;
+  const std::uint64_t align = bytes >= kHuge ? kHuge : kPage;
+  *size = (std::max<std::uint64_t>(bytes, 1) + align - 1) / align * align;
+  auto* p = static_cast<unsigned char*>(std::aligned_alloc(align, *size));
+  if (p && align == kHuge) (void)::madvise(p, *size, MADV_HUGEPAGE);
+  return p;
+}
+
+}  // namespace tristream
