@@ -64,15 +64,32 @@ std::string choose_kernel(const CsrView& A, const CsrView& B, const CsrView& C,
   //   Blocks of a partition: P / W estimated on a sample (at most 2^10 rows, 8 columns each)
   //   when host copies of A's columns and B's and C's offsets are given: P / W > 2.5 -> trust:in,
   //   else trust; without them, R as above with trust for R <= 2.
-  if (!host_offsets_A || A.rows == 0) return "trust:in";
+  //   A packed block (HostViews' *_packed) is sampled over its rows with columns.
+  const bool a_packed = !host_offsets_A && host.a_packed.valid();
+  if ((!host_offsets_A && !a_packed) || A.rows == 0) return "trust:in";
+  // Row x of the sample space (A's rows, or A's packed rows): its row id and columns.
+  const std::uint64_t space = a_packed ? host.a_packed.count : A.rows;
+  auto a_row = [&](std::uint64_t x, std::uint64_t* u, eid_t* a0, eid_t* a1) {
+    const eid_t* o = a_packed ? host.a_packed.offsets : host_offsets_A;
+    *u = a_packed ? host.a_packed.ids[x] : x;
+    *a0 = o[x];
+    *a1 = o[x + 1];
+  };
+  auto degree = [](const eid_t* dense, const PackedRows& packed, std::uint64_t u) -> eid_t {
+    return packed.valid() ? packed.degree(u) : dense[u + 1] - dense[u];
+  };
   const bool same = same_views(A, B, C);
-  if (!same && host.a_cols && host.b_offsets && host.c_offsets) {
-    const std::uint64_t step = std::max<std::uint64_t>(1, A.rows >> 10);
+  if (space == 0) return same ? "trust:lite" : "trust";
+  if (!same && host.a_cols && (host.b_offsets || host.b_packed.valid()) &&
+      (host.c_offsets || host.c_packed.valid())) {
+    const std::uint64_t step = std::max<std::uint64_t>(1, space >> 10);
     double p = 0, w = 0;
-    for (std::uint64_t u = 0; u < A.rows; u += step) {
-      const eid_t a0 = host_offsets_A[u], a1 = host_offsets_A[u + 1];
+    for (std::uint64_t x = 0; x < space; x += step) {
+      std::uint64_t u = 0;
+      eid_t a0 = 0, a1 = 0;
+      a_row(x, &u, &a0, &a1);
       const double da = static_cast<double>(a1 - a0);
-      const double db = static_cast<double>(host.b_offsets[u + 1] - host.b_offsets[u]);
+      const double db = static_cast<double>(degree(host.b_offsets, host.b_packed, u));
       if (da == 0 || db == 0) continue;
       w += da * db / 2;
       const eid_t stride = std::max<eid_t>(1, (a1 - a0) / 8);
@@ -80,7 +97,7 @@ std::string choose_kernel(const CsrView& A, const CsrView& B, const CsrView& C,
       for (eid_t e = a0; e < a1; e += stride) {
         const vid_t v = host.a_cols[e];
         if (v >= C.rows) continue;  // not a row of C (malformed views): ignored here
-        sum += static_cast<double>(host.c_offsets[v + 1] - host.c_offsets[v]);
+        sum += static_cast<double>(degree(host.c_offsets, host.c_packed, v));
         seen += 1;
       }
       if (seen > 0) p += sum * da / seen;
@@ -92,17 +109,22 @@ std::string choose_kernel(const CsrView& A, const CsrView& B, const CsrView& C,
                    static_cast<unsigned long long>(A.rows), rho, choice);
     return choice;
   }
-  const std::uint64_t step = std::max<std::uint64_t>(1, A.rows >> 12);
+  const std::uint64_t step = std::max<std::uint64_t>(1, space >> 12);
   double s1 = 0, s2 = 0, k = 0;
-  for (std::uint64_t u = 0; u < A.rows; u += step) {
-    const double d = static_cast<double>(host_offsets_A[u + 1] - host_offsets_A[u]);
+  for (std::uint64_t x = 0; x < space; x += step) {
+    std::uint64_t u = 0;
+    eid_t a0 = 0, a1 = 0;
+    a_row(x, &u, &a0, &a1);
+    const double d = static_cast<double>(a1 - a0);
     s1 += d;
     s2 += d * d;
     k += 1;
   }
   const char* light = same ? "trust:lite" : "trust";
   if (s1 == 0) return light;
-  const double r = s2 * k / (s1 * s1);
+  // a packed sample leaves out the empty rows: E[d^2] / E[d]^2 over all rows is rows / count
+  // times that over the rows with columns
+  const double r = s2 * k / (s1 * s1) * static_cast<double>(A.rows) / static_cast<double>(space);
   return r > 2.0 ? "trust:in" : light;
 }
 
@@ -138,7 +160,10 @@ void enqueue_count(const CsrView& A, const CsrView& B, const CsrView& C, const s
   env.same_views = same_views(A, B, C);
   env.per_vertex = per_vertex.wanted();
   env.variant = k.variant;
-  if (host_offsets_A) env.a_edges = host_offsets_A[A.rows] - host_offsets_A[0];
+  if (host_offsets_A)
+    env.a_edges = host_offsets_A[A.rows] - host_offsets_A[0];
+  else if (host.a_packed.valid())
+    env.a_edges = host.a_packed.edges();
 
   if (k.family == "lstc")
     detail::launch_lstc(t, env);

@@ -7,15 +7,18 @@
 
 #include "tristream/counter.hpp"
 #include "tristream/csr.hpp"
+#include "tristream/packed_rows.hpp"
 
 namespace tristream::cuda {
 
 // Optional host copies of the views, for `auto` (any may be null): with A's columns and the
-// offsets of B and C it estimates the work of both trust formulations on a sample of rows.
+// offsets of B and C it estimates the work of both trust formulations on a sample of rows. A
+// packed block (packed_rows.hpp) gives its packed rows instead of dense offsets.
 struct HostViews {
   const vid_t* a_cols = nullptr;     // indexed like A's offsets
   const eid_t* b_offsets = nullptr;  // rows + 1
   const eid_t* c_offsets = nullptr;  // C.rows + 1
+  PackedRows a_packed, b_packed, c_packed;
 };
 
 // Enqueues count(A, B, C) on `stream`. The three views hold DEVICE pointers (offsets, cols);
@@ -29,6 +32,11 @@ struct HostViews {
 void enqueue_count(const CsrView& A, const CsrView& B, const CsrView& C, const std::string& kernel,
                    unsigned long long* d_total, const PerVertexOut& per_vertex, void* stream,
                    const eid_t* host_offsets_A = nullptr, const HostViews& host = {});
+
+// Writes the dense offsets out[0..rows] of a packed block whose arrays (count ids, count + 1
+// offsets) are in device memory (cuda/expand_rows.cu), on `stream`. Returns at once.
+void enqueue_expand_packed(std::uint64_t rows, std::uint64_t count, const vid_t* ids,
+                           const eid_t* offsets, eid_t* out, void* stream);
 
 // The kernel `auto` would pick for these views (for reports); the rule is in docs/kernels.md.
 std::string choose_kernel(const CsrView& A, const CsrView& B, const CsrView& C,

@@ -308,7 +308,42 @@ class CudaStreamingBackend final : public StreamingBackend {
     for (const DirectUpload& d : L.direct)
       check(cudaMemcpyAsync(sl.dev + d.at, d.host, d.bytes, cudaMemcpyHostToDevice, copy_),
             "cudaMemcpyAsync (direct upload)");
+    upload_packed(sl, L);
     check(cudaEventRecord(sl.up_end, copy_), "cudaEventRecord");
+  }
+
+  // Packed blocks: their packed images go to stream-ordered scratch on the copy stream, and a
+  // kernel on the copy stream expands them into the slot's dense offsets (so the expansion
+  // overlaps the other slot's count and the count waits for it through up_end); the scratch is
+  // freed on the same stream.
+  void upload_packed(Slot& sl, const UnitLayout& L) {
+    std::uint64_t scratch = 0;
+    for (int bi = 0; bi < L.num_blocks; ++bi)
+      if (L.blocks[bi].packed && L.uploads(bi)) scratch += packed_bytes(L.blocks[bi].packed_rows);
+    if (scratch == 0) return;
+    void* d = nullptr;
+    check(cudaMallocAsync(&d, scratch, copy_), "cudaMallocAsync (packed blocks)", scratch);
+    auto* base = static_cast<unsigned char*>(d);
+    std::uint64_t at = 0;
+    for (int bi = 0; bi < L.num_blocks; ++bi) {
+      const SlotBlock& b = L.blocks[bi];
+      if (!b.packed || !L.uploads(bi)) continue;
+      const PackedRows& hp = L.host_packed[bi];
+      if (!hp.valid() || hp.count != b.packed_rows)
+        throw Error(ErrorKind::Internal, "a packed block without its host image");
+      auto* ids = reinterpret_cast<vid_t*>(base + at);
+      auto* offs = reinterpret_cast<eid_t*>(base + at + packed_ids_bytes(hp.count));
+      if (hp.count)
+        check(cudaMemcpyAsync(ids, hp.ids, hp.count * sizeof(vid_t), cudaMemcpyHostToDevice, copy_),
+              "cudaMemcpyAsync (packed rows)");
+      check(cudaMemcpyAsync(offs, hp.offsets, (hp.count + 1) * sizeof(eid_t),
+                            cudaMemcpyHostToDevice, copy_),
+            "cudaMemcpyAsync (packed offsets)");
+      cuda::enqueue_expand_packed(b.rows, hp.count, ids, offs,
+                                  reinterpret_cast<eid_t*>(sl.dev + b.offsets_at), copy_);
+      at += packed_bytes(hp.count);
+    }
+    check(cudaFreeAsync(d, copy_), "cudaFreeAsync (packed blocks)");
   }
 
   void count_async(int s, const UnitLayout& L) override {
@@ -342,6 +377,9 @@ class CudaStreamingBackend final : public StreamingBackend {
     hv.a_cols = L.host_cols[L.a];
     hv.b_offsets = L.host_offsets[L.b];
     hv.c_offsets = L.host_offsets[L.c];
+    hv.a_packed = L.host_packed[L.a];
+    hv.b_packed = L.host_packed[L.b];
+    hv.c_packed = L.host_packed[L.c];
     try {
       cuda::enqueue_count(A, B, C, opts_.kernel, sl.d_total, pv, compute_, host_off_a, hv);
     } catch (const DeviceOutOfMemory&) {

@@ -51,5 +51,9 @@ OrientedGraph orient_on_device(std::uint64_t, const std::vector<std::pair<vid_t,
   no_cuda();
 }
 
+std::vector<eid_t> expand_packed_on_device(const PackedRows&, std::uint64_t, int) {
+  no_cuda();
+}
+
 }  // namespace cuda
 }  // namespace tristream

@@ -1,4 +1,4 @@
-// cuda/tools.cu — time_kernels and orient_on_device (tools.hpp).
+// cuda/tools.cu — time_kernels, orient_on_device and expand_packed_on_device (tools.hpp).
 #include <thrust/binary_search.h>
 #include <thrust/copy.h>
 #include <thrust/count.h>
@@ -181,6 +181,26 @@ OrientedGraph orient_on_device(std::uint64_t n, const std::vector<std::pair<vid_
   g.perm.resize(nn);
   for (std::uint64_t r = 0; r < nn; ++r) g.perm[r] = order_host[r + z] & 0xffffffffu;
   return g;
+}
+
+std::vector<eid_t> expand_packed_on_device(const PackedRows& packed, std::uint64_t rows,
+                                           int device) {
+  select_device(device);
+  Stream stream;
+  DeviceBuffer<vid_t> ids(std::max<std::uint64_t>(packed.count, 1));
+  DeviceBuffer<eid_t> offs(packed.count + 1);
+  DeviceBuffer<eid_t> out(rows + 1);
+  if (packed.count)
+    TS_CUDA_CHECK(
+        cudaMemcpy(ids.get(), packed.ids, packed.count * sizeof(vid_t), cudaMemcpyHostToDevice));
+  TS_CUDA_CHECK(cudaMemcpy(offs.get(), packed.offsets, (packed.count + 1) * sizeof(eid_t),
+                           cudaMemcpyHostToDevice));
+  enqueue_expand_packed(rows, packed.count, ids.get(), offs.get(), out.get(), stream.get());
+  TS_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+  std::vector<eid_t> host(rows + 1);
+  TS_CUDA_CHECK(
+      cudaMemcpy(host.data(), out.get(), (rows + 1) * sizeof(eid_t), cudaMemcpyDeviceToHost));
+  return host;
 }
 
 }  // namespace tristream::cuda

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tristream/csr.hpp"
+#include "tristream/packed_rows.hpp"
 
 namespace tristream::cuda {
 
@@ -30,5 +31,10 @@ std::vector<KernelRun> time_kernels(const CsrView& g, const std::vector<std::str
 // with at least one edge. perm[new id] = input id. For benchmark-sized graphs.
 OrientedGraph orient_on_device(std::uint64_t n, const std::vector<std::pair<vid_t, vid_t>>& edges,
                                int device);
+
+// A packed block's dense offsets (rows + 1) expanded on device `device` by the pipeline's
+// kernel (enqueue_expand_packed): uploads the packed arrays, expands, downloads. For the tests.
+std::vector<eid_t> expand_packed_on_device(const PackedRows& packed, std::uint64_t rows,
+                                           int device);
 
 }  // namespace tristream::cuda

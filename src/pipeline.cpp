@@ -592,20 +592,29 @@ struct SlotState {
   std::vector<std::shared_ptr<const void>> keep;
 };
 
-// Writes a block's CSR: rows are appended in order; columns go through `emit`.
+// Writes a block's CSR: rows are appended in order; columns go through `emit`. The sequential
+// walk writes dense offsets; the parallel builder (par_walk) may leave the block packed.
 struct BlockWriter {
   eid_t* offsets = nullptr;
   vid_t* cols = nullptr;
   std::uint64_t capacity = 0;  // columns
   std::uint64_t rows = 0;
   eid_t edges = 0;
+  bool packed = false;
+  std::uint64_t packed_rows = 0;
   void start(unsigned char* slot, const SlotBlock& b, std::uint64_t cap) {
     offsets = reinterpret_cast<eid_t*>(slot + b.offsets_at);
     cols = reinterpret_cast<vid_t*>(slot + b.cols_at);
     capacity = cap;
     rows = 0;
     edges = 0;
+    packed = false;
+    packed_rows = 0;
     offsets[0] = 0;
+  }
+  void mark(SlotBlock& b) const {
+    b.packed = packed;
+    b.packed_rows = packed_rows;
   }
   void push(vid_t c) {
     TS_CHECK(edges < capacity, "a block holds more columns than planned");
@@ -669,6 +678,15 @@ class Preparer {
     L.bytes = at;
     TS_CHECK(L.bytes <= plan_.slot_bytes, "a unit is larger than its slot");
     L.upload_from = w.reuse_a ? a_end : 0;
+    L.a_cached = w.reuse_a;
+    if (w.reuse_a) {  // A is what the slot's previous unit left there, packed or not
+      const SlotBlock& prev = st.layout.blocks[st.layout.a];
+      TS_CHECK(st.layout.unit >= 0 && prev.rows == L.blocks[L.a].rows &&
+                   prev.edges == L.blocks[L.a].edges,
+               "a reused block differs from the slot's");
+      L.blocks[L.a].packed = prev.packed;
+      L.blocks[L.a].packed_rows = prev.packed_rows;
+    }
 
     const double t0 = now_s();
     TS_CHECK(!staging || P.p <= 1, "streamed staging is planned for the in-core unit only");
@@ -711,10 +729,31 @@ class Preparer {
     }
     // the host images the block cache did not lend are the host slot's
     for (int bi = 0; slot && bi < L.num_blocks; ++bi) {
-      if (!L.host_offsets[bi])
-        L.host_offsets[bi] = reinterpret_cast<const eid_t*>(slot + L.blocks[bi].offsets_at);
-      if (!L.host_cols[bi])
-        L.host_cols[bi] = reinterpret_cast<const vid_t*>(slot + L.blocks[bi].cols_at);
+      const SlotBlock& b = L.blocks[bi];
+      if (!L.host_offsets[bi] && !L.host_packed[bi].valid()) {
+        const unsigned char* o = slot + b.offsets_at;
+        if (b.packed)
+          L.host_packed[bi] =
+              PackedRows{b.packed_rows, reinterpret_cast<const vid_t*>(o),
+                         reinterpret_cast<const eid_t*>(o + packed_ids_bytes(b.packed_rows))};
+        else
+          L.host_offsets[bi] = reinterpret_cast<const eid_t*>(o);
+      }
+      if (!L.host_cols[bi]) L.host_cols[bi] = reinterpret_cast<const vid_t*>(slot + b.cols_at);
+    }
+    // Packed blocks built in the host slot: the unit uploads its blocks' regions (dense offsets,
+    // columns) instead of the slot's whole range, and the packed images as host_packed.
+    bool any_packed = false;
+    for (int bi = 0; bi < L.num_blocks; ++bi) any_packed |= L.blocks[bi].packed && L.uploads(bi);
+    if (slot && any_packed && L.upload_from < L.bytes) {
+      for (int bi = 0; bi < L.num_blocks; ++bi) {
+        const SlotBlock& b = L.blocks[bi];
+        if (!L.uploads(bi)) continue;
+        if (!b.packed)
+          L.direct.push_back({slot + b.offsets_at, b.offsets_at, dense_offsets_bytes(b.rows)});
+        if (b.edges) L.direct.push_back({slot + b.cols_at, b.cols_at, b.edges * sizeof(vid_t)});
+      }
+      L.upload_from = L.bytes;
     }
     const double t1 = now_s();
     // transform time excludes the unit's decompression and the waits for the background preload
@@ -877,12 +916,18 @@ class Preparer {
   }
 
   // ---- parallel block building: two passes over a row part's pinned rows ------------------
-  // Where one block goes: its offsets (rows + 1) and columns (capacity cap).
+  // Where one block goes: its offsets region `off` (dense: rows + 1 offsets; packed: the
+  // packed_rows.hpp image, ids then offsets) and its columns (capacity cap).
   struct BuildDest {
     eid_t* off = nullptr;
     vid_t* cols = nullptr;
     eid_t cap = 0;
     eid_t edges = 0;
+    std::uint64_t nonempty = 0;  // rows with columns
+    bool packed = false;
+    bool may_pack = true;   // the caller accepts a packed block
+    vid_t* ids = nullptr;   // packed: set from off after `sized`
+    eid_t* poff = nullptr;  // packed: R + 1 offsets
   };
 
   // Local rows [seg[x], seg[x + 1]) of the row part form segment x: balanced by edges for range
@@ -911,10 +956,12 @@ class Preparer {
   }
 
   // Builds the blocks G_{part, col_parts[d]} (d < q, distinct parts) into dests[d] on the pool:
-  // pass 1 counts every segment's columns per block, a prefix over the segments gives each
-  // segment its own ranges, pass 2 writes columns and offsets straight into place. No
-  // intermediate buffers, no serial merge. The chunks of the part must be pinned. `sized` is
-  // called between the passes with the exact columns of every block (to allocate dests[d].cols).
+  // pass 1 counts every segment's columns and rows with columns per block, a prefix over the
+  // segments gives each segment its own ranges, pass 2 writes columns and offsets straight into
+  // place. No intermediate buffers, no serial merge. The chunks of the part must be pinned.
+  // Between the passes each block is packed (packed_rows.hpp) when that is smaller and
+  // dests[d].may_pack, and `sized` is called with its exact columns, to allocate (or point)
+  // dests[d].off (dense: rows + 1 offsets; packed: packed_bytes(nonempty) bytes) and .cols.
   void build_blocks(std::uint32_t part, const std::uint32_t* col_parts, std::size_t q,
                     BuildDest* dests, const std::function<void(std::size_t, eid_t)>& sized) {
     const Partition& P = plan_.partition;
@@ -933,6 +980,8 @@ class Preparer {
     for (std::size_t d = 0; d < q; ++d) dest_of[col_parts[d]] = static_cast<std::int32_t>(d);
     for (std::size_t d = 0; d < q; ++d) {
       dests[d].edges = 0;
+      dests[d].nonempty = 0;
+      dests[d].packed = false;
       if (R == 0) {
         sized(d, 0);
         if (dests[d].off) dests[d].off[0] = 0;
@@ -943,7 +992,7 @@ class Preparer {
     const std::size_t S = seg.size() - 1;
     const FastDiv fd(p);
     // The runs of a sorted range row that fall into wanted column parts: f(d, s, t) for the
-    // columns [s, t) of the row going to dests[d].
+    // columns [s, t) of the row going to dests[d], at most once per row and block.
     auto range_runs = [&](const vid_t* cols, std::uint64_t deg, auto&& f) {
       if (all) {  // one linear scan (rows are short; columns sorted)
         if (deg == 0) return;
@@ -967,53 +1016,84 @@ class Preparer {
         }
       }
     };
-    // pass 1: columns per segment and block
+    // pass 1: columns and rows with columns per segment and block (hash rows mark a block's
+    // last row seen, so a row counts once per block)
     std::vector<eid_t> base(S * q, 0);
+    std::vector<std::uint64_t> rbase(S * q, 0);
     reader_.pool().run(S, [&](std::size_t x) {
       eid_t* cnt = base.data() + x * q;
+      std::uint64_t* nz = rbase.data() + x * q;
       std::vector<vid_t> tmp;
+      std::vector<std::uint64_t> last(hash ? q : 0, ~std::uint64_t{0});
       for (std::uint64_t i = seg[x]; i < seg[x + 1]; ++i) {
         std::uint64_t deg = 0;
         const vid_t* cols = reader_.row_pinned(r0 + i * step, deg, tmp);
         if (hash) {
-          if (all) {
-            for (std::uint64_t e = 0; e < deg; ++e) ++cnt[fd.mod(cols[e])];
-          } else {
-            for (std::uint64_t e = 0; e < deg; ++e) {
-              const std::int32_t d = dest_of[fd.mod(cols[e])];
-              if (d >= 0) ++cnt[d];
+          for (std::uint64_t e = 0; e < deg; ++e) {
+            const std::uint32_t b = fd.mod(cols[e]);
+            const std::int32_t d = all ? static_cast<std::int32_t>(b) : dest_of[b];
+            if (d < 0) continue;
+            ++cnt[d];
+            if (last[static_cast<std::size_t>(d)] != i) {
+              last[static_cast<std::size_t>(d)] = i;
+              ++nz[d];
             }
           }
         } else {
-          range_runs(cols, deg,
-                     [&](std::size_t d, std::uint64_t s, std::uint64_t t) { cnt[d] += t - s; });
+          range_runs(cols, deg, [&](std::size_t d, std::uint64_t s, std::uint64_t t) {
+            cnt[d] += t - s;
+            ++nz[d];
+          });
         }
       }
     });
     for (std::size_t d = 0; d < q; ++d) {
       eid_t acc = 0;
+      std::uint64_t racc = 0;
       for (std::size_t x = 0; x < S; ++x) {
         const eid_t v = base[x * q + d];
         base[x * q + d] = acc;
         acc += v;
+        const std::uint64_t w = rbase[x * q + d];
+        rbase[x * q + d] = racc;
+        racc += w;
       }
-      dests[d].edges = acc;
+      BuildDest& D = dests[d];
+      D.edges = acc;
+      D.nonempty = racc;
+      D.packed = D.may_pack && packs(R, racc);
       sized(d, acc);
-      TS_CHECK(acc <= dests[d].cap, "a block holds more columns than planned");
-      dests[d].off[0] = 0;
+      TS_CHECK(acc <= D.cap, "a block holds more columns than planned");
+      if (D.packed) {
+        D.ids = reinterpret_cast<vid_t*>(D.off);
+        D.poff = D.off + packed_ids_bytes(racc) / sizeof(eid_t);
+        D.poff[racc] = acc;
+      } else {
+        D.off[0] = 0;
+      }
     }
-    // Blocks without columns (range: G_ab with b < a, the DAG points up) get zero offsets in one
-    // fill per segment; the rows write the offsets of the others only.
+    // Dense blocks without columns (range: G_ab with b < a, the DAG points up) get zero offsets
+    // in one fill per segment; the rows write the offsets of the other dense blocks only.
     std::vector<std::size_t> live;
     for (std::size_t d = 0; d < q; ++d)
-      if (dests[d].edges) live.push_back(d);
+      if (dests[d].edges && !dests[d].packed) live.push_back(d);
     // pass 2: columns and offsets, every segment into its own ranges
     reader_.pool().run(S, [&](std::size_t x) {
       std::vector<eid_t> cur(base.begin() + static_cast<std::ptrdiff_t>(x * q),
                              base.begin() + static_cast<std::ptrdiff_t>((x + 1) * q));
+      std::vector<std::uint64_t> rcur(rbase.begin() + static_cast<std::ptrdiff_t>(x * q),
+                                      rbase.begin() + static_cast<std::ptrdiff_t>((x + 1) * q));
       for (std::size_t d = 0; d < q; ++d)
-        if (!dests[d].edges) std::fill(dests[d].off + seg[x] + 1, dests[d].off + seg[x + 1] + 1, 0);
+        if (!dests[d].edges && !dests[d].packed)
+          std::fill(dests[d].off + seg[x] + 1, dests[d].off + seg[x + 1] + 1, 0);
       std::vector<vid_t> tmp;
+      std::vector<std::uint64_t> last(hash ? q : 0, ~std::uint64_t{0});
+      // a packed block's row i gets its entry before its first column
+      auto open_row = [&](std::size_t d, std::uint64_t i) {
+        BuildDest& D = dests[d];
+        D.ids[rcur[d]] = static_cast<vid_t>(i);
+        D.poff[rcur[d]++] = cur[d];
+      };
       for (std::uint64_t i = seg[x]; i < seg[x + 1]; ++i) {
         std::uint64_t deg = 0;
         const vid_t* cols = reader_.row_pinned(r0 + i * step, deg, tmp);
@@ -1023,10 +1103,17 @@ class Preparer {
             const std::uint32_t quo = fd.div(c);
             const std::uint32_t b = c - quo * p;
             const std::int32_t d = all ? static_cast<std::int32_t>(b) : dest_of[b];
-            if (d >= 0) dests[d].cols[cur[static_cast<std::size_t>(d)]++] = quo;
+            if (d < 0) continue;
+            const auto ud = static_cast<std::size_t>(d);
+            if (dests[ud].packed && last[ud] != i) {
+              last[ud] = i;
+              open_row(ud, i);
+            }
+            dests[ud].cols[cur[ud]++] = quo;
           }
         } else {
           range_runs(cols, deg, [&](std::size_t d, std::uint64_t s, std::uint64_t t) {
+            if (dests[d].packed) open_row(d, i);
             const vid_t lo = static_cast<vid_t>(P.bounds[col_parts[d]]);
             vid_t* out = dests[d].cols + cur[d];
             for (std::uint64_t k = s; k < t; ++k) *out++ = cols[k] - lo;
@@ -1055,15 +1142,27 @@ class Preparer {
     for (int o = 0; o < nout; ++o) {
       outs[o]->rows = plan_.partition.rows(part);
       outs[o]->edges = d[o].edges;
+      outs[o]->packed = d[o].packed;
+      outs[o]->packed_rows = d[o].nonempty;
     }
     return true;
   }
 
   // ---- the host block cache: every block G_a* of a row part built in one parallel walk ----
+  // A cached block: `off` holds the dense offsets (rows + 1) or, packed, the packed image
+  // (packed_bytes(packed_rows) bytes: ids, then offsets), exactly as the slot holds it.
   struct HostBlock {
     RawArray<eid_t> off;
     RawArray<vid_t> cols;
+    bool packed = false;
+    std::uint64_t packed_rows = 0;
     std::uint64_t bytes() const { return off.size() * sizeof(eid_t) + cols.size() * sizeof(vid_t); }
+    PackedRows packed_view() const {
+      if (!packed) return {};
+      const eid_t* o = off.data();
+      return PackedRows{packed_rows, reinterpret_cast<const vid_t*>(o),
+                        o + packed_ids_bytes(packed_rows) / sizeof(eid_t)};
+    }
   };
   using BlockKey = std::pair<std::uint32_t, std::uint32_t>;
 
@@ -1074,8 +1173,7 @@ class Preparer {
     // the blocks G_ab, b >= first (range: G_ab with b < a is empty and no unit needs it)
     const std::uint32_t first = plan_.partition.first_block(a);
     const std::uint32_t q = p - first;
-    const std::uint64_t need = q * (R + 1) * sizeof(eid_t) + row_part_edges(a) * sizeof(vid_t);
-    if (need > block_cap_) return false;
+    if (plan_.row_part_bytes.at(a) > block_cap_) return false;
     std::vector<std::uint64_t> needed;
     rows_needed(a, needed);
     if (!reader_.pin(needed, unit)) return false;
@@ -1085,12 +1183,15 @@ class Preparer {
     for (std::uint32_t d = 0; d < q; ++d) {
       parts[d] = first + d;
       made[d] = std::make_shared<HostBlock>();
-      made[d]->off.alloc(R + 1);
-      dests[d].off = made[d]->off.data();
     }
     build_blocks(a, parts.data(), q, dests.data(), [&](std::size_t d, eid_t edges) {
-      made[d]->cols.alloc(edges);
-      dests[d].cols = made[d]->cols.data();
+      HostBlock& hb = *made[d];
+      hb.packed = dests[d].packed;
+      hb.packed_rows = dests[d].nonempty;
+      hb.off.alloc(hb.packed ? packed_bytes(hb.packed_rows) / sizeof(eid_t) : R + 1);
+      hb.cols.alloc(edges);
+      dests[d].off = hb.off.data();
+      dests[d].cols = hb.cols.data();
       dests[d].cap = edges;
     });
     // Direct uploads: pin the blocks with columns here, on the pool and off the driver's path
@@ -1134,13 +1235,6 @@ class Preparer {
     return off && (hb.cols.size() == 0 || hb.cols.register_with(*backend_));
   }
 
-  eid_t row_part_edges(std::uint32_t a) const {
-    const Partition& P = plan_.partition;
-    if (P.scheme == Scheme::Hash) return g_.m();  // an upper bound
-    const eid_t* off = g_.offsets();
-    return off[P.bounds[a + 1]] - off[P.bounds[a]];
-  }
-
   // The cached block G_ab, building row part a when missing; null when the cache cannot.
   // While the background preload runs, waits for row part key.first (only the preload builds
   // then); when the preload stopped short of it, joins the preload and builds it here.
@@ -1177,13 +1271,20 @@ class Preparer {
     return nullptr;
   }
 
-  // A cached block's arrays (offsets, columns) as copies to their places in the slot.
-  static void block_regions(const HostBlock& hb, const SlotBlock& sb,
+  // A cached block's arrays as copies to their places in the slot: the offsets region (dense,
+  // or the packed image, which `direct` leaves out: the backend uploads a packed block from
+  // UnitLayout::host_packed) and the columns. Marks the slot's block packed like the cached one.
+  static void block_regions(const HostBlock& hb, SlotBlock& sb, bool direct,
                             std::vector<DirectUpload>& out) {
-    TS_CHECK(hb.off.size() == sb.rows + 1 && hb.cols.size() == sb.edges,
+    TS_CHECK(hb.cols.size() == sb.edges &&
+                 hb.off.size() * sizeof(eid_t) ==
+                     (hb.packed ? packed_bytes(hb.packed_rows) : dense_offsets_bytes(sb.rows)),
              "a cached block differs from the census");
-    out.push_back({reinterpret_cast<const unsigned char*>(hb.off.data()), sb.offsets_at,
-                   hb.off.size() * sizeof(eid_t)});
+    sb.packed = hb.packed;
+    sb.packed_rows = hb.packed_rows;
+    if (!hb.packed || !direct)
+      out.push_back({reinterpret_cast<const unsigned char*>(hb.off.data()), sb.offsets_at,
+                     hb.off.size() * sizeof(eid_t)});
     if (hb.cols.size())
       out.push_back({reinterpret_cast<const unsigned char*>(hb.cols.data()), sb.cols_at,
                      hb.cols.size() * sizeof(vid_t)});
@@ -1308,16 +1409,17 @@ class Preparer {
     std::shared_ptr<HostBlock> ra = a;
     if (direct_ && !ra && !(ra = cached_block({w.i, w.j}, protect, L.unit)))
       return use_block_cache_ = false;
-    std::vector<DirectUpload> regions;
-    if (a) block_regions(*a, L.blocks[L.a], regions);
-    if (b) block_regions(*b, L.blocks[L.b], regions);
-    if (c) block_regions(*c, L.blocks[L.c], regions);
     // Direct uploads: the blocks go to the device from the cache itself, with no copy into the
     // host slot — unless a block cannot be registered; then the unit goes through the host slot.
     bool direct = direct_;
     for (HostBlock* hb : {ra.get(), b.get(), c.get()})
       if (direct && hb) direct = register_block(*hb);
-    if (direct_) lend_image(L, L.a, ra);
+    std::vector<DirectUpload> regions;
+    if (a) block_regions(*a, L.blocks[L.a], direct, regions);
+    if (b) block_regions(*b, L.blocks[L.b], direct, regions);
+    if (c) block_regions(*c, L.blocks[L.c], direct, regions);
+    // (When A is uploaded through the host slot, the slot's copy is its image and its source.)
+    if (direct_ && (direct || !a)) lend_image(L, L.a, ra);
     if (direct) {
       L.direct = std::move(regions);
       L.upload_from = L.bytes;  // nothing from the host slot
@@ -1334,7 +1436,8 @@ class Preparer {
 
   // Block bi's host image is the cached block, kept alive until the slot is prepared again.
   void lend_image(UnitLayout& L, int bi, const std::shared_ptr<HostBlock>& hb) {
-    L.host_offsets[bi] = hb->off.data();
+    L.host_offsets[bi] = hb->packed ? nullptr : hb->off.data();
+    L.host_packed[bi] = hb->packed_view();
     L.host_cols[bi] = hb->cols.data();
     keep_.push_back(hb);
   }
@@ -1373,6 +1476,8 @@ class Preparer {
     }
     TS_CHECK(!build_a || A.edges == L.blocks[L.a].edges, "block A differs from the census");
     TS_CHECK(!build_b || B.edges == L.blocks[L.b].edges, "block B differs from the census");
+    if (build_a) A.mark(L.blocks[L.a]);
+    if (build_b) B.mark(L.blocks[L.b]);
     if (!w.c_is_a && !w.c_is_b) {
       C.start(slot, L.blocks[L.c], L.blocks[L.c].edges);
       BlockWriter* co[1] = {&C};
@@ -1386,6 +1491,7 @@ class Preparer {
             },
             L.unit);
       TS_CHECK(C.edges == L.blocks[L.c].edges, "block C differs from the census");
+      C.mark(L.blocks[L.c]);
     }
   }
 
@@ -1747,6 +1853,19 @@ class CpuBackend final : public StreamingBackend {
   void run(int s, SlotResult& r) {
     const UnitLayout& L = slot_[s].layout;
     unsigned char* base = host_slot(s);
+    // Packed blocks: their images lie in the slot where the dense offsets go (or elsewhere in
+    // host memory); copied aside, then expanded in place.
+    for (int bi = 0; bi < L.num_blocks; ++bi) {
+      const SlotBlock& b = L.blocks[bi];
+      if (!b.packed || !L.uploads(bi)) continue;
+      const PackedRows& hp = L.host_packed[bi];
+      TS_CHECK(hp.valid() && hp.count == b.packed_rows && hp.edges() == b.edges,
+               "a packed block without its host image");
+      std::vector<vid_t> ids(hp.ids, hp.ids + hp.count);
+      std::vector<eid_t> offs(hp.offsets, hp.offsets + hp.count + 1);
+      expand_packed(PackedRows{hp.count, ids.data(), offs.data()}, b.rows,
+                    reinterpret_cast<eid_t*>(base + b.offsets_at));
+    }
     auto view = [&](int bi) {
       const SlotBlock& b = L.blocks[bi];
       return CsrView{b.rows, reinterpret_cast<const eid_t*>(base + b.offsets_at),

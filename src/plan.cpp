@@ -438,6 +438,12 @@ std::uint64_t block_bytes(std::uint64_t rows, eid_t edges) {
   return align_up((rows + 1) * sizeof(eid_t)) + align_up(edges * sizeof(vid_t));
 }
 
+std::uint64_t packed_block_bytes(std::uint64_t rows, eid_t edges) {
+  const std::uint64_t offsets =
+      std::min(dense_offsets_bytes(rows), packed_bytes(std::min<std::uint64_t>(rows, edges)));
+  return offsets + edges * sizeof(vid_t);
+}
+
 std::uint64_t in_core_bytes(std::uint64_t n, eid_t m, bool per_vertex) {
   return block_bytes(n, m) + (per_vertex ? n * sizeof(count_t) : 0);
 }
@@ -537,7 +543,10 @@ void finish_units(Plan& plan, bool per_vertex) {
       w.reuse_a = plan.partition.scheme != Scheme::Vertex && plan.partition.p > 1 &&
                   prev.a.row_part == w.a.row_part && prev.a.col_part == w.a.col_part;
     }
-    w.upload_bytes = blocks - (w.reuse_a ? w.a.bytes : 0);
+    std::uint64_t up = w.reuse_a ? 0 : w.a.upload_bytes;
+    if (!w.b_is_a) up += w.b.upload_bytes;
+    if (!w.c_is_a && !w.c_is_b) up += w.c.upload_bytes;
+    w.upload_bytes = up;
     slot = std::max(slot, blocks);
     pv = std::max(pv, rows);
     moved += w.upload_bytes;
@@ -571,6 +580,7 @@ void block_units(Plan& plan, const std::vector<eid_t>& E, const eid_t* off, eid_
     bi.edges = E[a * p + b];
     bi.col_space = P.rows(b);
     bi.bytes = block_bytes(bi.rows, bi.edges);
+    bi.upload_bytes = packed_block_bytes(bi.rows, bi.edges);
     return bi;
   };
   auto walk_bytes = [&](std::uint32_t a) -> std::uint64_t {
@@ -580,10 +590,14 @@ void block_units(Plan& plan, const std::vector<eid_t>& E, const eid_t* off, eid_
   (void)off;
   // what the host block cache needs: all blocks of one row part, of every row part
   plan.row_part_max_bytes = plan.row_parts_bytes = plan.row_part_chunk_bytes = 0;
+  plan.row_part_bytes.assign(p, 0);
   for (std::uint32_t a = 0; a < p; ++a) {
-    // the blocks G_ab with b >= first_block(a) (range: those below the diagonal are empty)
-    const std::uint64_t b =
-        (p - P.first_block(a)) * (P.rows(a) + 1) * sizeof(eid_t) + row_edges[a] * sizeof(vid_t);
+    // the blocks G_ab with b >= first_block(a) (range: those below the diagonal are empty),
+    // each with dense or packed offsets, whichever is smaller
+    std::uint64_t b = 0;
+    for (std::uint32_t c = P.first_block(a); c < p; ++c)
+      b += packed_block_bytes(P.rows(a), E[a * p + c]);
+    plan.row_part_bytes[a] = b;
     plan.row_part_max_bytes = std::max(plan.row_part_max_bytes, b);
     plan.row_parts_bytes += b;
     plan.row_part_chunk_bytes = std::max<std::uint64_t>(plan.row_part_chunk_bytes, walk_bytes(a));
@@ -630,7 +644,7 @@ void in_core_unit(Plan& plan, std::uint64_t n, eid_t m, const eid_t* off) {
   b.rows = n;
   b.edges = m;
   b.col_space = n;
-  b.bytes = block_bytes(n, m);
+  b.bytes = b.upload_bytes = block_bytes(n, m);
   w.a = w.b = w.c = b;
   w.b_is_a = w.c_is_a = w.c_is_b = true;
   w.decompress_bytes = m * sizeof(vid_t);
@@ -726,7 +740,7 @@ Plan build_plan(Scheme scheme, std::uint32_t p, int variant, std::uint64_t n, ei
       w.a.rows = r1 - r0;
       w.a.edges = ea;
       w.a.col_space = vp->proxies[i];
-      w.a.bytes = block_bytes(w.a.rows, w.a.edges);
+      w.a.bytes = w.a.upload_bytes = block_bytes(w.a.rows, w.a.edges);
       w.b = w.a;
       w.b_is_a = true;
       w.c.row_part = i;
@@ -734,7 +748,7 @@ Plan build_plan(Scheme scheme, std::uint32_t p, int variant, std::uint64_t n, ei
       w.c.rows = vp->proxies[i];
       w.c.edges = vp->proxy_edges_bound[i];
       w.c.col_space = vp->proxies[i];
-      w.c.bytes = block_bytes(w.c.rows, w.c.edges);
+      w.c.bytes = w.c.upload_bytes = block_bytes(w.c.rows, w.c.edges);
       w.decompress_bytes = (ea + (m - (off[r0] - off[0]))) * sizeof(vid_t);
       double wedges = 0;
       for (std::uint64_t r = r0; r < r1; ++r) {

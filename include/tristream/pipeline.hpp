@@ -25,6 +25,7 @@
 
 #include "tristream/counter.hpp"
 #include "tristream/error.hpp"
+#include "tristream/packed_rows.hpp"
 #include "tristream/plan.hpp"
 #include "tristream/stats.hpp"
 
@@ -46,6 +47,12 @@ struct SlotBlock {
   std::uint64_t rows = 0, edges = 0, col_space = 0;
   std::uint64_t offsets_at = 0;  // rows + 1 eid_t, offsets[0] == 0
   std::uint64_t cols_at = 0;     // edges vid_t
+  // A packed block (packed_rows.hpp) travels as its rows with columns only: its host image
+  // (UnitLayout::host_packed) is the packed form, which the backend uploads and expands into the
+  // dense offsets at offsets_at before the count. In the host slot the packed image sits at
+  // offsets_at (it is smaller than the dense offsets).
+  bool packed = false;
+  std::uint64_t packed_rows = 0;  // rows with columns
 };
 // A copy from host memory registered with the backend (register_host) straight to byte `at`
 // of the slot's device memory: a block of the host block cache uploaded without passing through
@@ -76,13 +83,23 @@ struct UnitLayout {
   // Host images of the blocks (indexed like blocks), for the backend's launch planning, valid
   // until the slot's count has finished: the host slot's copies, or the block cache's blocks
   // (direct uploads, and a reused A that came that way). A streamed unit has no host slot: only
-  // A's offsets (the file's, when they start at 0), else null.
+  // A's offsets (the file's, when they start at 0), else null. A packed block has no dense host
+  // offsets (null) but host_packed, which is also what the backend uploads for it: from memory
+  // registered with the backend (the block cache's) or the host slot.
   const eid_t* host_offsets[3] = {nullptr, nullptr, nullptr};
   const vid_t* host_cols[3] = {nullptr, nullptr, nullptr};
-  // Bytes this unit uploads: the host slot's range and the direct copies.
+  PackedRows host_packed[3];
+  // A is already in the device slot (the slot's previous unit had it): neither uploaded nor
+  // expanded again.
+  bool a_cached = false;
+  // Whether block bi is uploaded (and, when packed, expanded) for this unit.
+  bool uploads(int bi) const { return !(a_cached && bi == a); }
+  // Bytes this unit uploads: the host slot's range, the direct copies and the packed blocks.
   std::uint64_t upload_bytes() const {
     std::uint64_t n = streamed ? 0 : bytes - upload_from;
     for (const DirectUpload& d : direct) n += d.bytes;
+    for (int bi = 0; bi < num_blocks; ++bi)
+      if (blocks[bi].packed && uploads(bi)) n += packed_bytes(blocks[bi].packed_rows);
     return n;
   }
 };

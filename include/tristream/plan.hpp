@@ -28,6 +28,7 @@
 #include <vector>
 
 #include "tristream/format.hpp"
+#include "tristream/packed_rows.hpp"
 #include "tristream/types.hpp"
 
 namespace tristream {
@@ -137,7 +138,10 @@ struct BlockInfo {
   std::uint64_t rows = 0;
   eid_t edges = 0;  // exact (range, hash, vertex A) or an upper bound (vertex C)
   std::uint64_t col_space = 0;
-  std::uint64_t bytes = 0;  // aligned offsets + columns
+  std::uint64_t bytes = 0;  // on the device: aligned offsets + columns
+  // Uploaded and held in the host block cache: range and hash blocks with offsets packed when
+  // that is smaller (packed_block_bytes, an upper bound), other blocks as `bytes`.
+  std::uint64_t upload_bytes = 0;
 };
 
 struct WorkUnit {
@@ -173,12 +177,13 @@ struct Plan {
   std::uint64_t bytes_moved = 0;         // estimated bytes uploaded
   std::uint64_t bytes_decompressed = 0;  // estimated raw bytes decompressed
   std::uint64_t device_budget = 0, host_budget = 0;
-  std::uint32_t window_chunks = 2;         // decompressed chunks held at once
-  std::uint64_t chunk_cache_bytes = 0;     // decompressed chunks kept for later units (host budget)
-  std::uint64_t block_cache_bytes = 0;     // built blocks kept for later units (range, hash)
-  std::uint64_t row_part_max_bytes = 0;    // range, hash: all blocks of the largest row part
-  std::uint64_t row_parts_bytes = 0;       // range, hash: all blocks of every row part
-  std::uint64_t row_part_chunk_bytes = 0;  // raw bytes of the chunks one row part's walk reads
+  std::uint32_t window_chunks = 2;       // decompressed chunks held at once
+  std::uint64_t chunk_cache_bytes = 0;   // decompressed chunks kept for later units (host budget)
+  std::uint64_t block_cache_bytes = 0;   // built blocks kept for later units (range, hash)
+  std::uint64_t row_part_max_bytes = 0;  // range, hash: all blocks of the largest row part
+  std::uint64_t row_parts_bytes = 0;     // range, hash: all blocks of every row part
+  std::vector<std::uint64_t> row_part_bytes;  // range, hash: all blocks of each row part
+  std::uint64_t row_part_chunk_bytes = 0;     // raw bytes of the chunks one row part's walk reads
   double total_work = 0;
   double imbalance = 1;  // max unit work / mean
   std::string reason;
@@ -196,6 +201,10 @@ constexpr std::uint64_t kMaxStagingPiece = 128ull << 20;
 
 // The bytes a unit needs on the device for a block of `rows` rows and `edges` columns.
 std::uint64_t block_bytes(std::uint64_t rows, eid_t edges);
+// A range or hash block as it is uploaded and cached on the host: its columns and its offsets,
+// packed (packed_rows.hpp) when that is smaller; an upper bound, since at most min(rows, edges)
+// rows have columns.
+std::uint64_t packed_block_bytes(std::uint64_t rows, eid_t edges);
 // Bytes of the graph loaded whole (p = 1): offsets + columns, aligned.
 std::uint64_t in_core_bytes(std::uint64_t n, eid_t m, bool per_vertex);
 

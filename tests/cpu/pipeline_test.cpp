@@ -11,6 +11,7 @@
 #include <functional>
 #include <map>
 #include <mutex>
+#include <random>
 #include <sstream>
 #include <tuple>
 
@@ -445,6 +446,8 @@ class DeviceDouble final : public StreamingBackend {
   std::atomic<std::uint64_t> registered{0}, unregistered{0};
   std::uint64_t direct_copies = 0, image_mismatches = 0, unregistered_sources = 0;
   std::uint64_t host_slot_bytes = 0;  // bytes uploaded from the host slot (not streamed)
+  // Packed blocks uploaded and expanded here as the CUDA backend does; their dense rows.
+  std::uint64_t packed_uploads = 0, packed_dense_rows = 0;
 
   bool register_host(void* p, std::uint64_t bytes) override {
     EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % 4096, 0u);
@@ -506,9 +509,31 @@ class DeviceDouble final : public StreamingBackend {
       host_slot_bytes += L.bytes - L.upload_from;
       for (const DirectUpload& d : L.direct) {
         EXPECT_LE(d.at + d.bytes, slot_bytes_);
-        unregistered_sources += registered_range(d.host, d.bytes) ? 0 : 1;
+        const bool from_slot = in_host_slot(s, d.host, d.bytes);
+        unregistered_sources += from_slot || registered_range(d.host, d.bytes) ? 0 : 1;
         std::memcpy(dev + d.at, d.host, d.bytes);
-        ++direct_copies;
+        if (from_slot)
+          host_slot_bytes += d.bytes;
+        else
+          ++direct_copies;
+      }
+      // packed blocks: their images (registered or in the host slot) expanded into place
+      for (int bi = 0; bi < L.num_blocks; ++bi) {
+        const SlotBlock& b = L.blocks[bi];
+        if (!b.packed || !L.uploads(bi)) continue;
+        const PackedRows& hp = L.host_packed[bi];
+        EXPECT_TRUE(hp.valid());
+        EXPECT_EQ(hp.count, b.packed_rows);
+        EXPECT_EQ(hp.edges(), b.edges);
+        for (const void* q :
+             {static_cast<const void*>(hp.ids), static_cast<const void*>(hp.offsets)})
+          unregistered_sources +=
+              in_host_slot(s, q, 1) || registered_range(static_cast<const unsigned char*>(q), 1)
+                  ? 0
+                  : 1;
+        expand_packed(hp, b.rows, reinterpret_cast<eid_t*>(dev + b.offsets_at));
+        ++packed_uploads;
+        packed_dense_rows += b.rows;
       }
       return;
     }
@@ -542,9 +567,17 @@ class DeviceDouble final : public StreamingBackend {
     }
     for (int bi = 0; bi < L.num_blocks; ++bi) {  // the host images the layout lends
       const SlotBlock& b = L.blocks[bi];
+      if (b.packed != L.host_packed[bi].valid() || b.packed == (L.host_offsets[bi] != nullptr))
+        ++image_mismatches;
       if (L.host_offsets[bi] &&
           std::memcmp(L.host_offsets[bi], base + b.offsets_at, (b.rows + 1) * sizeof(eid_t)))
         ++image_mismatches;
+      if (L.host_packed[bi].valid()) {
+        std::vector<eid_t> dense(b.rows + 1);
+        expand_packed(L.host_packed[bi], b.rows, dense.data());
+        if (std::memcmp(dense.data(), base + b.offsets_at, dense.size() * sizeof(eid_t)))
+          ++image_mismatches;
+      }
       if (L.host_cols[bi] && b.edges &&
           std::memcmp(L.host_cols[bi], base + b.cols_at, b.edges * sizeof(vid_t)))
         ++image_mismatches;
@@ -595,6 +628,11 @@ class DeviceDouble final : public StreamingBackend {
     for (std::uint64_t x = c.at; x < c.at + c.bytes; ++x)
       cover_[c.slot][x] = static_cast<unsigned char>(std::min(cover_[c.slot][x] + 1, 255));
     c.active = false;
+  }
+  bool in_host_slot(int s, const void* p, std::uint64_t bytes) const {
+    const auto* b = reinterpret_cast<const unsigned char*>(host_[s].data());
+    const auto* q = static_cast<const unsigned char*>(p);
+    return !host_[s].empty() && q >= b && q + bytes <= b + host_[s].size() * 8;
   }
   bool registered_range(const unsigned char* p, std::uint64_t bytes) {
     std::lock_guard<std::mutex> lk(reg_mu_);
@@ -695,6 +733,9 @@ TEST(Pipeline, DirectUploadsFromTheBlockCache) {
           EXPECT_EQ(dd.image_mismatches, 0u);
           EXPECT_EQ(dd.unregistered_sources, 0u);
           EXPECT_EQ(dd.registered.load(), dd.unregistered.load());
+          if (s == Scheme::Range && p >= 3) {
+            EXPECT_GT(dd.packed_uploads, 0u);
+          }
           if (refuse) {
             EXPECT_EQ(dd.direct_copies, 0u);
           } else {
@@ -703,6 +744,83 @@ TEST(Pipeline, DirectUploadsFromTheBlockCache) {
             EXPECT_EQ(dd.host_slot_bytes, 0u);  // nothing went through the host slot
           }
         }
+}
+
+// Sparse blocks travel packed (packed_rows.hpp) from every parallel build path: the block
+// cache (direct uploads, and through the host slot when registration is refused) and parallel
+// walks into the slot; the sequential walk writes dense offsets. The device double expands packed
+// blocks as the CUDA backend does and checks every host image; the CPU backend expands in its
+// slot. Range and hash blocks of a sparse graph (hash packs from p = 3 here), p in {3, 7, 16}.
+TEST(Pipeline, PackedBlocksOnEveryBuildPath) {
+  auto e = test::random_graph(4000, 6000, 97);
+  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(e);
+  auto src = memory_source(g, 131);
+  // {chunk cache, block cache}: preloaded block cache, parallel walks into the slot, sequential
+  const std::int64_t caches[3][2] = {{-1, -1}, {1ll << 30, 0}, {0, 0}};
+  for (Scheme s : {Scheme::Range, Scheme::Hash})
+    for (std::uint32_t p : {3u, 7u, 16u})
+      for (int path = 0; path < 3; ++path)
+        for (int backend = 0; backend < 3; ++backend) {  // double, double refusing, CPU
+          SCOPED_TRACE(scheme_name(s) + " p=" + std::to_string(p) + " path " +
+                       std::to_string(path) + " backend " + std::to_string(backend));
+          auto o = popts(s, p, true);
+          o.chunk_cache_bytes = caches[path][0];
+          o.block_cache_bytes = caches[path][1];
+          DeviceDouble dd;
+          dd.refuse_registration = backend == 1;
+          auto cpu = cpu_backend();
+          CountReport r = count_with_backend(*src, o, backend == 2 ? *cpu : dd);
+          ASSERT_EQ(r.plan.partition.p, p);
+          EXPECT_EQ(r.triangles, oracle);
+          EXPECT_EQ(per_vertex_mismatches(r.per_vertex, new_of_old, oracle_pv), 0u);
+          if (backend == 2) continue;
+          EXPECT_EQ(dd.image_mismatches, 0u);
+          EXPECT_EQ(dd.unregistered_sources, 0u);
+          if (path < 2) {
+            EXPECT_GT(dd.packed_uploads, 0u);
+          } else {
+            EXPECT_EQ(dd.packed_uploads, 0u);
+          }
+          // the plan's upload estimate is an upper bound of what was uploaded
+          EXPECT_LE(r.stats.upload.bytes, r.plan.bytes_moved);
+        }
+}
+
+// PackedRows: expansion, degrees and the packing rule against dense references, on seeded
+// random blocks of several sizes and densities (empty rows at both ends included).
+TEST(PackedRows, ExpandsAndAnswersDegreesLikeDenseOffsets) {
+  std::mt19937_64 rng(2026);
+  for (std::uint64_t rows : {0u, 1u, 2u, 7u, 64u, 1000u, 40000u})
+    for (double fill : {0.0, 0.01, 0.3, 1.0}) {
+      SCOPED_TRACE("rows " + std::to_string(rows) + " fill " + std::to_string(fill));
+      std::vector<eid_t> dense(rows + 1, 0);
+      std::vector<vid_t> ids;
+      std::vector<eid_t> offs{0};
+      std::bernoulli_distribution has(fill);
+      std::uniform_int_distribution<eid_t> deg(1, 5);
+      for (std::uint64_t u = 0; u < rows; ++u) {
+        const eid_t d = has(rng) ? deg(rng) : 0;
+        dense[u + 1] = dense[u] + d;
+        if (d) {
+          ids.push_back(static_cast<vid_t>(u));
+          offs.push_back(dense[u + 1]);
+        }
+      }
+      const PackedRows pr{ids.size(), ids.data(), offs.data()};
+      EXPECT_EQ(pr.edges(), dense[rows]);
+      std::vector<eid_t> out(rows + 1, ~eid_t{0});
+      expand_packed(pr, rows, out.data());
+      EXPECT_EQ(out, dense);
+      std::uint64_t wrong = 0;
+      for (std::uint64_t u = 0; u < rows; ++u) wrong += pr.degree(u) != dense[u + 1] - dense[u];
+      EXPECT_EQ(wrong, 0u);
+      EXPECT_EQ(packs(rows, ids.size()), packed_bytes(ids.size()) < (rows + 1) * sizeof(eid_t));
+    }
+  EXPECT_EQ(packed_bytes(0), 8u);
+  EXPECT_EQ(packed_bytes(3), 16u + 32u);  // ids padded to 8 bytes, then 4 offsets
+  EXPECT_FALSE(packs(0, 0));              // a block without rows stays dense
+  EXPECT_TRUE(packs(1, 0));
+  EXPECT_FALSE(packs(10, 10));  // every row with columns: 12 bytes a row against 8
 }
 
 TEST(StreamedStaging, EmptyGraphCountsZero) {

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "cuda/device.hpp"
+#include "cuda/tools.hpp"
 #include "test_util.hpp"
 #include "tristream/counter.hpp"
 #include "tristream/error.hpp"
@@ -327,6 +328,36 @@ TEST(CudaKernels, LargeOffsets) {
                                           shift * sizeof(vid_t));
   EXPECT_EQ(cpu_count(v), expected);
   for (const auto& k : kKernels) EXPECT_EQ(gpu_count(k, v, v, v), expected) << "kernel " << k;
+}
+
+// ---- packed blocks
+// ------------------------------------------------------------------------------- The pipeline's
+// expansion of packed blocks (cuda/expand_rows.cu) against the host reference (expand_packed), on
+// seeded random blocks: sizes around the kernel's spans of 16 rows and its grid, densities from no
+// rows with columns to all of them, long gaps at both ends.
+TEST(CudaKernels, ExpandPackedEqualsTheHostReference) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(77);
+  for (std::uint64_t rows : {0u, 1u, 15u, 16u, 17u, 1000u, 65536u, 3000001u})
+    for (double fill : {0.0, 0.001, 0.2, 1.0}) {
+      std::vector<vid_t> ids;
+      std::vector<eid_t> offs{0};
+      std::bernoulli_distribution has(fill);
+      std::uniform_int_distribution<eid_t> deg(1, 9);
+      // the middle half only, at low fill: empty runs at both ends
+      const std::uint64_t lo = fill < 0.01 ? rows / 4 : 0,
+                          hi = fill < 0.01 ? rows - rows / 4 : rows;
+      for (std::uint64_t u = lo; u < hi; ++u)
+        if (has(rng)) {
+          ids.push_back(static_cast<vid_t>(u));
+          offs.push_back(offs.back() + deg(rng));
+        }
+      const PackedRows pr{ids.size(), ids.data(), offs.data()};
+      std::vector<eid_t> want(rows + 1);
+      expand_packed(pr, rows, want.data());
+      EXPECT_EQ(cuda::expand_packed_on_device(pr, rows, 0), want)
+          << "rows " << rows << " fill " << fill;
+    }
 }
 
 }  // namespace
