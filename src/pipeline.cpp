@@ -351,14 +351,26 @@ class RowReader {
     return true;
   }
   // The columns of row r from pinned chunks (thread-safe); rows across chunks go through tmp.
-  const vid_t* row_pinned(std::uint64_t r, std::uint64_t& deg, std::vector<vid_t>& tmp) const {
+  // *hint (optional, per thread) is the chunk of the previous row asked for: rows asked for in
+  // ascending order then find their chunk by stepping forward instead of a binary search.
+  const vid_t* row_pinned(std::uint64_t r, std::uint64_t& deg, std::vector<vid_t>& tmp,
+                          std::uint64_t* hint = nullptr) const {
     const eid_t* off = g_.offsets();
     const eid_t s = off[r], e = off[r + 1];
     deg = e - s;
     if (deg == 0) return nullptr;
     const auto& chunks = g_.chunks();
-    const std::uint64_t c0 = chunk_of(s), c1 = chunk_of(e - 1);
-    if (c0 == c1) return ptr_[c0] + (s - chunks[c0].first_edge);
+    const std::uint64_t nc = first_edges_.size();
+    std::uint64_t c0;
+    if (hint && *hint < nc && first_edges_[*hint] <= s) {
+      c0 = *hint;
+      while (c0 + 1 < nc && first_edges_[c0 + 1] <= s) ++c0;
+    } else {
+      c0 = chunk_of(s);
+    }
+    if (hint) *hint = c0;
+    if (c0 + 1 == nc || e <= first_edges_[c0 + 1]) return ptr_[c0] + (s - chunks[c0].first_edge);
+    const std::uint64_t c1 = chunk_of(e - 1);
     tmp.resize(deg);
     std::uint64_t w = 0;
     for (std::uint64_t c = c0; c <= c1; ++c) {
@@ -1025,9 +1037,10 @@ class Preparer {
       std::uint64_t* nz = rbase.data() + x * q;
       std::vector<vid_t> tmp;
       std::vector<std::uint64_t> last(hash ? q : 0, ~std::uint64_t{0});
+      std::uint64_t hint = ~std::uint64_t{0};
       for (std::uint64_t i = seg[x]; i < seg[x + 1]; ++i) {
         std::uint64_t deg = 0;
-        const vid_t* cols = reader_.row_pinned(r0 + i * step, deg, tmp);
+        const vid_t* cols = reader_.row_pinned(r0 + i * step, deg, tmp, &hint);
         if (hash) {
           for (std::uint64_t e = 0; e < deg; ++e) {
             const std::uint32_t b = fd.mod(cols[e]);
@@ -1094,9 +1107,10 @@ class Preparer {
         D.ids[rcur[d]] = static_cast<vid_t>(i);
         D.poff[rcur[d]++] = cur[d];
       };
+      std::uint64_t hint = ~std::uint64_t{0};
       for (std::uint64_t i = seg[x]; i < seg[x + 1]; ++i) {
         std::uint64_t deg = 0;
-        const vid_t* cols = reader_.row_pinned(r0 + i * step, deg, tmp);
+        const vid_t* cols = reader_.row_pinned(r0 + i * step, deg, tmp, &hint);
         if (hash) {
           for (std::uint64_t e = 0; e < deg; ++e) {
             const vid_t c = cols[e];
@@ -1184,6 +1198,7 @@ class Preparer {
       parts[d] = first + d;
       made[d] = std::make_shared<HostBlock>();
     }
+    const double tb = now_s();
     build_blocks(a, parts.data(), q, dests.data(), [&](std::size_t d, eid_t edges) {
       HostBlock& hb = *made[d];
       hb.packed = dests[d].packed;
@@ -1196,10 +1211,14 @@ class Preparer {
     });
     // Direct uploads: pin the blocks with columns here, on the pool and off the driver's path
     // (a unit's empty block is registered when the unit first needs it).
+    const double tr = now_s();
     if (direct_)
       reader_.pool().run(q, [&](std::size_t d) {
         if (made[d]->cols.size()) register_block(*made[d]);
       });
+    // the trace's view of a row part's build: the two passes, then the registrations
+    rec_.span("build", unit, tb, tr, 0);
+    if (direct_) rec_.span("register", unit, tr, now_s(), 0);
     // insert, evicting the least recently used blocks the current unit does not need
     std::lock_guard<std::mutex> lk(bmu_);
     for (std::uint32_t d = 0; d < q; ++d) {

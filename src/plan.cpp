@@ -602,14 +602,17 @@ void block_units(Plan& plan, const std::vector<eid_t>& E, const eid_t* off, eid_
     plan.row_parts_bytes += b;
     plan.row_part_chunk_bytes = std::max<std::uint64_t>(plan.row_part_chunk_bytes, walk_bytes(a));
   }
-  // Order: range tasks by j (the middle part), then i <= j, then k >= j, so that the units
-  // needing only row parts 0..j (A, B from row part i, C from row part j) come first and the
-  // pipeline counts them while later row parts are still being built; hash tasks by i, j, k.
-  // Either way A = G_ij stays for the run of k, and the slot keeps it (reuse_a).
+  // Order: range tasks by descending i (the row part of A and B), then j >= i, then k >= j, so
+  // that the units needing only row parts i..p-1 (A, B from row part i, C from row part j >= i)
+  // come first and the pipeline counts them while lower row parts are still being built. The
+  // high row parts are few rows holding the dense core: cheap to build and the most work, so
+  // kernels start at once and the heavy units overlap the build of the low row parts (millions
+  // of short rows, the longest to build and the least work). Hash tasks by i, j, k. Either way
+  // A = G_ij stays for the run of k, and the slot keeps it (reuse_a).
   for (std::uint32_t x = 0; x < p; ++x)
-    for (std::uint32_t y = 0; y < (range ? x + 1 : p); ++y)
-      for (std::uint32_t k = range ? x : 0; k < p; ++k) {
-        const std::uint32_t i = range ? y : x, j = range ? x : y;
+    for (std::uint32_t y = range ? p - 1 - x : 0; y < p; ++y)
+      for (std::uint32_t k = range ? y : 0; k < p; ++k) {
+        const std::uint32_t i = range ? p - 1 - x : x, j = y;
         const eid_t eij = E[i * p + j], eik = E[i * p + k], ejk = E[j * p + k];
         if (eij == 0 || eik == 0 || ejk == 0) continue;  // pruned: no triangle possible
         WorkUnit w;

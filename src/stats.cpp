@@ -107,13 +107,16 @@ std::string PipelineStats::summary() const {
 void PipelineStats::write_trace(const std::string& path) const {
   std::FILE* f = std::fopen(path.c_str(), "w");
   if (!f) throw Error(ErrorKind::Usage, "--trace: cannot write '" + path + "'");
-  static const char* lanes[] = {"decompress", "transform", "upload", "kernel", "wait"};
+  // lanes: the stages, then the block cache's row part builds (their passes and registrations)
+  static const char* lanes[] = {"decompress", "transform", "upload",  "kernel",
+                                "wait",       "build",     "register"};
+  constexpr int kLanes = sizeof(lanes) / sizeof(lanes[0]);
   std::fprintf(f, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
   std::fprintf(
       f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":%s}}",
       JsonObject::quote("tristream " + backend + " " + scheme + " p=" + std::to_string(parts))
           .c_str());
-  for (int l = 0; l < 5; ++l)
+  for (int l = 0; l < kLanes; ++l)
     std::fprintf(
         f,
         ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"args\":{\"name\":"
@@ -122,7 +125,7 @@ void PipelineStats::write_trace(const std::string& path) const {
         l + 1, lanes[l], l + 1, l);
   for (const auto& s : spans) {
     int tid = 0;
-    for (int l = 0; l < 5; ++l)
+    for (int l = 0; l < kLanes; ++l)
       if (s.stage == lanes[l]) tid = l + 1;
     if (tid == 0 || s.end_s <= s.start_s) continue;
     std::fprintf(f,

@@ -179,7 +179,19 @@ TEST(Planner, ForcedPartsAndTaskCounts) {
     EXPECT_EQ(h.units.size(), p * p * p);
     Plan v = plan_graph(*src, opts(Scheme::Vertex, p));
     EXPECT_LE(v.units.size(), p);
-    // units in lexicographic order, with the slot's cached A reused when the same
+    // range units by descending i, then ascending j >= i and k >= j, so a unit needs only row
+    // parts >= its i (built from the last row part down); the slot's cached A is reused when
+    // the same
+    for (std::size_t u = 0; u < r.units.size(); ++u) {
+      const WorkUnit& w = r.units[u];
+      EXPECT_TRUE(w.i <= w.j && w.j <= w.k);
+      if (u == 0) continue;
+      const WorkUnit& prev = r.units[u - 1];
+      EXPECT_TRUE(prev.i > w.i ||
+                  (prev.i == w.i && (prev.j < w.j || (prev.j == w.j && prev.k < w.k))))
+          << "unit " << u;
+    }
+    EXPECT_EQ(r.units.front().i, p - 1);
     for (std::size_t u = 2; u < r.units.size(); ++u)
       EXPECT_EQ(r.units[u].reuse_a,
                 r.units[u].i == r.units[u - 2].i && r.units[u].j == r.units[u - 2].j);
