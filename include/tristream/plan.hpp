@@ -34,6 +34,8 @@
 namespace tristream {
 
 enum class Scheme { Auto, Range, Hash, Vertex };
+// The most parts --parts may force (the census and the unit lists grow with p^2 and p^3).
+constexpr std::uint64_t kMaxParts = 4096;
 std::string scheme_name(Scheme s);
 // "auto" | "range" | "hash" | "vertex"; anything else throws Error(Usage).
 Scheme parse_scheme(const std::string& name);

@@ -124,6 +124,9 @@ int cmd_count(int argc, char** argv) {
           "  tristream count big.tcsr --gpu-memory 8G --trace run.json   (out of core)\n"
           "Interrupting (Ctrl-C) stops between work units and exits with status 130.");
   if (!p.parse(argc, argv)) return 0;
+  if (parts > kMaxParts)
+    throw Error(ErrorKind::Usage,
+                "--parts: at most " + std::to_string(kMaxParts) + " parts are supported");
   const bool per_vertex = !per_vertex_path.empty() || clustering;
 
   // 1. Resolve the input (convert an edge list into a temporary .tcsr file).

@@ -43,7 +43,9 @@ int cmd_plan(int argc, char** argv) {
           "  tristream plan graph.tcsr --gpu-memory 512M --scheme vertex --json\n"
           "  tristream plan graph.tcsr --parts 4 --scheme range");
   if (!p.parse(argc, argv)) return 0;
-  if (parts > 4096) throw Error(ErrorKind::Usage, "--parts: at most 4096 parts are supported");
+  if (parts > kMaxParts)
+    throw Error(ErrorKind::Usage,
+                "--parts: at most " + std::to_string(kMaxParts) + " parts are supported");
 
   PipelineOptions o;
   o.scheme = parse_scheme(scheme);

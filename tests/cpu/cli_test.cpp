@@ -62,6 +62,13 @@ TEST(Cli, BadOptionsAreUsageErrors) {
   r = run_cli("count");
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("missing INPUT"), std::string::npos) << r.err;
+  // --parts beyond the supported 4096 (or 2^32 + 1, which a 32-bit field would read as 1)
+  for (const char* cmd : {"count", "plan"})
+    for (const char* parts : {"4097", "4294967297"}) {
+      r = run_cli(std::string(cmd) + " " + karate + " --backend cpu --parts " + parts);
+      EXPECT_EQ(r.status, 1) << cmd << " " << parts;
+      EXPECT_NE(r.err.find("--parts: at most 4096"), std::string::npos) << r.err;
+    }
 }
 
 TEST(Cli, CountsKarateFromEdgeListAndTcsr) {
