@@ -107,7 +107,8 @@ int cmd_count(int argc, char** argv) {
       .option("scheme", "", "S",
               "out-of-core partition: auto, range (BBTC), hash (TRUST) or vertex (LSTC) [auto]",
               &scheme)
-      .uint_option("parts", "P", "force the number of parts (1 = in-core) [chosen by the planner]",
+      .uint_option("parts", "P",
+                   "force the number of parts, at most 4096 (1 = in-core) [chosen by the planner]",
                    &parts)
       .option("trace", "", "FILE", "write a Chrome trace of the pipeline (Perfetto) to FILE",
               &trace_path)
