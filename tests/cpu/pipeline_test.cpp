@@ -267,9 +267,7 @@ TEST(Pipeline, BackgroundPreloadFailureSurfaces) {
 
 TEST(Pipeline, AutoWithSmallDeviceBudgets) {
   auto e = test::skewed_graph(3000, 30000, 17);
-  const std::uint64_t n = test::vertex_count(e);
-  OrientedGraph g = orient_edge_list(n, e);
-  const count_t oracle = test::brute_force_triangles(n, e);
+  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(e);
   auto src = memory_source(g, 300);
   const std::uint64_t full = in_core_bytes(g.n(), g.m(), false);
   for (std::uint64_t div : {1u, 2u, 4u, 8u}) {
@@ -294,15 +292,14 @@ TEST(Pipeline, AutoWithSmallDeviceBudgets) {
 TEST(Pipeline, VertexSchemeOutOfCoreOnDisjointCliques) {
   // Disjoint cliques: each partition's proxies are its own cliques, so LSTC fits small budgets.
   auto e = test::disjoint_cliques(40, 12);
-  const std::uint64_t n = test::vertex_count(e);
-  OrientedGraph g = orient_edge_list(n, e);
+  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(e);
   auto src = memory_source(g, 100);
   const std::uint64_t full = in_core_bytes(g.n(), g.m(), false);
   auto o = popts(Scheme::Vertex, 0, true);
   o.gpu_memory = full / 2;
   auto be = cpu_backend();
   CountReport r = count_with_backend(*src, o, *be);
-  EXPECT_EQ(r.triangles, test::brute_force_triangles(n, e));
+  EXPECT_EQ(r.triangles, oracle);
   EXPECT_GT(r.plan.partition.p, 1u);
   EXPECT_LE(r.plan.device_bytes, full / 2);
 }
@@ -335,9 +332,7 @@ TEST(Pipeline, ReportsProgressPerUnit) {
 
 TEST(Pipeline, SmallHostBudgetCountsExactly) {
   auto e = test::random_graph(5000, 60000, 23);
-  const std::uint64_t n = test::vertex_count(e);
-  OrientedGraph g = orient_edge_list(n, e);
-  const count_t oracle = test::brute_force_triangles(n, e);
+  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(e);
   auto src = memory_source(g, 1024);
   // Far less than the graph: the offsets plus a third of the columns.
   const std::uint64_t host = (g.n() + 1) * 8 + g.m() * 4 / 3;
@@ -353,15 +348,14 @@ TEST(Pipeline, SmallHostBudgetCountsExactly) {
 
 TEST(Pipeline, DeviceOutOfMemoryReplans) {
   auto e = test::random_graph(2000, 20000, 29);
-  const std::uint64_t n = test::vertex_count(e);
-  OrientedGraph g = orient_edge_list(n, e);
+  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(e);
   auto src = memory_source(g, 500);
   const std::uint64_t full = in_core_bytes(g.n(), g.m(), false);
   auto o = popts(Scheme::Auto, 0, false);
   o.gpu_memory = full;              // the plan believes the graph fits ...
   auto be = cpu_backend(full / 3);  // ... but the device has a third of it
   CountReport r = count_with_backend(*src, o, *be);
-  EXPECT_EQ(r.triangles, test::brute_force_triangles(n, e));
+  EXPECT_EQ(r.triangles, oracle);
   EXPECT_GE(r.stats.replans, 1u);
   EXPECT_GT(r.plan.partition.p, 1u);
   // Too little for anything: the OOM surfaces after max_replans.
@@ -841,9 +835,7 @@ TEST(StreamedStaging, EmptyGraphCountsZero) {
 // reports every piece as an upload span, and the bytes built and uploaded are the slot's.
 TEST(StreamedStaging, PlannedFromTheHostBudgetWithStats) {
   auto e = test::random_graph(5000, 60000, 41);
-  const std::uint64_t n = test::vertex_count(e);
-  OrientedGraph g = orient_edge_list(n, e);
-  const count_t oracle = test::brute_force_triangles(n, e);
+  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(e);
   auto src = memory_source(g, 1024);
   const std::uint64_t slot = in_core_bytes(g.n(), g.m(), false);
   const std::uint64_t host = (g.n() + 1) * 8 + 2 * 1024 * 4 + slot / 2;
@@ -904,8 +896,7 @@ TEST(StreamedStaging, DeviceOutOfMemoryReplans) {
   // The streamed in-core plan asks for the whole graph on the device; the device has less, so
   // the pipeline re-plans with half the budget, out of core, and still counts exactly.
   auto e = test::random_graph(5000, 60000, 71);
-  const std::uint64_t n = test::vertex_count(e);
-  OrientedGraph g = orient_edge_list(n, e);
+  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(e);
   auto src = memory_source(g, 1024);
   const std::uint64_t slot = in_core_bytes(g.n(), g.m(), false);
   auto o = popts(Scheme::Auto, 0, false);
@@ -914,7 +905,7 @@ TEST(StreamedStaging, DeviceOutOfMemoryReplans) {
   DeviceDouble dd;
   dd.device_limit = slot / 2;  // ... but the device has half of it
   CountReport r = count_with_backend(*src, o, dd);
-  EXPECT_EQ(r.triangles, test::brute_force_triangles(n, e));
+  EXPECT_EQ(r.triangles, oracle);
   EXPECT_GE(r.stats.replans, 1u);
   EXPECT_GT(r.plan.partition.p, 1u);
   EXPECT_FALSE(r.plan.streamed_staging());
@@ -924,9 +915,7 @@ TEST(StreamedStaging, DeviceOutOfMemoryReplans) {
 // Through real .tcsr files: small chunks, every scheme, and a corrupt chunk.
 TEST(PipelineFile, CountsTcsrFiles) {
   auto e = test::skewed_graph(2000, 20000, 41);
-  const std::uint64_t n = test::vertex_count(e);
-  OrientedGraph g = orient_edge_list(n, e);
-  const count_t oracle = test::brute_force_triangles(n, e);
+  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(e);
   test::TempDir tmp;
   tcsr::WriteOptions wo;
   wo.chunk_bytes = 256;  // 64 edges a chunk
