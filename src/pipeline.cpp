@@ -1028,49 +1028,68 @@ class Preparer {
         }
       }
     };
-    // pass 1: columns and rows with columns per segment and block (hash rows mark a block's
-    // last row seen, so a row counts once per block)
-    std::vector<eid_t> base(S * q, 0);
-    std::vector<std::uint64_t> rbase(S * q, 0);
-    reader_.pool().run(S, [&](std::size_t x) {
-      eid_t* cnt = base.data() + x * q;
-      std::uint64_t* nz = rbase.data() + x * q;
+    // The columns of a hash row that fall into wanted blocks: f(d, local id, opens) per column,
+    // `opens` for the block's first column of row i (last[d]: the block's last row seen).
+    auto hash_cols = [&](const vid_t* cols, std::uint64_t deg, std::uint64_t i,
+                         std::vector<std::uint64_t>& last, auto&& f) {
+      for (std::uint64_t e = 0; e < deg; ++e) {
+        const vid_t c = cols[e];
+        const std::uint32_t quo = fd.div(c);
+        const std::uint32_t b = c - quo * p;
+        const std::int32_t d = all ? static_cast<std::int32_t>(b) : dest_of[b];
+        if (d < 0) continue;
+        const auto ud = static_cast<std::size_t>(d);
+        const bool opens = last[ud] != i;
+        last[ud] = i;
+        f(ud, quo, opens);
+      }
+    };
+    // row(i, cols, deg) for the local rows of segment x in order, with the segment's own
+    // scratch and chunk hint (and hash_cols' last rows, passed along)
+    auto segment_rows = [&](std::size_t x, auto&& row) {
       std::vector<vid_t> tmp;
       std::vector<std::uint64_t> last(hash ? q : 0, ~std::uint64_t{0});
       std::uint64_t hint = ~std::uint64_t{0};
       for (std::uint64_t i = seg[x]; i < seg[x + 1]; ++i) {
         std::uint64_t deg = 0;
         const vid_t* cols = reader_.row_pinned(r0 + i * step, deg, tmp, &hint);
+        row(i, cols, deg, last);
+      }
+    };
+    // pass 1: columns and rows with columns per segment and block
+    std::vector<eid_t> base(S * q, 0);
+    std::vector<std::uint64_t> rbase(S * q, 0);
+    reader_.pool().run(S, [&](std::size_t x) {
+      eid_t* cnt = base.data() + x * q;
+      std::uint64_t* nz = rbase.data() + x * q;
+      segment_rows(x, [&](std::uint64_t i, const vid_t* cols, std::uint64_t deg,
+                          std::vector<std::uint64_t>& last) {
         if (hash) {
-          for (std::uint64_t e = 0; e < deg; ++e) {
-            const std::uint32_t b = fd.mod(cols[e]);
-            const std::int32_t d = all ? static_cast<std::int32_t>(b) : dest_of[b];
-            if (d < 0) continue;
+          hash_cols(cols, deg, i, last, [&](std::size_t d, vid_t, bool opens) {
             ++cnt[d];
-            if (last[static_cast<std::size_t>(d)] != i) {
-              last[static_cast<std::size_t>(d)] = i;
-              ++nz[d];
-            }
-          }
+            nz[d] += opens;
+          });
         } else {
           range_runs(cols, deg, [&](std::size_t d, std::uint64_t s, std::uint64_t t) {
             cnt[d] += t - s;
             ++nz[d];
           });
         }
-      }
+      });
     });
-    for (std::size_t d = 0; d < q; ++d) {
-      eid_t acc = 0;
-      std::uint64_t racc = 0;
+    // every segment's start per block: an exclusive prefix over the segments
+    auto segment_prefix = [&](std::vector<std::uint64_t>& v, std::size_t d) {
+      std::uint64_t acc = 0;
       for (std::size_t x = 0; x < S; ++x) {
-        const eid_t v = base[x * q + d];
-        base[x * q + d] = acc;
-        acc += v;
-        const std::uint64_t w = rbase[x * q + d];
-        rbase[x * q + d] = racc;
-        racc += w;
+        const std::uint64_t w = v[x * q + d];
+        v[x * q + d] = acc;
+        acc += w;
       }
+      return acc;
+    };
+    for (std::size_t d = 0; d < q; ++d) {
+      const eid_t acc = segment_prefix(base, d);
+      const std::uint64_t racc = segment_prefix(rbase, d);
       BuildDest& D = dests[d];
       D.edges = acc;
       D.nonempty = racc;
@@ -1099,32 +1118,19 @@ class Preparer {
       for (std::size_t d = 0; d < q; ++d)
         if (!dests[d].edges && !dests[d].packed)
           std::fill(dests[d].off + seg[x] + 1, dests[d].off + seg[x + 1] + 1, 0);
-      std::vector<vid_t> tmp;
-      std::vector<std::uint64_t> last(hash ? q : 0, ~std::uint64_t{0});
       // a packed block's row i gets its entry before its first column
       auto open_row = [&](std::size_t d, std::uint64_t i) {
         BuildDest& D = dests[d];
         D.ids[rcur[d]] = static_cast<vid_t>(i);
         D.poff[rcur[d]++] = cur[d];
       };
-      std::uint64_t hint = ~std::uint64_t{0};
-      for (std::uint64_t i = seg[x]; i < seg[x + 1]; ++i) {
-        std::uint64_t deg = 0;
-        const vid_t* cols = reader_.row_pinned(r0 + i * step, deg, tmp, &hint);
+      segment_rows(x, [&](std::uint64_t i, const vid_t* cols, std::uint64_t deg,
+                          std::vector<std::uint64_t>& last) {
         if (hash) {
-          for (std::uint64_t e = 0; e < deg; ++e) {
-            const vid_t c = cols[e];
-            const std::uint32_t quo = fd.div(c);
-            const std::uint32_t b = c - quo * p;
-            const std::int32_t d = all ? static_cast<std::int32_t>(b) : dest_of[b];
-            if (d < 0) continue;
-            const auto ud = static_cast<std::size_t>(d);
-            if (dests[ud].packed && last[ud] != i) {
-              last[ud] = i;
-              open_row(ud, i);
-            }
-            dests[ud].cols[cur[ud]++] = quo;
-          }
+          hash_cols(cols, deg, i, last, [&](std::size_t d, vid_t quo, bool opens) {
+            if (opens && dests[d].packed) open_row(d, i);
+            dests[d].cols[cur[d]++] = quo;
+          });
         } else {
           range_runs(cols, deg, [&](std::size_t d, std::uint64_t s, std::uint64_t t) {
             if (dests[d].packed) open_row(d, i);
@@ -1135,7 +1141,7 @@ class Preparer {
           });
         }
         for (std::size_t d : live) dests[d].off[i + 1] = cur[d];
-      }
+      });
     });
   }
 
