@@ -331,8 +331,8 @@ class CudaStreamingBackend final : public StreamingBackend {
       const PackedRows& hp = L.host_packed[bi];
       if (!hp.valid() || hp.count != b.packed_rows)
         throw Error(ErrorKind::Internal, "a packed block without its host image");
-      auto* ids = reinterpret_cast<vid_t*>(base + at);
-      auto* offs = reinterpret_cast<eid_t*>(base + at + packed_ids_bytes(hp.count));
+      vid_t* ids = packed_ids_at(base + at);
+      eid_t* offs = packed_offsets_at(base + at, hp.count);
       if (hp.count)
         check(cudaMemcpyAsync(ids, hp.ids, hp.count * sizeof(vid_t), cudaMemcpyHostToDevice, copy_),
               "cudaMemcpyAsync (packed rows)");

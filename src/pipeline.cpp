@@ -745,9 +745,7 @@ class Preparer {
       if (!L.host_offsets[bi] && !L.host_packed[bi].valid()) {
         const unsigned char* o = slot + b.offsets_at;
         if (b.packed)
-          L.host_packed[bi] =
-              PackedRows{b.packed_rows, reinterpret_cast<const vid_t*>(o),
-                         reinterpret_cast<const eid_t*>(o + packed_ids_bytes(b.packed_rows))};
+          L.host_packed[bi] = packed_image(o, b.packed_rows);
         else
           L.host_offsets[bi] = reinterpret_cast<const eid_t*>(o);
       }
@@ -937,7 +935,6 @@ class Preparer {
     eid_t edges = 0;
     std::uint64_t nonempty = 0;  // rows with columns
     bool packed = false;
-    bool may_pack = true;   // the caller accepts a packed block
     vid_t* ids = nullptr;   // packed: set from off after `sized`
     eid_t* poff = nullptr;  // packed: R + 1 offsets
   };
@@ -971,9 +968,9 @@ class Preparer {
   // pass 1 counts every segment's columns and rows with columns per block, a prefix over the
   // segments gives each segment its own ranges, pass 2 writes columns and offsets straight into
   // place. No intermediate buffers, no serial merge. The chunks of the part must be pinned.
-  // Between the passes each block is packed (packed_rows.hpp) when that is smaller and
-  // dests[d].may_pack, and `sized` is called with its exact columns, to allocate (or point)
-  // dests[d].off (dense: rows + 1 offsets; packed: packed_bytes(nonempty) bytes) and .cols.
+  // Between the passes each block is packed (packed_rows.hpp) when that is smaller, and `sized` is
+  // called with its exact columns, to allocate (or point) dests[d].off (dense: rows + 1 offsets;
+  // packed: packed_bytes(nonempty) bytes) and .cols.
   void build_blocks(std::uint32_t part, const std::uint32_t* col_parts, std::size_t q,
                     BuildDest* dests, const std::function<void(std::size_t, eid_t)>& sized) {
     const Partition& P = plan_.partition;
@@ -1093,12 +1090,13 @@ class Preparer {
       BuildDest& D = dests[d];
       D.edges = acc;
       D.nonempty = racc;
-      D.packed = D.may_pack && packs(R, racc);
+      D.packed = packs(R, racc);
       sized(d, acc);
       TS_CHECK(acc <= D.cap, "a block holds more columns than planned");
       if (D.packed) {
-        D.ids = reinterpret_cast<vid_t*>(D.off);
-        D.poff = D.off + packed_ids_bytes(racc) / sizeof(eid_t);
+        auto* image = reinterpret_cast<unsigned char*>(D.off);
+        D.ids = packed_ids_at(image);
+        D.poff = packed_offsets_at(image, racc);
         D.poff[racc] = acc;
       } else {
         D.off[0] = 0;
@@ -1178,10 +1176,7 @@ class Preparer {
     std::uint64_t packed_rows = 0;
     std::uint64_t bytes() const { return off.size() * sizeof(eid_t) + cols.size() * sizeof(vid_t); }
     PackedRows packed_view() const {
-      if (!packed) return {};
-      const eid_t* o = off.data();
-      return PackedRows{packed_rows, reinterpret_cast<const vid_t*>(o),
-                        o + packed_ids_bytes(packed_rows) / sizeof(eid_t)};
+      return packed ? packed_image(off.data(), packed_rows) : PackedRows{};
     }
   };
   using BlockKey = std::pair<std::uint32_t, std::uint32_t>;

@@ -18,6 +18,7 @@
 
 #include <algorithm>
 #include <cstdint>
+#include <type_traits>
 
 #include "tristream/types.hpp"
 
@@ -44,6 +45,21 @@ inline std::uint64_t packed_ids_bytes(std::uint64_t rows_with_cols) {
 }
 inline std::uint64_t packed_bytes(std::uint64_t rows_with_cols) {
   return packed_ids_bytes(rows_with_cols) + (rows_with_cols + 1) * sizeof(eid_t);
+}
+// The packed form laid out at p (ids, then offsets, packed_bytes(count) bytes): the layout of the
+// block cache's arrays, of a packed block in the host slot and of the CUDA backend's scratch.
+template <class Byte>
+inline auto packed_ids_at(Byte* p) {
+  return reinterpret_cast<std::conditional_t<std::is_const_v<Byte>, const vid_t*, vid_t*>>(p);
+}
+template <class Byte>
+inline auto packed_offsets_at(Byte* p, std::uint64_t count) {
+  return reinterpret_cast<std::conditional_t<std::is_const_v<Byte>, const eid_t*, eid_t*>>(
+      p + packed_ids_bytes(count));
+}
+inline PackedRows packed_image(const void* p, std::uint64_t count) {
+  const auto* b = static_cast<const unsigned char*>(p);
+  return PackedRows{count, packed_ids_at(b), packed_offsets_at(b, count)};
 }
 // Bytes of dense offsets over `rows` rows.
 inline std::uint64_t dense_offsets_bytes(std::uint64_t rows) {
