@@ -329,17 +329,15 @@ class CudaStreamingBackend final : public StreamingBackend {
       const SlotBlock& b = L.blocks[bi];
       if (!b.packed || !L.uploads(bi)) continue;
       const PackedRows& hp = L.host_packed[bi];
-      if (!hp.valid() || hp.count != b.packed_rows)
+      const auto* image = reinterpret_cast<const unsigned char*>(hp.ids);
+      if (!hp.valid() || hp.count != b.packed_rows ||
+          hp.offsets != packed_offsets_at(image, hp.count))
         throw Error(ErrorKind::Internal, "a packed block without its host image");
-      vid_t* ids = packed_ids_at(base + at);
-      eid_t* offs = packed_offsets_at(base + at, hp.count);
-      if (hp.count)
-        check(cudaMemcpyAsync(ids, hp.ids, hp.count * sizeof(vid_t), cudaMemcpyHostToDevice, copy_),
-              "cudaMemcpyAsync (packed rows)");
-      check(cudaMemcpyAsync(offs, hp.offsets, (hp.count + 1) * sizeof(eid_t),
-                            cudaMemcpyHostToDevice, copy_),
-            "cudaMemcpyAsync (packed offsets)");
-      cuda::enqueue_expand_packed(b.rows, hp.count, ids, offs,
+      check(
+          cudaMemcpyAsync(base + at, image, packed_bytes(hp.count), cudaMemcpyHostToDevice, copy_),
+          "cudaMemcpyAsync (packed block)");
+      cuda::enqueue_expand_packed(b.rows, hp.count, packed_ids_at(base + at),
+                                  packed_offsets_at(base + at, hp.count),
                                   reinterpret_cast<eid_t*>(sl.dev + b.offsets_at), copy_);
       at += packed_bytes(hp.count);
     }

@@ -517,9 +517,14 @@ void finish_units(Plan& plan, bool per_vertex) {
   double work = 0, maxw = 0;
   for (std::size_t u = 0; u < plan.units.size(); ++u) {
     auto& w = plan.units[u];
-    std::uint64_t blocks = w.a.bytes;
-    if (!w.b_is_a) blocks += w.b.bytes;
-    if (!w.c_is_a && !w.c_is_b) blocks += w.c.bytes;
+    // a field summed over the unit's distinct blocks (A, and B and C unless they are A or B)
+    auto distinct = [&w](std::uint64_t BlockInfo::*f, bool with_a) {
+      std::uint64_t sum = with_a ? w.a.*f : 0;
+      if (!w.b_is_a) sum += w.b.*f;
+      if (!w.c_is_a && !w.c_is_b) sum += w.c.*f;
+      return sum;
+    };
+    const std::uint64_t blocks = distinct(&BlockInfo::bytes, true);
     w.slot_bytes = blocks;
     // per-vertex spaces: range/hash spaces are parts i, j, k; vertex: rows of V_i and X_i
     std::uint64_t rows = 0;
@@ -543,10 +548,7 @@ void finish_units(Plan& plan, bool per_vertex) {
       w.reuse_a = plan.partition.scheme != Scheme::Vertex && plan.partition.p > 1 &&
                   prev.a.row_part == w.a.row_part && prev.a.col_part == w.a.col_part;
     }
-    std::uint64_t up = w.reuse_a ? 0 : w.a.upload_bytes;
-    if (!w.b_is_a) up += w.b.upload_bytes;
-    if (!w.c_is_a && !w.c_is_b) up += w.c.upload_bytes;
-    w.upload_bytes = up;
+    w.upload_bytes = distinct(&BlockInfo::upload_bytes, !w.reuse_a);
     slot = std::max(slot, blocks);
     pv = std::max(pv, rows);
     moved += w.upload_bytes;

@@ -56,7 +56,8 @@ struct SlotBlock {
 };
 // A copy from host memory registered with the backend (register_host) straight to byte `at`
 // of the slot's device memory: a block of the host block cache uploaded without passing through
-// the host slot ("direct upload").
+// the host slot ("direct upload"); or, for a unit with packed blocks built in the host slot, one
+// of that slot's block regions (the slot's whole range would carry the packed images twice).
 struct DirectUpload {
   const unsigned char* host = nullptr;
   std::uint64_t at = 0;
@@ -85,7 +86,8 @@ struct UnitLayout {
   // (direct uploads, and a reused A that came that way). A streamed unit has no host slot: only
   // A's offsets (the file's, when they start at 0), else null. A packed block has no dense host
   // offsets (null) but host_packed, which is also what the backend uploads for it: from memory
-  // registered with the backend (the block cache's) or the host slot.
+  // registered with the backend (the block cache's) or the host slot, always laid out as one
+  // packed image (packed_image: ids, then offsets), so it is uploaded in one copy.
   const eid_t* host_offsets[3] = {nullptr, nullptr, nullptr};
   const vid_t* host_cols[3] = {nullptr, nullptr, nullptr};
   PackedRows host_packed[3];
