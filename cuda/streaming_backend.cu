@@ -5,6 +5,11 @@
 // Device out-of-memory (allocation or kernel scratch) throws DeviceOutOfMemory so the pipeline
 // re-plans with a smaller budget.
 //
+// The device block cache (use_device_cache, device_cache.hpp): instead of two device slots, one
+// stream-ordered memory pool of the two slots' bytes holds blocks between units; a unit's blocks
+// already there are used in place, the others are allocated from the pool (evicting blocks no
+// unit in flight uses, furthest next use first) and copied from the layout's host images.
+//
 // Streamed staging (allocate_streamed): device slots without pinned host slots, plus a ring of
 // pinned staging buffers; every piece is a cudaMemcpyAsync on the copy stream between two events
 // of its buffer (the second tells the host when it may overwrite the buffer, and both time the
@@ -18,9 +23,11 @@
 #include <cstring>
 #include <string>
 #include <thread>
+#include <unordered_map>
 #include <vector>
 
 #include "launch.hpp"
+#include "tristream/device_cache.hpp"
 #include "tristream/error.hpp"
 #include "tristream/host_memory.hpp"
 #include "tristream/pipeline.hpp"
@@ -182,6 +189,11 @@ class CudaStreamingBackend final : public StreamingBackend {
     nothrow(cudaHostUnregister(p), "cudaHostUnregister");
   }
 
+  bool use_device_cache(std::uint64_t capacity) override {
+    cache_capacity_ = capacity;
+    return capacity > 0;
+  }
+
   void allocate(int slots, std::uint64_t slot_bytes, std::uint64_t pv_rows) override {
     allocate_slots(slots, slot_bytes, pv_rows, true, 0, 0);
   }
@@ -239,11 +251,26 @@ class CudaStreamingBackend final : public StreamingBackend {
         st.events = true;
         st.host = pin(piece_bytes, "a staging buffer");
       }
+      // The device block cache replaces the device slots (full host slots only).
+      cache_on_ = cache_capacity_ > 0 && host_slots;
+      if (cache_on_) {
+        cudaMemPoolProps props = {};
+        props.allocType = cudaMemAllocationTypePinned;
+        props.location.type = cudaMemLocationTypeDevice;
+        props.location.id = opts_.device;
+        check(cudaMemPoolCreate(&cache_pool_, &props), "cudaMemPoolCreate (block cache)");
+        cache_pool_made_ = true;
+        std::uint64_t keep = ~std::uint64_t{0};  // evicted blocks' memory stays for the next
+        check(cudaMemPoolSetAttribute(cache_pool_, cudaMemPoolAttrReleaseThreshold, &keep),
+              "cudaMemPoolSetAttribute");
+        cache_ = DeviceBlockCache(cache_capacity_);
+      }
       for (int s = 0; s < slots; ++s) {
         Slot& sl = slot_[s];
         const std::uint64_t b = slot_bytes ? slot_bytes : 256;
         if (host_slots) sl.host = pin(b, "a staging slot");
-        check(cudaMalloc(reinterpret_cast<void**>(&sl.dev), b), "cudaMalloc (slot)", b);
+        if (!cache_on_)
+          check(cudaMalloc(reinterpret_cast<void**>(&sl.dev), b), "cudaMalloc (slot)", b);
         check(cudaMalloc(reinterpret_cast<void**>(&sl.d_total), sizeof(unsigned long long)),
               "cudaMalloc", 8);
         check(cudaMallocHost(reinterpret_cast<void**>(&sl.h_total), sizeof(unsigned long long)),
@@ -301,6 +328,15 @@ class CudaStreamingBackend final : public StreamingBackend {
     // on the copy stream already, after that wait).
     if (!sl.upload_open) open_upload(sl);
     sl.upload_open = false;
+    if (cache_on_) {
+      upload_cached(s, sl, L);
+      check(cudaEventRecord(sl.up_end, copy_), "cudaEventRecord");
+      return;
+    }
+    for (int bi = 0; bi < L.num_blocks; ++bi) {
+      sl.block_off[bi] = sl.dev + L.blocks[bi].offsets_at;
+      sl.block_cols[bi] = sl.dev + L.blocks[bi].cols_at;
+    }
     if (!L.streamed && L.bytes > L.upload_from)
       check(cudaMemcpyAsync(sl.dev + L.upload_from, sl.host + L.upload_from,
                             L.bytes - L.upload_from, cudaMemcpyHostToDevice, copy_),
@@ -310,6 +346,102 @@ class CudaStreamingBackend final : public StreamingBackend {
             "cudaMemcpyAsync (direct upload)");
     upload_packed(sl, L);
     check(cudaEventRecord(sl.up_end, copy_), "cudaEventRecord");
+  }
+
+  // A block in the device block cache: its dense offsets, then its columns, each aligned like
+  // the slot's (so the bytes are the planner's block_bytes and its simulation holds).
+  static std::uint64_t entry_bytes(const SlotBlock& b) {
+    return (b.cols_at - b.offsets_at) + (b.edges * sizeof(vid_t) + 255) / 256 * 256;
+  }
+  // The bytes a block costs to upload: its packed image or its dense offsets, and its columns.
+  static std::uint64_t upload_size(const SlotBlock& b) {
+    return (b.packed ? packed_bytes(b.packed_rows) : dense_offsets_bytes(b.rows)) +
+           b.edges * sizeof(vid_t);
+  }
+
+  // The unit's blocks through the device block cache: 1. those on the device already are
+  // pinned for this slot (so that making room cannot evict them); 2. the others get pool memory,
+  // after the evicted blocks' memory went back to the pool (no unit in flight reads them: a
+  // block is evictable only once every unit holding it was collected), and are copied from
+  // their host images, packed ones through scratch and the expansion kernel.
+  void upload_cached(int s, Slot& sl, const UnitLayout& L) {
+    if (sl.pending)
+      throw Error(ErrorKind::Internal, "a slot reused before its previous count was collected");
+    sl.uploaded = 0;
+    sl.cache_hits = 0;
+    bool hit[3] = {false, false, false};
+    for (int bi = 0; bi < L.num_blocks; ++bi) {
+      const SlotBlock& b = L.blocks[bi];
+      if (b.cache_key == 0) throw Error(ErrorKind::Internal, "a block without a cache key");
+      hit[bi] = cache_.lookup(b.cache_key, b.next_use, s);
+      if (hit[bi]) sl.cache_hits += upload_size(b);
+    }
+    std::uint64_t scratch = 0;
+    for (int bi = 0; bi < L.num_blocks; ++bi) {
+      const SlotBlock& b = L.blocks[bi];
+      if (hit[bi]) continue;
+      const std::uint64_t bytes = entry_bytes(b);
+      for (const std::uint64_t victim : cache_.make_room(bytes)) {
+        check(cudaFreeAsync(cache_mem_.at(victim), copy_), "cudaFreeAsync (block cache)");
+        cache_mem_.erase(victim);
+      }
+      void* d = nullptr;
+      check(cudaMallocFromPoolAsync(&d, bytes, cache_pool_, copy_),
+            "cudaMallocFromPoolAsync (block cache)", bytes);
+      cache_mem_[b.cache_key] = static_cast<unsigned char*>(d);
+      cache_.insert(b.cache_key, bytes, b.next_use, s);
+      auto* base = static_cast<unsigned char*>(d);
+      if (b.packed) {
+        scratch += packed_bytes(b.packed_rows);
+      } else {
+        if (!L.host_offsets[bi] || (b.edges && !L.host_cols[bi]))
+          throw Error(ErrorKind::Internal, "a block without its host image");
+        check(cudaMemcpyAsync(base, L.host_offsets[bi], dense_offsets_bytes(b.rows),
+                              cudaMemcpyHostToDevice, copy_),
+              "cudaMemcpyAsync (block offsets)");
+      }
+      if (b.edges) {
+        if (!L.host_cols[bi]) throw Error(ErrorKind::Internal, "a block without its columns");
+        check(cudaMemcpyAsync(base + (b.cols_at - b.offsets_at), L.host_cols[bi],
+                              b.edges * sizeof(vid_t), cudaMemcpyHostToDevice, copy_),
+              "cudaMemcpyAsync (block columns)");
+      }
+      sl.uploaded += upload_size(b);
+    }
+    for (int bi = 0; bi < L.num_blocks; ++bi) {
+      unsigned char* base = cache_mem_.at(L.blocks[bi].cache_key);
+      sl.block_off[bi] = base;
+      sl.block_cols[bi] = base + (L.blocks[bi].cols_at - L.blocks[bi].offsets_at);
+    }
+    if (scratch == 0) return;
+    void* d = nullptr;
+    check(cudaMallocAsync(&d, scratch, copy_), "cudaMallocAsync (packed blocks)", scratch);
+    auto* pbase = static_cast<unsigned char*>(d);
+    std::uint64_t at = 0;
+    for (int bi = 0; bi < L.num_blocks; ++bi) {
+      const SlotBlock& b = L.blocks[bi];
+      if (hit[bi] || !b.packed) continue;
+      const unsigned char* image = packed_image_of(L, bi);
+      check(cudaMemcpyAsync(pbase + at, image, packed_bytes(b.packed_rows), cudaMemcpyHostToDevice,
+                            copy_),
+            "cudaMemcpyAsync (packed block)");
+      cuda::enqueue_expand_packed(b.rows, b.packed_rows, packed_ids_at(pbase + at),
+                                  packed_offsets_at(pbase + at, b.packed_rows),
+                                  reinterpret_cast<eid_t*>(sl.block_off[bi]), copy_);
+      at += packed_bytes(b.packed_rows);
+    }
+    check(cudaFreeAsync(d, copy_), "cudaFreeAsync (packed blocks)");
+  }
+
+  // A packed block's host image (one packed_image: ids, then offsets), checked.
+  static const unsigned char* packed_image_of(const UnitLayout& L, int bi) {
+    const SlotBlock& b = L.blocks[bi];
+    const PackedRows& hp = L.host_packed[bi];
+    const auto* image = reinterpret_cast<const unsigned char*>(hp.ids);
+    if (!hp.valid() || hp.count != b.packed_rows ||
+        hp.offsets != packed_offsets_at(image, hp.count))
+      throw Error(ErrorKind::Internal, "a packed block without its host image");
+    return image;
   }
 
   // Packed blocks: their packed images go to stream-ordered scratch on the copy stream, and a
@@ -328,18 +460,14 @@ class CudaStreamingBackend final : public StreamingBackend {
     for (int bi = 0; bi < L.num_blocks; ++bi) {
       const SlotBlock& b = L.blocks[bi];
       if (!b.packed || !L.uploads(bi)) continue;
-      const PackedRows& hp = L.host_packed[bi];
-      const auto* image = reinterpret_cast<const unsigned char*>(hp.ids);
-      if (!hp.valid() || hp.count != b.packed_rows ||
-          hp.offsets != packed_offsets_at(image, hp.count))
-        throw Error(ErrorKind::Internal, "a packed block without its host image");
-      check(
-          cudaMemcpyAsync(base + at, image, packed_bytes(hp.count), cudaMemcpyHostToDevice, copy_),
-          "cudaMemcpyAsync (packed block)");
-      cuda::enqueue_expand_packed(b.rows, hp.count, packed_ids_at(base + at),
-                                  packed_offsets_at(base + at, hp.count),
+      const unsigned char* image = packed_image_of(L, bi);
+      check(cudaMemcpyAsync(base + at, image, packed_bytes(b.packed_rows), cudaMemcpyHostToDevice,
+                            copy_),
+            "cudaMemcpyAsync (packed block)");
+      cuda::enqueue_expand_packed(b.rows, b.packed_rows, packed_ids_at(base + at),
+                                  packed_offsets_at(base + at, b.packed_rows),
                                   reinterpret_cast<eid_t*>(sl.dev + b.offsets_at), copy_);
-      at += packed_bytes(hp.count);
+      at += packed_bytes(b.packed_rows);
     }
     check(cudaFreeAsync(d, copy_), "cudaFreeAsync (packed blocks)");
   }
@@ -351,10 +479,10 @@ class CudaStreamingBackend final : public StreamingBackend {
     check(cudaStreamWaitEvent(compute_, sl.up_end, 0), "cudaStreamWaitEvent");
     check(cudaEventRecord(sl.k_start, compute_), "cudaEventRecord");
     check(cudaMemsetAsync(sl.d_total, 0, sizeof(unsigned long long), compute_), "cudaMemsetAsync");
-    auto view = [&](int bi, unsigned char* base) {
+    auto view = [&](int bi) {
       const SlotBlock& b = L.blocks[bi];
-      return CsrView{b.rows, reinterpret_cast<const eid_t*>(base + b.offsets_at),
-                     reinterpret_cast<const vid_t*>(base + b.cols_at), b.col_space};
+      return CsrView{b.rows, reinterpret_cast<const eid_t*>(sl.block_off[bi]),
+                     reinterpret_cast<const vid_t*>(sl.block_cols[bi]), b.col_space};
     };
     PerVertexOut pv;
     std::uint64_t pv_total = 0;
@@ -368,7 +496,7 @@ class CudaStreamingBackend final : public StreamingBackend {
         check(cudaMemsetAsync(sl.d_pv, 0, pv_total * sizeof(count_t), compute_), "cudaMemsetAsync");
       pv = PerVertexOut{spaces[L.u_space], spaces[L.v_space], spaces[L.w_space]};
     }
-    const CsrView A = view(L.a, sl.dev), B = view(L.b, sl.dev), C = view(L.c, sl.dev);
+    const CsrView A = view(L.a), B = view(L.b), C = view(L.c);
     // The layout's host images of the blocks, for launch planning and `auto`.
     const eid_t* host_off_a = L.host_offsets[L.a];
     cuda::HostViews hv;
@@ -425,6 +553,11 @@ class CudaStreamingBackend final : public StreamingBackend {
       sl.pending = false;
       check(e, "the count of a unit");
     }
+    if (cache_on_) {  // the unit's blocks may now be evicted for later units
+      cache_.release(s);
+      r.uploaded_bytes = static_cast<std::int64_t>(sl.uploaded);
+      r.cache_hit_bytes = sl.cache_hits;
+    }
     r.triangles = *sl.h_total;
     if (sl.layout.per_vertex)
       for (int x = 0; x < sl.layout.num_spaces; ++x) r.per_vertex[x] = sl.h_pv + sl.pv_spaces_at[x];
@@ -448,6 +581,12 @@ class CudaStreamingBackend final : public StreamingBackend {
     nothrow(cudaStreamSynchronize(copy_), "cudaStreamSynchronize");
     nothrow(cudaStreamSynchronize(compute_), "cudaStreamSynchronize");
     (void)cudaGetLastError();
+    for (auto& kv : cache_mem_) nothrow(cudaFreeAsync(kv.second, copy_), "cudaFreeAsync");
+    cache_mem_.clear();
+    cache_.clear();
+    nothrow(cudaStreamSynchronize(copy_), "cudaStreamSynchronize");
+    if (cache_pool_made_) nothrow(cudaMemPoolDestroy(cache_pool_), "cudaMemPoolDestroy");
+    cache_pool_made_ = cache_on_ = false;
     for (auto& sl : slot_) {
       unpin(sl.host);
       if (sl.dev) nothrow(cudaFree(sl.dev), "cudaFree");
@@ -486,6 +625,10 @@ class CudaStreamingBackend final : public StreamingBackend {
     bool pending = false, used = false;
     bool upload_open = false;         // a unit's pieces are being uploaded
     std::vector<UploadPiece> pieces;  // streamed staging: this unit's finished pieces
+    // The unit's blocks on the device (in the slot, or in the device block cache).
+    unsigned char* block_off[3] = {nullptr, nullptr, nullptr};
+    unsigned char* block_cols[3] = {nullptr, nullptr, nullptr};
+    std::uint64_t uploaded = 0, cache_hits = 0;  // device block cache: this unit's bytes
   };
   struct Staging {  // one pinned staging buffer of the streamed ring
     unsigned char* host = nullptr;
@@ -503,6 +646,14 @@ class CudaStreamingBackend final : public StreamingBackend {
   Slot slot_[2];
   std::vector<Staging> staging_;
   std::uint64_t slot_bytes_ = 0, piece_bytes_ = 0;
+  // The device block cache: its capacity (use_device_cache), whether this allocation uses it,
+  // the policy, each block's pool memory.
+  std::uint64_t cache_capacity_ = 0;
+  bool cache_on_ = false;
+  DeviceBlockCache cache_;
+  std::unordered_map<std::uint64_t, unsigned char*> cache_mem_;
+  cudaMemPool_t cache_pool_{};
+  bool cache_pool_made_ = false;
 };
 
 }  // namespace

@@ -209,6 +209,15 @@ class RawArray {
   StreamingBackend* reg_ = nullptr;
 };
 
+// A decompressed chunk's buffer: left uninitialised (the decompressor writes every entry) and
+// in huge pages where the system gives them (alloc_pinnable), so that decompressing a batch of
+// chunks is not also a zeroing pass and a page fault per 4 KiB.
+std::shared_ptr<RawArray<vid_t>> chunk_buffer(std::uint64_t edges) {
+  auto buf = std::make_shared<RawArray<vid_t>>();
+  buf->alloc(static_cast<std::size_t>(edges));
+  return buf;
+}
+
 // ---- run-wide measurement ----------------------------------------------------------------------
 // Thread-safe: the background preload records its spans while the driver records the units'.
 struct Recorder {
@@ -331,12 +340,12 @@ class RowReader {
       cache_.erase(victim);
     }
     if (!missing.empty()) {
-      std::vector<std::shared_ptr<std::vector<vid_t>>> bufs(missing.size());
+      std::vector<std::shared_ptr<RawArray<vid_t>>> bufs(missing.size());
       std::uint64_t comp = 0;
       for (auto c : missing) comp += chunks[c].compressed_size;
       const double t0 = now_s();
       pool_.run(missing.size(), [&](std::size_t x) {
-        bufs[x] = std::make_shared<std::vector<vid_t>>(chunks[missing[x]].edges);
+        bufs[x] = chunk_buffer(chunks[missing[x]].edges);
         g_.read_chunk(missing[x], bufs[x]->data());
       });
       const double t1 = now_s();
@@ -463,7 +472,7 @@ class RowReader {
     const double t0 = now_s();
     pool_.run(missing.size(), [&](std::size_t x) {
       const std::size_t t = missing[x];
-      auto buf = std::make_shared<std::vector<vid_t>>(chunks[batch_[t]].edges);
+      auto buf = chunk_buffer(chunks[batch_[t]].edges);
       g_.read_chunk(batch_[t], buf->data());
       bufs_[t] = std::move(buf);
     });
@@ -490,9 +499,9 @@ class RowReader {
   Pool& pool_;
   std::uint32_t window_;
   std::uint64_t cache_cap_ = 0, cache_used_ = 0, tick_ = 0;
-  std::map<std::uint64_t, std::pair<std::shared_ptr<std::vector<vid_t>>, std::uint64_t>> cache_;
+  std::map<std::uint64_t, std::pair<std::shared_ptr<RawArray<vid_t>>, std::uint64_t>> cache_;
   Recorder& rec_;
-  std::vector<std::shared_ptr<std::vector<vid_t>>> bufs_;
+  std::vector<std::shared_ptr<RawArray<vid_t>>> bufs_;
   std::vector<const vid_t*> ptr_;  // pinned chunks
   std::vector<std::uint64_t> batch_, needed_, first_edges_;
   std::vector<vid_t> tmp_;
@@ -1000,19 +1009,32 @@ class Preparer {
     const std::vector<std::uint64_t> seg = segments(part, R);
     const std::size_t S = seg.size() - 1;
     const FastDiv fd(p);
+    // Range: the part of a column without a binary search (most rows of a low row part are a
+    // few columns long, so the search per run dominated the build): a table of the part of every
+    // 2^shift-th vertex, then a step forward over the bounds.
+    const std::uint64_t* bounds = hash ? nullptr : P.bounds.data();
+    unsigned shift = 0;
+    while ((P.n >> shift) > (std::uint64_t{1} << 16)) ++shift;
+    std::vector<std::uint32_t> coarse;
+    if (!hash)
+      for (std::uint64_t x = 0; x <= (P.n >> shift); ++x) coarse.push_back(P.part_of(x << shift));
+    auto part_from = [&](std::uint32_t b, vid_t c) {
+      while (c >= bounds[b + 1]) ++b;
+      return b;
+    };
     // The runs of a sorted range row that fall into wanted column parts: f(d, s, t) for the
     // columns [s, t) of the row going to dests[d], at most once per row and block.
     auto range_runs = [&](const vid_t* cols, std::uint64_t deg, auto&& f) {
       if (all) {  // one linear scan (rows are short; columns sorted)
         if (deg == 0) return;
-        std::uint32_t b = P.part_of(cols[0]);
-        std::uint64_t end = P.bounds[b + 1], s = 0;
+        std::uint32_t b = part_from(coarse[cols[0] >> shift], cols[0]);
+        std::uint64_t end = bounds[b + 1], s = 0;
         for (std::uint64_t e = 1; e < deg; ++e)
           if (cols[e] >= end) {
             f(static_cast<std::size_t>(b - first), s, e);
             s = e;
-            b = P.part_of(cols[e]);
-            end = P.bounds[b + 1];
+            b = part_from(b, cols[e]);
+            end = bounds[b + 1];
           }
         f(static_cast<std::size_t>(b - first), s, deg);
       } else {
@@ -1994,6 +2016,21 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
     }
   } guard{backend};
   const std::uint64_t pv_rows = options.per_vertex ? plan.per_vertex_rows : 0;
+  // The device block cache (when the plan has one and the backend keeps blocks): every block
+  // travels with its key and its next use.
+  const bool device_cache =
+      backend.use_device_cache(streamed ? 0 : plan.device_cache_bytes) && !streamed;
+  std::vector<std::uint64_t> next_use;
+  if (device_cache) next_use = device_cache_next_uses(plan);
+  auto mark_cached = [&](std::size_t u, UnitLayout& L) {
+    const WorkUnit& w = plan.units[u];
+    const BlockInfo* roles[3] = {&w.a, &w.b, &w.c};
+    const int index[3] = {L.a, L.b, L.c};
+    for (int r = 0; r < 3; ++r) {
+      L.blocks[index[r]].cache_key = device_cache_key(plan, *roles[r]);
+      L.blocks[index[r]].next_use = next_use[3 * u + static_cast<std::size_t>(r)];
+    }
+  };
   if (streamed)
     backend.allocate_streamed(nslots, plan.slot_bytes, pv_rows,
                               static_cast<int>(use->staging_buffers), use->piece_bytes);
@@ -2014,8 +2051,11 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
       for (const UploadPiece& piece : r.upload_pieces)
         rec.span("upload", ss.unit, origin + piece.start, origin + piece.end, piece.bytes);
     } else if (r.upload_start >= 0) {
-      rec.span("upload", ss.unit, origin + r.upload_start, origin + r.upload_end, L.upload_bytes());
+      const std::uint64_t up =
+          r.uploaded_bytes >= 0 ? static_cast<std::uint64_t>(r.uploaded_bytes) : L.upload_bytes();
+      rec.span("upload", ss.unit, origin + r.upload_start, origin + r.upload_end, up);
     }
+    st.device_cache_hit_bytes += r.cache_hit_bytes;
     if (r.kernel_start >= 0)
       rec.span("kernel", ss.unit, origin + r.kernel_start, origin + r.kernel_end, L.bytes);
     if (options.per_vertex) {
@@ -2069,6 +2109,7 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
     } else {
       prep.prepare(u, backend.host_slot(s), slots[s]);
     }
+    if (device_cache) mark_cached(u, slots[s].layout);
     backend.upload_async(s, slots[s].layout);
     backend.count_async(s, slots[s].layout);
   }

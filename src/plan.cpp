@@ -11,7 +11,9 @@
 #include <exception>
 #include <sstream>
 #include <thread>
+#include <unordered_map>
 
+#include "tristream/device_cache.hpp"
 #include "tristream/error.hpp"
 
 namespace tristream {
@@ -512,6 +514,36 @@ struct Candidate {
   double cost = 0;
 };
 
+// Runs the device block cache over the plan's units (device_cache.hpp): sets every unit's
+// upload_bytes to its blocks the cache does not hold, and returns their sum.
+std::uint64_t simulate_device_cache(Plan& plan) {
+  const std::vector<std::uint64_t> next = device_cache_next_uses(plan);
+  DeviceBlockCache cache(plan.device_cache_bytes);
+  std::uint64_t moved = 0;
+  for (std::size_t u = 0; u < plan.units.size(); ++u) {
+    WorkUnit& w = plan.units[u];
+    const int owner = static_cast<int>(u % static_cast<std::size_t>(plan.slots));
+    cache.release(owner);  // the slot's previous unit has finished
+    const BlockInfo* roles[3] = {&w.a, w.b_is_a ? nullptr : &w.b,
+                                 w.c_is_a || w.c_is_b ? nullptr : &w.c};
+    // 1. The blocks already there are pinned first, so that making room cannot evict them.
+    bool hit[3] = {false, false, false};
+    for (int r = 0; r < 3; ++r)
+      if (roles[r])
+        hit[r] = cache.lookup(device_cache_key(plan, *roles[r]), next[3 * u + r], owner);
+    // 2. The others are uploaded.
+    w.upload_bytes = 0;
+    for (int r = 0; r < 3; ++r) {
+      if (!roles[r] || hit[r]) continue;
+      cache.make_room(roles[r]->bytes);
+      cache.insert(device_cache_key(plan, *roles[r]), roles[r]->bytes, next[3 * u + r], owner);
+      w.upload_bytes += roles[r]->upload_bytes;
+    }
+    moved += w.upload_bytes;
+  }
+  return moved;
+}
+
 void finish_units(Plan& plan, bool per_vertex) {
   std::uint64_t slot = 0, pv = 0, moved = 0, dec = 0;
   double work = 0, maxw = 0;
@@ -560,6 +592,14 @@ void finish_units(Plan& plan, bool per_vertex) {
   plan.slot_bytes = slot;
   plan.per_vertex_rows = pv;
   plan.device_bytes = plan.slots * (slot + pv * sizeof(count_t));
+  // The device block cache: the slots' bytes hold blocks for later units; a unit uploads only
+  // the blocks the cache does not hold when its upload is planned (simulated here exactly as the
+  // backend runs it).
+  plan.device_cache_bytes = 0;
+  if (plan.partition.scheme != Scheme::Vertex && plan.partition.p > 1) {
+    plan.device_cache_bytes = plan.slots * slot;
+    moved = simulate_device_cache(plan);
+  }
   plan.bytes_moved = moved;
   plan.bytes_decompressed = dec;
   plan.total_work = work;
@@ -1059,6 +1099,29 @@ Plan plan_graph(const GraphSource& g, const PlanOptions& options, Census* census
 }
 
 // ---- output ------------------------------------------------------------------------------------
+std::uint64_t device_cache_key(const Plan& plan, const BlockInfo& b) {
+  if (plan.device_cache_bytes == 0) return 0;
+  const std::uint64_t stride = std::max<std::uint64_t>(plan.partition.p, 2);
+  return std::uint64_t{b.row_part} * stride + b.col_part + 1;
+}
+
+std::vector<std::uint64_t> device_cache_next_uses(const Plan& plan) {
+  std::vector<std::uint64_t> next(3 * plan.units.size(), kNeverUsed);
+  std::unordered_map<std::uint64_t, std::uint64_t> seen;  // key -> the next unit using it
+  for (std::size_t u = plan.units.size(); u-- > 0;) {
+    const WorkUnit& w = plan.units[u];
+    const BlockInfo* roles[3] = {&w.a, &w.b, &w.c};
+    std::uint64_t keys[3];
+    for (int r = 0; r < 3; ++r) {
+      keys[r] = device_cache_key(plan, *roles[r]);
+      const auto it = seen.find(keys[r]);
+      next[3 * u + r] = it == seen.end() ? kNeverUsed : it->second;
+    }
+    for (int r = 0; r < 3; ++r) seen[keys[r]] = u;
+  }
+  return next;
+}
+
 std::string Plan::to_json() const {
   std::ostringstream o;
   o << "{\"scheme\":\"" << scheme_name(partition.scheme) << "\",\"parts\":" << partition.p
@@ -1071,7 +1134,8 @@ std::string Plan::to_json() const {
     << ",\"bytes_decompressed\":" << bytes_decompressed
     << ",\"total_estimated_bytes\":" << (bytes_moved + bytes_decompressed)
     << ",\"chunk_cache_bytes\":" << chunk_cache_bytes
-    << ",\"block_cache_bytes\":" << block_cache_bytes << ",\"total_work\":" << total_work
+    << ",\"block_cache_bytes\":" << block_cache_bytes
+    << ",\"device_cache_bytes\":" << device_cache_bytes << ",\"total_work\":" << total_work
     << ",\"imbalance\":" << imbalance << ",\"reason\":\"";
   for (char ch : reason) {
     if (ch == '"' || ch == '\\') o << '\\';
@@ -1099,6 +1163,9 @@ std::string Plan::summary() const {
     << " units\n";
   o << "slots: " << slots << " x " << format_bytes(slot_bytes) << " (device "
     << format_bytes(device_bytes) << ", host about " << format_bytes(host_bytes) << ")\n";
+  if (device_cache_bytes)
+    o << "device block cache: blocks stay in the slots' " << format_bytes(device_cache_bytes)
+      << " between units; a unit uploads only the blocks not there\n";
   if (streamed_staging())
     o << "host staging: streamed, " << staging_buffers << " x " << format_bytes(piece_bytes)
       << " pieces (" << format_bytes(host_staging_bytes()) << ") instead of full host slots\n";

@@ -79,6 +79,7 @@ std::string PipelineStats::to_json() const {
       .add("host_budget", std::uint64_t{host_budget})
       .add("slot_bytes", std::uint64_t{slot_bytes})
       .add("reused_bytes", std::uint64_t{reused_bytes})
+      .add("device_cache_hit_bytes", std::uint64_t{device_cache_hit_bytes})
       .raw("read", stage_json(read))
       .raw("decompress", stage_json(decompress))
       .raw("transform", stage_json(transform))

@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "tristream/counter.hpp"
+#include "tristream/device_cache.hpp"
 #include "tristream/error.hpp"
 #include "tristream/packed_rows.hpp"
 #include "tristream/plan.hpp"
@@ -53,6 +54,10 @@ struct SlotBlock {
   // offsets_at (it is smaller than the dense offsets).
   bool packed = false;
   std::uint64_t packed_rows = 0;  // rows with columns
+  // The device block cache (device_cache.hpp; backends that keep blocks between units): the
+  // block's key (0 = not cached) and the next unit that uses it (kNeverUsed when none).
+  std::uint64_t cache_key = 0;
+  std::uint64_t next_use = kNeverUsed;
 };
 // A copy from host memory registered with the backend (register_host) straight to byte `at`
 // of the slot's device memory: a block of the host block cache uploaded without passing through
@@ -120,6 +125,10 @@ struct SlotResult {
   double upload_start = -1, upload_end = -1, kernel_start = -1, kernel_end = -1;
   // Streamed staging: every piece's copy (then upload_start/end span them all, gaps included).
   std::vector<UploadPiece> upload_pieces;
+  // With the device block cache: the bytes the unit really uploaded (< 0: the layout's
+  // upload_bytes()) and those it found on the device already.
+  std::int64_t uploaded_bytes = -1;
+  std::uint64_t cache_hit_bytes = 0;
 };
 
 // A backend seen by the pipeline. Calls come from one thread. Slots are 0 and 1.
@@ -140,6 +149,17 @@ class StreamingBackend {
   virtual void allocate(int slots, std::uint64_t slot_bytes, std::uint64_t per_vertex_rows) = 0;
   // The host staging buffer of a slot (slot_bytes bytes, aligned to 256).
   virtual unsigned char* host_slot(int slot) = 0;
+  // Called before allocate(): with capacity > 0 the backend may keep blocks on the device
+  // between units (device_cache.hpp) in one pool of `capacity` bytes instead of two device
+  // slots. It then uploads a block of a unit (from the layout's host images: host_offsets and
+  // host_cols, or host_packed) only when the block (SlotBlock::cache_key) is not on the device
+  // already, evicting by SlotBlock::next_use; layout.upload_from and layout.direct are then
+  // not used. Returns whether it does (false: the slots as usual; the CPU backend, whose slots
+  // are its device). 0 turns it off.
+  virtual bool use_device_cache(std::uint64_t capacity) {
+    (void)capacity;
+    return false;
+  }
 
   // ---- streamed staging ----
   // Instead of allocate(): the device slots (and per-vertex arrays) as allocate() makes them,

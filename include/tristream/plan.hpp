@@ -150,9 +150,11 @@ struct WorkUnit {
   std::uint32_t i = 0, j = 0, k = 0;  // task (vertex: i = j = k = partition)
   BlockInfo a, b, c;                  // the views A, B, C (duplicates share storage)
   bool b_is_a = false, c_is_a = false, c_is_b = false;
-  std::uint64_t device_bytes = 0;      // slot bytes (blocks) + per-vertex arrays
-  std::uint64_t slot_bytes = 0;        // blocks only
-  std::uint64_t upload_bytes = 0;      // bytes uploaded, after reuse of the slot's cached A block
+  std::uint64_t device_bytes = 0;  // slot bytes (blocks) + per-vertex arrays
+  std::uint64_t slot_bytes = 0;    // blocks only
+  // bytes uploaded: the blocks not already on the device (the device block cache, or without it
+  // the slot's cached A block)
+  std::uint64_t upload_bytes = 0;
   std::uint64_t decompress_bytes = 0;  // estimated raw bytes decompressed to build it
   bool reuse_a = false;                // A is already in the slot (the previous unit of that slot)
   double work = 0;                     // estimated work (wedges)
@@ -176,7 +178,11 @@ struct Plan {
     return streamed_staging() ? std::uint64_t{staging_buffers} * piece_bytes
                               : static_cast<std::uint64_t>(slots) * slot_bytes;
   }
-  std::uint64_t bytes_moved = 0;         // estimated bytes uploaded
+  std::uint64_t bytes_moved = 0;  // estimated bytes uploaded
+  // The device block cache (device_cache.hpp): range and hash plans with p > 1 keep their blocks
+  // on the device between units, in a pool of the two slots' bytes; bytes_moved and the units'
+  // upload_bytes count only the blocks it does not hold. 0 = no cache (p = 1, vertex).
+  std::uint64_t device_cache_bytes = 0;
   std::uint64_t bytes_decompressed = 0;  // estimated raw bytes decompressed
   std::uint64_t device_budget = 0, host_budget = 0;
   std::uint32_t window_chunks = 2;       // decompressed chunks held at once
@@ -209,6 +215,13 @@ std::uint64_t block_bytes(std::uint64_t rows, eid_t edges);
 std::uint64_t packed_block_bytes(std::uint64_t rows, eid_t edges);
 // Bytes of the graph loaded whole (p = 1): offsets + columns, aligned.
 std::uint64_t in_core_bytes(std::uint64_t n, eid_t m, bool per_vertex);
+
+// The device block cache's key of a block of the plan (nonzero), or 0 when the plan does not
+// cache blocks on the device (device_cache_bytes == 0).
+std::uint64_t device_cache_key(const Plan& plan, const BlockInfo& b);
+// For every unit u and role r (0 = A, 1 = B, 2 = C): entry 3u + r is the index of the next unit
+// after u that uses the same block (in any role), or kNeverUsed (device_cache.hpp).
+std::vector<std::uint64_t> device_cache_next_uses(const Plan& plan);
 
 // The planner. census may be empty when census_needed() said false. Throws Error(Usage) when
 // nothing fits (naming the largest row and the sizes).

@@ -34,6 +34,8 @@ struct PipelineStats {
   std::uint64_t units_skipped = 0;  // units pruned (an empty block: no triangle possible)
   std::uint64_t replans = 0;        // device out-of-memory re-plans
   std::uint64_t reused_bytes = 0;   // bytes not uploaded thanks to the slot's cached A block
+  // bytes not uploaded because the device block cache held the block (a cached A included)
+  std::uint64_t device_cache_hit_bytes = 0;
   StageStats read, decompress, transform, upload, kernel;
   double census_s = 0, plan_s = 0;
   double wall_s = 0;  // the streamed count (after planning)

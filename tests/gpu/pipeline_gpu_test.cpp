@@ -62,6 +62,16 @@ TEST_P(CudaStreamed, EqualsTheCpuCount) {
       EXPECT_EQ(r.stats.kernel.spans, r.plan.units.size());
       EXPECT_GE(r.stats.overlap, 0.0);
       EXPECT_LE(r.stats.overlap, 1.0 + 1e-9);
+      // range and hash with p > 1 keep blocks on the device between units (device_cache.hpp):
+      // the backend finds blocks there exactly when the planner's replay of the cache does
+      bool planned_hits = false;
+      for (const WorkUnit& w : r.plan.units) {
+        std::uint64_t all = w.a.upload_bytes;
+        if (!w.b_is_a) all += w.b.upload_bytes;
+        if (!w.c_is_a && !w.c_is_b) all += w.c.upload_bytes;
+        planned_hits |= w.upload_bytes < all;
+      }
+      EXPECT_EQ(r.stats.device_cache_hit_bytes > 0, planned_hits && r.plan.device_cache_bytes > 0);
     }
   }
 }

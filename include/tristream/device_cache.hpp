@@ -1,0 +1,124 @@
+// tristream/device_cache.hpp — which blocks stay on the device between work units (the
+// device-resident block cache). Header-only and free of CUDA: the planner runs it to estimate
+// the bytes a plan uploads, the CUDA backend runs it to decide what to upload and what to free,
+// and the tests' device double runs it to check the pipeline's block keys.
+//
+// Why: the two staging slots are sized for the largest unit, but most units of a skewed graph
+// are far smaller, and a range block G_ab is used by up to p + 2 units (as A, B and C). Kept
+// in one pool of the two slots' bytes, the blocks a later unit needs are often still there.
+//
+// The policy is Belady's: when room is needed, the evictable block whose next use lies
+// furthest in the future goes first (the pipeline knows the whole unit order). A block is
+// evictable when no unit in flight holds it: a unit pins its blocks when its upload is planned
+// (`lookup`/`insert` with its slot as owner) and unpins them when its count has been collected
+// (`release(owner)`). With two owners (slots) and every unit's distinct blocks at most
+// capacity / 2 bytes, room for a unit always exists.
+//
+// Contract: keys are nonzero and name a block's content for the whole run; next_use is the
+// index of the next unit after the current one that uses the block (kNeverUsed when none).
+#pragma once
+
+#include <cstdint>
+#include <iterator>
+#include <map>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "tristream/error.hpp"
+
+namespace tristream {
+
+constexpr std::uint64_t kNeverUsed = ~std::uint64_t{0};
+
+class DeviceBlockCache {
+ public:
+  explicit DeviceBlockCache(std::uint64_t capacity = 0) : capacity_(capacity) {}
+
+  std::uint64_t capacity() const { return capacity_; }
+  std::uint64_t used() const { return used_; }
+  std::size_t size() const { return entries_.size(); }
+  bool contains(std::uint64_t key) const { return entries_.count(key) != 0; }
+
+  // A resident block: pins it for `owner` (0..31), records its next use, returns true.
+  // Otherwise returns false and changes nothing.
+  bool lookup(std::uint64_t key, std::uint64_t next_use, int owner) {
+    auto it = entries_.find(key);
+    if (it == entries_.end()) return false;
+    Entry& e = it->second;
+    if (e.pins == 0) evictable_.erase({e.next_use, key});
+    e.next_use = next_use;
+    e.pins |= bit(owner);
+    return true;
+  }
+
+  // Makes room for `bytes` more and returns the keys evicted to do so (their memory may be
+  // freed: no unit in flight uses them). Throws Error(Internal) when the pinned blocks leave
+  // too little room (a unit larger than the plan's slot).
+  std::vector<std::uint64_t> make_room(std::uint64_t bytes) {
+    std::vector<std::uint64_t> out;
+    while (used_ + bytes > capacity_) {
+      if (evictable_.empty())
+        throw Error(ErrorKind::Internal, "device block cache: " + std::to_string(bytes) +
+                                             " bytes do not fit (" + std::to_string(used_) +
+                                             " of " + std::to_string(capacity_) +
+                                             " bytes held by units in flight)");
+      const auto victim = std::prev(evictable_.end());  // the furthest next use
+      const std::uint64_t key = victim->second;
+      evictable_.erase(victim);
+      used_ -= entries_.at(key).bytes;
+      entries_.erase(key);
+      out.push_back(key);
+    }
+    return out;
+  }
+
+  // Adds a block (after make_room(bytes)), pinned for `owner`.
+  void insert(std::uint64_t key, std::uint64_t bytes, std::uint64_t next_use, int owner) {
+    TS_CHECK(key != 0 && !contains(key), "device block cache: a key inserted twice or zero");
+    TS_CHECK(used_ + bytes <= capacity_, "device block cache: insert without room");
+    entries_[key] = Entry{bytes, next_use, bit(owner)};
+    used_ += bytes;
+  }
+
+  // The unit of `owner` has finished: its blocks become evictable unless another owner holds
+  // them.
+  void release(int owner) {
+    for (auto& kv : entries_) {
+      Entry& e = kv.second;
+      if (!(e.pins & bit(owner))) continue;
+      e.pins &= ~bit(owner);
+      if (e.pins == 0) evictable_.insert({e.next_use, kv.first});
+    }
+  }
+
+  // Every key (for freeing all memory at the end).
+  std::vector<std::uint64_t> keys() const {
+    std::vector<std::uint64_t> out;
+    out.reserve(entries_.size());
+    for (const auto& kv : entries_) out.push_back(kv.first);
+    return out;
+  }
+  void clear() {
+    entries_.clear();
+    evictable_.clear();
+    used_ = 0;
+  }
+
+ private:
+  struct Entry {
+    std::uint64_t bytes = 0;
+    std::uint64_t next_use = kNeverUsed;
+    std::uint32_t pins = 0;  // a bit per owner holding it
+  };
+  static std::uint32_t bit(int owner) {
+    TS_CHECK(owner >= 0 && owner < 32, "device block cache: owner out of range");
+    return std::uint32_t{1} << owner;
+  }
+  std::uint64_t capacity_ = 0, used_ = 0;
+  std::map<std::uint64_t, Entry> entries_;
+  std::set<std::pair<std::uint64_t, std::uint64_t>> evictable_;  // (next use, key), unpinned
+};
+
+}  // namespace tristream
