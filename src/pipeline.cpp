@@ -209,15 +209,6 @@ class RawArray {
   StreamingBackend* reg_ = nullptr;
 };
 
-// A decompressed chunk's buffer: left uninitialised (the decompressor writes every entry) and
-// in huge pages where the system gives them (alloc_pinnable), so that decompressing a batch of
-// chunks is not also a zeroing pass and a page fault per 4 KiB.
-std::shared_ptr<RawArray<vid_t>> chunk_buffer(std::uint64_t edges) {
-  auto buf = std::make_shared<RawArray<vid_t>>();
-  buf->alloc(static_cast<std::size_t>(edges));
-  return buf;
-}
-
 // ---- run-wide measurement ----------------------------------------------------------------------
 // Thread-safe: the background preload records its spans while the driver records the units'.
 struct Recorder {
@@ -340,12 +331,12 @@ class RowReader {
       cache_.erase(victim);
     }
     if (!missing.empty()) {
-      std::vector<std::shared_ptr<RawArray<vid_t>>> bufs(missing.size());
+      std::vector<std::shared_ptr<std::vector<vid_t>>> bufs(missing.size());
       std::uint64_t comp = 0;
       for (auto c : missing) comp += chunks[c].compressed_size;
       const double t0 = now_s();
       pool_.run(missing.size(), [&](std::size_t x) {
-        bufs[x] = chunk_buffer(chunks[missing[x]].edges);
+        bufs[x] = std::make_shared<std::vector<vid_t>>(chunks[missing[x]].edges);
         g_.read_chunk(missing[x], bufs[x]->data());
       });
       const double t1 = now_s();
@@ -472,7 +463,7 @@ class RowReader {
     const double t0 = now_s();
     pool_.run(missing.size(), [&](std::size_t x) {
       const std::size_t t = missing[x];
-      auto buf = chunk_buffer(chunks[batch_[t]].edges);
+      auto buf = std::make_shared<std::vector<vid_t>>(chunks[batch_[t]].edges);
       g_.read_chunk(batch_[t], buf->data());
       bufs_[t] = std::move(buf);
     });
@@ -499,9 +490,9 @@ class RowReader {
   Pool& pool_;
   std::uint32_t window_;
   std::uint64_t cache_cap_ = 0, cache_used_ = 0, tick_ = 0;
-  std::map<std::uint64_t, std::pair<std::shared_ptr<RawArray<vid_t>>, std::uint64_t>> cache_;
+  std::map<std::uint64_t, std::pair<std::shared_ptr<std::vector<vid_t>>, std::uint64_t>> cache_;
   Recorder& rec_;
-  std::vector<std::shared_ptr<RawArray<vid_t>>> bufs_;
+  std::vector<std::shared_ptr<std::vector<vid_t>>> bufs_;
   std::vector<const vid_t*> ptr_;  // pinned chunks
   std::vector<std::uint64_t> batch_, needed_, first_edges_;
   std::vector<vid_t> tmp_;
