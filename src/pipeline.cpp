@@ -654,6 +654,13 @@ class Preparer {
         preload_spare_(preload_spare),
         backend_(backend) {
     block_cap_ = plan.block_cache_bytes;
+    // range cuts: the part of every 2^shift-th vertex, for build_blocks (at most 2^16 + 1)
+    const Partition& P = plan.partition;
+    if (P.scheme != Scheme::Hash && !P.bounds.empty()) {
+      while ((P.n >> coarse_shift_) > (std::uint64_t{1} << 16)) ++coarse_shift_;
+      for (std::uint64_t x = 0; x <= (P.n >> coarse_shift_); ++x)
+        coarse_part_.push_back(P.part_of(x << coarse_shift_));
+    }
     use_block_cache_ =
         block_cap_ > 0 && plan.partition.p > 1 && plan.partition.scheme != Scheme::Vertex;
   }
@@ -1004,11 +1011,8 @@ class Preparer {
     // few columns long, so the search per run dominated the build): a table of the part of every
     // 2^shift-th vertex, then a step forward over the bounds.
     const std::uint64_t* bounds = hash ? nullptr : P.bounds.data();
-    unsigned shift = 0;
-    while ((P.n >> shift) > (std::uint64_t{1} << 16)) ++shift;
-    std::vector<std::uint32_t> coarse;
-    if (!hash)
-      for (std::uint64_t x = 0; x <= (P.n >> shift); ++x) coarse.push_back(P.part_of(x << shift));
+    const unsigned shift = coarse_shift_;
+    const std::vector<std::uint32_t>& coarse = coarse_part_;
     auto part_from = [&](std::uint32_t b, vid_t c) {
       while (c >= bounds[b + 1]) ++b;
       return b;
@@ -1730,6 +1734,8 @@ class Preparer {
   std::vector<std::uint32_t> rank_;
   std::map<BlockKey, std::pair<std::shared_ptr<HostBlock>, std::uint64_t>> blocks_;
   std::uint64_t block_cap_ = 0, blocks_used_ = 0, block_tick_ = 0;
+  unsigned coarse_shift_ = 0;
+  std::vector<std::uint32_t> coarse_part_;
   bool use_block_cache_ = false;
   std::size_t spans_seen_ = 0;
 };
