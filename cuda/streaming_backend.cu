@@ -344,93 +344,61 @@ class CudaStreamingBackend final : public StreamingBackend {
     for (const DirectUpload& d : L.direct)
       check(cudaMemcpyAsync(sl.dev + d.at, d.host, d.bytes, cudaMemcpyHostToDevice, copy_),
             "cudaMemcpyAsync (direct upload)");
-    upload_packed(sl, L);
+    bool send[3] = {false, false, false};
+    for (int bi = 0; bi < L.num_blocks; ++bi) send[bi] = L.uploads(bi);
+    upload_packed(sl, L, send);
     check(cudaEventRecord(sl.up_end, copy_), "cudaEventRecord");
   }
 
-  // A block in the device block cache: its dense offsets, then its columns, each aligned like
-  // the slot's (so the bytes are the planner's block_bytes and its simulation holds).
-  static std::uint64_t entry_bytes(const SlotBlock& b) {
-    return (b.cols_at - b.offsets_at) + (b.edges * sizeof(vid_t) + 255) / 256 * 256;
-  }
-  // The bytes a block costs to upload: its packed image or its dense offsets, and its columns.
-  static std::uint64_t upload_size(const SlotBlock& b) {
-    return (b.packed ? packed_bytes(b.packed_rows) : dense_offsets_bytes(b.rows)) +
-           b.edges * sizeof(vid_t);
-  }
-
-  // The unit's blocks through the device block cache: 1. those on the device already are
-  // pinned for this slot (so that making room cannot evict them); 2. the others get pool memory,
-  // after the evicted blocks' memory went back to the pool (no unit in flight reads them: a
-  // block is evictable only once every unit holding it was collected), and are copied from
-  // their host images, packed ones through scratch and the expansion kernel.
+  // The unit's blocks through the device block cache (DeviceBlockCache::admit): those on the
+  // device already are used in place; the evicted blocks' memory goes back to the pool (no unit
+  // in flight reads them: a block is evictable only once every unit holding it was collected);
+  // the others get pool memory and are copied from their host images, packed ones by
+  // upload_packed.
   void upload_cached(int s, Slot& sl, const UnitLayout& L) {
     if (sl.pending)
       throw Error(ErrorKind::Internal, "a slot reused before its previous count was collected");
-    sl.uploaded = 0;
-    sl.cache_hits = 0;
-    bool hit[3] = {false, false, false};
+    DeviceBlockCache::Request req[3];
     for (int bi = 0; bi < L.num_blocks; ++bi) {
       const SlotBlock& b = L.blocks[bi];
       if (b.cache_key == 0) throw Error(ErrorKind::Internal, "a block without a cache key");
-      hit[bi] = cache_.lookup(b.cache_key, b.next_use, s);
-      if (hit[bi]) sl.cache_hits += upload_size(b);
+      req[bi] = {b.cache_key, device_block_bytes(b.rows, b.edges), b.next_use};
     }
-    std::uint64_t scratch = 0;
+    bool hit[3] = {false, false, false};
+    for (const std::uint64_t victim : cache_.admit(req, L.num_blocks, s, hit)) {
+      check(cudaFreeAsync(cache_mem_.at(victim), copy_), "cudaFreeAsync (block cache)");
+      cache_mem_.erase(victim);
+    }
+    sl.uploaded = sl.cache_hits = 0;
+    bool send[3] = {false, false, false};
     for (int bi = 0; bi < L.num_blocks; ++bi) {
       const SlotBlock& b = L.blocks[bi];
-      if (hit[bi]) continue;
-      const std::uint64_t bytes = entry_bytes(b);
-      for (const std::uint64_t victim : cache_.make_room(bytes)) {
-        check(cudaFreeAsync(cache_mem_.at(victim), copy_), "cudaFreeAsync (block cache)");
-        cache_mem_.erase(victim);
+      (hit[bi] ? sl.cache_hits : sl.uploaded) += b.image_bytes();
+      if (!hit[bi]) {
+        void* d = nullptr;
+        check(cudaMallocFromPoolAsync(&d, req[bi].bytes, cache_pool_, copy_),
+              "cudaMallocFromPoolAsync (block cache)", req[bi].bytes);
+        cache_mem_[b.cache_key] = static_cast<unsigned char*>(d);
       }
-      void* d = nullptr;
-      check(cudaMallocFromPoolAsync(&d, bytes, cache_pool_, copy_),
-            "cudaMallocFromPoolAsync (block cache)", bytes);
-      cache_mem_[b.cache_key] = static_cast<unsigned char*>(d);
-      cache_.insert(b.cache_key, bytes, b.next_use, s);
-      auto* base = static_cast<unsigned char*>(d);
-      if (b.packed) {
-        scratch += packed_bytes(b.packed_rows);
-      } else {
-        if (!L.host_offsets[bi] || (b.edges && !L.host_cols[bi]))
-          throw Error(ErrorKind::Internal, "a block without its host image");
+      unsigned char* base = cache_mem_.at(b.cache_key);
+      sl.block_off[bi] = base;
+      sl.block_cols[bi] = base + (b.cols_at - b.offsets_at);
+      if (hit[bi]) continue;
+      send[bi] = true;
+      if (!b.packed) {
+        if (!L.host_offsets[bi]) throw Error(ErrorKind::Internal, "a block without its offsets");
         check(cudaMemcpyAsync(base, L.host_offsets[bi], dense_offsets_bytes(b.rows),
                               cudaMemcpyHostToDevice, copy_),
               "cudaMemcpyAsync (block offsets)");
       }
       if (b.edges) {
         if (!L.host_cols[bi]) throw Error(ErrorKind::Internal, "a block without its columns");
-        check(cudaMemcpyAsync(base + (b.cols_at - b.offsets_at), L.host_cols[bi],
-                              b.edges * sizeof(vid_t), cudaMemcpyHostToDevice, copy_),
+        check(cudaMemcpyAsync(sl.block_cols[bi], L.host_cols[bi], b.edges * sizeof(vid_t),
+                              cudaMemcpyHostToDevice, copy_),
               "cudaMemcpyAsync (block columns)");
       }
-      sl.uploaded += upload_size(b);
     }
-    for (int bi = 0; bi < L.num_blocks; ++bi) {
-      unsigned char* base = cache_mem_.at(L.blocks[bi].cache_key);
-      sl.block_off[bi] = base;
-      sl.block_cols[bi] = base + (L.blocks[bi].cols_at - L.blocks[bi].offsets_at);
-    }
-    if (scratch == 0) return;
-    void* d = nullptr;
-    check(cudaMallocAsync(&d, scratch, copy_), "cudaMallocAsync (packed blocks)", scratch);
-    auto* pbase = static_cast<unsigned char*>(d);
-    std::uint64_t at = 0;
-    for (int bi = 0; bi < L.num_blocks; ++bi) {
-      const SlotBlock& b = L.blocks[bi];
-      if (hit[bi] || !b.packed) continue;
-      const unsigned char* image = packed_image_of(L, bi);
-      check(cudaMemcpyAsync(pbase + at, image, packed_bytes(b.packed_rows), cudaMemcpyHostToDevice,
-                            copy_),
-            "cudaMemcpyAsync (packed block)");
-      cuda::enqueue_expand_packed(b.rows, b.packed_rows, packed_ids_at(pbase + at),
-                                  packed_offsets_at(pbase + at, b.packed_rows),
-                                  reinterpret_cast<eid_t*>(sl.block_off[bi]), copy_);
-      at += packed_bytes(b.packed_rows);
-    }
-    check(cudaFreeAsync(d, copy_), "cudaFreeAsync (packed blocks)");
+    upload_packed(sl, L, send);
   }
 
   // A packed block's host image (one packed_image: ids, then offsets), checked.
@@ -444,14 +412,14 @@ class CudaStreamingBackend final : public StreamingBackend {
     return image;
   }
 
-  // Packed blocks: their packed images go to stream-ordered scratch on the copy stream, and a
-  // kernel on the copy stream expands them into the slot's dense offsets (so the expansion
-  // overlaps the other slot's count and the count waits for it through up_end); the scratch is
-  // freed on the same stream.
-  void upload_packed(Slot& sl, const UnitLayout& L) {
+  // Packed blocks among those sent (send[bi]): their packed images go to stream-ordered scratch
+  // on the copy stream, and a kernel on the copy stream expands them into the blocks' dense
+  // offsets (sl.block_off), so the expansion overlaps the other slot's count and the count waits
+  // for it through up_end; the scratch is freed on the same stream.
+  void upload_packed(Slot& sl, const UnitLayout& L, const bool* send) {
     std::uint64_t scratch = 0;
     for (int bi = 0; bi < L.num_blocks; ++bi)
-      if (L.blocks[bi].packed && L.uploads(bi)) scratch += packed_bytes(L.blocks[bi].packed_rows);
+      if (L.blocks[bi].packed && send[bi]) scratch += packed_bytes(L.blocks[bi].packed_rows);
     if (scratch == 0) return;
     void* d = nullptr;
     check(cudaMallocAsync(&d, scratch, copy_), "cudaMallocAsync (packed blocks)", scratch);
@@ -459,14 +427,14 @@ class CudaStreamingBackend final : public StreamingBackend {
     std::uint64_t at = 0;
     for (int bi = 0; bi < L.num_blocks; ++bi) {
       const SlotBlock& b = L.blocks[bi];
-      if (!b.packed || !L.uploads(bi)) continue;
+      if (!b.packed || !send[bi]) continue;
       const unsigned char* image = packed_image_of(L, bi);
       check(cudaMemcpyAsync(base + at, image, packed_bytes(b.packed_rows), cudaMemcpyHostToDevice,
                             copy_),
             "cudaMemcpyAsync (packed block)");
       cuda::enqueue_expand_packed(b.rows, b.packed_rows, packed_ids_at(base + at),
                                   packed_offsets_at(base + at, b.packed_rows),
-                                  reinterpret_cast<eid_t*>(sl.dev + b.offsets_at), copy_);
+                                  reinterpret_cast<eid_t*>(sl.block_off[bi]), copy_);
       at += packed_bytes(b.packed_rows);
     }
     check(cudaFreeAsync(d, copy_), "cudaFreeAsync (packed blocks)");

@@ -437,7 +437,7 @@ const std::vector<eid_t>& Census::fine_prefix() const {
 
 // ---- planner -----------------------------------------------------------------------------------
 std::uint64_t block_bytes(std::uint64_t rows, eid_t edges) {
-  return align_up((rows + 1) * sizeof(eid_t)) + align_up(edges * sizeof(vid_t));
+  return device_block_bytes(rows, edges);
 }
 
 std::uint64_t packed_block_bytes(std::uint64_t rows, eid_t edges) {
@@ -526,19 +526,18 @@ std::uint64_t simulate_device_cache(Plan& plan) {
     cache.release(owner);  // the slot's previous unit has finished
     const BlockInfo* roles[3] = {&w.a, w.b_is_a ? nullptr : &w.b,
                                  w.c_is_a || w.c_is_b ? nullptr : &w.c};
-    // 1. The blocks already there are pinned first, so that making room cannot evict them.
-    bool hit[3] = {false, false, false};
+    DeviceBlockCache::Request req[3];
+    std::uint64_t up[3];
+    int n = 0;
     for (int r = 0; r < 3; ++r)
-      if (roles[r])
-        hit[r] = cache.lookup(device_cache_key(plan, *roles[r]), next[3 * u + r], owner);
-    // 2. The others are uploaded.
+      if (roles[r]) {
+        req[n] = {device_cache_key(plan, *roles[r]), roles[r]->bytes, next[3 * u + r]};
+        up[n++] = roles[r]->upload_bytes;
+      }
+    bool hit[3];
+    cache.admit(req, n, owner, hit);
     w.upload_bytes = 0;
-    for (int r = 0; r < 3; ++r) {
-      if (!roles[r] || hit[r]) continue;
-      cache.make_room(roles[r]->bytes);
-      cache.insert(device_cache_key(plan, *roles[r]), roles[r]->bytes, next[3 * u + r], owner);
-      w.upload_bytes += roles[r]->upload_bytes;
-    }
+    for (int x = 0; x < n; ++x) w.upload_bytes += hit[x] ? 0 : up[x];
     moved += w.upload_bytes;
   }
   return moved;

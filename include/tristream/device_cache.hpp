@@ -27,10 +27,18 @@
 #include <vector>
 
 #include "tristream/error.hpp"
+#include "tristream/types.hpp"
 
 namespace tristream {
 
 constexpr std::uint64_t kNeverUsed = ~std::uint64_t{0};
+
+// The bytes a block takes on the device (in a slot or in the cache): its rows + 1 dense offsets,
+// then its columns, each aligned to 256 bytes.
+inline std::uint64_t device_block_bytes(std::uint64_t rows, std::uint64_t edges) {
+  auto align = [](std::uint64_t x) { return (x + 255) / 256 * 256; };
+  return align((rows + 1) * sizeof(eid_t)) + align(edges * sizeof(vid_t));
+}
 
 class DeviceBlockCache {
  public:
@@ -80,6 +88,25 @@ class DeviceBlockCache {
     TS_CHECK(used_ + bytes <= capacity_, "device block cache: insert without room");
     entries_[key] = Entry{bytes, next_use, bit(owner)};
     used_ += bytes;
+  }
+
+  // A block a unit needs: its key, its bytes on the device and its next use.
+  struct Request {
+    std::uint64_t key = 0, bytes = 0, next_use = kNeverUsed;
+  };
+  // Admits a unit's distinct blocks for `owner`, as every user of the cache runs it: 1. the
+  // blocks already there are pinned (hit[x] = true), so that making room cannot evict them;
+  // 2. each other block in turn gets room and is inserted, pinned. Returns the keys evicted to
+  // make the room (their memory may be freed before the missing blocks are allocated).
+  std::vector<std::uint64_t> admit(const Request* blocks, int n, int owner, bool* hit) {
+    for (int x = 0; x < n; ++x) hit[x] = lookup(blocks[x].key, blocks[x].next_use, owner);
+    std::vector<std::uint64_t> evicted;
+    for (int x = 0; x < n; ++x) {
+      if (hit[x]) continue;
+      for (const std::uint64_t key : make_room(blocks[x].bytes)) evicted.push_back(key);
+      insert(blocks[x].key, blocks[x].bytes, blocks[x].next_use, owner);
+    }
+    return evicted;
   }
 
   // The unit of `owner` has finished: its blocks become evictable unless another owner holds

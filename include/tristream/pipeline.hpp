@@ -58,6 +58,10 @@ struct SlotBlock {
   // block's key (0 = not cached) and the next unit that uses it (kNeverUsed when none).
   std::uint64_t cache_key = 0;
   std::uint64_t next_use = kNeverUsed;
+  // The bytes the block costs to upload: its packed image or its dense offsets, and its columns.
+  std::uint64_t image_bytes() const {
+    return (packed ? packed_bytes(packed_rows) : dense_offsets_bytes(rows)) + edges * sizeof(vid_t);
+  }
 };
 // A copy from host memory registered with the backend (register_host) straight to byte `at`
 // of the slot's device memory: a block of the host block cache uploaded without passing through

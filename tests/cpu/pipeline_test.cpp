@@ -653,68 +653,57 @@ class DeviceDouble final : public StreamingBackend {
     return !(L.host_cols[bi] && b.edges &&
              std::memcmp(L.host_cols[bi], cols, b.edges * sizeof(vid_t)));
   }
-  // The CUDA backend's block sizes (dense offsets and columns, each aligned to 256 like the slot).
-  static std::uint64_t entry_bytes(const SlotBlock& b) {
-    return (b.cols_at - b.offsets_at) + (b.edges * sizeof(vid_t) + 255) / 256 * 256;
-  }
-  // The unit through the emulated device block cache: hits pinned first and checked against the
-  // host images, then each miss copied from its host images (which must be registered or in the
-  // host slot, as the CUDA backend needs them pinned).
+  // The unit through the emulated device block cache (DeviceBlockCache::admit, as the CUDA
+  // backend runs it): hits checked against the host images, then each miss copied from its host
+  // images (which must be registered or in the host slot, as the CUDA backend needs them pinned).
   void upload_cached(int s, const UnitLayout& L) {
     uploaded_[s] = hit_bytes_[s] = 0;
-    bool hit[3] = {false, false, false};
+    DeviceBlockCache::Request req[3];
     for (int bi = 0; bi < L.num_blocks; ++bi) {
       const SlotBlock& b = L.blocks[bi];
       EXPECT_NE(b.cache_key, 0u);
-      hit[bi] = cache_.lookup(b.cache_key, b.next_use, s);
-      if (!hit[bi]) continue;
-      ++cache_hits;
-      const Entry& e = entries_.at(b.cache_key);
-      if (e.off.size() != b.rows + 1 || e.cols.size() != b.edges ||
-          !same_as_host_image(L, bi, e.off.data(), e.cols.data()))
-        ++cache_mismatches;
-      hit_bytes_[s] += (b.packed ? packed_bytes(b.packed_rows) : dense_offsets_bytes(b.rows)) +
-                       b.edges * sizeof(vid_t);
+      req[bi] = {b.cache_key, device_block_bytes(b.rows, b.edges), b.next_use};
+    }
+    bool hit[3] = {false, false, false};
+    for (const std::uint64_t victim : cache_.admit(req, L.num_blocks, s, hit)) {
+      entries_.erase(victim);
+      ++cache_evictions;
     }
     for (int bi = 0; bi < L.num_blocks; ++bi) {
       const SlotBlock& b = L.blocks[bi];
-      if (hit[bi]) continue;
-      ++cache_misses;
-      for (const std::uint64_t victim : cache_.make_room(entry_bytes(b))) {
-        entries_.erase(victim);
-        ++cache_evictions;
-      }
-      cache_.insert(b.cache_key, entry_bytes(b), b.next_use, s);
       Entry& e = entries_[b.cache_key];
-      e.off.assign(b.rows + 1, 0);
-      e.cols.assign(b.edges, 0);
-      std::uint64_t bytes = b.edges * sizeof(vid_t);
-      if (b.packed) {
-        const PackedRows& hp = L.host_packed[bi];
-        EXPECT_TRUE(hp.valid());
-        EXPECT_EQ(hp.count, b.packed_rows);
-        if (hp.valid()) expand_packed(hp, b.rows, e.off.data());
-        count_source(s, hp.ids, packed_bytes(b.packed_rows));
-        bytes += packed_bytes(b.packed_rows);
-        ++packed_uploads;
-        packed_dense_rows += b.rows;
+      if (hit[bi]) {
+        ++cache_hits;
+        if (e.off.size() != b.rows + 1 || e.cols.size() != b.edges ||
+            !same_as_host_image(L, bi, e.off.data(), e.cols.data()))
+          ++cache_mismatches;
+        hit_bytes_[s] += b.image_bytes();
       } else {
-        EXPECT_NE(L.host_offsets[bi], nullptr);
-        if (L.host_offsets[bi])
-          std::memcpy(e.off.data(), L.host_offsets[bi], (b.rows + 1) * sizeof(eid_t));
-        count_source(s, L.host_offsets[bi], dense_offsets_bytes(b.rows));
-        bytes += dense_offsets_bytes(b.rows);
+        ++cache_misses;
+        e.off.assign(b.rows + 1, 0);
+        e.cols.assign(b.edges, 0);
+        if (b.packed) {
+          const PackedRows& hp = L.host_packed[bi];
+          EXPECT_TRUE(hp.valid());
+          EXPECT_EQ(hp.count, b.packed_rows);
+          if (hp.valid()) expand_packed(hp, b.rows, e.off.data());
+          count_source(s, hp.ids, packed_bytes(b.packed_rows));
+          ++packed_uploads;
+          packed_dense_rows += b.rows;
+        } else {
+          EXPECT_NE(L.host_offsets[bi], nullptr);
+          if (L.host_offsets[bi])
+            std::memcpy(e.off.data(), L.host_offsets[bi], (b.rows + 1) * sizeof(eid_t));
+          count_source(s, L.host_offsets[bi], dense_offsets_bytes(b.rows));
+        }
+        if (b.edges) {
+          EXPECT_NE(L.host_cols[bi], nullptr);
+          if (L.host_cols[bi]) std::memcpy(e.cols.data(), L.host_cols[bi], b.edges * sizeof(vid_t));
+          count_source(s, L.host_cols[bi], b.edges * sizeof(vid_t));
+        }
+        uploaded_[s] += b.image_bytes();
+        cached_upload_bytes += b.image_bytes();
       }
-      if (b.edges) {
-        EXPECT_NE(L.host_cols[bi], nullptr);
-        if (L.host_cols[bi]) std::memcpy(e.cols.data(), L.host_cols[bi], b.edges * sizeof(vid_t));
-        count_source(s, L.host_cols[bi], b.edges * sizeof(vid_t));
-      }
-      uploaded_[s] += bytes;
-      cached_upload_bytes += bytes;
-    }
-    for (int bi = 0; bi < L.num_blocks; ++bi) {
-      const Entry& e = entries_.at(L.blocks[bi].cache_key);
       off_[s][bi] = e.off.data();
       cols_[s][bi] = e.cols.data();
     }
