@@ -8,7 +8,9 @@
 // The device block cache (use_device_cache, device_cache.hpp): instead of two device slots, one
 // stream-ordered memory pool of the two slots' bytes holds blocks between units; a unit's blocks
 // already there are used in place, the others are allocated from the pool (evicting blocks no
-// unit in flight uses, furthest next use first) and copied from the layout's host images.
+// unit in flight uses, furthest next use first) and copied from the layout's host images. The
+// slots are then the units in flight (Plan::in_flight, up to 31, host slots for two only), so the
+// copy stream runs several units ahead of the compute stream.
 //
 // Streamed staging (allocate_streamed): device slots without pinned host slots, plus a ring of
 // pinned staging buffers; every piece is a cudaMemcpyAsync on the copy stream between two events
@@ -143,21 +145,9 @@ class CudaStreamingBackend final : public StreamingBackend {
     check(cudaStreamCreateWithFlags(&copy_, cudaStreamNonBlocking), "cudaStreamCreate");
     check(cudaStreamCreateWithFlags(&compute_, cudaStreamNonBlocking), "cudaStreamCreate");
     check(cudaEventCreate(&ref_), "cudaEventCreate");
-    for (auto& s : slot_) {
-      check(cudaEventCreate(&s.up_start), "cudaEventCreate");
-      check(cudaEventCreate(&s.up_end), "cudaEventCreate");
-      check(cudaEventCreate(&s.k_start), "cudaEventCreate");
-      check(cudaEventCreate(&s.k_end), "cudaEventCreate");
-    }
   }
   ~CudaStreamingBackend() override {
     release();
-    for (auto& s : slot_) {
-      nothrow(cudaEventDestroy(s.up_start), "cudaEventDestroy");
-      nothrow(cudaEventDestroy(s.up_end), "cudaEventDestroy");
-      nothrow(cudaEventDestroy(s.k_start), "cudaEventDestroy");
-      nothrow(cudaEventDestroy(s.k_end), "cudaEventDestroy");
-    }
     nothrow(cudaEventDestroy(ref_), "cudaEventDestroy");
     nothrow(cudaStreamDestroy(copy_), "cudaStreamDestroy");
     nothrow(cudaStreamDestroy(compute_), "cudaStreamDestroy");
@@ -253,6 +243,18 @@ class CudaStreamingBackend final : public StreamingBackend {
       }
       // The device block cache replaces the device slots (full host slots only).
       cache_on_ = cache_capacity_ > 0 && host_slots;
+      // Two slots, or with the cache one per unit in flight (the cache's owners), of which only
+      // the first two get host slots (the pipeline builds into those two only).
+      if (slots < 1 || slots > (cache_on_ ? 31 : 2))
+        throw Error(ErrorKind::Internal, std::to_string(slots) + " slots requested");
+      slot_.resize(static_cast<std::size_t>(slots));
+      for (Slot& sl : slot_) {
+        check(cudaEventCreate(&sl.up_start), "cudaEventCreate");
+        check(cudaEventCreate(&sl.up_end), "cudaEventCreate");
+        check(cudaEventCreate(&sl.k_start), "cudaEventCreate");
+        check(cudaEventCreate(&sl.k_end), "cudaEventCreate");
+        sl.events = true;
+      }
       if (cache_on_) {
         cudaMemPoolProps props = {};
         props.allocType = cudaMemAllocationTypePinned;
@@ -268,7 +270,7 @@ class CudaStreamingBackend final : public StreamingBackend {
       for (int s = 0; s < slots; ++s) {
         Slot& sl = slot_[s];
         const std::uint64_t b = slot_bytes ? slot_bytes : 256;
-        if (host_slots) sl.host = pin(b, "a staging slot");
+        if (host_slots && s < 2) sl.host = pin(b, "a staging slot");
         if (!cache_on_)
           check(cudaMalloc(reinterpret_cast<void**>(&sl.dev), b), "cudaMalloc (slot)", b);
         check(cudaMalloc(reinterpret_cast<void**>(&sl.d_total), sizeof(unsigned long long)),
@@ -319,7 +321,14 @@ class CudaStreamingBackend final : public StreamingBackend {
   }
 
  public:
-  unsigned char* host_slot(int s) override { return slot_[s].host; }
+  unsigned char* host_slot(int s) override { return slot_.at(static_cast<std::size_t>(s)).host; }
+
+  bool device_cache_fits(const UnitLayout& L) override {
+    if (!cache_on_) return true;
+    DeviceBlockCache::Request req[3];
+    requests(L, req);
+    return cache_.fits(req, L.num_blocks);
+  }
 
   void upload_async(int s, const UnitLayout& L) override {
     Slot& sl = slot_[s];
@@ -359,11 +368,7 @@ class CudaStreamingBackend final : public StreamingBackend {
     if (sl.pending)
       throw Error(ErrorKind::Internal, "a slot reused before its previous count was collected");
     DeviceBlockCache::Request req[3];
-    for (int bi = 0; bi < L.num_blocks; ++bi) {
-      const SlotBlock& b = L.blocks[bi];
-      if (b.cache_key == 0) throw Error(ErrorKind::Internal, "a block without a cache key");
-      req[bi] = {b.cache_key, device_block_bytes(b.rows, b.edges), b.next_use};
-    }
+    requests(L, req);
     bool hit[3] = {false, false, false};
     for (const std::uint64_t victim : cache_.admit(req, L.num_blocks, s, hit)) {
       check(cudaFreeAsync(cache_mem_.at(victim), copy_), "cudaFreeAsync (block cache)");
@@ -399,6 +404,15 @@ class CudaStreamingBackend final : public StreamingBackend {
       }
     }
     upload_packed(sl, L, send);
+  }
+
+  // The cache's requests for a unit's blocks (keys, device bytes, next uses).
+  static void requests(const UnitLayout& L, DeviceBlockCache::Request* req) {
+    for (int bi = 0; bi < L.num_blocks; ++bi) {
+      const SlotBlock& b = L.blocks[bi];
+      if (b.cache_key == 0) throw Error(ErrorKind::Internal, "a block without a cache key");
+      req[bi] = {b.cache_key, device_block_bytes(b.rows, b.edges), b.next_use};
+    }
   }
 
   // A packed block's host image (one packed_image: ids, then offsets), checked.
@@ -567,7 +581,15 @@ class CudaStreamingBackend final : public StreamingBackend {
       sl.d_pv = sl.h_pv = nullptr;
       sl.pending = sl.used = sl.upload_open = false;
       sl.pieces.clear();
+      if (sl.events) {
+        nothrow(cudaEventDestroy(sl.up_start), "cudaEventDestroy");
+        nothrow(cudaEventDestroy(sl.up_end), "cudaEventDestroy");
+        nothrow(cudaEventDestroy(sl.k_start), "cudaEventDestroy");
+        nothrow(cudaEventDestroy(sl.k_end), "cudaEventDestroy");
+        sl.events = false;
+      }
     }
+    slot_.clear();
     for (auto& st : staging_) {
       unpin(st.host);
       if (st.events) {
@@ -591,6 +613,7 @@ class CudaStreamingBackend final : public StreamingBackend {
     cudaEvent_t up_start{}, up_end{}, k_start{}, k_end{};
     UnitLayout layout;
     bool pending = false, used = false;
+    bool events = false;              // the four events exist
     bool upload_open = false;         // a unit's pieces are being uploaded
     std::vector<UploadPiece> pieces;  // streamed staging: this unit's finished pieces
     // The unit's blocks on the device (in the slot, or in the device block cache).
@@ -611,7 +634,7 @@ class CudaStreamingBackend final : public StreamingBackend {
   cudaStream_t copy_{}, compute_{};
   cudaEvent_t ref_{};
   double origin_ = 0, ref_host_ = 0;
-  Slot slot_[2];
+  std::vector<Slot> slot_;
   std::vector<Staging> staging_;
   std::uint64_t slot_bytes_ = 0, piece_bytes_ = 0;
   // The device block cache: its capacity (use_device_cache), whether this allocation uses it,

@@ -667,6 +667,11 @@ class Preparer {
 
   void preload() { preload_blocks(); }
 
+  // The plan's reuse_a (A left in the slot by the slot's unit before last) holds with two slots
+  // only; with more units in flight (the device block cache) every unit names all its blocks.
+  void set_slots(int slots) { reuse_ok_ = slots == 2; }
+  bool reuses_a(const WorkUnit& w) const { return w.reuse_a && reuse_ok_; }
+
   // Builds unit u into the host slot and fills the slot state. With `staging` (streamed
   // staging, p = 1 only; slot is then null) the unit is built and uploaded piece by piece
   // through the backend's staging buffers instead. Returns false when SIGINT stopped a streamed
@@ -696,9 +701,10 @@ class Preparer {
     L.c = w.c_is_a ? L.a : (w.c_is_b ? L.b : place(w.c));
     L.bytes = at;
     TS_CHECK(L.bytes <= plan_.slot_bytes, "a unit is larger than its slot");
-    L.upload_from = w.reuse_a ? a_end : 0;
-    L.a_cached = w.reuse_a;
-    if (w.reuse_a) {  // A is what the slot's previous unit left there, packed or not
+    const bool reuse_a = reuses_a(w);
+    L.upload_from = reuse_a ? a_end : 0;
+    L.a_cached = reuse_a;
+    if (reuse_a) {  // A is what the slot's previous unit left there, packed or not
       const SlotBlock& prev = st.layout.blocks[st.layout.a];
       TS_CHECK(st.layout.unit >= 0 && prev.rows == L.blocks[L.a].rows &&
                    prev.edges == L.blocks[L.a].edges,
@@ -778,7 +784,7 @@ class Preparer {
     rec_.span("transform", L.unit, t0, t1, L.bytes - L.upload_from);
     rec_.less_transform(std::min(dec + waited_s_, t1 - t0));
     waited_s_ = 0;
-    if (w.reuse_a) rec_.stats->reused_bytes += a_end;
+    if (reuse_a) rec_.stats->reused_bytes += a_end;
     st.layout = std::move(L);
     st.unit = st.layout.unit;
     st.keep.swap(keep_);
@@ -1432,7 +1438,7 @@ class Preparer {
 
   bool prepare_from_cache(const WorkUnit& w, unsigned char* slot, UnitLayout& L) {
     if (!use_block_cache_) return false;
-    const bool build_a = !w.reuse_a, build_b = !w.b_is_a, build_c = !w.c_is_a && !w.c_is_b;
+    const bool build_a = !reuses_a(w), build_b = !w.b_is_a, build_c = !w.c_is_a && !w.c_is_b;
     std::vector<BlockKey> protect{{w.i, w.j}, {w.i, w.k}, {w.j, w.k}};
     std::shared_ptr<HostBlock> a, b, c;
     if (build_a && !(a = cached_block({w.i, w.j}, protect, L.unit)))
@@ -1481,7 +1487,7 @@ class Preparer {
   void prepare_blocks(const WorkUnit& w, unsigned char* slot, UnitLayout& L) {
     if (prepare_from_cache(w, slot, L)) return;
     BlockWriter A, B, C;
-    const bool build_a = !w.reuse_a;
+    const bool build_a = !reuses_a(w);
     const bool build_b = !w.b_is_a;
     if (build_a) A.start(slot, L.blocks[L.a], L.blocks[L.a].edges);
     if (build_b) B.start(slot, L.blocks[L.b], L.blocks[L.b].edges);
@@ -1737,6 +1743,7 @@ class Preparer {
   unsigned coarse_shift_ = 0;
   std::vector<std::uint32_t> coarse_part_;
   bool use_block_cache_ = false;
+  bool reuse_ok_ = true;
   std::size_t spans_seen_ = 0;
 };
 
@@ -2001,8 +2008,6 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
     spare = plan.host_budget > used ? plan.host_budget - used : 0;
   }
   Preparer prep(g, *use, pool, copy_pool, rec, options.per_vertex, spare, &backend);
-  SlotState slots[2];
-  const int nslots = plan.slots;
   struct Guard {
     StreamingBackend& b;
     ~Guard() {
@@ -2017,6 +2022,12 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
   // travels with its key and its next use.
   const bool device_cache =
       backend.use_device_cache(streamed ? 0 : plan.device_cache_bytes) && !streamed;
+  // Units in flight: the two slots, or with the device block cache the plan's lanes (uploads
+  // then run up to that many units ahead of the kernels).
+  const int nslots = device_cache ? std::max(plan.slots, plan.in_flight) : plan.slots;
+  TS_CHECK(nslots >= 1 && nslots <= 31, "units in flight out of range");
+  std::vector<SlotState> slots(static_cast<std::size_t>(nslots));
+  prep.set_slots(nslots);
   std::vector<std::uint64_t> next_use;
   if (device_cache) next_use = device_cache_next_uses(plan);
   auto mark_cached = [&](std::size_t u, UnitLayout& L) {
@@ -2085,6 +2096,35 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
     if (options.on_unit_done) options.on_unit_done(st.units, plan.units.size(), now_s() - origin);
   };
 
+  // More than two units in flight (the device block cache): units are collected in order, the
+  // oldest early when the cache lacks room for the next unit's blocks. Only two host slots
+  // exist; a unit that builds into one (not everything lent by the host block cache) takes
+  // them in turn, after the unit that used the same one last has been collected.
+  std::deque<std::size_t> flying;
+  std::int64_t host_user[2] = {-1, -1};
+  int next_host = 0;
+  auto collect_through = [&](std::int64_t unit) {
+    while (!flying.empty() && static_cast<std::int64_t>(flying.front()) <= unit) {
+      collect(static_cast<int>(flying.front() % static_cast<std::size_t>(nslots)));
+      flying.pop_front();
+    }
+  };
+  auto uses_host_slot = [&](const UnitLayout& L, const unsigned char* h) {
+    if (!h) return false;
+    auto in = [&](const void* q) {
+      const auto* c = static_cast<const unsigned char*>(q);
+      return c && c >= h && c < h + plan.slot_bytes;
+    };
+    if (L.upload_from < L.bytes) return true;
+    for (const DirectUpload& d : L.direct)
+      if (in(d.host)) return true;
+    for (int bi = 0; bi < L.num_blocks; ++bi)
+      if (in(L.host_offsets[bi]) || in(L.host_packed[bi].ids) ||
+          (L.blocks[bi].edges && in(L.host_cols[bi])))
+        return true;
+    return false;
+  };
+
   prep.preload();
   for (std::size_t u = 0; u < plan.units.size(); ++u) {
     if (interrupt_requested()) {
@@ -2092,7 +2132,24 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
       break;
     }
     const int s = static_cast<int>(u % static_cast<std::size_t>(nslots));
-    collect(s);  // the slot's previous unit (u - 2) has finished before its memory is reused
+    // the slot's previous unit (u - nslots) has finished before its memory is reused
+    collect_through(static_cast<std::int64_t>(u) - nslots);
+    if (nslots > 2) {
+      const int h = next_host;
+      collect_through(host_user[h]);  // the host slot's last user has finished
+      prep.prepare(u, backend.host_slot(h), slots[s]);
+      if (uses_host_slot(slots[s].layout, backend.host_slot(h))) {
+        host_user[h] = static_cast<std::int64_t>(u);
+        next_host ^= 1;
+      }
+      mark_cached(u, slots[s].layout);
+      while (!flying.empty() && !backend.device_cache_fits(slots[s].layout))
+        collect_through(static_cast<std::int64_t>(flying.front()));
+      backend.upload_async(s, slots[s].layout);
+      backend.count_async(s, slots[s].layout);
+      flying.push_back(u);
+      continue;
+    }
     if (streamed) {
       Staging sg;
       sg.backend = &backend;
@@ -2106,14 +2163,18 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
     } else {
       prep.prepare(u, backend.host_slot(s), slots[s]);
     }
-    if (device_cache) mark_cached(u, slots[s].layout);
+    if (device_cache) {
+      mark_cached(u, slots[s].layout);
+      while (!flying.empty() && !backend.device_cache_fits(slots[s].layout))
+        collect_through(static_cast<std::int64_t>(flying.front()));
+    }
     backend.upload_async(s, slots[s].layout);
     backend.count_async(s, slots[s].layout);
+    flying.push_back(u);
   }
   // drain in unit order
   if (!rep.interrupted) {
-    const std::size_t U = plan.units.size();
-    for (std::size_t x = (U >= 2 ? U - 2 : 0); x < U; ++x) collect(static_cast<int>(x % nslots));
+    collect_through(static_cast<std::int64_t>(plan.units.size()));
   } else {
     for (int s = 0; s < nslots; ++s) {
       try {

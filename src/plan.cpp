@@ -8,7 +8,9 @@
 #include <cmath>
 #include <cstdio>
 #include <cstring>
+#include <deque>
 #include <exception>
+#include <numeric>
 #include <sstream>
 #include <thread>
 #include <unordered_map>
@@ -520,10 +522,15 @@ std::uint64_t simulate_device_cache(Plan& plan) {
   const std::vector<std::uint64_t> next = device_cache_next_uses(plan);
   DeviceBlockCache cache(plan.device_cache_bytes);
   std::uint64_t moved = 0;
+  const std::size_t lanes = static_cast<std::size_t>(std::max(1, plan.in_flight));
+  std::deque<std::size_t> flying;  // units in flight, oldest first (as the pipeline collects)
   for (std::size_t u = 0; u < plan.units.size(); ++u) {
     WorkUnit& w = plan.units[u];
-    const int owner = static_cast<int>(u % static_cast<std::size_t>(plan.slots));
-    cache.release(owner);  // the slot's previous unit has finished
+    const int owner = static_cast<int>(u % lanes);
+    if (!flying.empty() && flying.front() + lanes == u) {  // the lane's previous unit
+      cache.release(owner);
+      flying.pop_front();
+    }
     const BlockInfo* roles[3] = {&w.a, w.b_is_a ? nullptr : &w.b,
                                  w.c_is_a || w.c_is_b ? nullptr : &w.c};
     DeviceBlockCache::Request req[3];
@@ -534,8 +541,13 @@ std::uint64_t simulate_device_cache(Plan& plan) {
         req[n] = {device_cache_key(plan, *roles[r]), roles[r]->bytes, next[3 * u + r]};
         up[n++] = roles[r]->upload_bytes;
       }
+    while (!cache.fits(req, n) && !flying.empty()) {  // collect the oldest early
+      cache.release(static_cast<int>(flying.front() % lanes));
+      flying.pop_front();
+    }
     bool hit[3];
     cache.admit(req, n, owner, hit);
+    flying.push_back(u);
     w.upload_bytes = 0;
     for (int x = 0; x < n; ++x) w.upload_bytes += hit[x] ? 0 : up[x];
     moved += w.upload_bytes;
@@ -543,7 +555,7 @@ std::uint64_t simulate_device_cache(Plan& plan) {
   return moved;
 }
 
-void finish_units(Plan& plan, bool per_vertex) {
+void finish_units(Plan& plan, bool per_vertex, int in_flight = kDeviceCacheInFlight) {
   std::uint64_t slot = 0, pv = 0, moved = 0, dec = 0;
   double work = 0, maxw = 0;
   for (std::size_t u = 0; u < plan.units.size(); ++u) {
@@ -595,14 +607,133 @@ void finish_units(Plan& plan, bool per_vertex) {
   // the blocks the cache does not hold when its upload is planned (simulated here exactly as the
   // backend runs it).
   plan.device_cache_bytes = 0;
+  plan.in_flight = plan.slots;
   if (plan.partition.scheme != Scheme::Vertex && plan.partition.p > 1) {
     plan.device_cache_bytes = plan.slots * slot;
+    if (!per_vertex) plan.in_flight = std::max(plan.slots, in_flight);
     moved = simulate_device_cache(plan);
   }
   plan.bytes_moved = moved;
   plan.bytes_decompressed = dec;
   plan.total_work = work;
   plan.imbalance = plan.units.empty() || work <= 0 ? 1.0 : maxw / (work / plan.units.size());
+}
+
+// The balance of uploads against kernels on the reference GPU (an H100 on PCIe 5): seconds per
+// byte uploaded and per unit of estimated work (wedges), measured on Kronecker 25 and 26 (only
+// their ratio matters here).
+// (Kronecker 25 at a quarter of its footprint: 40 GB/s; 9e11 wedges/s plus 0.4 ms per unit.)
+constexpr double kUploadSecondsPerByte = 1.0 / 40e9;
+constexpr double kKernelSecondsPerWork = 1.0 / 9e11;
+constexpr double kKernelSecondsPerUnit = 4e-4;
+
+double kernel_seconds(const WorkUnit& w) {
+  return kKernelSecondsPerUnit + kKernelSecondsPerWork * w.work;
+}
+
+double cold_upload_bytes(const WorkUnit& w) {
+  double b = static_cast<double>(w.a.upload_bytes);
+  if (!w.b_is_a) b += static_cast<double>(w.b.upload_bytes);
+  if (!w.c_is_a && !w.c_is_b) b += static_cast<double>(w.c.upload_bytes);
+  return b;
+}
+
+// The upload seconds the kernels do not hide, estimated: the copy engine and the compute engine
+// as a two-stage line (a unit's kernel after its upload and the previous kernel; its upload
+// after the previous upload and the kernel of the unit `in_flight` before it), each unit taking
+// its estimated seconds; the host is assumed to keep up. *total gets all the upload seconds,
+// *makespan the end of the last kernel.
+double estimated_exposed_upload(const Plan& plan, double* total, double* makespan = nullptr) {
+  const std::size_t U = plan.units.size();
+  const std::size_t lanes = static_cast<std::size_t>(std::max(1, plan.in_flight));
+  std::vector<double> ke(U, 0);
+  double ue = 0, kend = 0, exposed = 0, all = 0;
+  for (std::size_t u = 0; u < U; ++u) {
+    const double up = kUploadSecondsPerByte * static_cast<double>(plan.units[u].upload_bytes);
+    const double us = std::max(ue, u >= lanes ? ke[u - lanes] : 0.0);
+    ue = us + up;
+    // the upload overlaps the kernels running in [us, ue): the previous kernels end by kend,
+    // and run back to back from the first one that had not finished at us
+    const double covered = std::max(0.0, std::min(ue, kend) - us);
+    exposed += up - std::min(up, covered);
+    all += up;
+    const double ks = std::max(ue, kend);
+    kend = ks + kernel_seconds(plan.units[u]);
+    ke[u] = kend;
+  }
+  if (total) *total = all;
+  if (makespan) *makespan = kend;
+  return exposed;
+}
+
+// With the device block cache and uploads running ahead of the kernels, an upload is hidden when
+// kernels run beside it. Range orders end with the low row parts: millions of short rows, many
+// bytes to upload and little work, so the tail of the order is upload-bound. This moves units
+// of much work and few bytes from the head of the order into that tail, spread so that each
+// covers the uploads around it, when the estimate (estimated_exposed_upload, after the cache
+// replay of the new order) says fewer upload seconds are left exposed. Returns the units moved.
+std::size_t cover_upload_tail(Plan& plan, bool per_vertex) {
+  std::vector<WorkUnit>& U = plan.units;
+  if (plan.device_cache_bytes == 0 || plan.in_flight <= 2 || U.size() < 8) return 0;
+  // 1. The suffix whose uploads exceed its kernels the most.
+  double sum = 0, excess = 0;
+  std::size_t tail = U.size();
+  for (std::size_t x = U.size(); x-- > 0;) {
+    sum += kUploadSecondsPerByte * static_cast<double>(U[x].upload_bytes) - kernel_seconds(U[x]);
+    if (sum > excess) {
+      excess = sum;
+      tail = x;
+    }
+  }
+  if (excess <= 0 || tail == 0) return 0;
+  // 2. Donors from the head, most kernel time per second of a cold upload first, until their
+  // net cover (kernel minus cold upload) reaches the excess.
+  std::vector<std::size_t> cand(tail);
+  std::iota(cand.begin(), cand.end(), std::size_t{0});
+  auto net = [&](std::size_t u) {
+    return kernel_seconds(U[u]) - kUploadSecondsPerByte * cold_upload_bytes(U[u]);
+  };
+  auto ratio = [&](std::size_t u) { return U[u].work / (cold_upload_bytes(U[u]) + 1.0); };
+  std::stable_sort(cand.begin(), cand.end(),
+                   [&](std::size_t x, std::size_t y) { return ratio(x) > ratio(y); });
+  std::vector<char> donor(U.size(), 0);
+  std::vector<std::size_t> donors;
+  double got = 0;
+  for (std::size_t c : cand) {
+    if (got >= excess || net(c) <= 0) break;
+    donor[c] = 1;
+    donors.push_back(c);
+    got += net(c);
+  }
+  if (donors.empty()) return 0;
+  std::sort(donors.begin(), donors.end());  // they keep their relative order
+  // 3. The new order: the head without the donors, then the tail with a donor placed wherever
+  // the tail's uploads since the last donor have outgrown its kernels by the donor's cover.
+  std::vector<WorkUnit> order;
+  order.reserve(U.size());
+  for (std::size_t u = 0; u < tail; ++u)
+    if (!donor[u]) order.push_back(U[u]);
+  std::size_t next = 0;
+  double owed = 0;
+  for (std::size_t u = tail; u < U.size(); ++u) {
+    order.push_back(U[u]);
+    owed += kUploadSecondsPerByte * static_cast<double>(U[u].upload_bytes) - kernel_seconds(U[u]);
+    while (next < donors.size() && owed >= net(donors[next])) {
+      owed -= net(donors[next]);
+      order.push_back(U[donors[next++]]);
+    }
+  }
+  for (; next < donors.size(); ++next) order.push_back(U[donors[next]]);
+  // 4. Kept only when the estimate improves (the moved units may now miss the cache).
+  double before_total = 0, after_total = 0;
+  const double before = estimated_exposed_upload(plan, &before_total);
+  Plan trial = plan;
+  trial.units = std::move(order);
+  finish_units(trial, per_vertex, plan.in_flight);
+  const double after = estimated_exposed_upload(trial, &after_total);
+  if (after >= before) return 0;
+  plan = std::move(trial);
+  return donors.size();
 }
 
 // Units of a range or hash partition from a p x p edge matrix.
@@ -804,6 +935,27 @@ Plan build_plan(Scheme scheme, std::uint32_t p, int variant, std::uint64_t n, ei
     }
   }
   finish_units(plan, per_vertex);
+  // Units in flight with the device cache: more lets uploads run further ahead of the kernels
+  // but pins more blocks, so the cache holds fewer for later units; the count of 2, 4, 8 or 16
+  // (each with its tail cover) whose estimated line (estimated_exposed_upload) ends first, the
+  // fewest exposed upload seconds on a tie.
+  if (plan.device_cache_bytes > 0 && plan.in_flight > 2) {
+    Plan best;
+    double best_end = 0, best_exposed = 0;
+    for (int f = 2; f <= kDeviceCacheInFlight; f *= 2) {
+      Plan t = plan;
+      finish_units(t, per_vertex, f);
+      t.tail_cover_units = cover_upload_tail(t, per_vertex);
+      double end = 0;
+      const double exposed = estimated_exposed_upload(t, nullptr, &end);
+      if (f == 2 || end < best_end * 0.999 || (end <= best_end * 1.001 && exposed < best_exposed)) {
+        best = std::move(t);
+        best_end = end;
+        best_exposed = exposed;
+      }
+    }
+    plan = std::move(best);
+  }
   return plan;
 }
 
@@ -1134,7 +1286,8 @@ std::string Plan::to_json() const {
     << ",\"total_estimated_bytes\":" << (bytes_moved + bytes_decompressed)
     << ",\"chunk_cache_bytes\":" << chunk_cache_bytes
     << ",\"block_cache_bytes\":" << block_cache_bytes
-    << ",\"device_cache_bytes\":" << device_cache_bytes << ",\"total_work\":" << total_work
+    << ",\"device_cache_bytes\":" << device_cache_bytes << ",\"in_flight\":" << in_flight
+    << ",\"tail_cover_units\":" << tail_cover_units << ",\"total_work\":" << total_work
     << ",\"imbalance\":" << imbalance << ",\"reason\":\"";
   for (char ch : reason) {
     if (ch == '"' || ch == '\\') o << '\\';
@@ -1164,7 +1317,12 @@ std::string Plan::summary() const {
     << format_bytes(device_bytes) << ", host about " << format_bytes(host_bytes) << ")\n";
   if (device_cache_bytes)
     o << "device block cache: blocks stay in the slots' " << format_bytes(device_cache_bytes)
-      << " between units; a unit uploads only the blocks not there\n";
+      << " between units; a unit uploads only the blocks not there, up to " << in_flight
+      << " units ahead of the kernels\n";
+  if (tail_cover_units)
+    o << "order: " << tail_cover_units
+      << " units of much work and few bytes moved into the upload-bound tail, to hide its "
+         "uploads\n";
   if (streamed_staging())
     o << "host staging: streamed, " << staging_buffers << " x " << format_bytes(piece_bytes)
       << " pieces (" << format_bytes(host_staging_bytes()) << ") instead of full host slots\n";

@@ -12,7 +12,8 @@
 // evictable when no unit in flight holds it: a unit pins its blocks when its upload is planned
 // (`lookup`/`insert` with its slot as owner) and unpins them when its count has been collected
 // (`release(owner)`). With two owners (slots) and every unit's distinct blocks at most
-// capacity / 2 bytes, room for a unit always exists.
+// capacity / 2 bytes, room for a unit always exists; with more units in flight (owners up to
+// 31), `fits` says whether it does, and the pipeline collects the oldest unit until it does.
 //
 // Contract: keys are nonzero and name a block's content for the whole run; next_use is the
 // index of the next unit after the current one that uses the block (kNeverUsed when none).
@@ -46,6 +47,7 @@ class DeviceBlockCache {
 
   std::uint64_t capacity() const { return capacity_; }
   std::uint64_t used() const { return used_; }
+  std::uint64_t pinned() const { return pinned_; }
   std::size_t size() const { return entries_.size(); }
   bool contains(std::uint64_t key) const { return entries_.count(key) != 0; }
 
@@ -55,7 +57,10 @@ class DeviceBlockCache {
     auto it = entries_.find(key);
     if (it == entries_.end()) return false;
     Entry& e = it->second;
-    if (e.pins == 0) evictable_.erase({e.next_use, key});
+    if (e.pins == 0) {
+      evictable_.erase({e.next_use, key});
+      pinned_ += e.bytes;
+    }
     e.next_use = next_use;
     e.pins |= bit(owner);
     return true;
@@ -88,6 +93,7 @@ class DeviceBlockCache {
     TS_CHECK(used_ + bytes <= capacity_, "device block cache: insert without room");
     entries_[key] = Entry{bytes, next_use, bit(owner)};
     used_ += bytes;
+    pinned_ += bytes;
   }
 
   // A block a unit needs: its key, its bytes on the device and its next use.
@@ -109,6 +115,25 @@ class DeviceBlockCache {
     return evicted;
   }
 
+  // Whether admit(blocks, n, ...) would find room now: the blocks pinned by units in flight,
+  // the requested blocks already resident (admit pins them first) and the missing ones together
+  // fit the capacity. With more than two units in flight the pipeline collects the oldest until
+  // this holds (a unit alone always fits: its distinct blocks are at most capacity / 2).
+  bool fits(const Request* blocks, int n) const {
+    std::uint64_t need = pinned_;
+    for (int x = 0; x < n; ++x) {
+      bool dup = false;
+      for (int y = 0; y < x; ++y) dup |= blocks[y].key == blocks[x].key;
+      if (dup) continue;
+      const auto it = entries_.find(blocks[x].key);
+      if (it == entries_.end())
+        need += blocks[x].bytes;
+      else if (it->second.pins == 0)
+        need += it->second.bytes;
+    }
+    return need <= capacity_;
+  }
+
   // The unit of `owner` has finished: its blocks become evictable unless another owner holds
   // them.
   void release(int owner) {
@@ -116,7 +141,10 @@ class DeviceBlockCache {
       Entry& e = kv.second;
       if (!(e.pins & bit(owner))) continue;
       e.pins &= ~bit(owner);
-      if (e.pins == 0) evictable_.insert({e.next_use, kv.first});
+      if (e.pins == 0) {
+        evictable_.insert({e.next_use, kv.first});
+        pinned_ -= e.bytes;
+      }
     }
   }
 
@@ -130,7 +158,7 @@ class DeviceBlockCache {
   void clear() {
     entries_.clear();
     evictable_.clear();
-    used_ = 0;
+    used_ = pinned_ = 0;
   }
 
  private:
@@ -143,7 +171,7 @@ class DeviceBlockCache {
     TS_CHECK(owner >= 0 && owner < 32, "device block cache: owner out of range");
     return std::uint32_t{1} << owner;
   }
-  std::uint64_t capacity_ = 0, used_ = 0;
+  std::uint64_t capacity_ = 0, used_ = 0, pinned_ = 0;  // pinned_: bytes held by some owner
   std::map<std::uint64_t, Entry> entries_;
   std::set<std::pair<std::uint64_t, std::uint64_t>> evictable_;  // (next use, key), unpinned
 };

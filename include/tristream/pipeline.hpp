@@ -135,7 +135,8 @@ struct SlotResult {
   std::uint64_t cache_hit_bytes = 0;
 };
 
-// A backend seen by the pipeline. Calls come from one thread. Slots are 0 and 1.
+// A backend seen by the pipeline. Calls come from one thread. Slots are 0 .. slots - 1 (as
+// allocated): a slot holds one unit in flight.
 class StreamingBackend {
  public:
   virtual ~StreamingBackend() = default;
@@ -149,7 +150,9 @@ class StreamingBackend {
   virtual void set_clock_origin(double steady_seconds) { (void)steady_seconds; }
   // Allocates `slots` (1 or 2) slots of slot_bytes (pinned host + device on CUDA, plain on CPU)
   // and per-vertex arrays of up to per_vertex_rows entries per slot (all spaces together).
-  // Throws DeviceOutOfMemory.
+  // With the device block cache (use_device_cache returned true) `slots` is the plan's units in
+  // flight (up to 31): the device memory is the cache, and only slots 0 and 1 have host slots
+  // (host_slot is null for the others). Throws DeviceOutOfMemory.
   virtual void allocate(int slots, std::uint64_t slot_bytes, std::uint64_t per_vertex_rows) = 0;
   // The host staging buffer of a slot (slot_bytes bytes, aligned to 256).
   virtual unsigned char* host_slot(int slot) = 0;
@@ -163,6 +166,13 @@ class StreamingBackend {
   virtual bool use_device_cache(std::uint64_t capacity) {
     (void)capacity;
     return false;
+  }
+  // With the device block cache: whether the unit's blocks find room now beside the blocks of
+  // the units in flight (DeviceBlockCache::fits); when not, the pipeline collects the oldest
+  // unit in flight and asks again.
+  virtual bool device_cache_fits(const UnitLayout& layout) {
+    (void)layout;
+    return true;
   }
 
   // ---- streamed staging ----

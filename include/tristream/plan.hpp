@@ -162,8 +162,20 @@ struct WorkUnit {
 
 struct Plan {
   Partition partition;
-  std::vector<WorkUnit> units;        // execution order; unit u runs in slot u % 2
-  int slots = 2;                      // staging slots (1 when there is a single unit)
+  std::vector<WorkUnit> units;  // execution order; unit u runs in slot u % 2
+  int slots = 2;                // staging slots (1 when there is a single unit)
+  // Units in flight at once (uploaded or counting, not yet collected): the slots, or with the
+  // device block cache kDeviceCacheInFlight, so uploads run ahead of the kernels through the
+  // cache (unit u then goes in lane u % in_flight; the oldest unit is collected early when the
+  // cache lacks room for the next one's blocks; the planner's replay does the same, exactly so
+  // when units are uploaded from the host block cache: a unit built in one of the two host
+  // slots also waits for that slot's previous unit).
+  int in_flight = 2;
+  // Units of much work and few bytes the planner moved from the head of the order into its
+  // upload-bound tail (range orders end with the low row parts: many bytes, little work) so that
+  // their kernels hide the tail's uploads; 0 when that would not leave fewer upload seconds
+  // exposed by its estimate.
+  std::size_t tail_cover_units = 0;
   std::uint64_t slot_bytes = 0;       // max blocks bytes of a unit (staging slot size)
   std::uint64_t per_vertex_rows = 0;  // max rows of the per-vertex arrays of one unit
   std::uint64_t device_bytes = 0;     // two slots + per-vertex arrays
@@ -206,6 +218,10 @@ struct Plan {
 constexpr std::uint32_t kStagingBuffers = 2;
 constexpr std::uint64_t kMinStagingPiece = 64ull << 10;
 constexpr std::uint64_t kMaxStagingPiece = 128ull << 20;
+
+// Units in flight with the device block cache (at most 31: the cache's owners), except for
+// per-vertex counts, whose pinned host arrays are per unit in flight.
+constexpr int kDeviceCacheInFlight = 16;
 
 // The bytes a unit needs on the device for a block of `rows` rows and `edges` columns.
 std::uint64_t block_bytes(std::uint64_t rows, eid_t edges);

@@ -3,6 +3,7 @@
 // span chunks; small host budgets; device OOM re-plans; SIGINT; statistics and traces; .tcsr files.
 #include <gtest/gtest.h>
 
+#include <array>
 #include <atomic>
 #include <csignal>
 #include <cstdio>
@@ -441,7 +442,11 @@ TEST(Pipeline, EmptyGraphCountsZero) {
 // CUDA backend runs it: each block kept by its key as a copy of what was uploaded from the
 // layout's host images, the same policy and the same block sizes, so the uploads match the
 // planner's simulation; a hit is checked against the layout's host image (cache_mismatches),
-// so a key naming two different blocks shows here and in the count.
+// so a key naming two different blocks shows here and in the count. With the cache the slots
+// are the plan's units in flight (host slots for the first two only), and a unit's copies and
+// count run late, when it is collected, like work queued on a GPU: a host image the pipeline
+// freed or overwrote while its unit was in flight, or a block evicted under it, shows as a
+// mismatch (or a wrong count).
 class DeviceDouble final : public StreamingBackend {
  public:
   bool device_cache = true;
@@ -488,8 +493,21 @@ class DeviceDouble final : public StreamingBackend {
   bool device_is_host() const override { return false; }
   std::uint64_t free_device_bytes() override { return device_limit; }
   void allocate(int slots, std::uint64_t slot_bytes, std::uint64_t pv_rows) override {
+    EXPECT_TRUE(slots >= 1 && slots <= (cache_on_ ? 31 : 2)) << slots << " slots";
+    max_slots = std::max(max_slots, slots);
     alloc_device(slots, slot_bytes, pv_rows);
-    for (int s = 0; s < slots; ++s) host_[s].assign(slot_bytes / 8 + 1, 0);
+    for (int s = 0; s < slots && (!cache_on_ || s < 2); ++s) host_[s].assign(slot_bytes / 8 + 1, 0);
+  }
+  int max_slots = 0;                                   // the most slots (units in flight) allocated
+  std::map<std::int64_t, std::uint64_t> unit_uploads;  // device cache: bytes uploaded per unit
+  std::uint64_t early_collections = 0;  // units collected before their turn (cache room)
+  bool device_cache_fits(const UnitLayout& L) override {
+    if (!cache_on_) return true;
+    DeviceBlockCache::Request req[3];
+    requests(L, req);
+    const bool fits = cache_.fits(req, L.num_blocks);
+    early_collections += fits ? 0 : 1;
+    return fits;
   }
   void allocate_streamed(int slots, std::uint64_t slot_bytes, std::uint64_t pv_rows, int buffers,
                          std::uint64_t piece_bytes) override {
@@ -501,7 +519,8 @@ class DeviceDouble final : public StreamingBackend {
     ++streamed_allocations;
   }
   unsigned char* host_slot(int s) override {
-    return host_[s].empty() ? nullptr : reinterpret_cast<unsigned char*>(host_[s].data());
+    auto& h = host_.at(static_cast<std::size_t>(s));
+    return h.empty() ? nullptr : reinterpret_cast<unsigned char*>(h.data());
   }
   unsigned char* staging_buffer(int b) override {
     return reinterpret_cast<unsigned char*>(staging_.at(static_cast<std::size_t>(b)).data());
@@ -588,6 +607,12 @@ class DeviceDouble final : public StreamingBackend {
       }
       pv = PerVertexOut{spaces[L.u_space], spaces[L.v_space], spaces[L.w_space]};
     }
+    if (cache_on_ && !L.streamed) {  // runs when collected (wait), after its late copies
+      late_[s] = L;
+      late_pv_[s] = pv;
+      late_count_[s] = true;
+      return;
+    }
     for (int bi = 0; bi < L.num_blocks; ++bi) {  // the host images the layout lends
       const SlotBlock& b = L.blocks[bi];
       if (b.packed != L.host_packed[bi].valid() || b.packed == (L.host_offsets[bi] != nullptr))
@@ -598,6 +623,27 @@ class DeviceDouble final : public StreamingBackend {
   }
   bool poll(int) override { return true; }
   SlotResult wait(int s) override {
+    if (late_count_[s]) {  // the unit's queued work: its copies into the cache, then its count
+      late_count_[s] = false;
+      const UnitLayout& L = late_[s];
+      run_cached(s, L);
+      auto view = [&](int bi) {
+        return CsrView{L.blocks[bi].rows, off_[s][bi], cols_[s][bi], L.blocks[bi].col_space};
+      };
+      bool valid = true;
+      for (int bi = 0; bi < L.num_blocks; ++bi) {
+        const SlotBlock& b = L.blocks[bi];
+        if (b.packed != L.host_packed[bi].valid() || b.packed == (L.host_offsets[bi] != nullptr))
+          ++image_mismatches;
+        if (!same_as_host_image(L, bi, off_[s][bi], cols_[s][bi])) ++image_mismatches;
+        valid &= valid_csr(b, off_[s][bi], cols_[s][bi]);
+      }
+      // a block copied from a host image overwritten too early is garbage: not counted
+      if (valid)
+        result_[s].triangles = counter_->count(view(L.a), view(L.b), view(L.c), late_pv_[s]);
+      else
+        ++image_mismatches;
+    }
     if (cache_on_) {
       cache_.release(s);
       result_[s].uploaded_bytes = static_cast<std::int64_t>(uploaded_[s]);
@@ -607,11 +653,9 @@ class DeviceDouble final : public StreamingBackend {
     return result_[s];
   }
   void release() override {
-    for (int s = 0; s < 2; ++s) {
-      dev_[s].clear();
-      host_[s].clear();
-      cover_[s].clear();
-    }
+    dev_.clear();
+    host_.clear();
+    cover_.clear();
     staging_.clear();
     pending_.clear();
     ++releases;
@@ -624,7 +668,8 @@ class DeviceDouble final : public StreamingBackend {
     std::uint64_t at = 0, bytes = 0;
   };
   void alloc_device(int slots, std::uint64_t slot_bytes, std::uint64_t pv_rows) {
-    const std::uint64_t need = static_cast<std::uint64_t>(slots) * slot_bytes;
+    const std::uint64_t need =
+        cache_on_ ? cache_.capacity() : static_cast<std::uint64_t>(slots) * slot_bytes;
     if (device_limit && need > device_limit)
       throw DeviceOutOfMemory("out of memory (device double)", need);
     // the tests' graphs are small: a larger slot is a planner bug (and the bound keeps g++ 13's
@@ -633,12 +678,35 @@ class DeviceDouble final : public StreamingBackend {
       throw DeviceOutOfMemory("device double: slot of " + std::to_string(slot_bytes) + " bytes",
                               slot_bytes);
     release();
-    for (int s = 0; s < slots; ++s) {
+    const auto n = static_cast<std::size_t>(slots);
+    dev_.resize(n);
+    host_.resize(n);
+    cover_.resize(n);
+    pv_.assign(n, std::vector<count_t>(pv_rows, 0));
+    result_.assign(n, SlotResult{});
+    off_.assign(n, {nullptr, nullptr, nullptr});
+    cols_.assign(n, {nullptr, nullptr, nullptr});
+    uploaded_.assign(n, 0);
+    hit_bytes_.assign(n, 0);
+    late_.assign(n, UnitLayout{});
+    late_pv_.assign(n, PerVertexOut{});
+    late_count_.assign(n, false);
+    late_hit_.assign(n, {false, false, false});
+    for (std::size_t s = 0; s < n && !cache_on_; ++s) {           // the cache replaces device slots
       dev_[s].assign(slot_bytes / 8 + 1, 0xdeadbeefdeadbeefull);  // garbage until uploaded
       cover_[s].assign(slot_bytes, 0);
-      pv_[s].assign(pv_rows, 0);
     }
     slot_bytes_ = slot_bytes;
+  }
+  // Whether a block's device copy is a CSR of its shape (offsets from 0 to edges, not
+  // decreasing; columns inside the column space).
+  static bool valid_csr(const SlotBlock& b, const eid_t* off, const vid_t* cols) {
+    if (off[0] != 0 || off[b.rows] != b.edges) return false;
+    for (std::uint64_t r = 0; r < b.rows; ++r)
+      if (off[r + 1] < off[r]) return false;
+    for (eid_t e = 0; e < b.edges; ++e)
+      if (cols[e] >= b.col_space) return false;
+    return true;
   }
   // Whether the device copy of block bi (dense offsets, columns) equals the layout's host image.
   static bool same_as_host_image(const UnitLayout& L, int bi, const eid_t* off, const vid_t* cols) {
@@ -653,17 +721,20 @@ class DeviceDouble final : public StreamingBackend {
     return !(L.host_cols[bi] && b.edges &&
              std::memcmp(L.host_cols[bi], cols, b.edges * sizeof(vid_t)));
   }
-  // The unit through the emulated device block cache (DeviceBlockCache::admit, as the CUDA
-  // backend runs it): hits checked against the host images, then each miss copied from its host
-  // images (which must be registered or in the host slot, as the CUDA backend needs them pinned).
-  void upload_cached(int s, const UnitLayout& L) {
-    uploaded_[s] = hit_bytes_[s] = 0;
-    DeviceBlockCache::Request req[3];
+  // The cache's requests for a unit's blocks.
+  static void requests(const UnitLayout& L, DeviceBlockCache::Request* req) {
     for (int bi = 0; bi < L.num_blocks; ++bi) {
       const SlotBlock& b = L.blocks[bi];
       EXPECT_NE(b.cache_key, 0u);
       req[bi] = {b.cache_key, device_block_bytes(b.rows, b.edges), b.next_use};
     }
+  }
+  // The unit through the emulated device block cache (DeviceBlockCache::admit, as the CUDA
+  // backend runs it, when the upload is queued); its copies run late (run_cached).
+  void upload_cached(int s, const UnitLayout& L) {
+    uploaded_[s] = hit_bytes_[s] = 0;
+    DeviceBlockCache::Request req[3];
+    requests(L, req);
     bool hit[3] = {false, false, false};
     for (const std::uint64_t victim : cache_.admit(req, L.num_blocks, s, hit)) {
       entries_.erase(victim);
@@ -671,15 +742,33 @@ class DeviceDouble final : public StreamingBackend {
     }
     for (int bi = 0; bi < L.num_blocks; ++bi) {
       const SlotBlock& b = L.blocks[bi];
-      Entry& e = entries_[b.cache_key];
-      if (hit[bi]) {
+      late_hit_[s][bi] = hit[bi];
+      if (!hit[bi]) entries_[b.cache_key] = Entry{};  // allocated, written by the late copy
+      (hit[bi] ? hit_bytes_[s] : uploaded_[s]) += b.image_bytes();
+    }
+    unit_uploads[L.unit] = uploaded_[s];
+  }
+  // The unit's queued copies, when it is collected: hits checked against the host images (the
+  // block must still be there, written by an earlier unit's copy), then each miss copied from
+  // its host images (which must be registered or in a host slot, as the CUDA backend needs them
+  // pinned, and still intact).
+  void run_cached(int s, const UnitLayout& L) {
+    for (int bi = 0; bi < L.num_blocks; ++bi) {
+      const SlotBlock& b = L.blocks[bi];
+      auto it = entries_.find(b.cache_key);
+      if (it == entries_.end()) {  // evicted while a unit in flight held it
+        ++cache_mismatches;
+        it = entries_.emplace(b.cache_key, Entry{}).first;
+      }
+      Entry& e = it->second;
+      if (late_hit_[s][bi]) {
         ++cache_hits;
-        if (e.off.size() != b.rows + 1 || e.cols.size() != b.edges ||
+        if (!e.written || e.off.size() != b.rows + 1 || e.cols.size() != b.edges ||
             !same_as_host_image(L, bi, e.off.data(), e.cols.data()))
           ++cache_mismatches;
-        hit_bytes_[s] += b.image_bytes();
       } else {
         ++cache_misses;
+        e.written = true;
         e.off.assign(b.rows + 1, 0);
         e.cols.assign(b.edges, 0);
         if (b.packed) {
@@ -701,7 +790,6 @@ class DeviceDouble final : public StreamingBackend {
           if (L.host_cols[bi]) std::memcpy(e.cols.data(), L.host_cols[bi], b.edges * sizeof(vid_t));
           count_source(s, L.host_cols[bi], b.edges * sizeof(vid_t));
         }
-        uploaded_[s] += b.image_bytes();
         cached_upload_bytes += b.image_bytes();
       }
       off_[s][bi] = e.off.data();
@@ -728,10 +816,16 @@ class DeviceDouble final : public StreamingBackend {
       cover_[c.slot][x] = static_cast<unsigned char>(std::min(cover_[c.slot][x] + 1, 255));
     c.active = false;
   }
+  // Whether [p, p + bytes) lies in slot s's host slot (with the device cache: in either host
+  // slot, which units in any slot take in turn).
   bool in_host_slot(int s, const void* p, std::uint64_t bytes) const {
-    const auto* b = reinterpret_cast<const unsigned char*>(host_[s].data());
     const auto* q = static_cast<const unsigned char*>(p);
-    return !host_[s].empty() && q >= b && q + bytes <= b + host_[s].size() * 8;
+    for (std::size_t x = 0; x < host_.size(); ++x) {
+      if (!cache_on_ && x != static_cast<std::size_t>(s)) continue;
+      const auto* b = reinterpret_cast<const unsigned char*>(host_[x].data());
+      if (!host_[x].empty() && q >= b && q + bytes <= b + host_[x].size() * 8) return true;
+    }
+    return false;
   }
   bool registered_range(const unsigned char* p, std::uint64_t bytes) {
     std::lock_guard<std::mutex> lk(reg_mu_);
@@ -744,24 +838,30 @@ class DeviceDouble final : public StreamingBackend {
   std::mutex reg_mu_;
   std::map<void*, std::uint64_t> live_;
   std::unique_ptr<Counter> counter_ = make_cpu_counter();
-  std::vector<std::uint64_t> dev_[2], host_[2];
-  std::vector<unsigned char> cover_[2];
-  std::vector<count_t> pv_[2];
+  std::vector<std::vector<std::uint64_t>> dev_, host_;  // per slot
+  std::vector<std::vector<unsigned char>> cover_;
+  std::vector<std::vector<count_t>> pv_;
   std::vector<std::vector<std::uint64_t>> staging_;
   std::vector<Copy> pending_;
-  SlotResult result_[2];
+  std::vector<SlotResult> result_;
   std::uint64_t slot_bytes_ = 0, piece_bytes_ = 0;
   // the blocks each slot's count reads (in the slot, or in the emulated cache)
-  const eid_t* off_[2][3] = {};
-  const vid_t* cols_[2][3] = {};
+  std::vector<std::array<const eid_t*, 3>> off_;
+  std::vector<std::array<const vid_t*, 3>> cols_;
   struct Entry {
+    bool written = false;  // by the late copy of the unit that missed it
     std::vector<eid_t> off;
     std::vector<vid_t> cols;
   };
   bool cache_on_ = false;
   DeviceBlockCache cache_;
   std::map<std::uint64_t, Entry> entries_;
-  std::uint64_t uploaded_[2] = {0, 0}, hit_bytes_[2] = {0, 0};
+  std::vector<std::uint64_t> uploaded_, hit_bytes_;
+  // the cache's units in flight: layout, per-vertex outputs and hits, run when collected
+  std::vector<UnitLayout> late_;
+  std::vector<PerVertexOut> late_pv_;
+  std::vector<char> late_count_;
+  std::vector<std::array<bool, 3>> late_hit_;
 };
 
 // Graphs for streamed staging: empty rows (isolated vertices), a hub row much longer than the
@@ -856,6 +956,7 @@ TEST(Pipeline, DirectUploadsFromTheBlockCache) {
               EXPECT_GT(dd.registered.load(), 0u);
               EXPECT_EQ(dd.host_slot_bytes, 0u);  // nothing went through the host slot
             }
+            EXPECT_EQ(dd.max_slots, cache && !pv ? r.plan.in_flight : 2);
             if (cache) {
               EXPECT_EQ(dd.cache_mismatches, 0u);
               EXPECT_EQ(dd.cache_hits + dd.cache_misses, distinct_blocks(r.plan));
@@ -871,6 +972,57 @@ TEST(Pipeline, DirectUploadsFromTheBlockCache) {
             }
           }
   EXPECT_GT(range_packed, 0u);
+}
+
+// With the device block cache, up to Plan::in_flight units are in flight (the double runs a
+// unit's copies and count only when it is collected, as a GPU would run queued work): on every
+// build path — the preloaded block cache with direct uploads, the same through the host slots
+// (registration refused), parallel walks and the sequential walk into the host slots — the count
+// is exact, every host image is intact when its copy runs, no block is evicted under a unit in
+// flight, and with direct uploads a unit uploads exactly when the planner's replay (its lanes
+// and early collections included) says it does.
+TEST(Pipeline, ManyUnitsInFlightThroughTheDeviceCache) {
+  auto e = test::skewed_graph(2000, 24000, 5);
+  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(e);
+  auto src = memory_source(g, 173);
+  const std::int64_t caches[3][2] = {{-1, -1}, {1ll << 30, 0}, {0, 0}};
+  std::uint64_t early = 0;
+  int most = 0;
+  for (Scheme s : {Scheme::Range, Scheme::Hash})
+    for (std::uint32_t p : {3u, 7u, 16u})
+      for (int path = 0; path < 3; ++path)
+        for (bool refuse : {false, true}) {
+          SCOPED_TRACE(scheme_name(s) + " p=" + std::to_string(p) + " path " +
+                       std::to_string(path) + (refuse ? " refused" : ""));
+          auto o = popts(s, p, false);
+          o.chunk_cache_bytes = caches[path][0];
+          o.block_cache_bytes = caches[path][1];
+          DeviceDouble dd;
+          dd.refuse_registration = refuse;
+          CountReport r = count_with_backend(*src, o, dd);
+          ASSERT_EQ(r.plan.partition.p, p);
+          EXPECT_EQ(dd.max_slots, r.plan.in_flight);
+          most = std::max(most, r.plan.in_flight);
+          EXPECT_EQ(r.triangles, oracle);
+          EXPECT_EQ(r.stats.units, r.plan.units.size());
+          EXPECT_EQ(dd.image_mismatches, 0u);
+          EXPECT_EQ(dd.cache_mismatches, 0u);
+          EXPECT_EQ(dd.unregistered_sources, 0u);
+          EXPECT_EQ(dd.cache_hits + dd.cache_misses, distinct_blocks(r.plan));
+          if (path > 0 || refuse) {
+            EXPECT_GT(dd.host_slot_bytes, 0u);
+          }
+          // (a unit built in a host slot waits for that slot's previous unit as well, which the
+          // planner does not foresee: the replay is exact with direct uploads)
+          std::uint64_t wrong = 0;
+          for (std::size_t u = 0; u < r.plan.units.size() && path == 0 && !refuse; ++u)
+            wrong += (dd.unit_uploads.at(static_cast<std::int64_t>(u)) > 0) !=
+                     (r.plan.units[u].upload_bytes > 0);
+          EXPECT_EQ(wrong, 0u);
+          early += dd.early_collections;
+        }
+  EXPECT_GE(most, 8);    // the planner chose deep queues here
+  EXPECT_GT(early, 0u);  // the cache's room, not only the lanes, limited the units in flight
 }
 
 // Sparse blocks travel packed (packed_rows.hpp) from every parallel build path: the block

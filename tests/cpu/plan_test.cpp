@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <deque>
 #include <map>
 #include <numeric>
 #include <random>
@@ -496,7 +497,93 @@ struct NaiveCache {
     }
     return miss;
   }
+  void release(int owner) {
+    for (auto& kv : m) kv.second.pins &= ~(1u << owner);
+  }
+  // Whether a unit's blocks find room beside the pinned ones (DeviceBlockCache::fits).
+  bool fits(const std::vector<std::array<std::uint64_t, 3>>& blocks) const {
+    std::uint64_t need = 0;
+    for (const auto& kv : m) need += kv.second.pins ? kv.second.bytes : 0;
+    for (const auto& b : blocks) {
+      const auto it = m.find(b[0]);
+      need += it == m.end() ? b[1] : (it->second.pins ? 0 : it->second.bytes);
+    }
+    return need <= cap;
+  }
+  std::uint64_t pinned() const {
+    std::uint64_t n = 0;
+    for (const auto& kv : m) n += kv.second.pins ? kv.second.bytes : 0;
+    return n;
+  }
 };
+
+// With more units in flight than two, a unit may not fit beside the pinned blocks: fits() says
+// so exactly when a naive count does, the pipeline's early collection (release the oldest unit
+// in flight until it fits) always makes room, and admit then never throws.
+TEST(DeviceBlockCache, FitsWithManyUnitsInFlight) {
+  for (std::uint64_t seed : {11u, 12u, 13u})
+    for (int lanes : {2, 3, 8, 31}) {
+      SCOPED_TRACE("seed " + std::to_string(seed) + " lanes " + std::to_string(lanes));
+      std::mt19937_64 rng(seed);
+      const std::size_t keys = 40;
+      std::vector<std::uint64_t> size(keys + 1);
+      for (auto& b : size) b = 1 + rng() % 50;
+      std::vector<std::vector<std::uint64_t>> units(300);
+      std::uint64_t largest = 0;
+      for (auto& u : units) {
+        const std::size_t k = 1 + rng() % 3;
+        while (u.size() < k) {
+          const std::uint64_t key = 1 + rng() % keys;
+          if (std::find(u.begin(), u.end(), key) == u.end()) u.push_back(key);
+        }
+        std::uint64_t b = 0;
+        for (auto key : u) b += size[key];
+        largest = std::max(largest, b);
+      }
+      DeviceBlockCache c(2 * largest);
+      NaiveCache ref;
+      ref.cap = 2 * largest;
+      std::deque<std::size_t> flying;
+      std::uint64_t early = 0, wrong = 0;
+      for (std::size_t u = 0; u < units.size(); ++u) {
+        const int owner = static_cast<int>(u % static_cast<std::size_t>(lanes));
+        if (!flying.empty() && flying.front() + static_cast<std::size_t>(lanes) == u) {
+          c.release(owner);
+          ref.release(owner);
+          flying.pop_front();
+        }
+        std::vector<std::array<std::uint64_t, 3>> blocks;
+        DeviceBlockCache::Request req[3];
+        int n = 0;
+        for (auto key : units[u]) {
+          blocks.push_back({key, size[key], rng() % 1000});
+          req[n++] = {key, size[key], blocks.back()[2]};
+        }
+        for (;;) {
+          const bool fits = c.fits(req, n);
+          wrong += fits != ref.fits(blocks);
+          if (fits || flying.empty()) break;
+          const int old = static_cast<int>(flying.front() % static_cast<std::size_t>(lanes));
+          c.release(old);
+          ref.release(old);
+          flying.pop_front();
+          ++early;
+        }
+        bool hit[3];
+        EXPECT_NO_THROW(c.admit(req, n, owner, hit));
+        ref.unit(blocks, owner);
+        flying.push_back(u);
+        wrong += c.pinned() != ref.pinned();
+        EXPECT_LE(c.used(), c.capacity());
+      }
+      EXPECT_EQ(wrong, 0u);
+      if (lanes == 2) {
+        EXPECT_EQ(early, 0u);  // two units of at most half the capacity always fit
+      } else if (lanes == 31) {
+        EXPECT_GT(early, 0u);  // the cache, not the lanes, limits how far uploads run ahead
+      }
+    }
+}
 
 TEST(DeviceBlockCache, SeededSequencesMatchANaiveReplay) {
   for (std::uint64_t seed : {1u, 2u, 3u, 4u, 5u})
@@ -557,7 +644,9 @@ TEST(DeviceBlockCache, SeededSequencesMatchANaiveReplay) {
 
 // The planner's estimate is the cache run over its units: every range and hash plan with p > 1
 // has a cache of its two slots, its units' upload_bytes are what a naive replay uploads (with the
-// next uses recomputed by brute force) and sum to bytes_moved, never more than without the cache.
+// next uses recomputed by brute force, and the pipeline's units in flight: the lane's previous
+// unit collected, the oldest early while there is no room) and sum to bytes_moved, never more
+// than without the cache.
 TEST(Planner, DeviceCacheEstimateIsAReplayOfTheUnits) {
   auto g = oriented(test::skewed_graph(3000, 40000, 29));
   auto src = memory_source(g, 97);
@@ -568,6 +657,11 @@ TEST(Planner, DeviceCacheEstimateIsAReplayOfTheUnits) {
       ASSERT_EQ(plan.partition.p, p);
       ASSERT_EQ(plan.slots, 2);
       EXPECT_EQ(plan.device_cache_bytes, 2 * plan.slot_bytes);
+      EXPECT_TRUE(plan.in_flight == 2 || plan.in_flight == 4 || plan.in_flight == 8 ||
+                  plan.in_flight == kDeviceCacheInFlight)
+          << plan.in_flight;
+      const std::size_t lanes = static_cast<std::size_t>(plan.in_flight);
+      std::deque<std::size_t> flying;  // the pipeline's units in flight
       const auto next = device_cache_next_uses(plan);
       ASSERT_EQ(next.size(), 3 * plan.units.size());
       NaiveCache ref;
@@ -595,7 +689,17 @@ TEST(Planner, DeviceCacheEstimateIsAReplayOfTheUnits) {
           up.push_back(roles[r]->upload_bytes);
           without += roles[r]->upload_bytes;
         }
-        const std::vector<bool> miss = ref.unit(blocks, static_cast<int>(u % 2));
+        // the lane's previous unit is collected, and the oldest early while there is no room
+        if (!flying.empty() && flying.front() + lanes == u) {
+          ref.release(static_cast<int>(u % lanes));
+          flying.pop_front();
+        }
+        while (!ref.fits(blocks) && !flying.empty()) {
+          ref.release(static_cast<int>(flying.front() % lanes));
+          flying.pop_front();
+        }
+        const std::vector<bool> miss = ref.unit(blocks, static_cast<int>(u % lanes));
+        flying.push_back(u);
         std::uint64_t unit_up = 0;
         for (std::size_t x = 0; x < miss.size(); ++x) unit_up += miss[x] ? up[x] : 0;
         EXPECT_EQ(w.upload_bytes, unit_up) << "unit " << u;
@@ -612,6 +716,7 @@ TEST(Planner, DeviceCacheEstimateIsAReplayOfTheUnits) {
   // no cache in core or for the vertex scheme (its blocks are used once)
   EXPECT_EQ(plan_graph(*src, opts(Scheme::Range, 1)).device_cache_bytes, 0u);
   EXPECT_EQ(plan_graph(*src, opts(Scheme::Vertex, 4)).device_cache_bytes, 0u);
+  EXPECT_EQ(plan_graph(*src, opts(Scheme::Vertex, 4)).in_flight, 2);
 }
 
 TEST(Planner, UnknownSchemeIsAUsageError) {
