@@ -2134,22 +2134,9 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
     const int s = static_cast<int>(u % static_cast<std::size_t>(nslots));
     // the slot's previous unit (u - nslots) has finished before its memory is reused
     collect_through(static_cast<std::int64_t>(u) - nslots);
-    if (nslots > 2) {
-      const int h = next_host;
-      collect_through(host_user[h]);  // the host slot's last user has finished
-      prep.prepare(u, backend.host_slot(h), slots[s]);
-      if (uses_host_slot(slots[s].layout, backend.host_slot(h))) {
-        host_user[h] = static_cast<std::int64_t>(u);
-        next_host ^= 1;
-      }
-      mark_cached(u, slots[s].layout);
-      while (!flying.empty() && !backend.device_cache_fits(slots[s].layout))
-        collect_through(static_cast<std::int64_t>(flying.front()));
-      backend.upload_async(s, slots[s].layout);
-      backend.count_async(s, slots[s].layout);
-      flying.push_back(u);
-      continue;
-    }
+    // with more than two slots, the host slot whose turn it is (the slot's own otherwise)
+    const int h = nslots > 2 ? next_host : s;
+    if (nslots > 2) collect_through(host_user[h]);  // the host slot's last user has finished
     if (streamed) {
       Staging sg;
       sg.backend = &backend;
@@ -2161,7 +2148,11 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
         break;
       }
     } else {
-      prep.prepare(u, backend.host_slot(s), slots[s]);
+      prep.prepare(u, backend.host_slot(h), slots[s]);
+    }
+    if (nslots > 2 && uses_host_slot(slots[s].layout, backend.host_slot(h))) {
+      host_user[h] = static_cast<std::int64_t>(u);
+      next_host ^= 1;
     }
     if (device_cache) {
       mark_cached(u, slots[s].layout);

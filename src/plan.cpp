@@ -641,13 +641,13 @@ double cold_upload_bytes(const WorkUnit& w) {
 // The upload seconds the kernels do not hide, estimated: the copy engine and the compute engine
 // as a two-stage line (a unit's kernel after its upload and the previous kernel; its upload
 // after the previous upload and the kernel of the unit `in_flight` before it), each unit taking
-// its estimated seconds; the host is assumed to keep up. *total gets all the upload seconds,
-// *makespan the end of the last kernel.
-double estimated_exposed_upload(const Plan& plan, double* total, double* makespan = nullptr) {
+// its estimated seconds; the host is assumed to keep up. *makespan gets the end of the last
+// kernel.
+double estimated_exposed_upload(const Plan& plan, double* makespan = nullptr) {
   const std::size_t U = plan.units.size();
   const std::size_t lanes = static_cast<std::size_t>(std::max(1, plan.in_flight));
   std::vector<double> ke(U, 0);
-  double ue = 0, kend = 0, exposed = 0, all = 0;
+  double ue = 0, kend = 0, exposed = 0;
   for (std::size_t u = 0; u < U; ++u) {
     const double up = kUploadSecondsPerByte * static_cast<double>(plan.units[u].upload_bytes);
     const double us = std::max(ue, u >= lanes ? ke[u - lanes] : 0.0);
@@ -656,12 +656,10 @@ double estimated_exposed_upload(const Plan& plan, double* total, double* makespa
     // and run back to back from the first one that had not finished at us
     const double covered = std::max(0.0, std::min(ue, kend) - us);
     exposed += up - std::min(up, covered);
-    all += up;
     const double ks = std::max(ue, kend);
     kend = ks + kernel_seconds(plan.units[u]);
     ke[u] = kend;
   }
-  if (total) *total = all;
   if (makespan) *makespan = kend;
   return exposed;
 }
@@ -725,12 +723,11 @@ std::size_t cover_upload_tail(Plan& plan, bool per_vertex) {
   }
   for (; next < donors.size(); ++next) order.push_back(U[donors[next]]);
   // 4. Kept only when the estimate improves (the moved units may now miss the cache).
-  double before_total = 0, after_total = 0;
-  const double before = estimated_exposed_upload(plan, &before_total);
+  const double before = estimated_exposed_upload(plan);
   Plan trial = plan;
   trial.units = std::move(order);
   finish_units(trial, per_vertex, plan.in_flight);
-  const double after = estimated_exposed_upload(trial, &after_total);
+  const double after = estimated_exposed_upload(trial);
   if (after >= before) return 0;
   plan = std::move(trial);
   return donors.size();
@@ -943,11 +940,11 @@ Plan build_plan(Scheme scheme, std::uint32_t p, int variant, std::uint64_t n, ei
     Plan best;
     double best_end = 0, best_exposed = 0;
     for (int f = 2; f <= kDeviceCacheInFlight; f *= 2) {
-      Plan t = plan;
-      finish_units(t, per_vertex, f);
+      Plan t = plan;  // already finished for kDeviceCacheInFlight
+      if (f != plan.in_flight) finish_units(t, per_vertex, f);
       t.tail_cover_units = cover_upload_tail(t, per_vertex);
       double end = 0;
-      const double exposed = estimated_exposed_upload(t, nullptr, &end);
+      const double exposed = estimated_exposed_upload(t, &end);
       if (f == 2 || end < best_end * 0.999 || (end <= best_end * 1.001 && exposed < best_exposed)) {
         best = std::move(t);
         best_end = end;

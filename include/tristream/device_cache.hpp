@@ -121,10 +121,7 @@ class DeviceBlockCache {
   // this holds (a unit alone always fits: its distinct blocks are at most capacity / 2).
   bool fits(const Request* blocks, int n) const {
     std::uint64_t need = pinned_;
-    for (int x = 0; x < n; ++x) {
-      bool dup = false;
-      for (int y = 0; y < x; ++y) dup |= blocks[y].key == blocks[x].key;
-      if (dup) continue;
+    for (int x = 0; x < n; ++x) {  // distinct blocks, as admit takes them
       const auto it = entries_.find(blocks[x].key);
       if (it == entries_.end())
         need += blocks[x].bytes;

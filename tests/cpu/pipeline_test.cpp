@@ -591,9 +591,6 @@ class DeviceDouble final : public StreamingBackend {
     std::fill(cover_[s].begin(), cover_[s].end(), 0);
   }
   void count_async(int s, const UnitLayout& L) override {
-    auto view = [&](int bi) {
-      return CsrView{L.blocks[bi].rows, off_[s][bi], cols_[s][bi], L.blocks[bi].col_space};
-    };
     result_[s] = SlotResult{};
     PerVertexOut pv;
     if (L.per_vertex) {
@@ -613,36 +610,14 @@ class DeviceDouble final : public StreamingBackend {
       late_count_[s] = true;
       return;
     }
-    for (int bi = 0; bi < L.num_blocks; ++bi) {  // the host images the layout lends
-      const SlotBlock& b = L.blocks[bi];
-      if (b.packed != L.host_packed[bi].valid() || b.packed == (L.host_offsets[bi] != nullptr))
-        ++image_mismatches;
-      if (!same_as_host_image(L, bi, off_[s][bi], cols_[s][bi])) ++image_mismatches;
-    }
-    result_[s].triangles = counter_->count(view(L.a), view(L.b), view(L.c), pv);
+    run_count(s, L, pv, false);
   }
   bool poll(int) override { return true; }
   SlotResult wait(int s) override {
     if (late_count_[s]) {  // the unit's queued work: its copies into the cache, then its count
       late_count_[s] = false;
-      const UnitLayout& L = late_[s];
-      run_cached(s, L);
-      auto view = [&](int bi) {
-        return CsrView{L.blocks[bi].rows, off_[s][bi], cols_[s][bi], L.blocks[bi].col_space};
-      };
-      bool valid = true;
-      for (int bi = 0; bi < L.num_blocks; ++bi) {
-        const SlotBlock& b = L.blocks[bi];
-        if (b.packed != L.host_packed[bi].valid() || b.packed == (L.host_offsets[bi] != nullptr))
-          ++image_mismatches;
-        if (!same_as_host_image(L, bi, off_[s][bi], cols_[s][bi])) ++image_mismatches;
-        valid &= valid_csr(b, off_[s][bi], cols_[s][bi]);
-      }
-      // a block copied from a host image overwritten too early is garbage: not counted
-      if (valid)
-        result_[s].triangles = counter_->count(view(L.a), view(L.b), view(L.c), late_pv_[s]);
-      else
-        ++image_mismatches;
+      run_cached(s, late_[s]);
+      run_count(s, late_[s], late_pv_[s], true);
     }
     if (cache_on_) {
       cache_.release(s);
@@ -697,6 +672,26 @@ class DeviceDouble final : public StreamingBackend {
       cover_[s].assign(slot_bytes, 0);
     }
     slot_bytes_ = slot_bytes;
+  }
+  // The count of slot s over the blocks off_/cols_ point at, after checking them against the
+  // host images the layout lends; with check_csr (late copies) a block that is not a CSR of its
+  // shape (copied from a host image overwritten too early) is a mismatch and is not counted.
+  void run_count(int s, const UnitLayout& L, const PerVertexOut& pv, bool check_csr) {
+    auto view = [&](int bi) {
+      return CsrView{L.blocks[bi].rows, off_[s][bi], cols_[s][bi], L.blocks[bi].col_space};
+    };
+    bool valid = true;
+    for (int bi = 0; bi < L.num_blocks; ++bi) {
+      const SlotBlock& b = L.blocks[bi];
+      if (b.packed != L.host_packed[bi].valid() || b.packed == (L.host_offsets[bi] != nullptr))
+        ++image_mismatches;
+      if (!same_as_host_image(L, bi, off_[s][bi], cols_[s][bi])) ++image_mismatches;
+      if (check_csr) valid &= valid_csr(b, off_[s][bi], cols_[s][bi]);
+    }
+    if (valid)
+      result_[s].triangles = counter_->count(view(L.a), view(L.b), view(L.c), pv);
+    else
+      ++image_mismatches;
   }
   // Whether a block's device copy is a CSR of its shape (offsets from 0 to edges, not
   // decreasing; columns inside the column space).

@@ -517,6 +517,28 @@ struct NaiveCache {
   }
 };
 
+// Seeded units for the cache tests: key sizes 1..50 (size[key], keys 1..keys), units of 1 to 3
+// distinct keys, and the bytes of the largest unit.
+struct RandomUnits {
+  std::vector<std::uint64_t> size;
+  std::vector<std::vector<std::uint64_t>> units;
+  std::uint64_t largest = 0;
+  RandomUnits(std::mt19937_64& rng, std::size_t keys, std::size_t count)
+      : size(keys + 1), units(count) {
+    for (auto& b : size) b = 1 + rng() % 50;
+    for (auto& u : units) {
+      const std::size_t k = 1 + rng() % 3;
+      while (u.size() < std::min(k, keys)) {
+        const std::uint64_t key = 1 + rng() % keys;
+        if (std::find(u.begin(), u.end(), key) == u.end()) u.push_back(key);
+      }
+      std::uint64_t b = 0;
+      for (auto key : u) b += size[key];
+      largest = std::max(largest, b);
+    }
+  }
+};
+
 // With more units in flight than two, a unit may not fit beside the pinned blocks: fits() says
 // so exactly when a naive count does, the pipeline's early collection (release the oldest unit
 // in flight until it fits) always makes room, and admit then never throws.
@@ -525,21 +547,10 @@ TEST(DeviceBlockCache, FitsWithManyUnitsInFlight) {
     for (int lanes : {2, 3, 8, 31}) {
       SCOPED_TRACE("seed " + std::to_string(seed) + " lanes " + std::to_string(lanes));
       std::mt19937_64 rng(seed);
-      const std::size_t keys = 40;
-      std::vector<std::uint64_t> size(keys + 1);
-      for (auto& b : size) b = 1 + rng() % 50;
-      std::vector<std::vector<std::uint64_t>> units(300);
-      std::uint64_t largest = 0;
-      for (auto& u : units) {
-        const std::size_t k = 1 + rng() % 3;
-        while (u.size() < k) {
-          const std::uint64_t key = 1 + rng() % keys;
-          if (std::find(u.begin(), u.end(), key) == u.end()) u.push_back(key);
-        }
-        std::uint64_t b = 0;
-        for (auto key : u) b += size[key];
-        largest = std::max(largest, b);
-      }
+      const RandomUnits r(rng, 40, 300);
+      const auto& size = r.size;
+      const auto& units = r.units;
+      const std::uint64_t largest = r.largest;
       DeviceBlockCache c(2 * largest);
       NaiveCache ref;
       ref.cap = 2 * largest;
@@ -590,21 +601,11 @@ TEST(DeviceBlockCache, SeededSequencesMatchANaiveReplay) {
     for (std::size_t keys : {3u, 8u, 30u}) {
       SCOPED_TRACE("seed " + std::to_string(seed) + " keys " + std::to_string(keys));
       std::mt19937_64 rng(seed);
-      std::vector<std::uint64_t> size(keys + 1);
-      for (auto& b : size) b = 1 + rng() % 50;
       // units of 1 to 3 distinct keys; the cache holds two of the largest
-      std::vector<std::vector<std::uint64_t>> units(200);
-      std::uint64_t largest = 0;
-      for (auto& u : units) {
-        const std::size_t k = 1 + rng() % 3;
-        while (u.size() < std::min(k, keys)) {
-          const std::uint64_t key = 1 + rng() % keys;
-          if (std::find(u.begin(), u.end(), key) == u.end()) u.push_back(key);
-        }
-        std::uint64_t b = 0;
-        for (auto key : u) b += size[key];
-        largest = std::max(largest, b);
-      }
+      const RandomUnits r(rng, keys, 200);
+      const auto& size = r.size;
+      const auto& units = r.units;
+      const std::uint64_t largest = r.largest;
       // next uses, by brute force
       auto next_use = [&](std::size_t u, std::uint64_t key) {
         for (std::size_t v = u + 1; v < units.size(); ++v)
