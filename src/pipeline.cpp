@@ -331,23 +331,73 @@ class RowReader {
       cache_.erase(victim);
     }
     if (!missing.empty()) {
-      std::vector<std::shared_ptr<std::vector<vid_t>>> bufs(missing.size());
-      std::uint64_t comp = 0;
-      for (auto c : missing) comp += chunks[c].compressed_size;
-      const double t0 = now_s();
-      pool_.run(missing.size(), [&](std::size_t x) {
-        bufs[x] = std::make_shared<std::vector<vid_t>>(chunks[missing[x]].edges);
-        g_.read_chunk(missing[x], bufs[x]->data());
-      });
-      const double t1 = now_s();
-      rec_.span("read", unit, t0, t0, comp);
-      rec_.span("decompress", unit, t0, t1, add);
-      for (std::size_t x = 0; x < missing.size(); ++x) {
-        cache_.emplace(missing[x], std::make_pair(bufs[x], ++tick_));
-        cache_used_ += add ? bufs[x]->size() * sizeof(vid_t) : 0;
-      }
+      auto bufs = decompress(missing, pool_, unit);
+      adopt(missing, bufs);
     }
     for (auto c : needed) ptr_[c] = cache_.at(c).first->data();
+    return true;
+  }
+  // Decompresses `chunks` into new buffers on `pool`, recording the spans. Touches no cache
+  // state, so the preload's decompressor calls it while the builder reads pinned chunks.
+  std::vector<std::shared_ptr<std::vector<vid_t>>> decompress(
+      const std::vector<std::uint64_t>& chunks, Pool& pool, std::int64_t unit) {
+    const auto& all = g_.chunks();
+    std::vector<std::shared_ptr<std::vector<vid_t>>> bufs(chunks.size());
+    if (chunks.empty()) return bufs;
+    std::uint64_t comp = 0, raw = 0;
+    for (auto c : chunks) {
+      comp += all[c].compressed_size;
+      raw += all[c].edges * sizeof(vid_t);
+    }
+    const double t0 = now_s();
+    pool.run(chunks.size(), [&](std::size_t x) {
+      bufs[x] = std::make_shared<std::vector<vid_t>>(all[chunks[x]].edges);
+      g_.read_chunk(chunks[x], bufs[x]->data());
+    });
+    const double t1 = now_s();
+    rec_.span("read", unit, t0, t0, comp);
+    rec_.span("decompress", unit, t0, t1, raw);
+    return bufs;
+  }
+  // Adds decompressed chunks to the cache (most recently used); the caller keeps the cache
+  // within its capacity.
+  void adopt(const std::vector<std::uint64_t>& chunks,
+             std::vector<std::shared_ptr<std::vector<vid_t>>>& bufs) {
+    TS_CHECK(chunks.size() == bufs.size(), "adopt: a buffer per chunk");
+    for (std::size_t x = 0; x < chunks.size(); ++x) {
+      const std::uint64_t b = bufs[x]->size() * sizeof(vid_t);
+      if (cache_.emplace(chunks[x], std::make_pair(std::move(bufs[x]), ++tick_)).second)
+        cache_used_ += b;
+    }
+    peak_ = std::max(peak_, cache_used_);
+  }
+  // The most bytes the cache held at once.
+  std::uint64_t peak_bytes() const { return peak_; }
+  // Makes room for the chunks `next` beside the chunks `now` (both sorted): evicts the least
+  // recently used chunks in neither until next's missing chunks fit the capacity. Sets `missing`
+  // to next's chunks not cached; false when they do not fit even then.
+  bool room_for(const std::vector<std::uint64_t>& now, const std::vector<std::uint64_t>& next,
+                std::vector<std::uint64_t>& missing) {
+    missing.clear();
+    std::uint64_t add = 0;
+    for (auto c : next)
+      if (!cache_.count(c)) {
+        missing.push_back(c);
+        add += g_.chunks()[c].edges * sizeof(vid_t);
+      }
+    auto in = [](const std::vector<std::uint64_t>& v, std::uint64_t c) {
+      return std::binary_search(v.begin(), v.end(), c);
+    };
+    while (cache_used_ + add > cache_cap_) {
+      auto victim = cache_.end();
+      for (auto x = cache_.begin(); x != cache_.end(); ++x)
+        if (!in(now, x->first) && !in(next, x->first) &&
+            (victim == cache_.end() || x->second.second < victim->second.second))
+          victim = x;
+      if (victim == cache_.end()) return false;
+      cache_used_ -= victim->second.first->size() * sizeof(vid_t);
+      cache_.erase(victim);
+    }
     return true;
   }
   // The columns of row r from pinned chunks (thread-safe); rows across chunks go through tmp.
@@ -483,13 +533,14 @@ class RowReader {
       }
       cache_.emplace(batch_[t], std::make_pair(bufs_[t], ++tick_));
       cache_used_ += b;
+      peak_ = std::max(peak_, cache_used_);
     }
   }
 
   const GraphSource& g_;
   Pool& pool_;
   std::uint32_t window_;
-  std::uint64_t cache_cap_ = 0, cache_used_ = 0, tick_ = 0;
+  std::uint64_t cache_cap_ = 0, cache_used_ = 0, tick_ = 0, peak_ = 0;
   std::map<std::uint64_t, std::pair<std::shared_ptr<std::vector<vid_t>>, std::uint64_t>> cache_;
   Recorder& rec_;
   std::vector<std::shared_ptr<std::vector<vid_t>>> bufs_;
@@ -666,6 +717,7 @@ class Preparer {
   }
 
   void preload() { preload_blocks(); }
+  std::uint64_t chunk_cache_peak_bytes() const { return reader_.peak_bytes(); }
 
   // The plan's reuse_a (A left in the slot by the slot's unit before last) holds with two slots
   // only; with more units in flight (the device block cache) every unit names all its blocks.
@@ -1204,7 +1256,10 @@ class Preparer {
   };
   using BlockKey = std::pair<std::uint32_t, std::uint32_t>;
 
-  bool build_row_part(std::uint32_t a, const std::vector<BlockKey>& protect, std::int64_t unit) {
+  // Builds row part a's blocks G_ab into the cache. With `built`, the blocks are handed to the
+  // caller instead of being registered here (the preload's registrar pins them).
+  bool build_row_part(std::uint32_t a, const std::vector<BlockKey>& protect, std::int64_t unit,
+                      std::vector<std::shared_ptr<HostBlock>>* built = nullptr) {
     const Partition& P = plan_.partition;
     const std::uint32_t p = P.p;
     const std::uint64_t R = P.rows(a);
@@ -1236,13 +1291,12 @@ class Preparer {
     // Direct uploads: pin the blocks with columns here, on the pool and off the driver's path
     // (a unit's empty block is registered when the unit first needs it).
     const double tr = now_s();
-    if (direct_)
-      reader_.pool().run(q, [&](std::size_t d) {
-        if (made[d]->cols.size()) register_block(*made[d]);
-      });
-    // the trace's view of a row part's build: the two passes, then the registrations
     rec_.span("build", unit, tb, tr, 0);
-    if (direct_) rec_.span("register", unit, tr, now_s(), 0);
+    if (built) {
+      *built = made;
+    } else if (direct_) {
+      register_blocks(made, reader_.pool(), unit);
+    }
     // insert, evicting the least recently used blocks the current unit does not need
     std::lock_guard<std::mutex> lk(bmu_);
     for (std::uint32_t d = 0; d < q; ++d) {
@@ -1270,6 +1324,16 @@ class Preparer {
       blocks_used_ += add;
     }
     return true;
+  }
+
+  // Registers the blocks with columns of a row part on `pool` (the trace's "register" span).
+  void register_blocks(const std::vector<std::shared_ptr<HostBlock>>& made, Pool& pool,
+                       std::int64_t unit) {
+    const double t0 = now_s();
+    pool.run(made.size(), [&](std::size_t d) {
+      if (made[d]->cols.size()) register_block(*made[d]);
+    });
+    rec_.span("register", unit, t0, now_s(), 0);
   }
 
   // Registers a cached block's arrays with the backend for direct uploads; true when both are.
@@ -1338,12 +1402,13 @@ class Preparer {
   // pass over the graph (the counterpart of the in-core load), after which each unit only copies
   // its blocks into its slot — or, with a backend that registers them (direct uploads), has them
   // uploaded from where they are — so the steady state has no decompression or filtering at all.
-  // The pass runs on a background thread with its own pool, row part after row part in the order
-  // the units first need them, so the first units are counted while later row parts are built (a
-  // unit waits only for the row parts of its own blocks). The chunks of 1, 1, 2, 4, ... row parts
-  // (at most what the chunk cache plus the host budget's spare room holds) are decompressed
-  // together, so decompression runs on every core, a chunk shared by two row parts is mostly
-  // decompressed once, and the first unit waits for one row part only.
+  // The pass runs on background threads, row part after row part in the order the units first
+  // need them, so the first units are counted while later row parts are built (a unit waits only
+  // for the row parts of its own blocks). It is a pipeline (background_preload): the chunks of
+  // the next batch of row parts are decompressed while the current batch is built, and the
+  // blocks built are pinned for direct uploads while the next row part is built. The chunk
+  // cache (plus the host budget's spare room) holds two batches; a chunk shared by two
+  // consecutive batches is decompressed once, and the first unit waits for one row part only.
   void preload_blocks() {
     if (!use_block_cache_) return;
     const Partition& P = plan_.partition;
@@ -1380,53 +1445,194 @@ class Preparer {
   ~Preparer() { stop_preload(); }
 
  private:
+  // The preload's batches: row parts order[x, y) whose chunks are decompressed together.
+  struct PreloadBatch {
+    std::size_t x = 0, y = 0;
+    std::vector<std::uint64_t> chunks;  // every chunk of the batch (sorted)
+    // set by the builder once the previous batch is pinned: the chunks not cached then, and
+    // whether they fit beside the cache (else the builder decompresses them when it pins)
+    std::vector<std::uint64_t> extra;
+    bool fits = false;
+    std::vector<std::shared_ptr<std::vector<vid_t>>> bufs;  // extra, decompressed ahead
+    bool ahead = false;                                     // bufs holds extra
+  };
+
+  // Splits the preload order into batches: the first row part alone (the first unit waits for
+  // one row part only), then as many row parts as give the decompressor 2 chunks per thread,
+  // each batch with the next at most the chunk cache (one is built while the next is
+  // decompressed; a batch too large for that is decompressed by the builder, after the previous).
+  std::vector<PreloadBatch> preload_batches(const std::vector<std::uint32_t>& order,
+                                            std::uint64_t cap, unsigned threads) const {
+    std::vector<PreloadBatch> out;
+    std::vector<std::uint64_t> nd, merged;
+    const std::size_t enough = 2 * static_cast<std::size_t>(std::max(1u, threads));
+    for (std::size_t x = 0; x < order.size();) {
+      PreloadBatch B;
+      B.x = x;
+      std::size_t y = x;
+      while (y < order.size() && (y == x || (x > 0 && B.chunks.size() < enough))) {
+        rows_needed(order[y], nd);
+        merged.clear();
+        std::set_union(B.chunks.begin(), B.chunks.end(), nd.begin(), nd.end(),
+                       std::back_inserter(merged));
+        if (y > x && reader_.chunk_bytes(merged) > cap / 2) break;
+        B.chunks.swap(merged);
+        ++y;
+      }
+      B.y = y;
+      out.push_back(std::move(B));
+      x = y;
+    }
+    return out;
+  }
+
+  // The preload as a three-stage pipeline over the batches, each stage on a thread of its own:
+  //   1. the decompressor (a pool of its own) decompresses batch n+1's chunks that are not
+  //      cached while batch n is built, when they fit beside the cache (the builder makes room
+  //      for them and lists them after pinning batch n: the cache stays as it is until then);
+  //   2. the builder (this thread, on the pool) pins batch n's chunks and builds its row parts;
+  //   3. with direct uploads, the registrar pins each built row part's blocks for the backend,
+  //      one at a time, so the builder goes on with the next row part at once.
+  // A row part is ready (part_ready_) once built and, with direct uploads, registered.
   void background_preload(const std::vector<std::uint32_t>& order) {
     std::exception_ptr err;
+    const std::uint64_t cap0 = reader_.cache_cap();
+    std::mutex mu;  // guards the hand-overs below
+    std::condition_variable cv;
+    std::size_t decompressed = 0, pinned = 0;  // batches [0, decompressed) ready; [0, pinned)
+    bool quit = false;                         // builder -> decompressor and registrar
+    std::exception_ptr stage_err;              // the decompressor's or the registrar's failure
+    std::deque<std::pair<std::uint32_t, std::vector<std::shared_ptr<HostBlock>>>> to_register;
+    std::thread decompressor, registrar;
+    auto stop_stages = [&] {
+      {
+        std::lock_guard<std::mutex> lk(mu);
+        quit = true;
+      }
+      cv.notify_all();
+      if (decompressor.joinable()) decompressor.join();
+      if (registrar.joinable()) registrar.join();
+    };
     try {
-      const std::uint64_t cap0 = reader_.cache_cap();
       reader_.set_cache_cap(cap0 + preload_spare_);
-      std::size_t seen = 0;
-      std::vector<std::uint64_t> batch, nd, merged;
-      for (std::size_t x = 0; x < order.size() && !stop_;) {
-        const double t0 = now_s();
-        std::size_t y = x;
-        batch.clear();
-        // Batches of 1, 1, 2, 4, ... row parts (as many as the chunk cache holds): the first
-        // units wait for one row part's chunks, not for the whole file's.
-        const std::size_t most = std::max<std::size_t>(1, x);
-        while (y < order.size() && y - x < most) {
-          rows_needed(order[y], nd);
-          merged.clear();
-          std::set_union(batch.begin(), batch.end(), nd.begin(), nd.end(),
-                         std::back_inserter(merged));
-          if (y > x && reader_.chunk_bytes(merged) > reader_.cache_cap()) break;
-          batch.swap(merged);
-          ++y;
+      const std::uint64_t cap = reader_.cache_cap();
+      std::vector<PreloadBatch> batches = preload_batches(order, cap, threads_);
+      Pool dpool(std::max(1u, threads_));
+      // (the first batch: the cache is empty)
+      if (!batches.empty()) {
+        batches[0].extra = batches[0].chunks;
+        batches[0].fits = reader_.chunk_bytes(batches[0].chunks) <= cap;
+      }
+      // 1. the decompressor: batch n once batch n - 1 is pinned and batch n's extra chunks known
+      decompressor = std::thread([&] {
+        try {
+          for (std::size_t n = 0; n < batches.size(); ++n) {
+            {
+              std::unique_lock<std::mutex> lk(mu);
+              cv.wait(lk, [&] { return quit || pinned >= n; });
+              if (quit) return;
+            }
+            PreloadBatch& B = batches[n];
+            if (B.fits) {
+              B.bufs = reader_.decompress(B.extra, dpool, -1);
+              B.ahead = true;
+            }
+            {
+              std::lock_guard<std::mutex> lk(mu);
+              decompressed = n + 1;
+            }
+            cv.notify_all();
+          }
+        } catch (...) {
+          std::lock_guard<std::mutex> lk(mu);
+          stage_err = std::current_exception();
+          quit = true;
+          cv.notify_all();
         }
-        reader_.pin(batch, -1);  // when even one row part does not fit, build_row_part says so
+      });
+      // 3. the registrar: pins a row part's blocks, one at a time (a registration holds the
+      // driver's lock, so the copies and launches the driver issues meanwhile wait: one call at
+      // a time lets them in between); then the part is ready
+      if (direct_)
+        registrar = std::thread([&] {
+          Pool rpool(1);
+          try {
+            for (;;) {
+              std::pair<std::uint32_t, std::vector<std::shared_ptr<HostBlock>>> job;
+              {
+                std::unique_lock<std::mutex> lk(mu);
+                cv.wait(lk, [&] { return quit || !to_register.empty(); });
+                if (to_register.empty()) return;  // quit, and nothing left to pin
+                job = std::move(to_register.front());
+                to_register.pop_front();
+              }
+              register_blocks(job.second, rpool, -1);
+              {
+                std::lock_guard<std::mutex> lk(bmu_);
+                part_ready_[job.first] = 1;
+              }
+              bcv_.notify_all();
+            }
+          } catch (...) {
+            std::lock_guard<std::mutex> lk(mu);
+            stage_err = std::current_exception();
+          }
+        });
+      // 2. the builder
+      std::vector<std::shared_ptr<HostBlock>> made;
+      for (std::size_t n = 0; n < batches.size() && !stop_; ++n) {
+        PreloadBatch& B = batches[n];
+        {
+          std::unique_lock<std::mutex> lk(mu);
+          cv.wait(lk, [&] { return decompressed > n || stage_err; });
+          if (stage_err) break;
+        }
+        if (B.ahead) reader_.adopt(B.extra, B.bufs);
+        B.bufs.clear();
+        // when even one row part does not fit, build_row_part says so
+        const bool fits = reader_.pin(B.chunks, -1);
+        if (fits && n + 1 < batches.size()) {
+          PreloadBatch& N = batches[n + 1];
+          N.fits = reader_.room_for(B.chunks, N.chunks, N.extra);
+        }
+        {
+          std::lock_guard<std::mutex> lk(mu);
+          pinned = n + 1;
+        }
+        cv.notify_all();
+        const double t0 = now_s();  // (the batch's transform: its builds, not its decompression)
         bool ok = true;
         std::uint64_t bytes = 0;
-        for (; x < y && ok && !stop_; ++x) {
-          ok = build_row_part(order[x], {}, -1);
-          if (ok) {
-            std::lock_guard<std::mutex> lk(bmu_);
-            const Partition& P = plan_.partition;
-            for (std::uint32_t b = P.first_block(order[x]); b < P.p; ++b)
-              bytes += blocks_.at(BlockKey{order[x], b}).first->bytes();
-            part_ready_[order[x]] = 1;
+        for (std::size_t x = B.x; x < B.y && ok && !stop_; ++x) {
+          const std::uint32_t a = order[x];
+          ok = build_row_part(a, {}, -1, &made);
+          if (!ok) break;
+          for (const auto& hb : made) bytes += hb->bytes();
+          if (direct_) {
+            {
+              std::lock_guard<std::mutex> lk(mu);
+              to_register.emplace_back(a, std::move(made));
+            }
+            cv.notify_all();
+          } else {
+            {
+              std::lock_guard<std::mutex> lk(bmu_);
+              part_ready_[a] = 1;
+            }
+            bcv_.notify_all();
           }
-          bcv_.notify_all();
+          made.clear();
         }
-        const double t1 = now_s();
-        const double dec = rec_.since(&seen, "decompress", -1);
-        rec_.span("transform", -1, t0, t1, bytes);
-        rec_.less_transform(std::min(dec, t1 - t0));
+        rec_.span("transform", -1, t0, now_s(), bytes);
         if (!ok) break;  // the rest is built on demand
       }
+      stop_stages();
+      if (stage_err) std::rethrow_exception(stage_err);
       reader_.drop_cache();
       reader_.set_cache_cap(cap0);
     } catch (...) {
       err = std::current_exception();
+      stop_stages();
     }
     {
       std::lock_guard<std::mutex> lk(bmu_);
@@ -2178,6 +2384,7 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
     prep.stop_preload();
   else
     prep.finish_preload();
+  st.chunk_cache_peak_bytes = prep.chunk_cache_peak_bytes();
   st.wall_s = now_s() - origin;
   st.finish_from_spans();
   return rep;

@@ -932,28 +932,33 @@ Plan build_plan(Scheme scheme, std::uint32_t p, int variant, std::uint64_t n, ei
     }
   }
   finish_units(plan, per_vertex);
-  // Units in flight with the device cache: more lets uploads run further ahead of the kernels
-  // but pins more blocks, so the cache holds fewer for later units; the count of 2, 4, 8 or 16
-  // (each with its tail cover) whose estimated line (estimated_exposed_upload) ends first, the
-  // fewest exposed upload seconds on a tie.
-  if (plan.device_cache_bytes > 0 && plan.in_flight > 2) {
-    Plan best;
-    double best_end = 0, best_exposed = 0;
-    for (int f = 2; f <= kDeviceCacheInFlight; f *= 2) {
-      Plan t = plan;  // already finished for kDeviceCacheInFlight
-      if (f != plan.in_flight) finish_units(t, per_vertex, f);
-      t.tail_cover_units = cover_upload_tail(t, per_vertex);
-      double end = 0;
-      const double exposed = estimated_exposed_upload(t, &end);
-      if (f == 2 || end < best_end * 0.999 || (end <= best_end * 1.001 && exposed < best_exposed)) {
-        best = std::move(t);
-        best_end = end;
-        best_exposed = exposed;
-      }
-    }
-    plan = std::move(best);
-  }
   return plan;
+}
+
+// Units in flight with the device cache: more lets uploads run further ahead of the kernels
+// but pins more blocks, so the cache holds fewer for later units; the count of 2, 4, 8 or 16
+// (each with its tail cover) whose estimated line (estimated_exposed_upload) ends first, the
+// fewest exposed upload seconds on a tie. Run for the candidates that fit the budgets only: each
+// count replays the cache over every unit.
+void choose_in_flight(Plan& plan, bool per_vertex) {
+  if (plan.device_cache_bytes == 0 || plan.in_flight <= 2) return;
+  const std::uint64_t decompressed = plan.bytes_decompressed;  // (the caller's estimate)
+  Plan best;
+  double best_end = 0, best_exposed = 0;
+  for (int f = 2; f <= kDeviceCacheInFlight; f *= 2) {
+    Plan t = plan;  // already finished for kDeviceCacheInFlight
+    if (f != plan.in_flight) finish_units(t, per_vertex, f);
+    t.tail_cover_units = cover_upload_tail(t, per_vertex);
+    double end = 0;
+    const double exposed = estimated_exposed_upload(t, &end);
+    if (f == 2 || end < best_end * 0.999 || (end <= best_end * 1.001 && exposed < best_exposed)) {
+      best = std::move(t);
+      best_end = end;
+      best_exposed = exposed;
+    }
+  }
+  plan = std::move(best);
+  plan.bytes_decompressed = decompressed;
 }
 
 }  // namespace
@@ -1133,6 +1138,8 @@ Plan make_plan(std::uint64_t n, eid_t m, const eid_t* offsets,
     const bool dev_ok = o.device_budget == 0 || c.device <= o.device_budget;
     const bool host_ok = o.host_budget == 0 || c.host <= o.host_budget;
     c.feasible = dev_ok && host_ok;
+    // (the units in flight only for a candidate that fits: they change its bytes moved)
+    if (c.feasible) choose_in_flight(c.plan, o.per_vertex);
     // bytes moved, plus a fixed charge per unit (a launch, a synchronisation, small-kernel
     // inefficiency) counted as kUnitCostBytes
     c.cost = static_cast<double>(c.plan.bytes_moved + c.plan.bytes_decompressed) +

@@ -80,6 +80,7 @@ std::string PipelineStats::to_json() const {
       .add("slot_bytes", std::uint64_t{slot_bytes})
       .add("reused_bytes", std::uint64_t{reused_bytes})
       .add("device_cache_hit_bytes", std::uint64_t{device_cache_hit_bytes})
+      .add("chunk_cache_peak_bytes", std::uint64_t{chunk_cache_peak_bytes})
       .raw("read", stage_json(read))
       .raw("decompress", stage_json(decompress))
       .raw("transform", stage_json(transform))

@@ -36,6 +36,9 @@ struct PipelineStats {
   std::uint64_t reused_bytes = 0;   // bytes not uploaded thanks to the slot's cached A block
   // bytes not uploaded because the device block cache held the block (a cached A included)
   std::uint64_t device_cache_hit_bytes = 0;
+  // the most decompressed chunk bytes the chunk cache held at once (the background preload's
+  // batch being built plus the next one, decompressed ahead, included)
+  std::uint64_t chunk_cache_peak_bytes = 0;
   StageStats read, decompress, transform, upload, kernel;
   double census_s = 0, plan_s = 0;
   double wall_s = 0;  // the streamed count (after planning)

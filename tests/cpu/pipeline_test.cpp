@@ -969,6 +969,66 @@ TEST(Pipeline, DirectUploadsFromTheBlockCache) {
   EXPECT_GT(range_packed, 0u);
 }
 
+// The background preload is a pipeline (decompressor, builder, registrar on threads of their
+// own): for chunk caches from a sixteenth of the graph (row parts built on demand) to twice the
+// graph, 1 or 4 threads, with and without registration, the count is exact, every cached block is
+// registered and unregistered once (or none when registration is refused), the chunk cache never
+// holds more than its capacity (the batch built plus the next one decompressed ahead), and a chunk
+// is decompressed again only when batches that are not consecutive share it: never with hash (every
+// row part reads every chunk), at most two chunks per row part with range.
+TEST(Pipeline, PreloadPipelineStaysWithinTheChunkCache) {
+  auto e = test::skewed_graph(2500, 30000, 71);
+  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(e);
+  auto src = memory_source(g, 131);
+  const std::uint64_t raw = src->m() * sizeof(vid_t);
+  std::uint64_t max_chunk = 0;
+  for (const auto& c : src->chunks()) max_chunk = std::max(max_chunk, c.edges * sizeof(vid_t));
+  ASSERT_GT(src->chunks().size(), 100u);
+  int preloaded = 0;
+  for (Scheme s : {Scheme::Range, Scheme::Hash})
+    for (std::uint32_t p : {3u, 16u})
+      for (std::uint64_t cache : {raw / 16, raw / 4, raw / 2, 2 * raw})
+        for (int how = 0; how < 3; ++how) {
+          const unsigned threads = how == 0 ? 1 : 4;
+          const bool refuse = how == 2;
+          if (s == Scheme::Hash && p == 16 && cache < raw) continue;  // 816 walks of the graph
+          SCOPED_TRACE(scheme_name(s) + " p=" + std::to_string(p) + " chunk cache " +
+                       std::to_string(cache) + " threads " + std::to_string(threads) +
+                       (refuse ? " refused" : ""));
+          auto o = popts(s, p, false);
+          o.threads = threads;
+          o.chunk_cache_bytes = static_cast<std::int64_t>(cache);
+          DeviceDouble dd;
+          dd.refuse_registration = refuse;
+          CountReport r = count_with_backend(*src, o, dd);
+          ASSERT_EQ(r.plan.partition.p, p);
+          ASSERT_GE(r.plan.block_cache_bytes, r.plan.row_parts_bytes);  // a preload
+          EXPECT_EQ(r.triangles, oracle);
+          EXPECT_EQ(dd.image_mismatches, 0u);
+          EXPECT_EQ(dd.unregistered_sources, 0u);
+          EXPECT_EQ(dd.registered.load(), dd.unregistered.load());
+          if (refuse) {
+            EXPECT_EQ(dd.registered.load(), 0u);
+          }
+          EXPECT_LE(r.stats.chunk_cache_peak_bytes, cache);
+          EXPECT_GT(r.stats.chunk_cache_peak_bytes, 0u);
+          if (cache == 2 * raw) {
+            ++preloaded;
+            EXPECT_GT(dd.direct_copies + dd.host_slot_bytes, 0u);
+            if (!refuse) {
+              EXPECT_GT(dd.registered.load(), 0u);
+            }
+            if (s == Scheme::Hash) {
+              EXPECT_EQ(r.stats.decompress.bytes, raw);
+            } else {
+              EXPECT_GE(r.stats.decompress.bytes, raw);
+              EXPECT_LE(r.stats.decompress.bytes, raw + 2 * p * max_chunk);
+            }
+          }
+        }
+  EXPECT_EQ(preloaded, 2 * 2 * 3);
+}
+
 // With the device block cache, up to Plan::in_flight units are in flight (the double runs a
 // unit's copies and count only when it is collected, as a GPU would run queued work): on every
 // build path — the preloaded block cache with direct uploads, the same through the host slots
