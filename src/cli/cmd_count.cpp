@@ -224,6 +224,8 @@ int cmd_count(int argc, char** argv) {
         .add("host_staging_bytes", std::uint64_t{rep.plan.host_staging_bytes()})
         .add("device_bytes", std::uint64_t{rep.plan.device_bytes})
         .add("bytes_moved", std::uint64_t{rep.plan.bytes_moved})
+        .add("in_flight", rep.plan.in_flight)
+        .add("tail_cover_units", std::uint64_t{rep.plan.tail_cover_units})
         .add("reason", rep.plan.reason);
     o.raw("plan", plan.str()).raw("stats", rep.stats.to_json());
     std::printf("%s\n", o.str().c_str());

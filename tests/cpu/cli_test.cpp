@@ -81,6 +81,9 @@ TEST(Cli, CountsKarateFromEdgeListAndTcsr) {
   EXPECT_EQ(json_uint(r.out, "edges"), 78u);
   EXPECT_NE(r.out.find("\"backend\":\"cpu\""), std::string::npos);
   EXPECT_NE(r.out.find("\"seconds\":"), std::string::npos);
+  // the plan's units in flight and tail cover, the stats' chunk cache high-water mark
+  for (const char* key : {"\"in_flight\":", "\"tail_cover_units\":", "\"chunk_cache_peak_bytes\":"})
+    EXPECT_NE(r.out.find(key), std::string::npos) << key;
 
   const std::string out = tmp.file("karate.tcsr");
   r = run_cli("convert " + karate + " -o " + q(out) + " --quiet");
