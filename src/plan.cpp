@@ -1,5 +1,6 @@
 // plan.cpp — partitions, the block census and the planner (tristream/plan.hpp).
 #include "tristream/plan.hpp"
+#include "plan_internal.hpp"
 #include "units.hpp"
 
 #include <algorithm>
@@ -619,16 +620,12 @@ void finish_units(Plan& plan, bool per_vertex, int in_flight = kDeviceCacheInFli
   plan.imbalance = plan.units.empty() || work <= 0 ? 1.0 : maxw / (work / plan.units.size());
 }
 
-// The balance of uploads against kernels on the reference GPU (an H100 on PCIe 5): seconds per
-// byte uploaded and per unit of estimated work (wedges), measured on Kronecker 25 and 26 (only
-// their ratio matters here).
-// (Kronecker 25 at a quarter of its footprint: 40 GB/s; 9e11 wedges/s plus 0.4 ms per unit.)
-constexpr double kUploadSecondsPerByte = 1.0 / 40e9;
-constexpr double kKernelSecondsPerWork = 1.0 / 9e11;
-constexpr double kKernelSecondsPerUnit = 4e-4;
-
-double kernel_seconds(const WorkUnit& w) {
-  return kKernelSecondsPerUnit + kKernelSecondsPerWork * w.work;
+// A unit's kernel seconds and an upload's seconds at the plan's rates (PlanRates).
+double kernel_seconds(const Plan& plan, const WorkUnit& w) {
+  return plan.rates.kernel_s_per_unit + w.work / plan.rates.kernel_work_per_s;
+}
+double upload_seconds(const Plan& plan, double bytes) {
+  return bytes / plan.rates.upload_bytes_per_s;
 }
 
 double cold_upload_bytes(const WorkUnit& w) {
@@ -649,7 +646,7 @@ double estimated_exposed_upload(const Plan& plan, double* makespan = nullptr) {
   std::vector<double> ke(U, 0);
   double ue = 0, kend = 0, exposed = 0;
   for (std::size_t u = 0; u < U; ++u) {
-    const double up = kUploadSecondsPerByte * static_cast<double>(plan.units[u].upload_bytes);
+    const double up = upload_seconds(plan, static_cast<double>(plan.units[u].upload_bytes));
     const double us = std::max(ue, u >= lanes ? ke[u - lanes] : 0.0);
     ue = us + up;
     // the upload overlaps the kernels running in [us, ue): the previous kernels end by kend,
@@ -657,7 +654,7 @@ double estimated_exposed_upload(const Plan& plan, double* makespan = nullptr) {
     const double covered = std::max(0.0, std::min(ue, kend) - us);
     exposed += up - std::min(up, covered);
     const double ks = std::max(ue, kend);
-    kend = ks + kernel_seconds(plan.units[u]);
+    kend = ks + kernel_seconds(plan, plan.units[u]);
     ke[u] = kend;
   }
   if (makespan) *makespan = kend;
@@ -677,7 +674,8 @@ std::size_t cover_upload_tail(Plan& plan, bool per_vertex) {
   double sum = 0, excess = 0;
   std::size_t tail = U.size();
   for (std::size_t x = U.size(); x-- > 0;) {
-    sum += kUploadSecondsPerByte * static_cast<double>(U[x].upload_bytes) - kernel_seconds(U[x]);
+    sum +=
+        upload_seconds(plan, static_cast<double>(U[x].upload_bytes)) - kernel_seconds(plan, U[x]);
     if (sum > excess) {
       excess = sum;
       tail = x;
@@ -689,7 +687,7 @@ std::size_t cover_upload_tail(Plan& plan, bool per_vertex) {
   std::vector<std::size_t> cand(tail);
   std::iota(cand.begin(), cand.end(), std::size_t{0});
   auto net = [&](std::size_t u) {
-    return kernel_seconds(U[u]) - kUploadSecondsPerByte * cold_upload_bytes(U[u]);
+    return kernel_seconds(plan, U[u]) - upload_seconds(plan, cold_upload_bytes(U[u]));
   };
   auto ratio = [&](std::size_t u) { return U[u].work / (cold_upload_bytes(U[u]) + 1.0); };
   std::stable_sort(cand.begin(), cand.end(),
@@ -715,7 +713,8 @@ std::size_t cover_upload_tail(Plan& plan, bool per_vertex) {
   double owed = 0;
   for (std::size_t u = tail; u < U.size(); ++u) {
     order.push_back(U[u]);
-    owed += kUploadSecondsPerByte * static_cast<double>(U[u].upload_bytes) - kernel_seconds(U[u]);
+    owed +=
+        upload_seconds(plan, static_cast<double>(U[u].upload_bytes)) - kernel_seconds(plan, U[u]);
     while (next < donors.size() && owed >= net(donors[next])) {
       owed -= net(donors[next]);
       order.push_back(U[donors[next++]]);
@@ -1077,6 +1076,7 @@ Plan make_plan(std::uint64_t n, eid_t m, const eid_t* offsets,
     if (p > 1 && after_feasible[si] >= 8) continue;  // more parts only move more bytes
     Candidate c;
     c.plan = build_plan(s, p, variant, n, m, offsets, census, o.per_vertex);
+    c.plan.rates = o.rates;
     if (p <= 1 && o.scheme != Scheme::Auto) c.plan.partition.scheme = Scheme::Range;
     const bool vs = c.plan.partition.scheme == Scheme::Vertex && c.plan.partition.p > 1;
     std::uint64_t max_prox = 0;
@@ -1254,6 +1254,18 @@ Plan plan_graph(const GraphSource& g, const PlanOptions& options, Census* census
 }
 
 // ---- output ------------------------------------------------------------------------------------
+namespace plan_internal {
+void finish_units(Plan& plan, bool per_vertex, int in_flight) {
+  tristream::finish_units(plan, per_vertex, in_flight);
+}
+double estimated_exposed_upload(const Plan& plan, double* makespan) {
+  return tristream::estimated_exposed_upload(plan, makespan);
+}
+std::size_t cover_upload_tail(Plan& plan, bool per_vertex) {
+  return tristream::cover_upload_tail(plan, per_vertex);
+}
+}  // namespace plan_internal
+
 std::uint64_t device_cache_key(const Plan& plan, const BlockInfo& b) {
   if (plan.device_cache_bytes == 0) return 0;
   const std::uint64_t stride = std::max<std::uint64_t>(plan.partition.p, 2);

@@ -119,6 +119,17 @@ std::vector<std::uint64_t> balanced_bounds(std::uint64_t n, const eid_t* offsets
                                            bool by_wedges);
 Census take_census(const GraphSource& g, const CensusOptions& options);
 
+// The balance of uploads against kernels the planner assumes when it chooses the units in flight
+// and the tail cover (plan.cpp: estimated_exposed_upload): seconds per byte uploaded and per unit
+// of estimated work (wedges), plus a fixed cost per unit. The defaults were measured on the
+// reference GPU (an H100 on PCIe 5, Kronecker 25 at a quarter of its footprint); only their
+// ratios matter.
+struct PlanRates {
+  double upload_bytes_per_s = 40e9;
+  double kernel_work_per_s = 9e11;
+  double kernel_s_per_unit = 4e-4;
+};
+
 struct PlanOptions {
   Scheme scheme = Scheme::Auto;
   std::uint32_t parts = 0;          // 0: the planner chooses
@@ -129,6 +140,7 @@ struct PlanOptions {
                                     // holds the slot, is never planned)
   bool per_vertex = false;
   unsigned threads = 0;
+  PlanRates rates;
 };
 
 // The census a plan with these options needs (fine/hash_mod/vertex_groups chosen from the forced
@@ -176,6 +188,7 @@ struct Plan {
   // their kernels hide the tail's uploads; 0 when that would not leave fewer upload seconds
   // exposed by its estimate.
   std::size_t tail_cover_units = 0;
+  PlanRates rates;  // the balance the in-flight choice and the tail cover assumed
   std::uint64_t slot_bytes = 0;       // max blocks bytes of a unit (staging slot size)
   std::uint64_t per_vertex_rows = 0;  // max rows of the per-vertex arrays of one unit
   std::uint64_t device_bytes = 0;     // two slots + per-vertex arrays

@@ -11,6 +11,7 @@
 #include <random>
 #include <set>
 
+#include "plan_internal.hpp"
 #include "test_util.hpp"
 #include "tristream/device_cache.hpp"
 #include "tristream/error.hpp"
@@ -718,6 +719,91 @@ TEST(Planner, DeviceCacheEstimateIsAReplayOfTheUnits) {
   EXPECT_EQ(plan_graph(*src, opts(Scheme::Range, 1)).device_cache_bytes, 0u);
   EXPECT_EQ(plan_graph(*src, opts(Scheme::Vertex, 4)).device_cache_bytes, 0u);
   EXPECT_EQ(plan_graph(*src, opts(Scheme::Vertex, 4)).in_flight, 2);
+}
+
+// The tail cover on a plan built by hand (range, p = 10, the planner's order: i descending):
+// part 0's blocks are large and nearly without work, so the order's tail is upload-bound, while
+// the high parts' units are much work in few bytes. The cover moves some of those into the tail:
+// the same tasks, every unit finished again (the cache replayed for the new order), fewer
+// estimated exposed upload seconds, and the moved units after the head. Seeded block sizes.
+TEST(Planner, TailCoverMovesHeavyUnitsIntoAnUploadBoundTail) {
+  std::mt19937_64 rng(17);
+  for (int trial = 0; trial < 8; ++trial) {
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    const std::uint32_t p = 10;
+    Plan plan;
+    plan.partition.scheme = Scheme::Range;
+    plan.partition.p = p;
+    plan.partition.n = 100 * p;
+    for (std::uint32_t a = 0; a <= p; ++a) plan.partition.bounds.push_back(100 * a);
+    std::uniform_real_distribution<double> jitter(0.8, 1.25);
+    auto block = [&](std::uint32_t a, std::uint32_t b) {
+      BlockInfo bi;
+      bi.row_part = a;
+      bi.col_part = b;
+      bi.rows = 100;
+      bi.col_space = 100;
+      // part 0: 4 MB blocks; the others 64 KB
+      bi.bytes = static_cast<std::uint64_t>((a == 0 ? 4e6 : 64e3) * jitter(rng));
+      bi.upload_bytes = bi.bytes;
+      bi.edges = bi.bytes / 8;
+      return bi;
+    };
+    std::vector<std::vector<BlockInfo>> G(p, std::vector<BlockInfo>(p));
+    for (std::uint32_t a = 0; a < p; ++a)
+      for (std::uint32_t b = a; b < p; ++b) G[a][b] = block(a, b);
+    for (std::uint32_t i = p; i-- > 0;)
+      for (std::uint32_t j = i; j < p; ++j)
+        for (std::uint32_t k = j; k < p; ++k) {
+          WorkUnit w;
+          w.i = i;
+          w.j = j;
+          w.k = k;
+          w.a = G[i][j];
+          w.b = G[i][k];
+          w.c = G[j][k];
+          w.b_is_a = j == k;
+          w.c_is_a = i == j && j == k;
+          w.c_is_b = i == j;
+          w.work = i == 0 ? 1e3 : 1e9 * jitter(rng) * (i + j + k);  // ~1 ms a wedge-heavy unit
+          plan.units.push_back(w);
+        }
+    plan.rates.upload_bytes_per_s = 1e9;  // a slow link: part 0's units take milliseconds
+    plan_internal::finish_units(plan, false, 16);
+    ASSERT_EQ(plan.in_flight, 16);
+    ASSERT_GT(plan.device_cache_bytes, 0u);
+    const Plan before = plan;
+    double end0 = 0, end1 = 0;
+    const double exposed0 = plan_internal::estimated_exposed_upload(before, &end0);
+    const std::size_t moved = plan_internal::cover_upload_tail(plan, false);
+    ASSERT_GT(moved, 0u) << "exposed " << exposed0;
+    EXPECT_EQ(plan.tail_cover_units, 0u);  // (the caller records it)
+    const double exposed1 = plan_internal::estimated_exposed_upload(plan, &end1);
+    EXPECT_LT(exposed1, exposed0);
+    // the same tasks, in a new order
+    auto tasks = [](const Plan& x) {
+      std::vector<std::array<std::uint32_t, 3>> t;
+      for (const auto& w : x.units) t.push_back({w.i, w.j, w.k});
+      return t;
+    };
+    auto t0 = tasks(before), t1 = tasks(plan);
+    EXPECT_NE(t0, t1);
+    std::sort(t0.begin(), t0.end());
+    std::sort(t1.begin(), t1.end());
+    EXPECT_EQ(t0, t1);
+    // the moved units are wedge-heavy units of the head, now among part 0's units
+    const std::size_t tail0 =
+        static_cast<std::size_t>(std::find_if(plan.units.begin(), plan.units.end(),
+                                              [](const WorkUnit& w) { return w.i == 0; }) -
+                                 plan.units.begin());
+    std::size_t heavy_in_tail = 0;
+    for (std::size_t u = tail0; u < plan.units.size(); ++u) heavy_in_tail += plan.units[u].i != 0;
+    EXPECT_EQ(heavy_in_tail, moved);
+    // finished again: the replay's uploads are the new order's, and the totals add up
+    std::uint64_t sum = 0;
+    for (const auto& w : plan.units) sum += w.upload_bytes;
+    EXPECT_EQ(plan.bytes_moved, sum);
+  }
 }
 
 TEST(Planner, UnknownSchemeIsAUsageError) {

@@ -1,0 +1,20 @@
+// plan_internal.hpp — the planner's order and estimate steps (src/plan.cpp), for tests only:
+// they run on a plan built by hand, so a test can make the tail of an order upload-bound.
+#pragma once
+
+#include <cstddef>
+
+#include "tristream/plan.hpp"
+
+namespace tristream::plan_internal {
+
+// Sets the units' slot, device and upload bytes (the device block cache replayed with
+// `in_flight` units in flight) and the plan's totals.
+void finish_units(Plan& plan, bool per_vertex, int in_flight);
+// The upload seconds the kernels do not hide at the plan's rates; *makespan the last kernel's end.
+double estimated_exposed_upload(const Plan& plan, double* makespan);
+// The tail cover: moves units of much work and few bytes into the upload-bound tail when the
+// estimate improves; returns the units moved.
+std::size_t cover_upload_tail(Plan& plan, bool per_vertex);
+
+}  // namespace tristream::plan_internal
