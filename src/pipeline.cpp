@@ -42,9 +42,8 @@ std::uint64_t align_up(std::uint64_t x) {
 
 // Lowers the calling thread's scheduling priority (Linux: the thread's nice value, +5) so that
 // work that runs ahead (the preload's decompressor and registrar) leaves the cores to the
-// builder and to the thread that drives the GPU when they are all busy (on the H100 host, Kronecker
-// 25 at 1/8 of its footprint: 4.0 to 4.2 s instead of 5.0 s). Best effort: nothing happens where
-// it is not supported or not allowed.
+// builder and to the thread that drives the GPU when they are all busy. Best effort: nothing
+// happens where it is not supported or not allowed.
 void background_priority() {
 #ifdef __linux__
   (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), 5);
@@ -1539,9 +1538,9 @@ class Preparer {
       reader_.set_cache_cap(cap0 + preload_spare_);
       const std::uint64_t cap = reader_.cache_cap();
       std::vector<PreloadBatch> batches = preload_batches(order, cap, threads_);
-      // (half the cores, at background priority: the builder's pool has them all and is the
-      // preload's critical path, and the driver must get a core when it issues GPU work)
-      Pool dpool(std::max(1u, threads_ / 2), true);
+      // (every core, at background priority: the builder's pool, the preload's critical path,
+      // and the driver, which issues the GPU work, come first when the cores are all busy)
+      Pool dpool(std::max(1u, threads_), true);
       // (the first batch: the cache is empty)
       if (!batches.empty()) {
         batches[0].extra = batches[0].chunks;

@@ -188,7 +188,7 @@ struct Plan {
   // their kernels hide the tail's uploads; 0 when that would not leave fewer upload seconds
   // exposed by its estimate.
   std::size_t tail_cover_units = 0;
-  PlanRates rates;  // the balance the in-flight choice and the tail cover assumed
+  PlanRates rates;                    // the balance the in-flight choice and the tail cover assumed
   std::uint64_t slot_bytes = 0;       // max blocks bytes of a unit (staging slot size)
   std::uint64_t per_vertex_rows = 0;  // max rows of the per-vertex arrays of one unit
   std::uint64_t device_bytes = 0;     // two slots + per-vertex arrays
