@@ -1601,6 +1601,7 @@ class Preparer {
           } catch (...) {
             std::lock_guard<std::mutex> lk(mu);
             stage_err = std::current_exception();
+            cv.notify_all();  // (the builder stops at its next batch)
           }
         });
       // 2. the builder
