@@ -326,7 +326,7 @@ class CudaStreamingBackend final : public StreamingBackend {
   bool device_cache_fits(const UnitLayout& L) override {
     if (!cache_on_) return true;
     DeviceBlockCache::Request req[3];
-    requests(L, req);
+    device_cache_requests(L, req);
     return cache_.fits(req, L.num_blocks);
   }
 
@@ -368,7 +368,7 @@ class CudaStreamingBackend final : public StreamingBackend {
     if (sl.pending)
       throw Error(ErrorKind::Internal, "a slot reused before its previous count was collected");
     DeviceBlockCache::Request req[3];
-    requests(L, req);
+    device_cache_requests(L, req);
     bool hit[3] = {false, false, false};
     for (const std::uint64_t victim : cache_.admit(req, L.num_blocks, s, hit)) {
       check(cudaFreeAsync(cache_mem_.at(victim), copy_), "cudaFreeAsync (block cache)");
@@ -404,15 +404,6 @@ class CudaStreamingBackend final : public StreamingBackend {
       }
     }
     upload_packed(sl, L, send);
-  }
-
-  // The cache's requests for a unit's blocks (keys, device bytes, next uses).
-  static void requests(const UnitLayout& L, DeviceBlockCache::Request* req) {
-    for (int bi = 0; bi < L.num_blocks; ++bi) {
-      const SlotBlock& b = L.blocks[bi];
-      if (b.cache_key == 0) throw Error(ErrorKind::Internal, "a block without a cache key");
-      req[bi] = {b.cache_key, device_block_bytes(b.rows, b.edges), b.next_use};
-    }
   }
 
   // A packed block's host image (one packed_image: ids, then offsets), checked.

@@ -341,16 +341,7 @@ class RowReader {
     // evict chunks not needed now, least recently used first
     std::uint64_t add = 0;
     for (auto c : missing) add += chunks[c].edges * sizeof(vid_t);
-    while (cache_used_ + add > cache_cap_ && !cache_.empty()) {
-      auto victim = cache_.end();
-      for (auto x = cache_.begin(); x != cache_.end(); ++x)
-        if (!std::binary_search(needed.begin(), needed.end(), x->first) &&
-            (victim == cache_.end() || x->second.second < victim->second.second))
-          victim = x;
-      if (victim == cache_.end()) break;
-      cache_used_ -= victim->second.first->size() * sizeof(vid_t);
-      cache_.erase(victim);
-    }
+    evict_for(add, [&](std::uint64_t c) { return in(needed, c); });
     if (!missing.empty()) {
       auto bufs = decompress(missing, pool_, unit);
       adopt(missing, bufs);
@@ -406,20 +397,7 @@ class RowReader {
         missing.push_back(c);
         add += g_.chunks()[c].edges * sizeof(vid_t);
       }
-    auto in = [](const std::vector<std::uint64_t>& v, std::uint64_t c) {
-      return std::binary_search(v.begin(), v.end(), c);
-    };
-    while (cache_used_ + add > cache_cap_) {
-      auto victim = cache_.end();
-      for (auto x = cache_.begin(); x != cache_.end(); ++x)
-        if (!in(now, x->first) && !in(next, x->first) &&
-            (victim == cache_.end() || x->second.second < victim->second.second))
-          victim = x;
-      if (victim == cache_.end()) return false;
-      cache_used_ -= victim->second.first->size() * sizeof(vid_t);
-      cache_.erase(victim);
-    }
-    return true;
+    return evict_for(add, [&](std::uint64_t c) { return in(now, c) || in(next, c); });
   }
   // The columns of row r from pinned chunks (thread-safe); rows across chunks go through tmp.
   // *hint (optional, per thread) is the chunk of the previous row asked for: rows asked for in
@@ -514,7 +492,6 @@ class RowReader {
     const std::size_t pos = static_cast<std::size_t>(it - needed_.begin());
     const std::size_t cnt = std::min<std::size_t>(window_, needed_.size() - pos);
     batch_.assign(needed_.begin() + pos, needed_.begin() + pos + cnt);
-    const auto& chunks = g_.chunks();
     std::vector<std::size_t> missing;
     for (std::size_t t = 0; t < cnt; ++t) {
       auto hit = cache_.find(batch_[t]);
@@ -526,36 +503,38 @@ class RowReader {
       }
     }
     if (missing.empty()) return;
-    std::uint64_t comp = 0, raw = 0;
-    for (auto t : missing) {
-      comp += chunks[batch_[t]].compressed_size;
-      raw += chunks[batch_[t]].edges * sizeof(vid_t);
-    }
-    const double t0 = now_s();
-    pool_.run(missing.size(), [&](std::size_t x) {
-      const std::size_t t = missing[x];
-      auto buf = std::make_shared<std::vector<vid_t>>(chunks[batch_[t]].edges);
-      g_.read_chunk(batch_[t], buf->data());
-      bufs_[t] = std::move(buf);
-    });
-    const double t1 = now_s();
-    rec_.span("read", unit_, t0, t0, comp);
-    rec_.span("decompress", unit_, t0, t1, raw);
+    std::vector<std::uint64_t> ids;
+    for (auto t : missing) ids.push_back(batch_[t]);
+    auto got = decompress(ids, pool_, unit_);
+    for (std::size_t x = 0; x < missing.size(); ++x) bufs_[missing[x]] = std::move(got[x]);
     if (cache_cap_ == 0) return;
     for (auto t : missing) {
       const std::uint64_t b = bufs_[t]->size() * sizeof(vid_t);
       if (b > cache_cap_) continue;
-      while (cache_used_ + b > cache_cap_ && !cache_.empty()) {
-        auto victim = cache_.begin();
-        for (auto x = cache_.begin(); x != cache_.end(); ++x)
-          if (x->second.second < victim->second.second) victim = x;
-        cache_used_ -= victim->second.first->size() * sizeof(vid_t);
-        cache_.erase(victim);
-      }
+      evict_for(b, [](std::uint64_t) { return false; });
       cache_.emplace(batch_[t], std::make_pair(bufs_[t], ++tick_));
       cache_used_ += b;
       peak_ = std::max(peak_, cache_used_);
     }
+  }
+
+  static bool in(const std::vector<std::uint64_t>& sorted, std::uint64_t c) {
+    return std::binary_search(sorted.begin(), sorted.end(), c);
+  }
+  // Evicts the least recently used chunks that `keep` does not keep until `add` more bytes fit
+  // the capacity; false when they do not fit even then.
+  template <class Keep>
+  bool evict_for(std::uint64_t add, const Keep& keep) {
+    while (cache_used_ + add > cache_cap_) {
+      auto victim = cache_.end();
+      for (auto x = cache_.begin(); x != cache_.end(); ++x)
+        if (!keep(x->first) && (victim == cache_.end() || x->second.second < victim->second.second))
+          victim = x;
+      if (victim == cache_.end()) return false;
+      cache_used_ -= victim->second.first->size() * sizeof(vid_t);
+      cache_.erase(victim);
+    }
+    return true;
   }
 
   const GraphSource& g_;
@@ -1474,8 +1453,7 @@ class Preparer {
     // whether they fit beside the cache (else the builder decompresses them when it pins)
     std::vector<std::uint64_t> extra;
     bool fits = false;
-    std::vector<std::shared_ptr<std::vector<vid_t>>> bufs;  // extra, decompressed ahead
-    bool ahead = false;                                     // bufs holds extra
+    std::vector<std::shared_ptr<std::vector<vid_t>>> bufs;  // extra, decompressed ahead (fits)
   };
 
   // Splits the preload order into batches: the first row part alone (the first unit waits for
@@ -1541,6 +1519,12 @@ class Preparer {
       // (every core, at background priority: the builder's pool, the preload's critical path,
       // and the driver, which issues the GPU work, come first when the cores are all busy)
       Pool dpool(std::max(1u, threads_), true);
+      // the stages use `batches` and `dpool`: they are joined before those go, also when the
+      // builder throws
+      struct Joiner {
+        decltype(stop_stages)& stop;
+        ~Joiner() { stop(); }
+      } joiner{stop_stages};
       // (the first batch: the cache is empty)
       if (!batches.empty()) {
         batches[0].extra = batches[0].chunks;
@@ -1557,10 +1541,7 @@ class Preparer {
               if (quit) return;
             }
             PreloadBatch& B = batches[n];
-            if (B.fits) {
-              B.bufs = reader_.decompress(B.extra, dpool, -1);
-              B.ahead = true;
-            }
+            if (B.fits) B.bufs = reader_.decompress(B.extra, dpool, -1);
             {
               std::lock_guard<std::mutex> lk(mu);
               decompressed = n + 1;
@@ -1613,7 +1594,7 @@ class Preparer {
           cv.wait(lk, [&] { return decompressed > n || stage_err; });
           if (stage_err) break;
         }
-        if (B.ahead) reader_.adopt(B.extra, B.bufs);
+        if (B.fits) reader_.adopt(B.extra, B.bufs);
         B.bufs.clear();
         // when even one row part does not fit, build_row_part says so
         const bool fits = reader_.pin(B.chunks, -1);
@@ -1658,7 +1639,6 @@ class Preparer {
       reader_.set_cache_cap(cap0);
     } catch (...) {
       err = std::current_exception();
-      stop_stages();
     }
     {
       std::lock_guard<std::mutex> lk(bmu_);

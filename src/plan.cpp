@@ -670,12 +670,16 @@ double estimated_exposed_upload(const Plan& plan, double* makespan = nullptr) {
 std::size_t cover_upload_tail(Plan& plan, bool per_vertex) {
   std::vector<WorkUnit>& U = plan.units;
   if (plan.device_cache_bytes == 0 || plan.in_flight <= 2 || U.size() < 8) return 0;
+  // a unit's upload seconds beyond its kernel's
+  auto surplus = [&](std::size_t u) {
+    return upload_seconds(plan, static_cast<double>(U[u].upload_bytes)) -
+           kernel_seconds(plan, U[u]);
+  };
   // 1. The suffix whose uploads exceed its kernels the most.
   double sum = 0, excess = 0;
   std::size_t tail = U.size();
   for (std::size_t x = U.size(); x-- > 0;) {
-    sum +=
-        upload_seconds(plan, static_cast<double>(U[x].upload_bytes)) - kernel_seconds(plan, U[x]);
+    sum += surplus(x);
     if (sum > excess) {
       excess = sum;
       tail = x;
@@ -713,8 +717,7 @@ std::size_t cover_upload_tail(Plan& plan, bool per_vertex) {
   double owed = 0;
   for (std::size_t u = tail; u < U.size(); ++u) {
     order.push_back(U[u]);
-    owed +=
-        upload_seconds(plan, static_cast<double>(U[u].upload_bytes)) - kernel_seconds(plan, U[u]);
+    owed += surplus(u);
     while (next < donors.size() && owed >= net(donors[next])) {
       owed -= net(donors[next]);
       order.push_back(U[donors[next++]]);

@@ -115,6 +115,17 @@ struct UnitLayout {
   }
 };
 
+// The device block cache's requests for a unit's blocks (keys, device bytes, next uses), as a
+// backend that keeps blocks admits them; req holds layout.num_blocks entries. Throws
+// Error(Internal) for a block without a cache key.
+inline void device_cache_requests(const UnitLayout& layout, DeviceBlockCache::Request* req) {
+  for (int bi = 0; bi < layout.num_blocks; ++bi) {
+    const SlotBlock& b = layout.blocks[bi];
+    if (b.cache_key == 0) throw Error(ErrorKind::Internal, "a block without a cache key");
+    req[bi] = {b.cache_key, device_block_bytes(b.rows, b.edges), b.next_use};
+  }
+}
+
 // One host -> device copy of a streamed unit (times on the pipeline's clock).
 struct UploadPiece {
   double start = -1, end = -1;

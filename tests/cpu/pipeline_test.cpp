@@ -504,7 +504,7 @@ class DeviceDouble final : public StreamingBackend {
   bool device_cache_fits(const UnitLayout& L) override {
     if (!cache_on_) return true;
     DeviceBlockCache::Request req[3];
-    requests(L, req);
+    device_cache_requests(L, req);
     const bool fits = cache_.fits(req, L.num_blocks);
     early_collections += fits ? 0 : 1;
     return fits;
@@ -716,20 +716,12 @@ class DeviceDouble final : public StreamingBackend {
     return !(L.host_cols[bi] && b.edges &&
              std::memcmp(L.host_cols[bi], cols, b.edges * sizeof(vid_t)));
   }
-  // The cache's requests for a unit's blocks.
-  static void requests(const UnitLayout& L, DeviceBlockCache::Request* req) {
-    for (int bi = 0; bi < L.num_blocks; ++bi) {
-      const SlotBlock& b = L.blocks[bi];
-      EXPECT_NE(b.cache_key, 0u);
-      req[bi] = {b.cache_key, device_block_bytes(b.rows, b.edges), b.next_use};
-    }
-  }
   // The unit through the emulated device block cache (DeviceBlockCache::admit, as the CUDA
   // backend runs it, when the upload is queued); its copies run late (run_cached).
   void upload_cached(int s, const UnitLayout& L) {
     uploaded_[s] = hit_bytes_[s] = 0;
     DeviceBlockCache::Request req[3];
-    requests(L, req);
+    device_cache_requests(L, req);
     bool hit[3] = {false, false, false};
     for (const std::uint64_t victim : cache_.admit(req, L.num_blocks, s, hit)) {
       entries_.erase(victim);

@@ -503,8 +503,7 @@ struct NaiveCache {
   }
   // Whether a unit's blocks find room beside the pinned ones (DeviceBlockCache::fits).
   bool fits(const std::vector<std::array<std::uint64_t, 3>>& blocks) const {
-    std::uint64_t need = 0;
-    for (const auto& kv : m) need += kv.second.pins ? kv.second.bytes : 0;
+    std::uint64_t need = pinned();
     for (const auto& b : blocks) {
       const auto it = m.find(b[0]);
       need += it == m.end() ? b[1] : (it->second.pins ? 0 : it->second.bytes);
