@@ -1,5 +1,7 @@
 // cuda/expand_rows.cu — expands a packed block (tristream/packed_rows.hpp) into the dense offsets
-// the kernels read, on the device. Its host reference is tristream::expand_packed.
+// the kernels read, on the device (its host reference is tristream::expand_packed); and a
+// slice's window of C's offsets (enqueue_window_offsets; host reference
+// tristream::window_offsets).
 //
 // Contract: given R packed rows (ids strictly increasing and below `rows`, offsets[0..R] with
 // offsets[R] = the block's edges) in device memory, writes out[u] = offsets[#{r : ids[r] < u}]
@@ -45,7 +47,23 @@ __global__ void __launch_bounds__(kBlock)
   }
 }
 
+__global__ void __launch_bounds__(kBlock)
+    window_kernel(const eid_t* __restrict__ off, std::uint64_t rows, std::uint64_t v0,
+                  std::uint64_t v1, eid_t* __restrict__ out) {
+  for (std::uint64_t v = blockIdx.x * static_cast<std::uint64_t>(blockDim.x) + threadIdx.x;
+       v <= rows; v += static_cast<std::uint64_t>(gridDim.x) * blockDim.x)
+    out[v] = off[v < v0 ? v0 : (v > v1 ? v1 : v)];
+}
+
 }  // namespace
+
+void enqueue_window_offsets(const eid_t* off, std::uint64_t rows, std::uint64_t v0,
+                            std::uint64_t v1, eid_t* out, void* stream) {
+  const std::uint64_t blocks = std::min<std::uint64_t>((rows + 1 + kBlock - 1) / kBlock, 1u << 16);
+  window_kernel<<<static_cast<unsigned>(blocks), kBlock, 0, static_cast<cudaStream_t>(stream)>>>(
+      off, rows, v0, v1, out);
+  TS_CUDA_CHECK(cudaGetLastError());
+}
 
 void enqueue_expand_packed(std::uint64_t rows, std::uint64_t count, const vid_t* ids,
                            const eid_t* offsets, eid_t* out, void* stream) {

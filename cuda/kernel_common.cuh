@@ -31,6 +31,9 @@ struct Task {
   ull* pu = nullptr;            // per-vertex outputs (device) or null
   ull* pv = nullptr;
   ull* pw = nullptr;
+  // A slice (the pipeline's WorkUnit::slices): C's rows outside [v_lo, v_hi) are empty, so A's
+  // edges into them close no triangle and kernels may skip them (trust:in's transpose does).
+  std::uint64_t v_lo = 0, v_hi = ~0ull;
 };
 
 constexpr vid_t kEmpty = 0xffffffffu;

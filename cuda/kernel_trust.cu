@@ -197,8 +197,10 @@ __global__ void in_degree_kernel(Task t, ull* count) {
   const std::uint64_t stride = (static_cast<std::uint64_t>(gridDim.x) * blockDim.x) >> 3;
   for (std::uint64_t u = (static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 3;
        u < t.rows; u += stride)
-    for (eid_t e = t.A.off[u] + sub; e < t.A.off[u + 1]; e += 8)
-      atomicAdd(count + t.A.col[e], 1ull);
+    for (eid_t e = t.A.off[u] + sub; e < t.A.off[u + 1]; e += 8) {
+      const vid_t v = t.A.col[e];
+      if (v >= t.v_lo && v < t.v_hi) atomicAdd(count + v, 1ull);
+    }
 }
 
 __global__ void in_scatter_kernel(Task t, ull* cursor, InEdge* edges) {
@@ -208,7 +210,9 @@ __global__ void in_scatter_kernel(Task t, ull* cursor, InEdge* edges) {
        u < t.rows; u += stride) {
     const eid_t ab = t.A.off[u], ae = t.A.off[u + 1];
     for (eid_t e = ab + sub; e < ae; e += 8) {
-      const ull p = atomicAdd(cursor + t.A.col[e], 1ull);
+      const vid_t v = t.A.col[e];
+      if (v < t.v_lo || v >= t.v_hi) continue;  // a slice's C row without columns
+      const ull p = atomicAdd(cursor + v, 1ull);
       edges[p] = InEdge{static_cast<vid_t>(u), static_cast<vid_t>(e - ab)};
     }
   }

@@ -145,6 +145,8 @@ void enqueue_count(const CsrView& A, const CsrView& B, const CsrView& C, const s
   t.c_rows = C.rows;
   t.col_space = std::max(B.col_space, C.col_space);
   t.total = d_total;
+  t.v_lo = host.v_begin;
+  t.v_hi = host.v_end;
   if (per_vertex.wanted()) {
     TS_CHECK(per_vertex.v_counts && per_vertex.w_counts,
              "per-vertex output needs all three arrays");
@@ -164,6 +166,8 @@ void enqueue_count(const CsrView& A, const CsrView& B, const CsrView& C, const s
     env.a_edges = host_offsets_A[A.rows] - host_offsets_A[0];
   else if (host.a_packed.valid())
     env.a_edges = host.a_packed.edges();
+  else
+    env.a_edges = host.a_edges;
 
   if (k.family == "lstc")
     detail::launch_lstc(t, env);

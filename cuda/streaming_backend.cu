@@ -265,6 +265,14 @@ class CudaStreamingBackend final : public StreamingBackend {
         std::uint64_t keep = ~std::uint64_t{0};  // evicted blocks' memory stays for the next
         check(cudaMemPoolSetAttribute(cache_pool_, cudaMemPoolAttrReleaseThreshold, &keep),
               "cudaMemPoolSetAttribute");
+        // The pool's memory mapped now, once: growing it under the first uploads held them up
+        // (Kronecker 25 at a quarter: the first unit's 20 MB took 14 ms). A capacity the device
+        // cannot give fails here, before any unit, and the pipeline re-plans.
+        void* warm = nullptr;
+        check(cudaMallocFromPoolAsync(&warm, cache_capacity_, cache_pool_, copy_),
+              "cudaMallocFromPoolAsync (block cache)", cache_capacity_);
+        check(cudaFreeAsync(warm, copy_), "cudaFreeAsync (block cache)");
+        check(cudaStreamSynchronize(copy_), "cudaStreamSynchronize");
         cache_ = DeviceBlockCache(cache_capacity_);
       }
       for (int s = 0; s < slots; ++s) {
@@ -418,16 +426,20 @@ class CudaStreamingBackend final : public StreamingBackend {
   }
 
   // Packed blocks among those sent (send[bi]): their packed images go to stream-ordered scratch
-  // on the copy stream, and a kernel on the copy stream expands them into the blocks' dense
-  // offsets (sl.block_off), so the expansion overlaps the other slot's count and the count waits
-  // for it through up_end; the scratch is freed on the same stream.
+  // on the copy stream; the unit's count (count_async) first expands them into the blocks' dense
+  // offsets (sl.block_off) on the compute stream and frees the scratch there. The expansion is
+  // work on the multiprocessors: on the copy stream it waited for the other units' kernels to
+  // leave room (they fill the device), which held the copy stream's later uploads behind it.
   void upload_packed(Slot& sl, const UnitLayout& L, const bool* send) {
     std::uint64_t scratch = 0;
     for (int bi = 0; bi < L.num_blocks; ++bi)
       if (L.blocks[bi].packed && send[bi]) scratch += packed_bytes(L.blocks[bi].packed_rows);
     if (scratch == 0) return;
+    if (sl.expand_scratch)
+      throw Error(ErrorKind::Internal, "a slot's packed blocks uploaded before its last count");
     void* d = nullptr;
     check(cudaMallocAsync(&d, scratch, copy_), "cudaMallocAsync (packed blocks)", scratch);
+    sl.expand_scratch = d;
     auto* base = static_cast<unsigned char*>(d);
     std::uint64_t at = 0;
     for (int bi = 0; bi < L.num_blocks; ++bi) {
@@ -437,12 +449,23 @@ class CudaStreamingBackend final : public StreamingBackend {
       check(cudaMemcpyAsync(base + at, image, packed_bytes(b.packed_rows), cudaMemcpyHostToDevice,
                             copy_),
             "cudaMemcpyAsync (packed block)");
-      cuda::enqueue_expand_packed(b.rows, b.packed_rows, packed_ids_at(base + at),
-                                  packed_offsets_at(base + at, b.packed_rows),
-                                  reinterpret_cast<eid_t*>(sl.block_off[bi]), copy_);
+      sl.expand.push_back({base + at, b.rows, b.packed_rows, sl.block_off[bi]});
       at += packed_bytes(b.packed_rows);
     }
-    check(cudaFreeAsync(d, copy_), "cudaFreeAsync (packed blocks)");
+  }
+
+  // The unit's packed blocks expanded on the compute stream (after its upload), and their
+  // scratch freed there.
+  void expand_packed_blocks(Slot& sl) {
+    if (!sl.expand_scratch) return;
+    for (const Expansion& x : sl.expand)
+      cuda::enqueue_expand_packed(x.rows, x.count, packed_ids_at(x.image),
+                                  packed_offsets_at(x.image, x.count),
+                                  reinterpret_cast<eid_t*>(x.out), compute_);
+    sl.expand.clear();
+    void* scratch = sl.expand_scratch;
+    sl.expand_scratch = nullptr;
+    check(cudaFreeAsync(scratch, compute_), "cudaFreeAsync (packed blocks)");
   }
 
   void count_async(int s, const UnitLayout& L) override {
@@ -452,6 +475,7 @@ class CudaStreamingBackend final : public StreamingBackend {
     check(cudaStreamWaitEvent(compute_, sl.up_end, 0), "cudaStreamWaitEvent");
     check(cudaEventRecord(sl.k_start, compute_), "cudaEventRecord");
     check(cudaMemsetAsync(sl.d_total, 0, sizeof(unsigned long long), compute_), "cudaMemsetAsync");
+    expand_packed_blocks(sl);
     auto view = [&](int bi) {
       const SlotBlock& b = L.blocks[bi];
       return CsrView{b.rows, reinterpret_cast<const eid_t*>(sl.block_off[bi]),
@@ -469,8 +493,26 @@ class CudaStreamingBackend final : public StreamingBackend {
         check(cudaMemsetAsync(sl.d_pv, 0, pv_total * sizeof(count_t), compute_), "cudaMemsetAsync");
       pv = PerVertexOut{spaces[L.u_space], spaces[L.v_space], spaces[L.w_space]};
     }
-    const CsrView A = view(L.a), B = view(L.b), C = view(L.c);
-    // The layout's host images of the blocks, for launch planning and `auto`.
+    const CsrView A = view(L.a), B = view(L.b);
+    CsrView C = view(L.c);
+    // A slice: C's offsets with the rows outside it empty, in scratch freed after the count.
+    eid_t* window = nullptr;
+    struct WindowGuard {  // freed in stream order after the count's kernels, also on a throw
+      eid_t*& p;
+      cudaStream_t s;
+      ~WindowGuard() {
+        if (p) (void)cudaFreeAsync(p, s);
+      }
+    } window_guard{window, compute_};
+    if (L.sliced) {
+      check(cudaMallocAsync(reinterpret_cast<void**>(&window), (C.rows + 1) * sizeof(eid_t),
+                            compute_),
+            "cudaMallocAsync (slice window)");
+      cuda::enqueue_window_offsets(C.offsets, C.rows, L.v_begin, L.v_end, window, compute_);
+      C.offsets = window;
+    }
+    // The layout's host images of the blocks, for launch planning and `auto` (a slice plans as
+    // its whole unit).
     const eid_t* host_off_a = L.host_offsets[L.a];
     cuda::HostViews hv;
     hv.a_cols = L.host_cols[L.a];
@@ -479,6 +521,10 @@ class CudaStreamingBackend final : public StreamingBackend {
     hv.a_packed = L.host_packed[L.a];
     hv.b_packed = L.host_packed[L.b];
     hv.c_packed = L.host_packed[L.c];
+    if (L.sliced) {
+      hv.v_begin = L.v_begin;
+      hv.v_end = L.v_end;
+    }
     try {
       cuda::enqueue_count(A, B, C, opts_.kernel, sl.d_total, pv, compute_, host_off_a, hv);
     } catch (const DeviceOutOfMemory&) {
@@ -555,6 +601,11 @@ class CudaStreamingBackend final : public StreamingBackend {
     nothrow(cudaStreamSynchronize(compute_), "cudaStreamSynchronize");
     (void)cudaGetLastError();
     for (auto& kv : cache_mem_) nothrow(cudaFreeAsync(kv.second, copy_), "cudaFreeAsync");
+    for (auto& sl : slot_) {  // packed scratch of an upload whose count never came
+      if (sl.expand_scratch) nothrow(cudaFreeAsync(sl.expand_scratch, copy_), "cudaFreeAsync");
+      sl.expand_scratch = nullptr;
+      sl.expand.clear();
+    }
     cache_mem_.clear();
     cache_.clear();
     nothrow(cudaStreamSynchronize(copy_), "cudaStreamSynchronize");
@@ -593,6 +644,11 @@ class CudaStreamingBackend final : public StreamingBackend {
   }
 
  private:
+  struct Expansion {  // a packed image in scratch and the dense offsets it expands into
+    const unsigned char* image = nullptr;
+    std::uint64_t rows = 0, count = 0;
+    unsigned char* out = nullptr;
+  };
   struct Slot {
     unsigned char* host = nullptr;
     unsigned char* dev = nullptr;
@@ -611,6 +667,9 @@ class CudaStreamingBackend final : public StreamingBackend {
     unsigned char* block_off[3] = {nullptr, nullptr, nullptr};
     unsigned char* block_cols[3] = {nullptr, nullptr, nullptr};
     std::uint64_t uploaded = 0, cache_hits = 0;  // device block cache: this unit's bytes
+    // Packed blocks uploaded for the unit and expanded by its count (upload_packed).
+    std::vector<Expansion> expand;
+    void* expand_scratch = nullptr;
   };
   struct Staging {  // one pinned staging buffer of the streamed ring
     unsigned char* host = nullptr;

@@ -3,6 +3,7 @@
 #include "tristream/pipeline.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -2141,8 +2142,15 @@ class CpuBackend final : public StreamingBackend {
       TS_CHECK(at <= slot_[s].pv.size(), "per-vertex arrays larger than planned");
       pv = PerVertexOut{spaces[L.u_space], spaces[L.v_space], spaces[L.w_space]};
     }
+    CsrView C = view(L.c);
+    std::vector<eid_t> window;  // a slice: C's rows outside it empty
+    if (L.sliced) {
+      window.resize(C.rows + 1);
+      window_offsets(C.offsets, C.rows, L.v_begin, L.v_end, window.data());
+      C.offsets = window.data();
+    }
     r.kernel_start = now_s() - origin_;
-    r.triangles = counter_->count(view(L.a), view(L.b), view(L.c), pv);
+    r.triangles = counter_->count(view(L.a), view(L.b), C, pv);
     r.kernel_end = now_s() - origin_;
     for (int x = 0; x < 3; ++x) r.per_vertex[x] = spaces[x];
   }
@@ -2165,6 +2173,55 @@ class CpuBackend final : public StreamingBackend {
 std::unique_ptr<StreamingBackend> make_cpu_streaming_backend(std::unique_ptr<Counter> counter,
                                                              const CpuBackendOptions& options) {
   return std::make_unique<CpuBackend>(std::move(counter), options);
+}
+
+// ---- slices ------------------------------------------------------------------------------------
+std::vector<std::uint64_t> slice_bounds(const UnitLayout& L, std::uint32_t slices) {
+  TS_CHECK(slices >= 1, "a unit of no slices");
+  const std::uint64_t a_rows = L.blocks[L.a].rows, c_rows = L.blocks[L.c].rows;
+  const eid_t* a_off = L.host_offsets[L.a];
+  const PackedRows& a_pk = L.host_packed[L.a];
+  const eid_t* b_off = L.host_offsets[L.b];
+  const PackedRows& b_pk = L.host_packed[L.b];
+  const eid_t* c_off = L.host_offsets[L.c];
+  const PackedRows& c_pk = L.host_packed[L.c];
+  const vid_t* a_cols = L.host_cols[L.a];
+  if ((!a_off && !a_pk.valid()) || (!b_off && !b_pk.valid()) || (!c_off && !c_pk.valid()) ||
+      (!a_cols && L.blocks[L.a].edges > 0))
+    throw Error(ErrorKind::Internal, "a unit's slices need the host images of A, B and C");
+  // 1. The estimated work of every middle vertex v: hashing C(v), and probing it with B(u) for
+  // each of its in-edges u -> v in A.
+  std::vector<double> work(c_rows, 0.0);
+  for (std::uint64_t v = 0; v < c_rows; ++v)
+    work[v] = static_cast<double>(c_off ? c_off[v + 1] - c_off[v] : c_pk.degree(v));
+  auto add_row = [&](std::uint64_t u, eid_t e0, eid_t e1) {
+    const double probe = static_cast<double>(b_off ? b_off[u + 1] - b_off[u] : b_pk.degree(u)) + 1;
+    for (eid_t e = e0; e < e1; ++e)
+      if (a_cols[e] < c_rows) work[a_cols[e]] += probe;
+  };
+  if (a_off) {
+    for (std::uint64_t u = 0; u < a_rows; ++u) add_row(u, a_off[u], a_off[u + 1]);
+  } else {
+    for (std::uint64_t x = 0; x < a_pk.count; ++x)
+      add_row(a_pk.ids[x], a_pk.offsets[x], a_pk.offsets[x + 1]);
+  }
+  // 2. Boundary x: the first row before which at least x / slices of the work lies (by rows
+  // when there is no work); boundary 0 is 0 and boundary `slices` is C's rows.
+  double total = 0;
+  for (double w : work) total += w;
+  std::vector<std::uint64_t> bounds(slices + 1, c_rows);
+  bounds[0] = 0;
+  if (total <= 0) {
+    for (std::uint32_t x = 1; x < slices; ++x) bounds[x] = c_rows * x / slices;
+    return bounds;
+  }
+  double sum = 0;
+  std::uint32_t x = 1;
+  for (std::uint64_t v = 0; v < c_rows && x < slices; ++v) {
+    while (x < slices && sum >= total * x / slices) bounds[x++] = v;
+    sum += work[v];
+  }
+  return bounds;
 }
 
 // ---- the driver --------------------------------------------------------------------------------
@@ -2337,6 +2394,8 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
     return false;
   };
 
+  // the slice boundaries of each sliced task (slice_bounds), computed at its first slice
+  std::map<std::array<std::uint32_t, 4>, std::vector<std::uint64_t>> slice_cache;
   prep.preload();
   for (std::size_t u = 0; u < plan.units.size(); ++u) {
     if (interrupt_requested()) {
@@ -2361,6 +2420,17 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
       }
     } else {
       prep.prepare(u, backend.host_slot(h), slots[s]);
+    }
+    if (plan.units[u].slices > 1) {  // a slice: its middle vertices, cut once per task
+      const WorkUnit& w = plan.units[u];
+      const std::array<std::uint32_t, 4> key{w.i, w.j, w.k, w.slices};
+      auto it = slice_cache.find(key);
+      if (it == slice_cache.end())
+        it = slice_cache.emplace(key, slice_bounds(slots[s].layout, w.slices)).first;
+      UnitLayout& L = slots[s].layout;
+      L.sliced = true;
+      L.v_begin = it->second.at(w.slice);
+      L.v_end = it->second.at(w.slice + 1);
     }
     if (nslots > 2 && uses_host_slot(slots[s].layout, backend.host_slot(h))) {
       host_user[h] = static_cast<std::int64_t>(u);

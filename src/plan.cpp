@@ -528,8 +528,10 @@ std::uint64_t simulate_device_cache(Plan& plan) {
   for (std::size_t u = 0; u < plan.units.size(); ++u) {
     WorkUnit& w = plan.units[u];
     const int owner = static_cast<int>(u % lanes);
+    w.upload_after = -1;
     if (!flying.empty() && flying.front() + lanes == u) {  // the lane's previous unit
       cache.release(owner);
+      w.upload_after = static_cast<std::int64_t>(flying.front());
       flying.pop_front();
     }
     const BlockInfo* roles[3] = {&w.a, w.b_is_a ? nullptr : &w.b,
@@ -544,6 +546,7 @@ std::uint64_t simulate_device_cache(Plan& plan) {
       }
     while (!cache.fits(req, n) && !flying.empty()) {  // collect the oldest early
       cache.release(static_cast<int>(flying.front() % lanes));
+      w.upload_after = static_cast<std::int64_t>(flying.front());
       flying.pop_front();
     }
     bool hit[3];
@@ -637,9 +640,10 @@ double cold_upload_bytes(const WorkUnit& w) {
 
 // The upload seconds the kernels do not hide, estimated: the copy engine and the compute engine
 // as a two-stage line (a unit's kernel after its upload and the previous kernel; its upload
-// after the previous upload and the kernel of the unit `in_flight` before it), each unit taking
-// its estimated seconds; the host is assumed to keep up. *makespan gets the end of the last
-// kernel.
+// after the previous upload and the kernel of the unit it waits for: WorkUnit::upload_after with
+// the device block cache, whose room that replay follows, else the unit `in_flight` before it),
+// each unit taking its estimated seconds; the host is assumed to keep up. *makespan gets the end
+// of the last kernel.
 double estimated_exposed_upload(const Plan& plan, double* makespan = nullptr) {
   const std::size_t U = plan.units.size();
   const std::size_t lanes = static_cast<std::size_t>(std::max(1, plan.in_flight));
@@ -647,7 +651,10 @@ double estimated_exposed_upload(const Plan& plan, double* makespan = nullptr) {
   double ue = 0, kend = 0, exposed = 0;
   for (std::size_t u = 0; u < U; ++u) {
     const double up = upload_seconds(plan, static_cast<double>(plan.units[u].upload_bytes));
-    const double us = std::max(ue, u >= lanes ? ke[u - lanes] : 0.0);
+    const std::int64_t after =
+        plan.device_cache_bytes ? plan.units[u].upload_after
+                                : static_cast<std::int64_t>(u) - static_cast<std::int64_t>(lanes);
+    const double us = std::max(ue, after >= 0 ? ke[static_cast<std::size_t>(after)] : 0.0);
     ue = us + up;
     // the upload overlaps the kernels running in [us, ue): the previous kernels end by kend,
     // and run back to back from the first one that had not finished at us
@@ -661,12 +668,18 @@ double estimated_exposed_upload(const Plan& plan, double* makespan = nullptr) {
   return exposed;
 }
 
+// The tail cover's slices: at least this many seconds of kernel each (a launch's fixed cost is
+// PlanRates::kernel_s_per_unit), at most this many per moved unit.
+constexpr double kCoverSliceSeconds = 1e-3;
+constexpr std::uint64_t kMaxCoverSlices = 128;
+
 // With the device block cache and uploads running ahead of the kernels, an upload is hidden when
 // kernels run beside it. Range orders end with the low row parts: millions of short rows, many
 // bytes to upload and little work, so the tail of the order is upload-bound. This moves units
-// of much work and few bytes from the head of the order into that tail, spread so that each
-// covers the uploads around it, when the estimate (estimated_exposed_upload, after the cache
-// replay of the new order) says fewer upload seconds are left exposed. Returns the units moved.
+// of much work and few bytes from the head of the order into that tail, cut into slices
+// spread so that each covers the uploads around it, when the estimate (estimated_exposed_upload,
+// after the cache replay of the new order) says fewer upload seconds are left exposed. Returns the
+// units moved.
 std::size_t cover_upload_tail(Plan& plan, bool per_vertex) {
   std::vector<WorkUnit>& U = plan.units;
   if (plan.device_cache_bytes == 0 || plan.in_flight <= 2 || U.size() < 8) return 0;
@@ -707,10 +720,43 @@ std::size_t cover_upload_tail(Plan& plan, bool per_vertex) {
   }
   if (donors.empty()) return 0;
   std::sort(donors.begin(), donors.end());  // they keep their relative order
-  // 3. The new order: the head without the donors, then the tail with a donor placed wherever
-  // the tail's uploads since the last donor have outgrown its kernels by the donor's cover.
+  // 3. Each donor cut into slices (WorkUnit::slices) whose kernels are about what the tail
+  // leaves exposed per unit, at least kCoverSliceSeconds each (a launch has its fixed cost): the
+  // device's room lets uploads run only a few units ahead, so one long kernel hides the uploads
+  // of the few units that fit beside it, while slices spread through the tail hide them all. The
+  // slices of a donor keep its blocks on the device between them (their next use is near), so
+  // only the first uploads.
+  struct Piece {
+    std::size_t unit;
+    std::uint32_t slice, slices;
+    double net;
+  };
+  const double per_tail_unit = excess / static_cast<double>(U.size() - tail);
+  const double slice_s = std::max(kCoverSliceSeconds, per_tail_unit);
+  std::vector<Piece> pieces;
+  for (std::size_t d : donors) {
+    const double work_s = kernel_seconds(plan, U[d]) - plan.rates.kernel_s_per_unit;
+    std::uint64_t S = static_cast<std::uint64_t>(std::llround(std::max(1.0, work_s / slice_s)));
+    S = std::min<std::uint64_t>({S, kMaxCoverSlices, std::max<std::uint64_t>(1, U[d].a.rows)});
+    if (per_vertex || U[d].slices > 1) S = 1;
+    for (std::uint64_t x = 0; x < S; ++x)
+      pieces.push_back({d, static_cast<std::uint32_t>(x), static_cast<std::uint32_t>(S),
+                        net(d) / static_cast<double>(S)});
+  }
+  auto piece_unit = [&](const Piece& pc) {
+    WorkUnit w = U[pc.unit];
+    if (pc.slices > 1) {
+      w.slice = pc.slice;
+      w.slices = pc.slices;
+      w.work /= pc.slices;
+      if (pc.slice > 0) w.decompress_bytes = 0;  // its blocks were built for the first slice
+    }
+    return w;
+  };
+  // 4. The new order: the head without the donors, then the tail with a piece placed wherever
+  // the tail's uploads since the last piece have outgrown its kernels by the piece's cover.
   std::vector<WorkUnit> order;
-  order.reserve(U.size());
+  order.reserve(U.size() + pieces.size());
   for (std::size_t u = 0; u < tail; ++u)
     if (!donor[u]) order.push_back(U[u]);
   std::size_t next = 0;
@@ -718,19 +764,20 @@ std::size_t cover_upload_tail(Plan& plan, bool per_vertex) {
   for (std::size_t u = tail; u < U.size(); ++u) {
     order.push_back(U[u]);
     owed += surplus(u);
-    while (next < donors.size() && owed >= net(donors[next])) {
-      owed -= net(donors[next]);
-      order.push_back(U[donors[next++]]);
+    while (next < pieces.size() && owed >= pieces[next].net) {
+      owed -= pieces[next].net;
+      order.push_back(piece_unit(pieces[next++]));
     }
   }
-  for (; next < donors.size(); ++next) order.push_back(U[donors[next]]);
-  // 4. Kept only when the estimate improves (the moved units may now miss the cache).
+  for (; next < pieces.size(); ++next) order.push_back(piece_unit(pieces[next]));
+  // 5. Kept only when the estimate improves (the moved units may now miss the cache).
   const double before = estimated_exposed_upload(plan);
   Plan trial = plan;
   trial.units = std::move(order);
   finish_units(trial, per_vertex, plan.in_flight);
   const double after = estimated_exposed_upload(trial);
   if (after >= before) return 0;
+  trial.tail_cover_slices = pieces.size();
   plan = std::move(trial);
   return donors.size();
 }
@@ -1141,12 +1188,14 @@ Plan make_plan(std::uint64_t n, eid_t m, const eid_t* offsets,
     const bool dev_ok = o.device_budget == 0 || c.device <= o.device_budget;
     const bool host_ok = o.host_budget == 0 || c.host <= o.host_budget;
     c.feasible = dev_ok && host_ok;
-    // (the units in flight only for a candidate that fits: they change its bytes moved)
-    if (c.feasible) choose_in_flight(c.plan, o.per_vertex);
     // bytes moved, plus a fixed charge per unit (a launch, a synchronisation, small-kernel
-    // inefficiency) counted as kUnitCostBytes
+    // inefficiency) counted as kUnitCostBytes; of the partition's own order, before the units
+    // in flight and the tail cover tune it (its slices and their bytes would tip the choice of
+    // p towards plans whose order needs no cover)
     c.cost = static_cast<double>(c.plan.bytes_moved + c.plan.bytes_decompressed) +
              static_cast<double>(c.plan.units.size()) * kUnitCostBytes;
+    // (the units in flight only for a candidate that fits: they change its bytes moved)
+    if (c.feasible) choose_in_flight(c.plan, o.per_vertex);
     if (c.plan.partition.scheme == Scheme::Hash) c.cost *= kHashCostFactor;
     if (p > 1 && (c.feasible || after_feasible[si] >= 0)) ++after_feasible[si];
     c.units = c.plan.units.size();
@@ -1306,7 +1355,8 @@ std::string Plan::to_json() const {
     << ",\"chunk_cache_bytes\":" << chunk_cache_bytes
     << ",\"block_cache_bytes\":" << block_cache_bytes
     << ",\"device_cache_bytes\":" << device_cache_bytes << ",\"in_flight\":" << in_flight
-    << ",\"tail_cover_units\":" << tail_cover_units << ",\"total_work\":" << total_work
+    << ",\"tail_cover_units\":" << tail_cover_units
+    << ",\"tail_cover_slices\":" << tail_cover_slices << ",\"total_work\":" << total_work
     << ",\"imbalance\":" << imbalance << ",\"reason\":\"";
   for (char ch : reason) {
     if (ch == '"' || ch == '\\') o << '\\';
@@ -1322,7 +1372,8 @@ std::string Plan::to_json() const {
       << "],\"device_bytes\":" << w.device_bytes << ",\"upload_bytes\":" << w.upload_bytes
       << ",\"decompress_bytes\":" << w.decompress_bytes << ",\"work\":" << w.work << ",\"edges\":["
       << w.a.edges << "," << w.b.edges << "," << w.c.edges
-      << "],\"reuse_a\":" << (w.reuse_a ? "true" : "false") << "}";
+      << "],\"reuse_a\":" << (w.reuse_a ? "true" : "false") << ",\"slice\":[" << w.slice << ","
+      << w.slices << "]}";
   }
   o << "]}";
   return o.str();
@@ -1341,7 +1392,8 @@ std::string Plan::summary() const {
   if (tail_cover_units)
     o << "order: " << tail_cover_units
       << " units of much work and few bytes moved into the upload-bound tail, to hide its "
-         "uploads\n";
+         "uploads, as "
+      << tail_cover_slices << " slices\n";
   if (streamed_staging())
     o << "host staging: streamed, " << staging_buffers << " x " << format_bytes(piece_bytes)
       << " pieces (" << format_bytes(host_staging_bytes()) << ") instead of full host slots\n";

@@ -103,6 +103,11 @@ struct UnitLayout {
   // A is already in the device slot (the slot's previous unit had it): neither uploaded nor
   // expanded again.
   bool a_cached = false;
+  // A slice (WorkUnit::slices > 1, slice_bounds): the unit counts only the triangles whose
+  // middle vertex v, a row of C, lies in [v_begin, v_end); C's other rows count as empty
+  // (window_offsets). The blocks are uploaded whole and the slices of a task share them.
+  bool sliced = false;
+  std::uint64_t v_begin = 0, v_end = 0;
   // Whether block bi is uploaded (and, when packed, expanded) for this unit.
   bool uploads(int bi) const { return !(a_cached && bi == a); }
   // Bytes this unit uploads: the host slot's range, the direct copies and the packed blocks.
@@ -124,6 +129,18 @@ inline void device_cache_requests(const UnitLayout& layout, DeviceBlockCache::Re
     if (b.cache_key == 0) throw Error(ErrorKind::Internal, "a block without a cache key");
     req[bi] = {b.cache_key, device_block_bytes(b.rows, b.edges), b.next_use};
   }
+}
+
+// The slices of a unit (WorkUnit::slices): slices + 1 boundaries over C's rows (the middle
+// vertices v), from 0 to C's rows, cut so that every slice holds about the same estimated work,
+// |C(v)| + sum over the edges u -> v of A of (|B(u)| + 1), from the layout's host images of A,
+// B and C (host_offsets or host_packed, host_cols). Throws Error(Internal) when one is missing.
+std::vector<std::uint64_t> slice_bounds(const UnitLayout& layout, std::uint32_t slices);
+// C's offsets with the rows outside [v0, v1) empty: out[v] = off[clamp(v, v0, v1)] for v in
+// [0, rows] (a CSR view over C's columns in which only the slice's rows have columns).
+inline void window_offsets(const eid_t* off, std::uint64_t rows, std::uint64_t v0, std::uint64_t v1,
+                           eid_t* out) {
+  for (std::uint64_t v = 0; v <= rows; ++v) out[v] = off[v < v0 ? v0 : (v > v1 ? v1 : v)];
 }
 
 // One host -> device copy of a streamed unit (times on the pipeline's clock).

@@ -170,6 +170,15 @@ struct WorkUnit {
   std::uint64_t decompress_bytes = 0;  // estimated raw bytes decompressed to build it
   bool reuse_a = false;                // A is already in the slot (the previous unit of that slot)
   double work = 0;                     // estimated work (wedges)
+  // A slice (the tail cover's pieces of a heavy unit): the unit counts only the triangles whose
+  // middle vertex v (a row of C) lies in slice `slice` of `slices` of C's rows, cut by the
+  // pipeline into ranges of about equal estimated work (slice_bounds, pipeline.hpp); the slices
+  // of a task count it once between them. slices == 1: the whole task.
+  std::uint32_t slice = 0, slices = 1;
+  // The device block cache's replay (finish_units): the last unit collected before this unit's
+  // upload is issued (its lane's previous unit, or older units collected early to make room for
+  // its blocks), so its upload starts after that unit's kernel; -1 when none waits.
+  std::int64_t upload_after = -1;
 };
 
 struct Plan {
@@ -188,6 +197,10 @@ struct Plan {
   // their kernels hide the tail's uploads; 0 when that would not leave fewer upload seconds
   // exposed by its estimate.
   std::size_t tail_cover_units = 0;
+  // The units those became: each is cut into slices (WorkUnit::slices) of a millisecond or more
+  // of kernel each, spread through the tail (its blocks stay on the device between them), so
+  // that the uploads of the tail's units run beside kernels that upload nothing.
+  std::size_t tail_cover_slices = 0;
   PlanRates rates;                    // the balance the in-flight choice and the tail cover assumed
   std::uint64_t slot_bytes = 0;       // max blocks bytes of a unit (staging slot size)
   std::uint64_t per_vertex_rows = 0;  // max rows of the per-vertex arrays of one unit

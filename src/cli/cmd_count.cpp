@@ -226,6 +226,7 @@ int cmd_count(int argc, char** argv) {
         .add("bytes_moved", std::uint64_t{rep.plan.bytes_moved})
         .add("in_flight", rep.plan.in_flight)
         .add("tail_cover_units", std::uint64_t{rep.plan.tail_cover_units})
+        .add("tail_cover_slices", std::uint64_t{rep.plan.tail_cover_slices})
         .add("reason", rep.plan.reason);
     o.raw("plan", plan.str()).raw("stats", rep.stats.to_json());
     std::printf("%s\n", o.str().c_str());

@@ -13,6 +13,8 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "plan_internal.hpp"
+
 namespace tristream::test {
 
 EdgeList complete_graph(vid_t n) {
@@ -173,6 +175,27 @@ RunResult run_cli(const std::string& args) {
 
 std::string data_file(const std::string& name) {
   return std::string(TRISTREAM_TEST_DATA_DIR) + "/" + name;
+}
+
+Plan sliced_plan(const Plan& plan, std::uint32_t slices, bool per_vertex, std::size_t first) {
+  Plan out = plan;
+  out.units.clear();
+  for (std::size_t u = 0; u < plan.units.size(); ++u) {
+    const WorkUnit& w = plan.units[u];
+    if (u < first || (u - first) % 2 != 0 || slices <= 1) {
+      out.units.push_back(w);
+      continue;
+    }
+    for (std::uint32_t x = 0; x < slices; ++x) {
+      WorkUnit s = w;
+      s.slice = x;
+      s.slices = slices;
+      s.work = w.work / slices;
+      out.units.push_back(s);
+    }
+  }
+  plan_internal::finish_units(out, per_vertex, plan.in_flight);
+  return out;
 }
 
 }  // namespace tristream::test

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "tristream/csr.hpp"
+#include "tristream/plan.hpp"
 
 namespace tristream::test {
 
@@ -60,5 +61,10 @@ RunResult run_cli(const std::string& args);
 
 // Path of a file under tests/data.
 std::string data_file(const std::string& name);
+
+// The plan with every other unit (from unit `first` on) cut into `slices` slices
+// (WorkUnit::slices), each slice right after the previous one, then finished again (bytes, the
+// device cache's replay) with the plan's units in flight.
+Plan sliced_plan(const Plan& plan, std::uint32_t slices, bool per_vertex, std::size_t first = 0);
 
 }  // namespace tristream::test

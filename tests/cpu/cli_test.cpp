@@ -82,7 +82,8 @@ TEST(Cli, CountsKarateFromEdgeListAndTcsr) {
   EXPECT_NE(r.out.find("\"backend\":\"cpu\""), std::string::npos);
   EXPECT_NE(r.out.find("\"seconds\":"), std::string::npos);
   // the plan's units in flight and tail cover, the stats' chunk cache high-water mark
-  for (const char* key : {"\"in_flight\":", "\"tail_cover_units\":", "\"chunk_cache_peak_bytes\":"})
+  for (const char* key : {"\"in_flight\":", "\"tail_cover_units\":", "\"tail_cover_slices\":",
+                          "\"chunk_cache_peak_bytes\":"})
     EXPECT_NE(r.out.find(key), std::string::npos) << key;
 
   const std::string out = tmp.file("karate.tcsr");

@@ -464,6 +464,7 @@ class DeviceDouble final : public StreamingBackend {
   std::uint64_t host_slot_bytes = 0;  // bytes uploaded from the host slot (not streamed)
   // Packed blocks uploaded and expanded here as the CUDA backend does; their dense rows.
   std::uint64_t packed_uploads = 0, packed_dense_rows = 0;
+  std::uint64_t sliced_counts = 0;  // counts of slices (UnitLayout::sliced)
 
   bool register_host(void* p, std::uint64_t bytes) override {
     EXPECT_EQ(reinterpret_cast<std::uintptr_t>(p) % 4096, 0u);
@@ -604,6 +605,7 @@ class DeviceDouble final : public StreamingBackend {
       }
       pv = PerVertexOut{spaces[L.u_space], spaces[L.v_space], spaces[L.w_space]};
     }
+    if (L.sliced) ++sliced_counts;
     if (cache_on_ && !L.streamed) {  // runs when collected (wait), after its late copies
       late_[s] = L;
       late_pv_[s] = pv;
@@ -688,8 +690,15 @@ class DeviceDouble final : public StreamingBackend {
       if (!same_as_host_image(L, bi, off_[s][bi], cols_[s][bi])) ++image_mismatches;
       if (check_csr) valid &= valid_csr(b, off_[s][bi], cols_[s][bi]);
     }
+    CsrView C = view(L.c);
+    std::vector<eid_t> window;  // a slice: C's rows outside it empty, as the backends count it
+    if (valid && L.sliced) {
+      window.resize(C.rows + 1);
+      window_offsets(C.offsets, C.rows, L.v_begin, L.v_end, window.data());
+      C.offsets = window.data();
+    }
     if (valid)
-      result_[s].triangles = counter_->count(view(L.a), view(L.b), view(L.c), pv);
+      result_[s].triangles = counter_->count(view(L.a), view(L.b), C, pv);
     else
       ++image_mismatches;
   }
@@ -1070,6 +1079,47 @@ TEST(Pipeline, ManyUnitsInFlightThroughTheDeviceCache) {
         }
   EXPECT_GE(most, 8);    // the planner chose deep queues here
   EXPECT_GT(early, 0u);  // the cache's room, not only the lanes, limited the units in flight
+}
+
+// Slices (the tail cover's pieces of a heavy unit, WorkUnit::slices): a sliced task counts only
+// the triangles whose middle vertex lies in its slice of C's rows, so its slices together count
+// it exactly once. Every other unit of range and hash plans (p in {3, 7}) is cut into 2, 5 or
+// 64 slices (more slices than some blocks have rows: empty slices), on the CPU backend and on the
+// device double with its device block cache, totals and per vertex against the oracle.
+TEST(Pipeline, SlicedUnitsCountExactly) {
+  auto e = test::skewed_graph(1500, 16000, 11);
+  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(e);
+  auto src = memory_source(g, 211);
+  for (Scheme s : {Scheme::Range, Scheme::Hash})
+    for (std::uint32_t p : {3u, 7u})
+      for (std::uint32_t slices : {2u, 5u, 64u})
+        for (bool per_vertex : {false, true})
+          for (bool device_double : {false, true}) {
+            SCOPED_TRACE(scheme_name(s) + " p=" + std::to_string(p) + " slices " +
+                         std::to_string(slices) + (per_vertex ? " per-vertex" : "") +
+                         (device_double ? " device double" : " cpu"));
+            auto o = popts(s, p, per_vertex);
+            DeviceDouble dd;
+            auto cpu = cpu_backend();
+            StreamingBackend& be = device_double ? static_cast<StreamingBackend&>(dd) : *cpu;
+            const Plan base = plan_graph(*src, resolve_plan_options(o, &be));
+            ASSERT_EQ(base.partition.p, p);
+            const Plan plan = test::sliced_plan(base, slices, per_vertex, 1);
+            std::uint64_t sliced = 0;
+            for (const WorkUnit& w : plan.units) sliced += w.slices > 1;
+            ASSERT_GT(sliced, 0u);
+            CountReport r = run_plan(*src, plan, be, o);
+            EXPECT_EQ(r.triangles, oracle);
+            EXPECT_EQ(r.stats.units, plan.units.size());
+            if (per_vertex) {
+              EXPECT_EQ(per_vertex_mismatches(r.per_vertex, new_of_old, oracle_pv), 0u);
+            }
+            if (device_double) {
+              EXPECT_EQ(dd.sliced_counts, sliced);
+              EXPECT_EQ(dd.image_mismatches, 0u);
+              EXPECT_EQ(dd.cache_mismatches, 0u);
+            }
+          }
 }
 
 // Sparse blocks travel packed (packed_rows.hpp) from every parallel build path: the block

@@ -779,10 +779,12 @@ TEST(Planner, TailCoverMovesHeavyUnitsIntoAnUploadBoundTail) {
     EXPECT_EQ(plan.tail_cover_units, 0u);  // (the caller records it)
     const double exposed1 = plan_internal::estimated_exposed_upload(plan, &end1);
     EXPECT_LT(exposed1, exposed0);
-    // the same tasks, in a new order
+    // the same tasks, in a new order: a moved unit as slices 0 .. slices - 1 (in that order),
+    // whose work adds up to the unit's
     auto tasks = [](const Plan& x) {
       std::vector<std::array<std::uint32_t, 3>> t;
-      for (const auto& w : x.units) t.push_back({w.i, w.j, w.k});
+      for (const auto& w : x.units)
+        if (w.slice == 0) t.push_back({w.i, w.j, w.k});
       return t;
     };
     auto t0 = tasks(before), t1 = tasks(plan);
@@ -790,6 +792,19 @@ TEST(Planner, TailCoverMovesHeavyUnitsIntoAnUploadBoundTail) {
     std::sort(t0.begin(), t0.end());
     std::sort(t1.begin(), t1.end());
     EXPECT_EQ(t0, t1);
+    std::map<std::array<std::uint32_t, 3>, std::pair<std::uint32_t, double>> seen;  // next, work
+    std::size_t sliced_units = 0;
+    for (const auto& w : plan.units) {
+      ASSERT_LT(w.slice, w.slices);
+      auto& st = seen[{w.i, w.j, w.k}];
+      EXPECT_EQ(w.slice, st.first) << "slices out of order";
+      st.first = w.slice + 1;
+      st.second += w.work;
+      sliced_units += w.slices > 1;
+    }
+    for (const auto& w : before.units)
+      EXPECT_NEAR(seen.at({w.i, w.j, w.k}).second, w.work, 1e-6 * w.work);
+    EXPECT_GT(sliced_units, moved);  // the moved units were cut
     // the moved units are wedge-heavy units of the head, now among part 0's units
     const std::size_t tail0 =
         static_cast<std::size_t>(std::find_if(plan.units.begin(), plan.units.end(),
@@ -797,7 +812,7 @@ TEST(Planner, TailCoverMovesHeavyUnitsIntoAnUploadBoundTail) {
                                  plan.units.begin());
     std::size_t heavy_in_tail = 0;
     for (std::size_t u = tail0; u < plan.units.size(); ++u) heavy_in_tail += plan.units[u].i != 0;
-    EXPECT_EQ(heavy_in_tail, moved);
+    EXPECT_EQ(heavy_in_tail, plan.tail_cover_slices);
     // finished again: the replay's uploads are the new order's, and the totals add up
     std::uint64_t sum = 0;
     for (const auto& w : plan.units) sum += w.upload_bytes;
