@@ -166,8 +166,6 @@ void enqueue_count(const CsrView& A, const CsrView& B, const CsrView& C, const s
     env.a_edges = host_offsets_A[A.rows] - host_offsets_A[0];
   else if (host.a_packed.valid())
     env.a_edges = host.a_packed.edges();
-  else
-    env.a_edges = host.a_edges;
 
   if (k.family == "lstc")
     detail::launch_lstc(t, env);

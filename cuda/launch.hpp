@@ -19,9 +19,6 @@ struct HostViews {
   const eid_t* b_offsets = nullptr;  // rows + 1
   const eid_t* c_offsets = nullptr;  // C.rows + 1
   PackedRows a_packed, b_packed, c_packed;
-  // A's edges when neither host_offsets_A nor a_packed gives them (~0: unknown; `trust:in` then
-  // reads them back from the device, which waits for the stream).
-  std::uint64_t a_edges = ~0ull;
   // A slice: C's rows outside [v_begin, v_end) are empty in the C view given (window offsets),
   // which lets kernels skip A's edges into them (Task::v_lo, v_hi).
   std::uint64_t v_begin = 0, v_end = ~0ull;
@@ -39,12 +36,12 @@ void enqueue_count(const CsrView& A, const CsrView& B, const CsrView& C, const s
                    unsigned long long* d_total, const PerVertexOut& per_vertex, void* stream,
                    const eid_t* host_offsets_A = nullptr, const HostViews& host = {});
 
-// Writes the dense offsets out[0..rows] of a packed block whose arrays (count ids, count + 1
-// offsets) are in device memory (cuda/expand_rows.cu), on `stream`. Returns at once.
 // Enqueues out[v] = off[clamp(v, v0, v1)] for v in [0, rows] (device arrays): C's offsets with
 // the rows outside a slice [v0, v1) empty (tristream::window_offsets on the host).
 void enqueue_window_offsets(const eid_t* off, std::uint64_t rows, std::uint64_t v0,
                             std::uint64_t v1, eid_t* out, void* stream);
+// Writes the dense offsets out[0..rows] of a packed block whose arrays (count ids, count + 1
+// offsets) are in device memory (cuda/expand_rows.cu), on `stream`. Returns at once.
 void enqueue_expand_packed(std::uint64_t rows, std::uint64_t count, const vid_t* ids,
                            const eid_t* offsets, eid_t* out, void* stream);
 

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "launch.hpp"
+#include "memory.hpp"
 #include "tristream/device_cache.hpp"
 #include "tristream/error.hpp"
 #include "tristream/host_memory.hpp"
@@ -495,22 +496,6 @@ class CudaStreamingBackend final : public StreamingBackend {
     }
     const CsrView A = view(L.a), B = view(L.b);
     CsrView C = view(L.c);
-    // A slice: C's offsets with the rows outside it empty, in scratch freed after the count.
-    eid_t* window = nullptr;
-    struct WindowGuard {  // freed in stream order after the count's kernels, also on a throw
-      eid_t*& p;
-      cudaStream_t s;
-      ~WindowGuard() {
-        if (p) (void)cudaFreeAsync(p, s);
-      }
-    } window_guard{window, compute_};
-    if (L.sliced) {
-      check(cudaMallocAsync(reinterpret_cast<void**>(&window), (C.rows + 1) * sizeof(eid_t),
-                            compute_),
-            "cudaMallocAsync (slice window)");
-      cuda::enqueue_window_offsets(C.offsets, C.rows, L.v_begin, L.v_end, window, compute_);
-      C.offsets = window;
-    }
     // The layout's host images of the blocks, for launch planning and `auto` (a slice plans as
     // its whole unit).
     const eid_t* host_off_a = L.host_offsets[L.a];
@@ -526,6 +511,13 @@ class CudaStreamingBackend final : public StreamingBackend {
       hv.v_end = L.v_end;
     }
     try {
+      // A slice: C's offsets with the rows outside it empty, in scratch freed in stream order
+      // after the count's kernels.
+      cuda::AsyncBuffer<eid_t> window(L.sliced ? C.rows + 1 : 0, compute_);
+      if (L.sliced) {
+        cuda::enqueue_window_offsets(C.offsets, C.rows, L.v_begin, L.v_end, window.get(), compute_);
+        C.offsets = window.get();
+      }
       cuda::enqueue_count(A, B, C, opts_.kernel, sl.d_total, pv, compute_, host_off_a, hv);
     } catch (const DeviceOutOfMemory&) {
       throw;

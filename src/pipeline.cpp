@@ -2142,13 +2142,8 @@ class CpuBackend final : public StreamingBackend {
       TS_CHECK(at <= slot_[s].pv.size(), "per-vertex arrays larger than planned");
       pv = PerVertexOut{spaces[L.u_space], spaces[L.v_space], spaces[L.w_space]};
     }
-    CsrView C = view(L.c);
-    std::vector<eid_t> window;  // a slice: C's rows outside it empty
-    if (L.sliced) {
-      window.resize(C.rows + 1);
-      window_offsets(C.offsets, C.rows, L.v_begin, L.v_end, window.data());
-      C.offsets = window.data();
-    }
+    std::vector<eid_t> window;
+    const CsrView C = counted_c(L, view(L.c), window);
     r.kernel_start = now_s() - origin_;
     r.triangles = counter_->count(view(L.a), view(L.b), C, pv);
     r.kernel_end = now_s() - origin_;

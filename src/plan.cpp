@@ -744,14 +744,7 @@ std::size_t cover_upload_tail(Plan& plan, bool per_vertex) {
                         net(d) / static_cast<double>(S)});
   }
   auto piece_unit = [&](const Piece& pc) {
-    WorkUnit w = U[pc.unit];
-    if (pc.slices > 1) {
-      w.slice = pc.slice;
-      w.slices = pc.slices;
-      w.work /= pc.slices;
-      if (pc.slice > 0) w.decompress_bytes = 0;  // its blocks were built for the first slice
-    }
-    return w;
+    return pc.slices > 1 ? plan_internal::unit_slice(U[pc.unit], pc.slice, pc.slices) : U[pc.unit];
   };
   // 4. The new order: the head without the donors, then the tail with a piece placed wherever
   // the tail's uploads since the last piece have outgrown its kernels by the piece's cover.
@@ -1315,6 +1308,14 @@ double estimated_exposed_upload(const Plan& plan, double* makespan) {
 }
 std::size_t cover_upload_tail(Plan& plan, bool per_vertex) {
   return tristream::cover_upload_tail(plan, per_vertex);
+}
+WorkUnit unit_slice(const WorkUnit& w, std::uint32_t slice, std::uint32_t slices) {
+  WorkUnit s = w;
+  s.slice = slice;
+  s.slices = slices;
+  s.work = w.work / slices;
+  if (slice > 0) s.decompress_bytes = 0;  // its blocks were built for the first slice
+  return s;
 }
 }  // namespace plan_internal
 

@@ -1,5 +1,6 @@
-// plan_internal.hpp — the planner's order and estimate steps (src/plan.cpp), for tests only:
-// they run on a plan built by hand, so a test can make the tail of an order upload-bound.
+// plan_internal.hpp — the planner's order and estimate steps (src/plan.cpp), for the tests: they
+// run on a plan built by hand, so a test can make the tail of an order upload-bound, or cut
+// units into slices the way the tail cover does (unit_slice, which the cover itself uses).
 #pragma once
 
 #include <cstddef>
@@ -13,6 +14,9 @@ namespace tristream::plan_internal {
 void finish_units(Plan& plan, bool per_vertex, int in_flight);
 // The upload seconds the kernels do not hide at the plan's rates; *makespan the last kernel's end.
 double estimated_exposed_upload(const Plan& plan, double* makespan);
+// Slice `slice` of `slices` of a unit (WorkUnit::slices): its share of the work; slices after
+// the first decompress nothing (their blocks were built for the first).
+WorkUnit unit_slice(const WorkUnit& w, std::uint32_t slice, std::uint32_t slices);
 // The tail cover: moves units of much work and few bytes into the upload-bound tail when the
 // estimate improves; returns the units moved.
 std::size_t cover_upload_tail(Plan& plan, bool per_vertex);

@@ -142,6 +142,15 @@ inline void window_offsets(const eid_t* off, std::uint64_t rows, std::uint64_t v
                            eid_t* out) {
   for (std::uint64_t v = 0; v <= rows; ++v) out[v] = off[v < v0 ? v0 : (v > v1 ? v1 : v)];
 }
+// C as the unit counts it on the host: the whole view, or for a slice its window (offsets in
+// `window`, which must outlive the returned view).
+inline CsrView counted_c(const UnitLayout& layout, CsrView c, std::vector<eid_t>& window) {
+  if (!layout.sliced) return c;
+  window.resize(c.rows + 1);
+  window_offsets(c.offsets, c.rows, layout.v_begin, layout.v_end, window.data());
+  c.offsets = window.data();
+  return c;
+}
 
 // One host -> device copy of a streamed unit (times on the pipeline's clock).
 struct UploadPiece {

@@ -186,13 +186,8 @@ Plan sliced_plan(const Plan& plan, std::uint32_t slices, bool per_vertex, std::s
       out.units.push_back(w);
       continue;
     }
-    for (std::uint32_t x = 0; x < slices; ++x) {
-      WorkUnit s = w;
-      s.slice = x;
-      s.slices = slices;
-      s.work = w.work / slices;
-      out.units.push_back(s);
-    }
+    for (std::uint32_t x = 0; x < slices; ++x)
+      out.units.push_back(plan_internal::unit_slice(w, x, slices));
   }
   plan_internal::finish_units(out, per_vertex, plan.in_flight);
   return out;

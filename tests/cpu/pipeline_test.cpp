@@ -690,15 +690,10 @@ class DeviceDouble final : public StreamingBackend {
       if (!same_as_host_image(L, bi, off_[s][bi], cols_[s][bi])) ++image_mismatches;
       if (check_csr) valid &= valid_csr(b, off_[s][bi], cols_[s][bi]);
     }
-    CsrView C = view(L.c);
-    std::vector<eid_t> window;  // a slice: C's rows outside it empty, as the backends count it
-    if (valid && L.sliced) {
-      window.resize(C.rows + 1);
-      window_offsets(C.offsets, C.rows, L.v_begin, L.v_end, window.data());
-      C.offsets = window.data();
-    }
+    std::vector<eid_t> window;
     if (valid)
-      result_[s].triangles = counter_->count(view(L.a), view(L.b), C, pv);
+      result_[s].triangles =
+          counter_->count(view(L.a), view(L.b), counted_c(L, view(L.c), window), pv);
     else
       ++image_mismatches;
   }
