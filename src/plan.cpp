@@ -24,7 +24,6 @@ namespace tristream {
 namespace {
 
 constexpr std::uint64_t kAlign = 256;
-constexpr double kUnitCostBytes = 1 << 20;  // the planner's price of one more work unit
 // Hash blocks cut every row into p pieces and lose the rank order inside a block, so their
 // kernels run slower per edge than range blocks of the same size: on the H100, Kronecker 25 at
 // 1/4 of its footprint, hash p = 8 counted 1.80 s of kernel time where range p = 19 took 1.19 s
@@ -1107,6 +1106,11 @@ Plan make_plan(std::uint64_t n, eid_t m, const eid_t* offsets,
   if (o.parts > 1 && census.empty())
     throw Error(ErrorKind::Internal, "the planner needs a block census for --parts > 1");
 
+  // A unit's fixed kernel seconds cost what the copy engine uploads meanwhile: on the H100
+  // (about 0.4 ms per unit, 40 GB/s) 16 MB, so one more part pays for itself only when it
+  // saves 16 MB per unit it adds. (Charged as 1 MiB until session 10, which let Kronecker 25 at
+  // 1/4 take p = 19 over p = 17 for 9% fewer bytes and 0.2 s more kernel.)
+  const double unit_cost_bytes = o.rates.kernel_s_per_unit * o.rates.upload_bytes_per_s;
   std::vector<Candidate> all;
   std::ptrdiff_t best_index = -1;
   Plan best_plan;
@@ -1181,12 +1185,12 @@ Plan make_plan(std::uint64_t n, eid_t m, const eid_t* offsets,
     const bool dev_ok = o.device_budget == 0 || c.device <= o.device_budget;
     const bool host_ok = o.host_budget == 0 || c.host <= o.host_budget;
     c.feasible = dev_ok && host_ok;
-    // bytes moved, plus a fixed charge per unit (a launch, a synchronisation, small-kernel
-    // inefficiency) counted as kUnitCostBytes; of the partition's own order, before the units
-    // in flight and the tail cover tune it (its slices and their bytes would tip the choice of
-    // p towards plans whose order needs no cover)
+    // bytes moved, plus a fixed charge per unit (its launches, synchronisation and small-kernel
+    // inefficiency: PlanRates::kernel_s_per_unit, priced as the bytes uploaded meanwhile); of
+    // the partition's own order, before the units in flight and the tail cover tune it (its
+    // slices and their bytes would tip the choice of p towards plans whose order needs no cover)
     c.cost = static_cast<double>(c.plan.bytes_moved + c.plan.bytes_decompressed) +
-             static_cast<double>(c.plan.units.size()) * kUnitCostBytes;
+             static_cast<double>(c.plan.units.size()) * unit_cost_bytes;
     // (the units in flight only for a candidate that fits: they change its bytes moved)
     if (c.feasible) choose_in_flight(c.plan, o.per_vertex);
     if (c.plan.partition.scheme == Scheme::Hash) c.cost *= kHashCostFactor;

@@ -148,9 +148,10 @@ TEST(Planner, EveryForcedSchemeFitsAQuarter) {
 // graphs the two schemes' costs differ by more than the factor, so this checks the comparison,
 // not the factor's value; the factor's effect is measured at scales 25 and 26.)
 TEST(Planner, AutoPicksTheCheaperOfRangeAndHash) {
-  auto cost = [](const Plan& p) {
+  const PlanRates rates;  // a unit costs its fixed kernel seconds' worth of uploaded bytes
+  auto cost = [&](const Plan& p) {
     return static_cast<double>(p.bytes_moved + p.bytes_decompressed) +
-           static_cast<double>(p.units.size()) * (1 << 20);
+           static_cast<double>(p.units.size()) * rates.kernel_s_per_unit * rates.upload_bytes_per_s;
   };
   int decided = 0;
   for (std::uint64_t seed : {3u, 9u, 21u}) {
@@ -172,6 +173,39 @@ TEST(Planner, AutoPicksTheCheaperOfRangeAndHash) {
     }
   }
   EXPECT_GT(decided, 0);
+}
+
+// Each unit is charged its fixed kernel seconds (PlanRates::kernel_s_per_unit) priced as the
+// bytes the copy engine uploads meanwhile: the dearer a unit, the fewer units auto may take (with
+// units nearly free it takes the fewest bytes; with a charge of the wrong sign it would take the
+// most parts that fit).
+TEST(Planner, DearerUnitsNeverGiveMoreParts) {
+  for (std::uint64_t seed : {3u, 9u}) {
+    SCOPED_TRACE(seed);
+    auto g = oriented(test::skewed_graph(3000, 40000, seed));
+    auto src = memory_source(g, 1000);
+    for (Scheme s : {Scheme::Range, Scheme::Auto})
+      for (std::uint64_t div : {3u, 5u, 8u}) {
+        SCOPED_TRACE(div);
+        const std::uint64_t budget = in_core_bytes(g.n(), g.m(), false) / div;
+        std::uint32_t last_p = ~0u;
+        std::size_t last_units = ~std::size_t{0};
+        for (double k : {1e-9, 4e-4, 4e-3}) {
+          PlanOptions o = opts(s, 0, budget);
+          o.rates.kernel_s_per_unit = k;
+          const Plan plan = plan_graph(*src, o);
+          EXPECT_LE(plan.partition.p, last_p) << "kernel_s_per_unit " << k;
+          if (plan.partition.scheme == Scheme::Range) {
+            // and the range p is the fewest that fit: the cheapest in bytes on these graphs
+            PlanOptions fewer = opts(Scheme::Range, plan.partition.p - 1, budget);
+            EXPECT_THROW(plan_graph(*src, fewer), Error) << "p = " << plan.partition.p;
+          }
+          last_p = plan.partition.p;
+          EXPECT_LE(plan.units.size() - plan.tail_cover_slices + plan.tail_cover_units, last_units);
+          last_units = plan.units.size() - plan.tail_cover_slices + plan.tail_cover_units;
+        }
+      }
+  }
 }
 
 TEST(Planner, ForcedPartsAndTaskCounts) {
