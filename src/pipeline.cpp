@@ -2389,7 +2389,7 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
     return false;
   };
 
-  // the slice boundaries of each sliced task (slice_bounds), computed at its first slice
+  // the slice boundaries of each sliced task (slice_bounds), from its first slice to its last
   std::map<std::array<std::uint32_t, 4>, std::vector<std::uint64_t>> slice_cache;
   prep.preload();
   for (std::size_t u = 0; u < plan.units.size(); ++u) {
@@ -2426,6 +2426,7 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
       L.sliced = true;
       L.v_begin = it->second.at(w.slice);
       L.v_end = it->second.at(w.slice + 1);
+      if (w.slice + 1 == w.slices) slice_cache.erase(it);  // the task's last slice
     }
     if (nslots > 2 && uses_host_slot(slots[s].layout, backend.host_slot(h))) {
       host_user[h] = static_cast<std::int64_t>(u);
