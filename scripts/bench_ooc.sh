@@ -115,7 +115,7 @@ for S in "${SCALES[@]}"; do
   # The in-core footprint: the device bytes of the p = 1 plan.
   FOOT=$("$BIN" plan "$F" --parts 1 --gpu-memory 1024T --json |
     python3 -c 'import json,sys; print(json.load(sys.stdin)["device_bytes"])')
-  echo "== scale $S: in-core footprint $FOOT bytes, file $(stat -c %s "$F") bytes"
+  echo "== scale $S: in-core footprint $FOOT bytes, file $(stat -L -c %s "$F") bytes"
   run in-core "$S" 1 in-core "$BIN" count "$F" --backend "$BACKEND" --parts 1 \
     --trace "$OUT/trace-$S-incore.json"
   for frac in $FRACTIONS; do
@@ -138,7 +138,7 @@ for S in "${SCALES[@]}"; do
   # and its wall time is reported against the unconstrained count ("x in-core" column).
   if [ "$CGROUP" = 1 ]; then
     CG=/sys/fs/cgroup/tristream-bench-$$
-    FILE_BYTES=$(stat -c %s "$F")
+    FILE_BYTES=$(stat -L -c %s "$F")
     LIMIT=$((FILE_BYTES / 2))
     if [ -w /sys/fs/cgroup/cgroup.subtree_control ] &&
       grep -q memory /sys/fs/cgroup/cgroup.controllers 2>/dev/null && mkdir "$CG" 2>/dev/null; then
@@ -157,7 +157,7 @@ for S in "${SCALES[@]}"; do
     else
       # No writable cgroup (a container): the same experiment with the budget only declared
       # through --host-memory (not enforced by the kernel; say so in the results).
-      FILE_BYTES=$(stat -c %s "$F")
+      FILE_BYTES=$(stat -L -c %s "$F")
       LIMIT=$((FILE_BYTES / 2))
       echo "== (cgroup v2 memory controller not writable here: --host-memory $LIMIT instead, not enforced)"
       run "unconstrained" "$S" 1 auto "$BIN" count "$F" --backend "$BACKEND" --trace "$OUT/trace-$S-uncg.json"

@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <array>
 #include <atomic>
+#include <cerrno>
 #include <chrono>
 #include <condition_variable>
 #include <csignal>
@@ -16,6 +17,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 #include <type_traits>
 
@@ -41,24 +43,66 @@ std::uint64_t align_up(std::uint64_t x) {
   return (x + kAlign - 1) / kAlign * kAlign;
 }
 
-// Lowers the calling thread's scheduling priority (Linux: the thread's nice value, +5) so that
-// work that runs ahead (the preload's decompressor and registrar) leaves the cores to the
-// builder and to the thread that drives the GPU when they are all busy. Best effort: nothing
-// happens where it is not supported or not allowed.
-void background_priority() {
+// ---- thread priorities -------------------------------------------------------------------------
+// The pipeline's threads compete for the cores while the background preload runs, and the order
+// matters (Linux nice values, relative to the nice value of the thread that starts the run):
+//   base - 5  the driver, which issues the GPU work, and the preload's registrar: a registration
+//             (cudaHostRegister) holds the CUDA driver's lock, so every copy and launch the driver
+//             issues meanwhile waits for it, and a registrar that loses its core to the builders
+//             stalls the GPU (a priority inversion: on the H100 the registrations of Kronecker 25
+//             took 30-50 ms each at base + 5 and 5-12 ms at base - 5). Raising a thread above
+//             base needs CAP_SYS_NICE (or RLIMIT_NICE); without it they stay at base.
+//   base + 3  the builder and its pool (the preload's critical path);
+//   base + 8  the preload's decompressor, which runs ahead.
+// Best effort: nothing happens where it is not supported or not allowed. A thread inherits its
+// creator's value, and without the privilege a thread cannot come back up once lowered, so the
+// threads that run above base are created before their creator lowers itself.
+constexpr int kDriverBoost = 5, kBuilderDrop = 3, kDecompressorDrop = 8;
+
+// The calling thread's nice value (0 where unsupported).
+int thread_nice() {
 #ifdef __linux__
-  (void)::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), 5);
+  errno = 0;
+  const int v = ::getpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)));
+  return errno ? 0 : v;
+#else
+  return 0;
 #endif
 }
+// Sets the calling thread's nice value; false when not allowed or unsupported.
+bool set_thread_nice(int v) {
+#ifdef __linux__
+  return ::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), v) == 0;
+#else
+  (void)v;
+  return false;
+#endif
+}
+// Raises the calling thread's priority for its lifetime (the driver) and restores it after.
+class PriorityBoost {
+ public:
+  explicit PriorityBoost(int by) : base_(thread_nice()) { raised_ = set_thread_nice(base_ - by); }
+  ~PriorityBoost() {
+    if (raised_) (void)set_thread_nice(base_);
+  }
+  PriorityBoost(const PriorityBoost&) = delete;
+  PriorityBoost& operator=(const PriorityBoost&) = delete;
+  int base() const { return base_; }
+  bool raised() const { return raised_; }
+
+ private:
+  int base_;
+  bool raised_ = false;
+};
 
 // ---- a small thread pool: run(k, fn) calls fn(0..k-1) on the workers and the caller ---------
 class Pool {
  public:
-  // background: the workers run at background_priority()
-  explicit Pool(unsigned threads, bool background = false) {
+  // nice: the workers' nice value (set_thread_nice); none: they keep their creator's
+  explicit Pool(unsigned threads, std::optional<int> nice = std::nullopt) {
     for (unsigned t = 1; t < threads; ++t)
-      workers_.emplace_back([this, background] {
-        if (background) background_priority();
+      workers_.emplace_back([this, nice] {
+        if (nice) (void)set_thread_nice(*nice);
         loop();
       });
   }
@@ -717,7 +761,11 @@ class Preparer {
         block_cap_ > 0 && plan.partition.p > 1 && plan.partition.scheme != Scheme::Vertex;
   }
 
-  void preload() { preload_blocks(); }
+  // base_nice: the run's base nice value (the thread priorities above).
+  void preload(int base_nice) {
+    base_nice_ = base_nice;
+    preload_blocks();
+  }
   std::uint64_t chunk_cache_peak_bytes() const { return reader_.peak_bytes(); }
 
   // The plan's reuse_a (A left in the slot by the slot's unit before last) holds with two slots
@@ -1517,9 +1565,9 @@ class Preparer {
       reader_.set_cache_cap(cap0 + preload_spare_);
       const std::uint64_t cap = reader_.cache_cap();
       std::vector<PreloadBatch> batches = preload_batches(order, cap, threads_);
-      // (every core, at background priority: the builder's pool, the preload's critical path,
-      // and the driver, which issues the GPU work, come first when the cores are all busy)
-      Pool dpool(std::max(1u, threads_), true);
+      // (every core, at the decompressor's priority: the builder's pool, the preload's critical
+      // path, and the driver, which issues the GPU work, come first when the cores are all busy)
+      Pool dpool(std::max(1u, threads_), base_nice_ + kDecompressorDrop);
       // the stages use `batches` and `dpool`: they are joined before those go, also when the
       // builder throws
       struct Joiner {
@@ -1533,7 +1581,7 @@ class Preparer {
       }
       // 1. the decompressor: batch n once batch n - 1 is pinned and batch n's extra chunks known
       decompressor = std::thread([&] {
-        background_priority();
+        (void)set_thread_nice(base_nice_ + kDecompressorDrop);
         try {
           for (std::size_t n = 0; n < batches.size(); ++n) {
             {
@@ -1558,10 +1606,10 @@ class Preparer {
       });
       // 3. the registrar: pins a row part's blocks, one at a time (a registration holds the
       // driver's lock, so the copies and launches the driver issues meanwhile wait: one call at
-      // a time lets them in between); then the part is ready
+      // a time lets them in between); then the part is ready. It keeps the driver's priority,
+      // which this thread has until it lowers itself below (the thread priorities above).
       if (direct_)
         registrar = std::thread([&] {
-          background_priority();
           Pool rpool(1);
           try {
             for (;;) {
@@ -1586,7 +1634,8 @@ class Preparer {
             cv.notify_all();  // (the builder stops at its next batch)
           }
         });
-      // 2. the builder
+      // 2. the builder, at the builder's priority from here on
+      (void)set_thread_nice(base_nice_ + kBuilderDrop);
       std::vector<std::shared_ptr<HostBlock>> made;
       for (std::size_t n = 0; n < batches.size() && !stop_; ++n) {
         PreloadBatch& B = batches[n];
@@ -1934,6 +1983,7 @@ class Preparer {
   RowReader reader_;
   Pool& copy_pool_;
   unsigned threads_ = 1;
+  int base_nice_ = 0;  // the run's base nice value (preload)
   std::uint64_t preload_spare_ = 0;
   StreamingBackend* backend_ = nullptr;
   // Direct uploads: on when the preload holds every block and the backend has its own device
@@ -2243,7 +2293,10 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
     return rep;
   }
   unsigned threads = options.threads ? options.threads : std::thread::hardware_concurrency();
-  Pool pool(std::max(1u, threads));
+  // the thread priorities (above): this thread drives the GPU; the copy pool works for it; the
+  // pool builds blocks (the background preload's builder, or this thread's own prepares)
+  PriorityBoost boost(kDriverBoost);
+  Pool pool(std::max(1u, threads), boost.base() + kBuilderDrop);
   Pool copy_pool(std::max(1u, threads));
   Plan tuned;  // the plan with the tests' cache and staging overrides
   const Plan* use = &plan;
@@ -2391,7 +2444,7 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
 
   // the slice boundaries of each sliced task (slice_bounds), from its first slice to its last
   std::map<std::array<std::uint32_t, 4>, std::vector<std::uint64_t>> slice_cache;
-  prep.preload();
+  prep.preload(boost.base());
   for (std::size_t u = 0; u < plan.units.size(); ++u) {
     if (interrupt_requested()) {
       rep.interrupted = true;
@@ -2468,6 +2521,7 @@ PlanOptions resolve_plan_options(const PipelineOptions& options, StreamingBacken
   po.parts = options.parts;
   po.per_vertex = options.per_vertex;
   po.threads = options.threads;
+  po.rates = options.plan_rates;
   po.device_is_host = backend ? backend->device_is_host() : true;
   if (options.gpu_memory) {
     po.device_budget = options.gpu_memory;

@@ -745,23 +745,35 @@ std::size_t cover_upload_tail(Plan& plan, bool per_vertex) {
   auto piece_unit = [&](const Piece& pc) {
     return pc.slices > 1 ? plan_internal::unit_slice(U[pc.unit], pc.slice, pc.slices) : U[pc.unit];
   };
-  // 4. The new order: the head without the donors, then the tail with a piece placed wherever
+  // 4. The new order: the head without the donors; then the first slice of each donor cut into
+  // slices, which uploads all of the donor's blocks (the later slices find them on the device):
+  // at the end of the head the head's last kernels hide that upload, while inside the tail it
+  // could follow a drained device (the tail's units wait for the preload to build their row
+  // part, and the driver issues units in order); then the tail, with a piece placed wherever
   // the tail's uploads since the last piece have outgrown its kernels by the piece's cover.
   std::vector<WorkUnit> order;
   order.reserve(U.size() + pieces.size());
   for (std::size_t u = 0; u < tail; ++u)
     if (!donor[u]) order.push_back(U[u]);
+  std::vector<char> placed(pieces.size(), 0);
+  for (std::size_t x = 0; x < pieces.size(); ++x)
+    if (pieces[x].slices > 1 && pieces[x].slice == 0) {
+      order.push_back(piece_unit(pieces[x]));
+      placed[x] = 1;
+    }
   std::size_t next = 0;
   double owed = 0;
   for (std::size_t u = tail; u < U.size(); ++u) {
     order.push_back(U[u]);
     owed += surplus(u);
-    while (next < pieces.size() && owed >= pieces[next].net) {
-      owed -= pieces[next].net;
-      order.push_back(piece_unit(pieces[next++]));
-    }
+    for (; next < pieces.size() && (placed[next] || owed >= pieces[next].net); ++next)
+      if (!placed[next]) {
+        owed -= pieces[next].net;
+        order.push_back(piece_unit(pieces[next]));
+      }
   }
-  for (; next < pieces.size(); ++next) order.push_back(piece_unit(pieces[next]));
+  for (; next < pieces.size(); ++next)
+    if (!placed[next]) order.push_back(piece_unit(pieces[next]));
   // 5. Kept only when the estimate improves (the moved units may now miss the cache).
   const double before = estimated_exposed_upload(plan);
   Plan trial = plan;
@@ -772,6 +784,21 @@ std::size_t cover_upload_tail(Plan& plan, bool per_vertex) {
   trial.tail_cover_slices = pieces.size();
   plan = std::move(trial);
   return donors.size();
+}
+
+// Reorders each range task's units (a run of one i) by k, then j: the column order
+// (Plan::column_order). Units cut into slices keep their slices together.
+void column_order(Plan& plan) {
+  std::vector<WorkUnit>& U = plan.units;
+  for (std::size_t x = 0; x < U.size();) {
+    std::size_t y = x + 1;
+    while (y < U.size() && U[y].i == U[x].i) ++y;
+    std::stable_sort(
+        U.begin() + static_cast<std::ptrdiff_t>(x), U.begin() + static_cast<std::ptrdiff_t>(y),
+        [](const WorkUnit& a, const WorkUnit& b) { return a.k != b.k ? a.k < b.k : a.j < b.j; });
+    x = y;
+  }
+  plan.column_order = true;
 }
 
 // Units of a range or hash partition from a p x p edge matrix.
@@ -976,26 +1003,36 @@ Plan build_plan(Scheme scheme, std::uint32_t p, int variant, std::uint64_t n, ei
   return plan;
 }
 
-// Units in flight with the device cache: more lets uploads run further ahead of the kernels
-// but pins more blocks, so the cache holds fewer for later units; the count of 2, 4, 8 or 16
-// (each with its tail cover) whose estimated line (estimated_exposed_upload) ends first, the
-// fewest exposed upload seconds on a tie. Run for the candidates that fit the budgets only: each
-// count replays the cache over every unit.
+// The order and the units in flight with the device cache. More units in flight let uploads
+// run further ahead of the kernels but pin more blocks, so the cache holds fewer for later
+// units. Tried: 2, 4, 8 or 16 in flight, each in the row order and (range) the column order
+// (Plan::column_order), each with its tail cover; kept: the one whose estimated line
+// (estimated_exposed_upload) ends first, the fewest exposed upload seconds on a tie, the row
+// order and fewer units in flight on a tie of both. Run for the candidates that fit the budgets
+// only: each try replays the cache over every unit. `plan` comes in the row order.
 void choose_in_flight(Plan& plan, bool per_vertex) {
   if (plan.device_cache_bytes == 0 || plan.in_flight <= 2) return;
   const std::uint64_t decompressed = plan.bytes_decompressed;  // (the caller's estimate)
+  const int orders = plan.partition.scheme == Scheme::Range ? 2 : 1;
   Plan best;
   double best_end = 0, best_exposed = 0;
-  for (int f = 2; f <= kDeviceCacheInFlight; f *= 2) {
-    Plan t = plan;  // already finished for kDeviceCacheInFlight
-    if (f != plan.in_flight) finish_units(t, per_vertex, f);
-    t.tail_cover_units = cover_upload_tail(t, per_vertex);
-    double end = 0;
-    const double exposed = estimated_exposed_upload(t, &end);
-    if (f == 2 || end < best_end * 0.999 || (end <= best_end * 1.001 && exposed < best_exposed)) {
-      best = std::move(t);
-      best_end = end;
-      best_exposed = exposed;
+  bool have = false;
+  for (int column = 0; column < orders; ++column) {
+    Plan base = plan;  // already finished for kDeviceCacheInFlight
+    if (column) column_order(base);
+    for (int f = 2; f <= kDeviceCacheInFlight; f *= 2) {
+      Plan t = base;
+      if (column || f != plan.in_flight) finish_units(t, per_vertex, f);
+      t.tail_cover_units = cover_upload_tail(t, per_vertex);
+      double end = 0;
+      const double exposed = estimated_exposed_upload(t, &end);
+      if (!have || end < best_end * 0.999 ||
+          (end <= best_end * 1.001 && exposed < best_exposed * 0.999)) {
+        best = std::move(t);
+        best_end = end;
+        best_exposed = exposed;
+        have = true;
+      }
     }
   }
   plan = std::move(best);
@@ -1313,6 +1350,12 @@ double estimated_exposed_upload(const Plan& plan, double* makespan) {
 std::size_t cover_upload_tail(Plan& plan, bool per_vertex) {
   return tristream::cover_upload_tail(plan, per_vertex);
 }
+void column_order(Plan& plan) {
+  tristream::column_order(plan);
+}
+void choose_in_flight(Plan& plan, bool per_vertex) {
+  tristream::choose_in_flight(plan, per_vertex);
+}
 WorkUnit unit_slice(const WorkUnit& w, std::uint32_t slice, std::uint32_t slices) {
   WorkUnit s = w;
   s.slice = slice;
@@ -1360,6 +1403,7 @@ std::string Plan::to_json() const {
     << ",\"chunk_cache_bytes\":" << chunk_cache_bytes
     << ",\"block_cache_bytes\":" << block_cache_bytes
     << ",\"device_cache_bytes\":" << device_cache_bytes << ",\"in_flight\":" << in_flight
+    << ",\"unit_order\":\"" << (column_order ? "column" : "row") << "\""
     << ",\"tail_cover_units\":" << tail_cover_units
     << ",\"tail_cover_slices\":" << tail_cover_slices << ",\"total_work\":" << total_work
     << ",\"imbalance\":" << imbalance << ",\"reason\":\"";
@@ -1394,6 +1438,9 @@ std::string Plan::summary() const {
     o << "device block cache: blocks stay in the slots' " << format_bytes(device_cache_bytes)
       << " between units; a unit uploads only the blocks not there, up to " << in_flight
       << " units ahead of the kernels\n";
+  if (column_order)
+    o << "order: inside each task by k, then j (each new block of row part i is followed by the "
+         "units that reuse it)\n";
   if (tail_cover_units)
     o << "order: " << tail_cover_units
       << " units of much work and few bytes moved into the upload-bound tail, to hide its "

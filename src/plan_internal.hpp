@@ -20,5 +20,10 @@ WorkUnit unit_slice(const WorkUnit& w, std::uint32_t slice, std::uint32_t slices
 // The tail cover: moves units of much work and few bytes into the upload-bound tail when the
 // estimate improves; returns the units moved.
 std::size_t cover_upload_tail(Plan& plan, bool per_vertex);
+// Reorders each range task's units by k, then j (Plan::column_order).
+void column_order(Plan& plan);
+// Chooses the order (row or column) and the units in flight, each with its tail cover, by the
+// estimate; `plan` comes finished in the row order with the device block cache.
+void choose_in_flight(Plan& plan, bool per_vertex);
 
 }  // namespace tristream::plan_internal

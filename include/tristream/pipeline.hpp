@@ -289,6 +289,9 @@ struct PipelineOptions {
   // Streamed staging exists for the in-core unit only: a plan with p > 1 keeps full slots.
   std::int64_t piece_bytes = -1;
   int staging_buffers = 2;
+  // Tests: the balance of uploads against kernels the planner assumes (PlanRates), e.g. a slow
+  // link, under which the order and the units in flight matter on a small graph.
+  PlanRates plan_rates;
   // Progress: called on the driving thread after each unit's count has been collected, with the
   // units done, the units planned and the seconds since the run started. Must not throw.
   std::function<void(std::uint64_t done, std::uint64_t total, double seconds)> on_unit_done;

@@ -192,6 +192,12 @@ struct Plan {
   // when units are uploaded from the host block cache: a unit built in one of the two host
   // slots also waits for that slot's previous unit).
   int in_flight = 2;
+  // Range units inside a task (the units of one i) run by k, then j (column order): each new
+  // block G_ik of row part i is followed by the units (i, j, k), j > i, that reuse it and upload
+  // little, so their kernels hide the next block's upload. Otherwise by j, then k (row order),
+  // where the units (i, i, k) upload all of row part i back to back. The planner keeps the one
+  // whose estimated copy/compute line ends first (with the device block cache only).
+  bool column_order = false;
   // Units of much work and few bytes the planner moved from the head of the order into its
   // upload-bound tail (range orders end with the low row parts: many bytes, little work) so that
   // their kernels hide the tail's uploads; 0 when that would not leave fewer upload seconds

@@ -1048,6 +1048,9 @@ TEST(Pipeline, ManyUnitsInFlightThroughTheDeviceCache) {
           auto o = popts(s, p, false);
           o.chunk_cache_bytes = caches[path][0];
           o.block_cache_bytes = caches[path][1];
+          // a slow link (10 MB/s), so that on this small graph uploads weigh like kernels and
+          // the planner's estimate prefers deep queues for some of these plans
+          o.plan_rates.upload_bytes_per_s = 1e7;
           DeviceDouble dd;
           dd.refuse_registration = refuse;
           CountReport r = count_with_backend(*src, o, dd);

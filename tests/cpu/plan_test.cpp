@@ -222,17 +222,19 @@ TEST(Planner, ForcedPartsAndTaskCounts) {
     EXPECT_EQ(h.units.size(), p * p * p);
     Plan v = plan_graph(*src, opts(Scheme::Vertex, p));
     EXPECT_LE(v.units.size(), p);
-    // range units by descending i, then ascending j >= i and k >= j, so a unit needs only row
-    // parts >= its i (built from the last row part down); the slot's cached A is reused when
-    // the same
+    // range units by descending i, so a unit needs only row parts >= its i (built from the
+    // last row part down); inside a task by ascending j >= i, then k >= j (the row order), or
+    // by k, then j (the column order); the slot's cached A is reused when the same
     for (std::size_t u = 0; u < r.units.size(); ++u) {
       const WorkUnit& w = r.units[u];
       EXPECT_TRUE(w.i <= w.j && w.j <= w.k);
       if (u == 0) continue;
       const WorkUnit& prev = r.units[u - 1];
-      EXPECT_TRUE(prev.i > w.i ||
-                  (prev.i == w.i && (prev.j < w.j || (prev.j == w.j && prev.k < w.k))))
-          << "unit " << u;
+      const std::uint32_t pa = r.column_order ? prev.k : prev.j,
+                          pb = r.column_order ? prev.j : prev.k;
+      const std::uint32_t wa = r.column_order ? w.k : w.j, wb = r.column_order ? w.j : w.k;
+      EXPECT_TRUE(prev.i > w.i || (prev.i == w.i && (pa < wa || (pa == wa && pb < wb))))
+          << "unit " << u << (r.column_order ? " (column order)" : " (row order)");
     }
     EXPECT_EQ(r.units.front().i, p - 1);
     for (std::size_t u = 2; u < r.units.size(); ++u)
@@ -322,6 +324,8 @@ TEST(Planner, JsonHasTheContractFields) {
        {"\"scheme\":\"range\"", "\"parts\":3", "\"units\":[", "\"device_bytes\":", "\"work\":",
         "\"bytes_moved\":", "\"total_estimated_bytes\":", "\"reason\":"})
     EXPECT_NE(j.find(key), std::string::npos) << key;
+  EXPECT_NE(j.find(p.column_order ? "\"unit_order\":\"column\"" : "\"unit_order\":\"row\""),
+            std::string::npos);
 }
 
 // The vertex statistics' exact second pass is skipped when no vertex candidate could fit the
@@ -842,19 +846,122 @@ TEST(Planner, TailCoverMovesHeavyUnitsIntoAnUploadBoundTail) {
     for (const auto& w : before.units)
       EXPECT_NEAR(seen.at({w.i, w.j, w.k}).second, w.work, 1e-6 * w.work);
     EXPECT_GT(sliced_units, moved);  // the moved units were cut
-    // the moved units are wedge-heavy units of the head, now among part 0's units
+    // the moved units are wedge-heavy units of the head, now among part 0's units, except the
+    // first slice of each sliced unit (it uploads the unit's blocks), which comes just before
+    // them, at the end of the head
     const std::size_t tail0 =
         static_cast<std::size_t>(std::find_if(plan.units.begin(), plan.units.end(),
                                               [](const WorkUnit& w) { return w.i == 0; }) -
                                  plan.units.begin());
-    std::size_t heavy_in_tail = 0;
+    std::size_t heavy_in_tail = 0, first_slices = 0;
     for (std::size_t u = tail0; u < plan.units.size(); ++u) heavy_in_tail += plan.units[u].i != 0;
-    EXPECT_EQ(heavy_in_tail, plan.tail_cover_slices);
+    for (std::size_t u = tail0; u-- > 0 && plan.units[u].slices > 1 && plan.units[u].slice == 0;)
+      ++first_slices;
+    std::size_t sliced_donors = 0;
+    for (const auto& w : plan.units) sliced_donors += w.slices > 1 && w.slice == 0;
+    EXPECT_EQ(first_slices, sliced_donors);
+    EXPECT_EQ(heavy_in_tail + first_slices, plan.tail_cover_slices);
     // finished again: the replay's uploads are the new order's, and the totals add up
     std::uint64_t sum = 0;
     for (const auto& w : plan.units) sum += w.upload_bytes;
     EXPECT_EQ(plan.bytes_moved, sum);
   }
+}
+
+// The order inside a task on plans built by hand (range, p = 6, i descending, row order), with
+// seeded block sizes and work: the column order (plan_internal::column_order) keeps the tasks and
+// sorts each task's units by k, then j; choose_in_flight keeps the order and the count of units
+// in flight whose estimated line (with its tail cover) ends first, as the test recomputes them
+// here, and the row order when both end alike (a link so fast that uploads cost nothing). Each
+// order must win some of the seeded plans.
+TEST(Planner, ColumnOrderWhenItsLineEndsFirst) {
+  std::mt19937_64 rng(23);
+  std::uniform_real_distribution<double> unit(0.0, 1.0);
+  int column_wins = 0, row_wins = 0;
+  for (int trial = 0; trial < 40; ++trial) {
+    SCOPED_TRACE("trial " + std::to_string(trial));
+    const bool fast_link = trial % 10 == 9;
+    const std::uint32_t p = 6;
+    Plan plan;
+    plan.partition.scheme = Scheme::Range;
+    plan.partition.p = p;
+    plan.partition.n = 100 * p;
+    for (std::uint32_t a = 0; a <= p; ++a) plan.partition.bounds.push_back(100 * a);
+    std::vector<std::vector<BlockInfo>> G(p, std::vector<BlockInfo>(p));
+    for (std::uint32_t a = 0; a < p; ++a)
+      for (std::uint32_t b = a; b < p; ++b) {
+        BlockInfo& bi = G[a][b];
+        bi.row_part = a;
+        bi.col_part = b;
+        bi.rows = 100;
+        bi.col_space = 100;
+        bi.bytes = bi.upload_bytes = static_cast<std::uint64_t>(2e5 + 2e6 * unit(rng));
+        bi.edges = bi.bytes / 8;
+      }
+    for (std::uint32_t i = p; i-- > 0;)
+      for (std::uint32_t j = i; j < p; ++j)
+        for (std::uint32_t k = j; k < p; ++k) {
+          WorkUnit w;
+          w.i = i;
+          w.j = j;
+          w.k = k;
+          w.a = G[i][j];
+          w.b = G[i][k];
+          w.c = G[j][k];
+          w.b_is_a = j == k;
+          w.c_is_a = i == j && j == k;
+          w.c_is_b = i == j;
+          w.work = unit(rng) < 0.5 ? 1e3 : 3e9 * unit(rng);  // up to 3.7 ms of kernel
+          plan.units.push_back(w);
+        }
+    plan.rates.upload_bytes_per_s = fast_link ? 1e15 : 1e9;  // 0.2-2.2 ms a block, or nothing
+    plan_internal::finish_units(plan, false, 16);
+    ASSERT_GT(plan.device_cache_bytes, 0u);
+    ASSERT_FALSE(plan.column_order);
+    const Plan row = plan;
+    Plan column = plan;
+    plan_internal::column_order(column);
+    ASSERT_TRUE(column.column_order);
+    // the column order: the same tasks, each task's units by k, then j
+    ASSERT_EQ(column.units.size(), row.units.size());
+    for (std::size_t u = 1; u < column.units.size(); ++u) {
+      const WorkUnit &a = column.units[u - 1], &b = column.units[u];
+      EXPECT_TRUE(a.i > b.i || (a.i == b.i && (a.k < b.k || (a.k == b.k && a.j < b.j))))
+          << "unit " << u;
+    }
+    // the estimates of both orders at each count of units in flight, with the tail cover
+    double best_row = 0, best_column = 0;
+    for (int f = 2; f <= 16; f *= 2) {
+      double end_row = 0, end_column = 0;
+      Plan r = row, c = column;
+      plan_internal::finish_units(r, false, f);
+      plan_internal::finish_units(c, false, f);
+      plan_internal::cover_upload_tail(r, false);
+      plan_internal::cover_upload_tail(c, false);
+      plan_internal::estimated_exposed_upload(r, &end_row);
+      plan_internal::estimated_exposed_upload(c, &end_column);
+      best_row = f == 2 ? end_row : std::min(best_row, end_row);
+      best_column = f == 2 ? end_column : std::min(best_column, end_column);
+    }
+    plan_internal::choose_in_flight(plan, false);
+    double end = 0;
+    plan_internal::estimated_exposed_upload(plan, &end);
+    EXPECT_LE(end, std::min(best_row, best_column) * 1.001);
+    if (best_column < best_row * 0.999) {
+      EXPECT_TRUE(plan.column_order);
+      column_wins += !fast_link;
+    } else if (best_row < best_column * 0.999) {
+      EXPECT_FALSE(plan.column_order);
+      row_wins += !fast_link;
+    }
+    if (fast_link) {
+      EXPECT_NEAR(best_row, best_column, 1e-9 * best_row);
+      EXPECT_FALSE(plan.column_order);  // a tie keeps the row order
+    }
+  }
+  EXPECT_GT(column_wins, 0);
+  EXPECT_GT(row_wins, 0);
+  std::printf("column order won %d plans, the row order %d\n", column_wins, row_wins);
 }
 
 TEST(Planner, UnknownSchemeIsAUsageError) {
