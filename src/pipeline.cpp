@@ -235,9 +235,67 @@ class FastDiv {
   std::uint64_t magic_ = 0;
 };
 
-// An array left uninitialised (the builders write every entry, in parallel), in memory of its
-// own (alloc_pinnable), so that a backend may pin it for direct uploads (register_with); it is
-// unregistered before it is freed.
+// One pinnable allocation for every block the preload builds (direct uploads only), registered
+// with the backend in one call near the preload's start, while the first row part is built.
+// Registering each row part as it was built meant registrations while units ran: each holds
+// the CUDA driver's lock, and the device ran dry behind the driver's waiting copies and launches
+// (bench/RESULTS.md, session 11). take() hands out pieces to the builders (thread-safe); the
+// arena is unregistered and freed last, after every block in it.
+class PinnedArena {
+ public:
+  static constexpr std::uint64_t kAlign = 256;
+  PinnedArena() = default;
+  PinnedArena(const PinnedArena&) = delete;
+  PinnedArena& operator=(const PinnedArena&) = delete;
+  ~PinnedArena() {
+    if (reg_) reg_->unregister_host(base_);
+    std::free(base_);
+  }
+  // Reserves `bytes` (alloc_pinnable); false when the memory cannot be had.
+  bool reserve(std::uint64_t bytes) {
+    base_ = alloc_pinnable(bytes, &size_);
+    if (!base_) size_ = 0;
+    return base_ != nullptr;
+  }
+  std::uint64_t size() const { return size_; }
+  // Writes every page (zeros) in parallel, so that the registration finds them present (it
+  // would fault them in on one thread while it holds the driver's lock).
+  void fault_in(Pool& pool) {
+    constexpr std::uint64_t piece = std::uint64_t{32} << 20;
+    pool.run((size_ + piece - 1) / piece, [&](std::size_t x) {
+      const std::uint64_t at = x * piece;
+      std::memset(base_ + at, 0, std::min(piece, size_ - at));
+    });
+  }
+  // Registers the whole arena with the backend; true when it is (registered() from then on).
+  bool register_with(StreamingBackend& b) {
+    if (!base_ || !b.register_host(base_, size_)) return false;
+    reg_ = &b;
+    registered_.store(true, std::memory_order_release);
+    return true;
+  }
+  const std::atomic<bool>* registered_flag() const { return &registered_; }
+  // `bytes` of the arena (kAlign-aligned), or null when it has no room left. Thread-safe.
+  unsigned char* take(std::uint64_t bytes) {
+    const std::uint64_t need = (std::max<std::uint64_t>(bytes, 1) + kAlign - 1) / kAlign * kAlign;
+    std::uint64_t at = used_.load(std::memory_order_relaxed);
+    do {
+      if (at + need > size_) return nullptr;
+    } while (!used_.compare_exchange_weak(at, at + need, std::memory_order_relaxed));
+    return base_ + at;
+  }
+
+ private:
+  unsigned char* base_ = nullptr;
+  std::uint64_t size_ = 0;
+  std::atomic<std::uint64_t> used_{0};
+  StreamingBackend* reg_ = nullptr;
+  std::atomic<bool> registered_{false};
+};
+
+// An array left uninitialised (the builders write every entry, in parallel), either in memory of
+// its own (alloc_pinnable), so that a backend may pin it for direct uploads (register_with; it
+// is unregistered before it is freed), or a piece of a PinnedArena (view), registered with it.
 template <class T>
 class RawArray {
  public:
@@ -253,8 +311,18 @@ class RawArray {
     n_ = n;
     bytes_ = size;
   }
-  // Registers the array with the backend (once); true when it is registered.
+  // n entries at p, a piece of an arena whose registration `registered` reports; the arena owns
+  // the memory and outlives the array.
+  void view(T* p, std::size_t n, const std::atomic<bool>* registered) {
+    reset();
+    p_ = p;
+    n_ = n;
+    view_ = registered;
+  }
+  // Registers the array with the backend (once); true when it is registered (a view: when its
+  // arena is).
   bool register_with(StreamingBackend& b) {
+    if (view_) return view_->load(std::memory_order_acquire);
     if (p_ && !reg_ && b.register_host(p_, bytes_)) reg_ = &b;
     return reg_ != nullptr;
   }
@@ -264,15 +332,19 @@ class RawArray {
 
  private:
   void reset() {
-    if (reg_) reg_->unregister_host(p_);
+    if (!view_) {
+      if (reg_) reg_->unregister_host(p_);
+      std::free(p_);
+    }
     reg_ = nullptr;
-    std::free(p_);
+    view_ = nullptr;
     p_ = nullptr;
     n_ = bytes_ = 0;
   }
   T* p_ = nullptr;
   std::size_t n_ = 0, bytes_ = 0;
   StreamingBackend* reg_ = nullptr;
+  const std::atomic<bool>* view_ = nullptr;
 };
 
 // ---- run-wide measurement ----------------------------------------------------------------------
@@ -1331,8 +1403,8 @@ class Preparer {
       HostBlock& hb = *made[d];
       hb.packed = dests[d].packed;
       hb.packed_rows = dests[d].nonempty;
-      hb.off.alloc(hb.packed ? packed_bytes(hb.packed_rows) / sizeof(eid_t) : R + 1);
-      hb.cols.alloc(edges);
+      alloc_array(hb.off, hb.packed ? packed_bytes(hb.packed_rows) / sizeof(eid_t) : R + 1);
+      alloc_array(hb.cols, edges);
       dests[d].off = hb.off.data();
       dests[d].cols = hb.cols.data();
       dests[d].cap = edges;
@@ -1373,6 +1445,17 @@ class Preparer {
       blocks_used_ += add;
     }
     return true;
+  }
+
+  // A block array in the arena while it has room, else in memory of its own.
+  template <class T>
+  void alloc_array(RawArray<T>& a, std::size_t n) {
+    unsigned char* p =
+        arena_.size() ? arena_.take(std::max<std::size_t>(n, 1) * sizeof(T)) : nullptr;
+    if (p)
+      a.view(reinterpret_cast<T*>(p), n, arena_.registered_flag());
+    else
+      a.alloc(n);
   }
 
   // Registers the blocks with columns of a row part on `pool` (the trace's "register" span).
@@ -1549,6 +1632,7 @@ class Preparer {
     std::condition_variable cv;
     std::size_t decompressed = 0, pinned = 0;  // batches [0, decompressed) ready; [0, pinned)
     bool quit = false;                         // builder -> decompressor and registrar
+    bool arena_faulted = false;                // builder -> registrar: register the arena
     std::exception_ptr stage_err;              // the decompressor's or the registrar's failure
     std::deque<std::pair<std::uint32_t, std::vector<std::shared_ptr<HostBlock>>>> to_register;
     std::thread decompressor, registrar;
@@ -1608,10 +1692,24 @@ class Preparer {
       // driver's lock, so the copies and launches the driver issues meanwhile wait: one call at
       // a time lets them in between); then the part is ready. It keeps the driver's priority,
       // which this thread has until it lowers itself below (the thread priorities above).
+      // (direct uploads: the blocks go into one arena, registered first)
+      if (direct_)
+        (void)arena_.reserve(plan_.row_parts_bytes + 2 * std::uint64_t{plan_.partition.p} *
+                                                         plan_.partition.p * PinnedArena::kAlign);
       if (direct_)
         registrar = std::thread([&] {
           Pool rpool(1);
           try {
+            if (arena_.size()) {
+              {
+                std::unique_lock<std::mutex> lk(mu);
+                cv.wait(lk, [&] { return quit || arena_faulted; });
+                if (!arena_faulted) return;
+              }
+              const double t0 = now_s();
+              (void)arena_.register_with(*backend_);  // (else its blocks go through the slots)
+              rec_.span("register", -1, t0, now_s(), arena_.size());
+            }
             for (;;) {
               std::pair<std::uint32_t, std::vector<std::shared_ptr<HostBlock>>> job;
               {
@@ -1634,8 +1732,19 @@ class Preparer {
             cv.notify_all();  // (the builder stops at its next batch)
           }
         });
-      // 2. the builder, at the builder's priority from here on
+      // 2. the builder, at the builder's priority from here on; first it faults the arena in
+      // (while the decompressor works on the first batch) and hands it to the registrar
       (void)set_thread_nice(base_nice_ + kBuilderDrop);
+      if (arena_.size()) {
+        const double t0 = now_s();
+        arena_.fault_in(reader_.pool());
+        rec_.span("fault", -1, t0, now_s(), arena_.size());
+        {
+          std::lock_guard<std::mutex> lk(mu);
+          arena_faulted = true;
+        }
+        cv.notify_all();
+      }
       std::vector<std::shared_ptr<HostBlock>> made;
       for (std::size_t n = 0; n < batches.size() && !stop_; ++n) {
         PreloadBatch& B = batches[n];
@@ -1986,6 +2095,8 @@ class Preparer {
   int base_nice_ = 0;  // the run's base nice value (preload)
   std::uint64_t preload_spare_ = 0;
   StreamingBackend* backend_ = nullptr;
+  // (before the blocks, which may live in it: it goes after them)
+  PinnedArena arena_;
   // Direct uploads: on when the preload holds every block and the backend has its own device
   // memory; the cached blocks are then registered with it and uploaded from where they are.
   std::atomic<bool> direct_{false};

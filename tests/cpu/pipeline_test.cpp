@@ -1073,6 +1073,11 @@ TEST(Pipeline, ManyUnitsInFlightThroughTheDeviceCache) {
             wrong += (dd.unit_uploads.at(static_cast<std::int64_t>(u)) > 0) !=
                      (r.plan.units[u].upload_bytes > 0);
           EXPECT_EQ(wrong, 0u);
+          // the preload's blocks live in one arena, registered once, and unregistered by the end
+          if (path == 0 && !refuse) {
+            EXPECT_EQ(dd.registered.load(), 1u);
+          }
+          EXPECT_EQ(dd.unregistered.load(), dd.registered.load());
           early += dd.early_collections;
         }
   EXPECT_GE(most, 8);    // the planner chose deep queues here
