@@ -1688,14 +1688,15 @@ class Preparer {
           cv.notify_all();
         }
       });
-      // 3. the registrar: pins a row part's blocks, one at a time (a registration holds the
-      // driver's lock, so the copies and launches the driver issues meanwhile wait: one call at
-      // a time lets them in between); then the part is ready. It keeps the driver's priority,
-      // which this thread has until it lowers itself below (the thread priorities above).
       // (direct uploads: the blocks go into one arena, registered first)
       if (direct_)
         (void)arena_.reserve(plan_.row_parts_bytes + 2 * std::uint64_t{plan_.partition.p} *
                                                          plan_.partition.p * PinnedArena::kAlign);
+      // 3. the registrar: registers the arena once the builder has faulted it in; then, per
+      // built row part, pins its blocks outside the arena, one at a time (a registration holds
+      // the driver's lock, so the copies and launches the driver issues meanwhile wait: one call
+      // at a time lets them in between); then the part is ready. It keeps the driver's
+      // priority, which this thread has until it lowers itself below (the thread priorities).
       if (direct_)
         registrar = std::thread([&] {
           Pool rpool(1);
