@@ -88,7 +88,6 @@ class PriorityBoost {
   PriorityBoost(const PriorityBoost&) = delete;
   PriorityBoost& operator=(const PriorityBoost&) = delete;
   int base() const { return base_; }
-  bool raised() const { return raised_; }
 
  private:
   int base_;
@@ -267,7 +266,7 @@ class PinnedArena {
       std::memset(base_ + at, 0, std::min(piece, size_ - at));
     });
   }
-  // Registers the whole arena with the backend; true when it is (registered() from then on).
+  // Registers the whole arena with the backend; true when it is (registered_flag() from then on).
   bool register_with(StreamingBackend& b) {
     if (!base_ || !b.register_host(base_, size_)) return false;
     reg_ = &b;
@@ -275,7 +274,8 @@ class PinnedArena {
     return true;
   }
   const std::atomic<bool>* registered_flag() const { return &registered_; }
-  // `bytes` of the arena (kAlign-aligned), or null when it has no room left. Thread-safe.
+  // `bytes` of the arena (kAlign-aligned), or null when it has no room left (none when it was
+  // never reserved). Thread-safe.
   unsigned char* take(std::uint64_t bytes) {
     const std::uint64_t need = (std::max<std::uint64_t>(bytes, 1) + kAlign - 1) / kAlign * kAlign;
     std::uint64_t at = used_.load(std::memory_order_relaxed);
@@ -1450,9 +1450,7 @@ class Preparer {
   // A block array in the arena while it has room, else in memory of its own.
   template <class T>
   void alloc_array(RawArray<T>& a, std::size_t n) {
-    unsigned char* p =
-        arena_.size() ? arena_.take(std::max<std::size_t>(n, 1) * sizeof(T)) : nullptr;
-    if (p)
+    if (unsigned char* p = arena_.take(std::max<std::size_t>(n, 1) * sizeof(T)))
       a.view(reinterpret_cast<T*>(p), n, arena_.registered_flag());
     else
       a.alloc(n);

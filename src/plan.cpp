@@ -745,6 +745,7 @@ std::size_t cover_upload_tail(Plan& plan, bool per_vertex) {
   auto piece_unit = [&](const Piece& pc) {
     return pc.slices > 1 ? plan_internal::unit_slice(U[pc.unit], pc.slice, pc.slices) : U[pc.unit];
   };
+  auto first_slice = [](const Piece& pc) { return pc.slices > 1 && pc.slice == 0; };
   // 4. The new order: the head without the donors; then the first slice of each donor cut into
   // slices, which uploads all of the donor's blocks (the later slices find them on the device):
   // at the end of the head the head's last kernels hide that upload, while inside the tail it
@@ -755,25 +756,21 @@ std::size_t cover_upload_tail(Plan& plan, bool per_vertex) {
   order.reserve(U.size() + pieces.size());
   for (std::size_t u = 0; u < tail; ++u)
     if (!donor[u]) order.push_back(U[u]);
-  std::vector<char> placed(pieces.size(), 0);
-  for (std::size_t x = 0; x < pieces.size(); ++x)
-    if (pieces[x].slices > 1 && pieces[x].slice == 0) {
-      order.push_back(piece_unit(pieces[x]));
-      placed[x] = 1;
-    }
+  for (const Piece& pc : pieces)
+    if (first_slice(pc)) order.push_back(piece_unit(pc));
   std::size_t next = 0;
   double owed = 0;
   for (std::size_t u = tail; u < U.size(); ++u) {
     order.push_back(U[u]);
     owed += surplus(u);
-    for (; next < pieces.size() && (placed[next] || owed >= pieces[next].net); ++next)
-      if (!placed[next]) {
+    for (; next < pieces.size() && (first_slice(pieces[next]) || owed >= pieces[next].net); ++next)
+      if (!first_slice(pieces[next])) {
         owed -= pieces[next].net;
         order.push_back(piece_unit(pieces[next]));
       }
   }
   for (; next < pieces.size(); ++next)
-    if (!placed[next]) order.push_back(piece_unit(pieces[next]));
+    if (!first_slice(pieces[next])) order.push_back(piece_unit(pieces[next]));
   // 5. Kept only when the estimate improves (the moved units may now miss the cache).
   const double before = estimated_exposed_upload(plan);
   Plan trial = plan;
@@ -1016,7 +1013,6 @@ void choose_in_flight(Plan& plan, bool per_vertex) {
   const int orders = plan.partition.scheme == Scheme::Range ? 2 : 1;
   Plan best;
   double best_end = 0, best_exposed = 0;
-  bool have = false;
   for (int column = 0; column < orders; ++column) {
     Plan base = plan;  // already finished for kDeviceCacheInFlight
     if (column) column_order(base);
@@ -1026,12 +1022,11 @@ void choose_in_flight(Plan& plan, bool per_vertex) {
       t.tail_cover_units = cover_upload_tail(t, per_vertex);
       double end = 0;
       const double exposed = estimated_exposed_upload(t, &end);
-      if (!have || end < best_end * 0.999 ||
+      if ((column == 0 && f == 2) || end < best_end * 0.999 ||
           (end <= best_end * 1.001 && exposed < best_exposed * 0.999)) {
         best = std::move(t);
         best_end = end;
         best_exposed = exposed;
-        have = true;
       }
     }
   }

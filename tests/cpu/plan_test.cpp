@@ -761,6 +761,47 @@ TEST(Planner, DeviceCacheEstimateIsAReplayOfTheUnits) {
   EXPECT_EQ(plan_graph(*src, opts(Scheme::Vertex, 4)).in_flight, 2);
 }
 
+// A range plan built by hand in the planner's row order (i descending, then j, then k): p parts
+// of 100 rows, block G_ab (b >= a) of bytes(a, b) bytes, uploaded whole, 8 bytes an edge; unit
+// (i, j, k) of work(i, j, k) wedges. The callbacks run in that order (blocks by a, then b;
+// then the units), so seeded ones draw the same values every time. Not finished.
+template <class Bytes, class Work>
+Plan hand_range_plan(std::uint32_t p, Bytes bytes, Work work) {
+  Plan plan;
+  plan.partition.scheme = Scheme::Range;
+  plan.partition.p = p;
+  plan.partition.n = 100 * p;
+  for (std::uint32_t a = 0; a <= p; ++a) plan.partition.bounds.push_back(100 * a);
+  std::vector<std::vector<BlockInfo>> G(p, std::vector<BlockInfo>(p));
+  for (std::uint32_t a = 0; a < p; ++a)
+    for (std::uint32_t b = a; b < p; ++b) {
+      BlockInfo& bi = G[a][b];
+      bi.row_part = a;
+      bi.col_part = b;
+      bi.rows = 100;
+      bi.col_space = 100;
+      bi.bytes = bi.upload_bytes = bytes(a, b);
+      bi.edges = bi.bytes / 8;
+    }
+  for (std::uint32_t i = p; i-- > 0;)
+    for (std::uint32_t j = i; j < p; ++j)
+      for (std::uint32_t k = j; k < p; ++k) {
+        WorkUnit w;
+        w.i = i;
+        w.j = j;
+        w.k = k;
+        w.a = G[i][j];
+        w.b = G[i][k];
+        w.c = G[j][k];
+        w.b_is_a = j == k;
+        w.c_is_a = i == j && j == k;
+        w.c_is_b = i == j;
+        w.work = work(i, j, k);
+        plan.units.push_back(w);
+      }
+  return plan;
+}
+
 // The tail cover on a plan built by hand (range, p = 10, the planner's order: i descending):
 // part 0's blocks are large and nearly without work, so the order's tail is upload-bound, while
 // the high parts' units are much work in few bytes. The cover moves some of those into the tail:
@@ -771,43 +812,15 @@ TEST(Planner, TailCoverMovesHeavyUnitsIntoAnUploadBoundTail) {
   for (int trial = 0; trial < 8; ++trial) {
     SCOPED_TRACE("trial " + std::to_string(trial));
     const std::uint32_t p = 10;
-    Plan plan;
-    plan.partition.scheme = Scheme::Range;
-    plan.partition.p = p;
-    plan.partition.n = 100 * p;
-    for (std::uint32_t a = 0; a <= p; ++a) plan.partition.bounds.push_back(100 * a);
     std::uniform_real_distribution<double> jitter(0.8, 1.25);
-    auto block = [&](std::uint32_t a, std::uint32_t b) {
-      BlockInfo bi;
-      bi.row_part = a;
-      bi.col_part = b;
-      bi.rows = 100;
-      bi.col_space = 100;
-      // part 0: 4 MB blocks; the others 64 KB
-      bi.bytes = static_cast<std::uint64_t>((a == 0 ? 4e6 : 64e3) * jitter(rng));
-      bi.upload_bytes = bi.bytes;
-      bi.edges = bi.bytes / 8;
-      return bi;
-    };
-    std::vector<std::vector<BlockInfo>> G(p, std::vector<BlockInfo>(p));
-    for (std::uint32_t a = 0; a < p; ++a)
-      for (std::uint32_t b = a; b < p; ++b) G[a][b] = block(a, b);
-    for (std::uint32_t i = p; i-- > 0;)
-      for (std::uint32_t j = i; j < p; ++j)
-        for (std::uint32_t k = j; k < p; ++k) {
-          WorkUnit w;
-          w.i = i;
-          w.j = j;
-          w.k = k;
-          w.a = G[i][j];
-          w.b = G[i][k];
-          w.c = G[j][k];
-          w.b_is_a = j == k;
-          w.c_is_a = i == j && j == k;
-          w.c_is_b = i == j;
-          w.work = i == 0 ? 1e3 : 1e9 * jitter(rng) * (i + j + k);  // ~1 ms a wedge-heavy unit
-          plan.units.push_back(w);
-        }
+    Plan plan = hand_range_plan(
+        p,
+        [&](std::uint32_t a, std::uint32_t) {  // part 0: 4 MB blocks; the others 64 KB
+          return static_cast<std::uint64_t>((a == 0 ? 4e6 : 64e3) * jitter(rng));
+        },
+        [&](std::uint32_t i, std::uint32_t j, std::uint32_t k) {  // ~1 ms a wedge-heavy unit
+          return i == 0 ? 1e3 : 1e9 * jitter(rng) * (i + j + k);
+        });
     plan.rates.upload_bytes_per_s = 1e9;  // a slow link: part 0's units take milliseconds
     plan_internal::finish_units(plan, false, 16);
     ASSERT_EQ(plan.in_flight, 16);
@@ -881,39 +894,14 @@ TEST(Planner, ColumnOrderWhenItsLineEndsFirst) {
   for (int trial = 0; trial < 40; ++trial) {
     SCOPED_TRACE("trial " + std::to_string(trial));
     const bool fast_link = trial % 10 == 9;
-    const std::uint32_t p = 6;
-    Plan plan;
-    plan.partition.scheme = Scheme::Range;
-    plan.partition.p = p;
-    plan.partition.n = 100 * p;
-    for (std::uint32_t a = 0; a <= p; ++a) plan.partition.bounds.push_back(100 * a);
-    std::vector<std::vector<BlockInfo>> G(p, std::vector<BlockInfo>(p));
-    for (std::uint32_t a = 0; a < p; ++a)
-      for (std::uint32_t b = a; b < p; ++b) {
-        BlockInfo& bi = G[a][b];
-        bi.row_part = a;
-        bi.col_part = b;
-        bi.rows = 100;
-        bi.col_space = 100;
-        bi.bytes = bi.upload_bytes = static_cast<std::uint64_t>(2e5 + 2e6 * unit(rng));
-        bi.edges = bi.bytes / 8;
-      }
-    for (std::uint32_t i = p; i-- > 0;)
-      for (std::uint32_t j = i; j < p; ++j)
-        for (std::uint32_t k = j; k < p; ++k) {
-          WorkUnit w;
-          w.i = i;
-          w.j = j;
-          w.k = k;
-          w.a = G[i][j];
-          w.b = G[i][k];
-          w.c = G[j][k];
-          w.b_is_a = j == k;
-          w.c_is_a = i == j && j == k;
-          w.c_is_b = i == j;
-          w.work = unit(rng) < 0.5 ? 1e3 : 3e9 * unit(rng);  // up to 3.7 ms of kernel
-          plan.units.push_back(w);
-        }
+    Plan plan = hand_range_plan(
+        6,
+        [&](std::uint32_t, std::uint32_t) {
+          return static_cast<std::uint64_t>(2e5 + 2e6 * unit(rng));
+        },
+        [&](std::uint32_t, std::uint32_t, std::uint32_t) {  // up to 3.7 ms of kernel
+          return unit(rng) < 0.5 ? 1e3 : 3e9 * unit(rng);
+        });
     plan.rates.upload_bytes_per_s = fast_link ? 1e15 : 1e9;  // 0.2-2.2 ms a block, or nothing
     plan_internal::finish_units(plan, false, 16);
     ASSERT_GT(plan.device_cache_bytes, 0u);
