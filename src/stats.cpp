@@ -5,7 +5,7 @@
 #include <cstdio>
 #include <utility>
 
-#include "json.hpp"
+#include "common/json.hpp"
 #include "tristream/error.hpp"
 
 namespace tristream {

@@ -14,7 +14,7 @@
 #include "atomic_file.hpp"
 #include "commands.hpp"
 #include "input.hpp"
-#include "json.hpp"
+#include "common/json.hpp"
 #include "tristream/analysis.hpp"
 #include "tristream/error.hpp"
 #include "tristream/format.hpp"

@@ -9,7 +9,7 @@
 
 #include "args.hpp"
 #include "commands.hpp"
-#include "json.hpp"
+#include "common/json.hpp"
 #include "tristream/error.hpp"
 #include "tristream/format.hpp"
 

@@ -1,6 +1,7 @@
-// json.hpp — a minimal JSON object writer for the CLI's --json outputs and the stats.
-// Keys are written in insertion order; strings are escaped; doubles print with 6 significant
-// digits (non-finite values become null).
+// common/json.hpp — the project's one JSON writer (the CLI's --json outputs, the stats, the plan).
+// Keys are written in insertion order; strings are escaped; doubles print in the shortest form
+// that reads back to the same value (std::to_chars), so a figure such as a transitivity equals
+// another tool's to the last digit; non-finite values become null.
 #pragma once
 
 #include <cmath>
@@ -9,6 +10,9 @@
 #include <string>
 
 namespace tristream {
+
+// The shortest decimal text that parses back to exactly `value` ("null" when not finite).
+std::string json_number(double value);
 
 class JsonObject {
  public:
@@ -27,12 +31,7 @@ class JsonObject {
   }
   JsonObject& add(const std::string& key, unsigned value) { return add(key, std::uint64_t{value}); }
   JsonObject& add(const std::string& key, int value) { return add(key, std::int64_t{value}); }
-  JsonObject& add(const std::string& key, double value) {
-    if (!std::isfinite(value)) return raw(key, "null");
-    char buf[64];
-    std::snprintf(buf, sizeof buf, "%.6g", value);
-    return raw(key, buf);
-  }
+  JsonObject& add(const std::string& key, double value) { return raw(key, json_number(value)); }
   JsonObject& add_null(const std::string& key) { return raw(key, "null"); }
   // Adds an already-serialised JSON value (object, array).
   JsonObject& raw(const std::string& key, const std::string& json) {
