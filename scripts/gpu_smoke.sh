@@ -12,10 +12,10 @@ B=${BUILD_DIR:-build}
 SCALE=${SCALE:-22}
 { cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 \
     -DTRISTREAM_BUILD_BENCH=OFF &&
-  ninja -C "$B" -j "$(nproc)" tristream gpu_pipeline_gpu_test gpu_cuda_counter_test; } \
+  ninja -C "$B" -j "$(nproc)" tristream cuda_pipeline_gpu_test cuda_cuda_counter_test; } \
   >"$OUT/build.log" 2>&1 || { tail -30 "$OUT/build.log"; exit 1; }
 echo "built at ${SECONDS}s"
-timeout 60 "$B/tests/gpu_pipeline_gpu_test" >"$OUT/pipeline_gpu_test.log" 2>&1
+timeout 60 "$B/tests/cuda_pipeline_gpu_test" >"$OUT/pipeline_gpu_test.log" 2>&1
 echo "pipeline gpu test: rc=$? $(grep -E '^\[  (PASSED|FAILED)' "$OUT/pipeline_gpu_test.log" | tr '\n' ' ') at ${SECONDS}s"
 grep -E '^\[  FAILED' "$OUT/pipeline_gpu_test.log" | head -5
 T=$B/tristream
@@ -41,5 +41,5 @@ for line in open(sys.argv[1]):
         (s.get("upload", {}).get("bytes") or 0) / 1e9, s.get("exposed_transfer_s") or 0, s.get("overlap"), d.get("seconds", 0)))
 PY
 echo "counted at ${SECONDS}s"
-timeout 90 "$B/tests/gpu_cuda_counter_test" >"$OUT/cuda_counter_test.log" 2>&1
+timeout 90 "$B/tests/cuda_cuda_counter_test" >"$OUT/cuda_counter_test.log" 2>&1
 echo "cuda counter test: rc=$? $(grep -E '^\[  (PASSED|FAILED)' "$OUT/cuda_counter_test.log" | tr '\n' ' ') at ${SECONDS}s"

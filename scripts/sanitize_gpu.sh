@@ -19,9 +19,9 @@ tristream_find_cuda
 if [ ! -f "$BUILD_DIR/build.ninja" ] && [ ! -f "$BUILD_DIR/Makefile" ]; then
   cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES=90 >&2
 fi
-cmake --build "$BUILD_DIR" -j "$(nproc)" --target gpu_cuda_counter_test gpu_pipeline_gpu_test >&2 || exit 1
+cmake --build "$BUILD_DIR" -j "$(nproc)" --target cuda_cuda_counter_test cuda_pipeline_gpu_test >&2 || exit 1
 CS=$(command -v compute-sanitizer || echo /usr/local/cuda/bin/compute-sanitizer)
-TEST="$BUILD_DIR/tests/gpu_cuda_counter_test"
+TEST="$BUILD_DIR/tests/cuda_cuda_counter_test"
 status=0
 run() {  # TOOL FILTER [TEST [LOG NAME]]
   local log="$OUT/${4:-$1}.log"
@@ -33,5 +33,5 @@ run() {  # TOOL FILTER [TEST [LOG NAME]]
 }
 run memcheck 'CudaKernels.ClosedForms:CudaKernels.EmptyAndTriangleFree:CudaKernels.PerVertex:CudaKernels.RangeBlockTasksSumToTotal:CudaKernels.HashBlockTasksSumToTotal:CudaKernels.LargeOffsets:CudaKernels.ExpandPackedEqualsTheHostReference'
 run racecheck 'CudaKernels.ClosedForms:CudaKernels.EmptyAndTriangleFree'
-run memcheck '*' "$BUILD_DIR/tests/gpu_pipeline_gpu_test" memcheck-pipeline
+run memcheck '*' "$BUILD_DIR/tests/cuda_pipeline_gpu_test" memcheck-pipeline
 exit $status
