@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# gpu_session.sh — everything that needs the GPU machine, in one command: build with CUDA
+# gpu_validate.sh — everything that needs the GPU machine, in one command: build with CUDA
 # (sm_90), the gpu and cpu tests, the quickstart on the GPU, and the benchmark drivers.
 # Logs go to $OUT (default bench/out/gpu; at most 8 files), a summary to stdout.
 #
