@@ -22,6 +22,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 #include "tristream/convert.hpp"
@@ -35,13 +36,23 @@ namespace tristream {
 class ByteSize {
  public:
   ByteSize() = default;
-  ByteSize(std::uint64_t bytes) : bytes_(bytes) {}  // NOLINT: implicit on purpose
-  ByteSize(int bytes);                              // NOLINT; throws Error(Usage) when < 0
-  ByteSize(const std::string& text);                // NOLINT
+  // Any integer type; throws Error(Usage) for a negative value.
+  template <class Int, std::enable_if_t<std::is_integral_v<Int>, int> = 0>
+  ByteSize(Int bytes) : bytes_(checked(bytes)) {}  // NOLINT: implicit on purpose
+  ByteSize(const std::string& text);               // NOLINT
   ByteSize(const char* text) : ByteSize(std::string(text ? text : "")) {}  // NOLINT
   std::uint64_t bytes() const { return bytes_; }
 
  private:
+  template <class Int>
+  static std::uint64_t checked(Int bytes) {
+    if constexpr (std::is_signed_v<Int>) {
+      if (bytes < 0)
+        throw Error(ErrorKind::Usage,
+                    "a byte size cannot be negative (" + std::to_string(bytes) + ")");
+    }
+    return static_cast<std::uint64_t>(bytes);
+  }
   std::uint64_t bytes_ = 0;
 };
 

@@ -45,11 +45,6 @@ std::uint64_t parse_byte_size(const std::string& text, const std::string& what) 
   return base << shift;
 }
 
-ByteSize::ByteSize(int bytes) {
-  if (bytes < 0) throw usage("a byte size cannot be negative (" + std::to_string(bytes) + ")");
-  bytes_ = static_cast<std::uint64_t>(bytes);
-}
-
 ByteSize::ByteSize(const std::string& text) {
   bytes_ = text.empty() ? 0 : parse_byte_size(text, "byte size");
 }

@@ -149,6 +149,9 @@ TEST(Api, ByteSizesAsTextOrBytes) {
   EXPECT_EQ(ByteSize("1kib").bytes(), 1024u);
   EXPECT_EQ(ByteSize("").bytes(), 0u);
   EXPECT_EQ(ByteSize(4096).bytes(), 4096u);
+  EXPECT_EQ(ByteSize(4096L).bytes(), 4096u);
+  EXPECT_EQ(ByteSize(4096u).bytes(), 4096u);
+  EXPECT_EQ(ByteSize(std::int64_t{1} << 40).bytes(), std::uint64_t{1} << 40);
   const EdgeList e = test::wheel(10);
   const std::vector<std::uint64_t> pairs = sparse_pairs(e);
   EXPECT_EQ(count_edges(pairs.data(), e.size(), o).triangles, 10u);
