@@ -2,7 +2,8 @@
 # install_test.sh BUILD_DIR SOURCE_DIR [GENERATOR [CXX]] — installs the build into a temporary
 # prefix, checks the installed files, then builds the example of docs/library.md against it with
 # find_package (shared and static library) and with pkg-config, and runs each: the example must
-# print the triangles of a 4-clique (4) and of the karate club graph (45).
+# print the triangles of a 4-clique (4) and of the karate club graph (45). The installed bash
+# completion is exercised too.
 set -euo pipefail
 build=$1 src=$2 gen=${3:-} cxx=${4:-c++}
 work=$(mktemp -d "${TMPDIR:-/tmp}/tristream-install-XXXXXX")
@@ -22,6 +23,20 @@ for f in libtristream.so libtristream.a cmake/tristream/tristreamConfig.cmake \
   [ -e "$libdir/$f" ] || { echo "missing $libdir/$f"; exit 1; }
 done
 "$prefix/bin/tristream" --version
+# The installed bash completion completes commands, options and option values.
+complete_words() {  # complete_words WORD...: prints the completions of the last word
+  (
+    # shellcheck disable=SC1091
+    . "$prefix/share/bash-completion/completions/tristream"
+    COMP_WORDS=(tristream "$@")
+    COMP_CWORD=$#
+    _tristream
+    echo "${COMPREPLY[*]}"
+  )
+}
+[ "$(complete_words co)" = "convert count" ] || { echo "completion: commands"; exit 1; }
+[ "$(complete_words count --backend c)" = "cpu cuda" ] || { echo "completion: values"; exit 1; }
+[ "$(complete_words count --per)" = "--per-vertex" ] || { echo "completion: options"; exit 1; }
 
 # 2. The example: the first ```cpp block of docs/library.md.
 awk '/^```cpp/ { if (!done) on = 1; next } /^```/ { if (on) done = 1; on = 0; next } on' \
