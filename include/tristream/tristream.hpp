@@ -80,6 +80,10 @@ struct CountOptions {
   // Called on the counting thread after each work unit: units done, units planned, seconds.
   // Must not throw.
   std::function<void(std::uint64_t, std::uint64_t, double)> progress;
+  // Ctrl-C (SIGINT) stops the count between work units and returns a result with interrupted
+  // set (the previous handler is restored afterwards). Off: the process's handlers are left
+  // alone.
+  bool handle_sigint = false;
 };
 
 struct CountResult {
@@ -98,6 +102,9 @@ struct CountResult {
   std::string device;             // the backend's description
   std::string stats;           // the pipeline's measurements: one JSON object (docs/out-of-core.md)
   std::string plan;            // the partition the planner chose: one JSON object
+  std::string plan_summary;    // the same in one line for people ("range, p = 3, 9 units")
+  std::string stats_summary;   // the measurements in one line for people
+  bool interrupted = false;    // handle_sigint and Ctrl-C: the counts are incomplete
   double seconds = 0;          // the whole call
   double convert_seconds = 0;  // converting an edge-list input (0 for a .tcsr file)
   double plan_seconds = 0;     // the census and the planner

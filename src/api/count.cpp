@@ -18,6 +18,7 @@
 #include "tristream/format.hpp"
 #include "tristream/pipeline.hpp"
 #include "tristream/tristream.hpp"
+#include "units.hpp"
 
 namespace tristream {
 
@@ -44,7 +45,7 @@ PipelineOptions pipeline_options(const CountOptions& o) {
   po.threads = o.threads;
   po.per_vertex = o.per_vertex || o.clustering;
   po.trace_path = o.trace;
-  po.handle_sigint = false;  // a library leaves the process's signal handling alone
+  po.handle_sigint = o.handle_sigint;  // off by default: the process's handlers are its own
   if (o.progress) po.on_unit_done = o.progress;
   return po;
 }
@@ -77,6 +78,16 @@ std::string plan_json(const Plan& plan) {
   return p.str();
 }
 
+// The plan in one line: scheme, parts, units and the streamed staging when there is one.
+std::string plan_line(const Plan& plan) {
+  std::string s = scheme_name(plan.partition.scheme) + ", p = " + std::to_string(plan.partition.p) +
+                  ", " + std::to_string(plan.units.size()) + " units";
+  if (plan.streamed_staging())
+    s += ", streamed staging in " + std::to_string(plan.staging_buffers) + " x " +
+         format_bytes(plan.piece_bytes) + " pieces";
+  return s;
+}
+
 // Counts the .tcsr file at `path`; t0 is the call's start (for CountResult::seconds).
 CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::time_point t0,
                        double convert_seconds) {
@@ -99,7 +110,6 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
     degrees_future = std::async(std::launch::async, degrees_of_file);
   }
   CountReport rep = count_file(reader, po, backend.get());
-  if (rep.interrupted) throw Error(ErrorKind::Internal, "the count was interrupted");
   const std::vector<eid_t> degrees =
       degrees_future.valid() ? degrees_future.get() : degrees_of_file();
 
@@ -113,6 +123,9 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
   r.device = backend->describe();
   r.stats = rep.stats.to_json();
   r.plan = plan_json(rep.plan);
+  r.plan_summary = plan_line(rep.plan);
+  r.stats_summary = rep.stats.summary();
+  r.interrupted = rep.interrupted;
   r.plan_seconds = rep.stats.census_s + rep.stats.plan_s;
   r.count_seconds = rep.stats.wall_s;
   r.convert_seconds = convert_seconds;

@@ -170,6 +170,9 @@ TEST(Api, JsonOutputsAreObjects) {
   EXPECT_NE(j.find("\"input\":\"friendship\""), std::string::npos) << j;
   EXPECT_NE(j.find("\"average_clustering\":"), std::string::npos) << j;
   EXPECT_FALSE(version().empty());
+  EXPECT_NE(r.plan_summary.find(", p = "), std::string::npos) << r.plan_summary;
+  EXPECT_FALSE(r.stats_summary.empty());
+  EXPECT_FALSE(r.interrupted);
 }
 
 TEST(Api, EmptyEdgeArrayHasNoTriangles) {
