@@ -38,3 +38,23 @@ tristream_find_cuda() {
     export PATH=/usr/local/cuda/bin:$PATH
   fi
 }
+
+# The Python package's build and test tools, from PyPI through pip (python/pyproject.toml):
+# nanobind and scikit-build-core build the extension, NumPy, networkx and pytest run its tests.
+# Returns non-zero (and prints why) when pip cannot install them, e.g. on a machine without
+# network; the Python tests then skip.
+tristream_install_python_deps() {
+  local py=${PYTHON:-python3}
+  command -v "$py" >/dev/null 2>&1 || { echo "tristream: no $py" >&2; return 1; }
+  local missing=()
+  local mod pkg
+  for pair in nanobind:nanobind scikit_build_core:scikit-build-core numpy:numpy \
+    networkx:networkx pytest:pytest; do
+    mod=${pair%%:*}
+    pkg=${pair#*:}
+    "$py" -c "import $mod" >/dev/null 2>&1 || missing+=("$pkg")
+  done
+  if [ ${#missing[@]} -eq 0 ]; then return 0; fi
+  echo "tristream: installing Python packages: ${missing[*]}" >&2
+  "$py" -m pip install --quiet --timeout 20 --retries 1 "${missing[@]}" >&2
+}

@@ -8,6 +8,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 . scripts/deps.sh
 tristream_install_deps
+tristream_install_python_deps || echo "tristream: no Python tools: the Python module and its tests are skipped" >&2
 tristream_find_cuda
 BUILD_DIR=${BUILD_DIR:-build}
 JOBS=${JOBS:-$(nproc)}

@@ -1,0 +1,145 @@
+// tristream/tristream.hpp — the public C++ API: count the triangles of a file or an in-memory edge
+// array, convert either into a .tcsr file. One include gives the whole library:
+//
+//   #include <tristream/tristream.hpp>
+//   tristream::CountOptions opt;
+//   opt.backend = "cpu";                      // strings as on the command line
+//   opt.per_vertex = true;
+//   tristream::CountResult r = tristream::count("graph.tcsr", opt);   // or any edge list
+//   std::uint64_t t = r.triangles;
+//
+// Link with the CMake target tristream::tristream (find_package(tristream)) or
+// `pkg-config --cflags --libs tristream`. docs/library.md has the complete guide.
+//
+// Errors: every function throws tristream::Error (error.hpp): kind Input for a missing, damaged or
+// unparsable input (the message names the file and line), Usage for a bad option value, Device
+// for a CUDA failure, Internal otherwise. No output file is left behind by a failed conversion.
+// Thread safety: independent calls may run concurrently on different threads; a call blocks until
+// the count is done and uses up to CountOptions::threads threads (all cores by default).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "tristream/convert.hpp"
+#include "tristream/error.hpp"
+
+namespace tristream {
+
+// A byte budget given as a number of bytes or as text like the command line's ("512M", "4G",
+// "1T", "4096"; K, M, G, T are binary multiples). 0 or "" means "choose" (the default).
+// Assigning text that is not a size throws Error(Usage).
+class ByteSize {
+ public:
+  ByteSize() = default;
+  // Any integer type; throws Error(Usage) for a negative value.
+  template <class Int, std::enable_if_t<std::is_integral_v<Int>, int> = 0>
+  ByteSize(Int bytes) : bytes_(checked(bytes)) {}  // NOLINT: implicit on purpose
+  ByteSize(const std::string& text);               // NOLINT
+  ByteSize(const char* text) : ByteSize(std::string(text ? text : "")) {}  // NOLINT
+  std::uint64_t bytes() const { return bytes_; }
+
+ private:
+  template <class Int>
+  static std::uint64_t checked(Int bytes) {
+    if constexpr (std::is_signed_v<Int>) {
+      if (bytes < 0)
+        throw Error(ErrorKind::Usage,
+                    "a byte size cannot be negative (" + std::to_string(bytes) + ")");
+    }
+    return static_cast<std::uint64_t>(bytes);
+  }
+  std::uint64_t bytes_ = 0;
+};
+
+// Parses a size like the command line's --gpu-memory ("4G" -> 4 << 30). `what` names the value
+// in the error message. Throws Error(Usage).
+std::uint64_t parse_byte_size(const std::string& text, const std::string& what);
+
+// The options of `tristream count`, with the command line's names and defaults.
+struct CountOptions {
+  std::string backend = "auto";  // auto (CUDA when a GPU exists, else CPU), cpu or cuda
+  std::string kernel = "auto";   // CUDA kernel: auto, lstc, trust, trust:lite, trust:in, ...
+  unsigned device = 0;           // CUDA device ordinal
+  unsigned threads = 0;          // CPU threads (decompression, CPU backend); 0 = all cores
+  ByteSize gpu_memory;           // device budget; 0 = free GPU memory minus a reserve
+  ByteSize host_memory;          // host budget; 0 = a share of the available memory
+  std::string scheme = "auto";   // out-of-core partition: auto, range, hash or vertex
+  std::uint32_t parts = 0;       // force the number of parts (<= 4096; 1 = in core); 0 = choose
+  bool per_vertex = false;       // fill CountResult::per_vertex (and vertex_ids)
+  bool clustering = false;       // fill CountResult::clustering and average_clustering (implies
+                                 // per-vertex counts)
+  std::string format = "auto";   // edge-list dialect of a path input (see docs/convert.md)
+  std::string tmp_dir;           // where a temporary .tcsr goes; empty = $TMPDIR or /tmp
+  bool quiet = true;             // no progress output on stderr (the library prints nothing)
+  std::string trace;             // write a Chrome trace of the pipeline to this file; empty = none
+  // Called on the counting thread after each work unit: units done, units planned, seconds.
+  // Must not throw.
+  std::function<void(std::uint64_t, std::uint64_t, double)> progress;
+  // Ctrl-C (SIGINT) stops the count between work units and returns a result with interrupted
+  // set (the previous handler is restored afterwards). Off: the process's handlers are left
+  // alone.
+  bool handle_sigint = false;
+};
+
+struct CountResult {
+  std::uint64_t triangles = 0;
+  std::uint64_t vertices = 0;  // n: vertices with at least one edge that is not a self-loop
+  std::uint64_t edges = 0;     // undirected simple edges after cleaning
+  double transitivity = 0;     // global clustering coefficient, 3 triangles / wedges
+  // With per_vertex or clustering, n entries each, ordered by original id (ascending):
+  std::vector<std::uint64_t> vertex_ids;  // the vertices' ids as they appeared in the input
+  std::vector<std::uint64_t> per_vertex;  // triangles through vertex_ids[i]
+  // With clustering: the local clustering coefficient of vertex_ids[i] (0 for degree < 2, as
+  // networkx does).
+  std::vector<double> clustering;
+  double average_clustering = 0;  // with per_vertex or clustering: their mean over n vertices
+  std::string backend;            // "cpu" or "cuda"
+  std::string device;             // the backend's description
+  std::string stats;           // the pipeline's measurements: one JSON object (docs/out-of-core.md)
+  std::string plan;            // the partition the planner chose: one JSON object
+  std::string plan_summary;    // the same in one line for people ("range, p = 3, 9 units")
+  std::string stats_summary;   // the measurements in one line for people
+  bool interrupted = false;    // handle_sigint and Ctrl-C: the counts are incomplete
+  double seconds = 0;          // the whole call
+  double convert_seconds = 0;  // converting an edge-list input (0 for a .tcsr file)
+  double plan_seconds = 0;     // the census and the planner
+  double count_seconds = 0;    // the streamed count
+  // The object `tristream count --json` prints ("input" is the given name).
+  std::string to_json(const std::string& input = "") const;
+};
+
+// Counts the triangles of `input`: a .tcsr file, or any edge list `tristream convert` reads
+// (converted into a temporary .tcsr file under options.tmp_dir first); "-" reads standard input.
+// Preconditions: none beyond a readable input; bad options throw Error(Usage).
+CountResult count(const std::string& input, const CountOptions& options = {});
+
+// Counts the triangles of the graph with the m edges pairs[2i] -- pairs[2i + 1] (u0 v0 u1 v1 ...,
+// ids any values; self-loops are dropped, duplicate and reverse edges merged). The edges are
+// converted to a temporary .tcsr file under options.tmp_dir. Preconditions: pairs points to 2 m
+// readable ids (may be null when m == 0). options.format is ignored.
+CountResult count_edges(const std::uint64_t* pairs, std::size_t m,
+                        const CountOptions& options = {});
+CountResult count_edges(const std::uint32_t* pairs, std::size_t m,
+                        const CountOptions& options = {});
+
+// Converts m in-memory edges (as count_edges takes them) into the .tcsr file `output`, cleaned
+// and oriented like `convert` (convert.hpp) does for a file; options.format is ignored.
+// Preconditions: as count_edges. The file is written atomically (no partial output on error).
+ConvertSummary convert_edges(const std::uint64_t* pairs, std::size_t m, const std::string& output,
+                             const ConvertOptions& options = {});
+ConvertSummary convert_edges(const std::uint32_t* pairs, std::size_t m, const std::string& output,
+                             const ConvertOptions& options = {});
+
+// The file conversion itself is convert.hpp's:
+//   ConvertSummary convert(const std::string& input, const std::string& output,
+//                          const ConvertOptions& options = {});
+
+// The library's version, "MAJOR.MINOR.PATCH".
+std::string version();
+
+}  // namespace tristream

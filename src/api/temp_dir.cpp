@@ -1,0 +1,36 @@
+// temp_dir.cpp — TempDir: mkdtemp on creation, recursive removal on destruction.
+#include "api/temp_dir.hpp"
+
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <vector>
+
+#include "tristream/error.hpp"
+
+namespace tristream::api {
+
+TempDir::TempDir(const std::string& base) {
+  std::string dir = base;
+  if (dir.empty()) {
+    const char* env = std::getenv("TMPDIR");
+    dir = env && *env ? env : "/tmp";
+  }
+  const std::string templ = dir + "/tristream-XXXXXX";
+  std::vector<char> buf(templ.begin(), templ.end());
+  buf.push_back('\0');
+  if (!::mkdtemp(buf.data()))
+    throw Error(ErrorKind::Input,
+                dir + ": cannot create a temporary directory: " + std::strerror(errno));
+  path_ = buf.data();
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  std::filesystem::remove_all(path_, ec);
+}
+
+}  // namespace tristream::api

@@ -1,0 +1,23 @@
+// temp_dir.hpp — a private temporary directory (mkdtemp) removed with everything in it when the
+// TempDir goes out of scope, also on errors. Used for the temporary .tcsr of an edge-list input.
+#pragma once
+
+#include <string>
+
+namespace tristream::api {
+
+class TempDir {
+ public:
+  // Creates BASE/tristream-XXXXXX, BASE = `base`, else $TMPDIR, else /tmp.
+  // Throws Error(Input) when it cannot.
+  explicit TempDir(const std::string& base);
+  ~TempDir();
+  TempDir(const TempDir&) = delete;
+  TempDir& operator=(const TempDir&) = delete;
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+}  // namespace tristream::api
