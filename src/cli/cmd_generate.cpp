@@ -4,13 +4,15 @@
 
 #include "args.hpp"
 #include "commands.hpp"
+#include "common/atomic_file.hpp"
 #include "common/json.hpp"
 #include "tristream/error.hpp"
 #include "tristream/generate.hpp"
 
 namespace tristream::cli {
 
-void print_convert_summary(const ConvertSummary& s, const std::string& output, bool json);
+void print_convert_summary(const ConvertSummary& s, const std::string& output, bool json,
+                           std::FILE* to);
 
 int cmd_generate(int argc, char** argv) {
   std::string kind, output, tmp_dir;
@@ -24,16 +26,17 @@ int cmd_generate(int argc, char** argv) {
   p.positional("KIND", "kronecker or uniform", &kind)
       .option("output", "-o", "FILE",
               "output: .tcsr (converted), .el (text edge list) or .bin (uint64 pairs)", &output)
-      .uint_option("scale", "S", "2^S vertices [16]", &scale)
-      .uint_option("edge-factor", "F", "F * 2^S generated edges [16]", &edge_factor)
+      .uint_option("scale", "S", "2^S vertices, 1..32 [16]", &scale, 1, 32)
+      .uint_option("edge-factor", "F", "F * 2^S generated edges, 1..1024 [16]", &edge_factor, 1,
+                   1024)
       .uint_option("seed", "X", "random seed [1]", &seed)
-      .uint_option("threads", "N", "worker threads [all cores]", &threads)
+      .uint_option("threads", "N", "worker threads, 1..4096 [all cores]", &threads, 1, kMaxThreads)
       .size_option("memory-limit", "for .tcsr output: as in `convert` [70% of available RAM]",
                    &memory_limit)
       .option("tmp-dir", "", "DIR", "for .tcsr output: spill directory [beside the output]",
               &tmp_dir)
       .flag("quiet", "-q", "no progress bar", &quiet)
-      .flag("json", "", "print the summary as one JSON object", &json)
+      .flag("json", "-j", "print the summary as one JSON object", &json)
       .epilog(
           "Examples:\n"
           "  tristream generate kronecker --scale 20 -o kron20.tcsr\n"
@@ -43,11 +46,9 @@ int cmd_generate(int argc, char** argv) {
   if (kind != "kronecker" && kind != "uniform")
     throw Error(ErrorKind::Usage,
                 "tristream generate: KIND must be kronecker or uniform, not '" + kind + "'");
-  if (scale < 1 || scale > 32)
-    throw Error(ErrorKind::Usage, "--scale: expected 1..32, got " + std::to_string(scale));
-  if (edge_factor < 1 || edge_factor > 1024)
-    throw Error(ErrorKind::Usage,
-                "--edge-factor: expected 1..1024, got " + std::to_string(edge_factor));
+  check_output_path("-o", output, {});
+  if (output == "-") throw Error(ErrorKind::Usage, "tristream generate: -o needs a file name");
+  if (!tmp_dir.empty()) check_directory("--tmp-dir", tmp_dir);
   GenerateOptions g;
   g.kind = kind;
   g.scale = static_cast<unsigned>(scale);
@@ -63,7 +64,7 @@ int cmd_generate(int argc, char** argv) {
   const ConvertSummary s = generate(g, output, c);
   const bool tcsr = output.size() >= 5 && output.compare(output.size() - 5, 5, ".tcsr") == 0;
   if (tcsr) {
-    print_convert_summary(s, output, json);
+    print_convert_summary(s, output, json, stdout);
   } else if (json) {
     JsonObject o;
     o.add("output", output).add("edges", s.input_edges).add("seconds", s.seconds);
