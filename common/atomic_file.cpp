@@ -42,6 +42,12 @@ TempFile create_temp_beside(const std::string& path) {
   throw Error(ErrorKind::Internal, path + ": cannot create a temporary file beside it");
 }
 
+void probe_output_dir(const std::string& path) {
+  const TempFile probe = create_temp_beside(path);
+  ::close(probe.fd);
+  ::unlink(probe.path.c_str());
+}
+
 void check_output_path(const std::string& option, const std::string& path,
                        const std::vector<std::string>& inputs) {
   if (path.empty()) throw Error(ErrorKind::Usage, option + ": empty output path");

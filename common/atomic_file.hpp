@@ -25,6 +25,10 @@ struct TempFile {
 // on other failures.
 TempFile create_temp_beside(const std::string& path);
 
+// Checks that a file can be created beside `path` by creating a temporary there and removing it
+// again; throws as create_temp_beside does.
+void probe_output_dir(const std::string& path);
+
 // Refuses (Error(Usage), naming `option`) an output `path` that is empty, an existing directory
 // or names a directory (trailing '/'), or that is the same file (device and inode) as one of
 // `inputs` ("-" entries are skipped). "-" itself passes: it means standard output.

@@ -26,10 +26,7 @@ namespace {
 // can be created beside it (created and removed again).
 void check_convert_output(const std::string& output, const std::string& input) {
   check_output_path("-o", output, {input});
-  if (output == "-") return;
-  const TempFile probe = create_temp_beside(output);
-  ::close(probe.fd);
-  ::unlink(probe.path.c_str());
+  if (output != "-") probe_output_dir(output);
 }
 
 // A private temporary directory (mkdtemp) removed with everything in it on destruction.
@@ -72,9 +69,9 @@ void copy_to_stdout(const std::string& path) {
 
 }  // namespace
 
-// Prints the conversion summary as text (or one JSON object) on stdout; shared with `generate`.
-void print_convert_summary(const ConvertSummary& s, const std::string& output, bool json,
-                           std::FILE* to) {
+// Prints the conversion summary as text (or one JSON object) on `to`.
+void print_convert_summary_to(std::FILE* to, const ConvertSummary& s, const std::string& output,
+                              bool json) {
   const double ratio = s.compressed_adjacency_bytes
                            ? static_cast<double>(s.raw_adjacency_bytes) /
                                  static_cast<double>(s.compressed_adjacency_bytes)
@@ -116,6 +113,10 @@ void print_convert_summary(const ConvertSummary& s, const std::string& output, b
   std::fprintf(to, "mode            %s\n", s.out_of_core ? "out of core" : "in memory");
   std::fprintf(to, "seconds         %.2f (%.1f M input edges/s)\n", s.seconds,
                s.seconds > 0 ? static_cast<double>(s.input_edges) / s.seconds / 1e6 : 0.0);
+}
+
+void print_convert_summary(const ConvertSummary& s, const std::string& output, bool json) {
+  print_convert_summary_to(stdout, s, output, json);
 }
 
 int cmd_convert(int argc, char** argv) {
@@ -177,7 +178,7 @@ int cmd_convert(int argc, char** argv) {
   //    with seeks), then copied.
   if (output != "-") {
     const ConvertSummary s = convert(input, output, o);
-    print_convert_summary(s, output, json, stdout);
+    print_convert_summary(s, output, json);
     return 0;
   }
   const char* env = std::getenv("TMPDIR");
@@ -186,7 +187,7 @@ int cmd_convert(int argc, char** argv) {
   if (o.tmp_dir.empty()) o.tmp_dir = dir.path();
   const ConvertSummary s = convert(input, dir.path() + "/graph.tcsr", o);
   copy_to_stdout(dir.path() + "/graph.tcsr");
-  print_convert_summary(s, "<stdout>", json, stderr);
+  print_convert_summary_to(stderr, s, "<stdout>", json);
   return 0;
 }
 

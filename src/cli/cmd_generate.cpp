@@ -11,8 +11,7 @@
 
 namespace tristream::cli {
 
-void print_convert_summary(const ConvertSummary& s, const std::string& output, bool json,
-                           std::FILE* to);
+void print_convert_summary(const ConvertSummary& s, const std::string& output, bool json);
 
 int cmd_generate(int argc, char** argv) {
   std::string kind, output, tmp_dir;
@@ -26,9 +25,8 @@ int cmd_generate(int argc, char** argv) {
   p.positional("KIND", "kronecker or uniform", &kind)
       .option("output", "-o", "FILE",
               "output: .tcsr (converted), .el (text edge list) or .bin (uint64 pairs)", &output)
-      .uint_option("scale", "S", "2^S vertices, 1..32 [16]", &scale, 1, 32)
-      .uint_option("edge-factor", "F", "F * 2^S generated edges, 1..1024 [16]", &edge_factor, 1,
-                   1024)
+      .uint_option("scale", "S", "2^S vertices [16]", &scale)
+      .uint_option("edge-factor", "F", "F * 2^S generated edges [16]", &edge_factor)
       .uint_option("seed", "X", "random seed [1]", &seed)
       .uint_option("threads", "N", "worker threads, 1..4096 [all cores]", &threads, 1, kMaxThreads)
       .size_option("memory-limit", "for .tcsr output: as in `convert` [70% of available RAM]",
@@ -46,9 +44,11 @@ int cmd_generate(int argc, char** argv) {
   if (kind != "kronecker" && kind != "uniform")
     throw Error(ErrorKind::Usage,
                 "tristream generate: KIND must be kronecker or uniform, not '" + kind + "'");
-  check_output_path("-o", output, {});
-  if (output == "-") throw Error(ErrorKind::Usage, "tristream generate: -o needs a file name");
-  if (!tmp_dir.empty()) check_directory("--tmp-dir", tmp_dir);
+  if (scale < 1 || scale > 32)
+    throw Error(ErrorKind::Usage, "--scale: expected 1..32, got " + std::to_string(scale));
+  if (edge_factor < 1 || edge_factor > 1024)
+    throw Error(ErrorKind::Usage,
+                "--edge-factor: expected 1..1024, got " + std::to_string(edge_factor));
   GenerateOptions g;
   g.kind = kind;
   g.scale = static_cast<unsigned>(scale);
@@ -61,10 +61,15 @@ int cmd_generate(int argc, char** argv) {
   c.threads = g.threads;
   c.quiet = quiet;
   c.write.threads = g.threads;
+  // The output is checked (not a directory, a writable place) before the edges are generated.
+  check_output_path("-o", output, {});
+  if (output == "-") throw Error(ErrorKind::Usage, "tristream generate: -o needs a file name");
+  if (!tmp_dir.empty()) check_directory("--tmp-dir", tmp_dir);
+  probe_output_dir(output);
   const ConvertSummary s = generate(g, output, c);
   const bool tcsr = output.size() >= 5 && output.compare(output.size() - 5, 5, ".tcsr") == 0;
   if (tcsr) {
-    print_convert_summary(s, output, json, stdout);
+    print_convert_summary(s, output, json);
   } else if (json) {
     JsonObject o;
     o.add("output", output).add("edges", s.input_edges).add("seconds", s.seconds);
