@@ -25,12 +25,13 @@ std::string q(const std::string& s) {
 // set inside the script applies to the outputs the binary writes and not to these captures.
 test::RunResult run_bash(const test::TempDir& tmp, const std::string& script) {
   const std::string out = tmp.file("sh.out"), err = tmp.file("sh.err"), st = tmp.file("sh.st");
-  test::write_text(tmp.file("sh.sh"), "T='" + std::string(TRISTREAM_BINARY) + "'\n" + script);
-  const std::string cmd = "bash -c \"bash " + q(tmp.file("sh.sh")) + " 2> >(cat >" + q(err) +
-                          ") | cat >" + q(out) + "; echo \\${PIPESTATUS[0]} >" + q(st) +
-                          "\" </dev/null";
-  (void)std::system(cmd.c_str());
-  (void)std::system(("sleep 0.2; true " + q(err)).c_str());  // the stderr reader finishes
+  const std::string sh = tmp.file("sh.sh"), runner = tmp.file("run.sh");
+  test::write_text(sh, "T='" + std::string(TRISTREAM_BINARY) + "'\n" + script);
+  // stderr to one pipe, stdout (through fd 3) to another; a pipeline waits for all its members.
+  test::write_text(runner, "{ bash " + q(sh) + " 2>&1 1>&3 3>&- | cat >" + q(err) +
+                               "; exit ${PIPESTATUS[0]}; } 3>&1 | cat >" + q(out) +
+                               "\necho ${PIPESTATUS[0]} >" + q(st) + "\n");
+  (void)std::system(("bash " + q(runner) + " </dev/null").c_str());
   test::RunResult r;
   r.out = test::read_text(out);
   r.err = test::read_text(err);
