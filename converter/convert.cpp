@@ -59,6 +59,9 @@ class FileProducer : public Producer {
     if (dialect_ == Dialect::Mtx) read_mtx_header();
   }
 
+  // Vertices the header declares (Matrix Market rows), 0 when the dialect declares none.
+  std::uint64_t declared_vertices() const { return dialect_ == Dialect::Mtx ? spec_.mtx_rows : 0; }
+
   std::string name() const override { return name_; }
   std::uint64_t first_line() const override { return header_lines_; }
   std::uint64_t done() const override { return reader_.raw_bytes(); }
@@ -309,7 +312,9 @@ ConvertSummary convert(const std::string& input, const std::string& output,
   if (output.empty()) throw Error(ErrorKind::Usage, "convert: no output file given");
   const conv::Dialect d = conv::parse_dialect(options.format);
   conv::FileProducer producer(input, d, conv::job_bytes(options));
-  return conv::run_conversion(producer, output, options, t0);
+  ConvertSummary s = conv::run_conversion(producer, output, options, t0);
+  s.declared_vertices = producer.declared_vertices();
+  return s;
 }
 
 }  // namespace tristream

@@ -12,6 +12,7 @@
 #include <cstring>
 #include <string>
 
+#include "common/atomic_file.hpp"
 #include "pipeline.hpp"
 #include "tristream/error.hpp"
 
@@ -136,9 +137,14 @@ std::uint64_t write_edge_file(const GenerateOptions& o, const std::string& outpu
   const Model model(o);
   const std::uint64_t total = edge_count(o);
   const unsigned threads = resolve_threads(o.threads);
-  const std::string tmp = output + ".tmp." + std::to_string(::getpid());
-  std::FILE* f = std::fopen(tmp.c_str(), "wb");
-  if (!f) throw Error(ErrorKind::Input, output + ": cannot create: " + std::strerror(errno));
+  const tristream::TempFile t = create_temp_beside(output);  // exclusive, unpredictable name
+  const std::string tmp = t.path;
+  std::FILE* f = ::fdopen(t.fd, "wb");
+  if (!f) {
+    ::close(t.fd);
+    std::remove(tmp.c_str());
+    throw Error(ErrorKind::Internal, output + ": cannot create: " + std::strerror(errno));
+  }
   try {
     const std::uint64_t per_piece = 1 << 20;
     std::vector<std::string> pieces(threads);

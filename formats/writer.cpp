@@ -14,6 +14,7 @@
 #include <cstring>
 #include <numeric>
 
+#include "common/atomic_file.hpp"
 #include "layout.hpp"
 #include "parallel.hpp"
 #include "tristream/error.hpp"
@@ -76,8 +77,6 @@ std::string parent_dir(const std::string& path) {
   if (slash == 0) return "/";
   return path.substr(0, slash);
 }
-
-std::atomic<unsigned> temp_counter{0};
 
 }  // namespace
 
@@ -339,14 +338,9 @@ Writer::Writer(const std::string& path, std::uint64_t n, const WriteOptions& opt
     check_zstd(ZSTD_CCtx_setParameter(w.cctx.back().get(), ZSTD_c_contentSizeFlag, 1),
                "content size flag");
   }
-  w.tmp = path + ".tmp." + std::to_string(::getpid()) + "." + std::to_string(temp_counter++);
-  w.fd = ::open(w.tmp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
-  if (w.fd < 0) {
-    const int e = errno;
-    throw Error(e == ENOENT || e == EACCES || e == ENOTDIR || e == EROFS ? ErrorKind::Input
-                                                                         : ErrorKind::Internal,
-                path + ": cannot create " + w.tmp + ": " + std::strerror(e));
-  }
+  TempFile t = create_temp_beside(path);  // exclusive, unpredictable name
+  w.tmp = t.path;
+  w.fd = t.fd;
   const unsigned char placeholder[kHeaderSize] = {};
   write_all(w.fd, placeholder, kHeaderSize, w.tmp);
 }

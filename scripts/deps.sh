@@ -19,6 +19,8 @@ tristream_install_deps() {
   command -v bzip2 >/dev/null 2>&1 || missing+=(bzip2)
   command -v gzip >/dev/null 2>&1 || missing+=(gzip)
   command -v clang-format >/dev/null 2>&1 || missing+=(clang-format)
+  # the per-vertex output is checked against networkx (tests/cli/per_vertex_networkx_test.py)
+  python3 -c 'import networkx' >/dev/null 2>&1 || missing+=(python3-networkx)
   if [ ${#missing[@]} -eq 0 ]; then return 0; fi
   # de-duplicate
   local uniq

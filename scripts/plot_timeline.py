@@ -4,25 +4,24 @@ timeline: one lane per stage (decompress, transform, upload, kernel, wait), one 
 
 usage: scripts/plot_timeline.py TRACE.json [-o OUT.png] [--title TEXT] [--max-units N]
 
-Installs matplotlib with pip when it is missing.
+Needs matplotlib; when it is missing, says how to install it (nothing is installed for you).
 """
 import argparse
 import json
-import subprocess
 import sys
 
 
 def need_matplotlib():
     try:
-        import matplotlib  # noqa: F401
+        import matplotlib
     except ImportError:
-        print("plot_timeline: installing matplotlib with pip ...", file=sys.stderr)
-        cmd = [sys.executable, "-m", "pip", "install", "--quiet", "matplotlib"]
-        if subprocess.call(cmd) != 0:
-            # PEP 668 environments refuse system-wide installs without this flag.
-            subprocess.check_call(cmd + ["--break-system-packages"])
-    import matplotlib
-
+        sys.exit(
+            "plot_timeline: matplotlib is not installed. Install it with one of\n"
+            "  python3 -m pip install --user matplotlib\n"
+            "  sudo apt-get install python3-matplotlib     (Debian, Ubuntu)\n"
+            "  conda install matplotlib\n"
+            "or inside a virtual environment: python3 -m venv venv && venv/bin/pip install "
+            "matplotlib")
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 

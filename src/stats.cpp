@@ -109,6 +109,12 @@ std::string PipelineStats::summary() const {
 void PipelineStats::write_trace(const std::string& path) const {
   std::FILE* f = std::fopen(path.c_str(), "w");
   if (!f) throw Error(ErrorKind::Usage, "--trace: cannot write '" + path + "'");
+  write_trace(f);
+  if (std::fclose(f) != 0)
+    throw Error(ErrorKind::Internal, "--trace: error writing '" + path + "'");
+}
+
+void PipelineStats::write_trace(std::FILE* f) const {
   // lanes: the stages, then the block cache's row part builds (their passes and registrations)
   static const char* lanes[] = {"decompress", "transform", "upload",  "kernel",
                                 "wait",       "build",     "register"};
@@ -138,8 +144,6 @@ void PipelineStats::write_trace(const std::string& path) const {
                  static_cast<unsigned long long>(s.bytes));
   }
   std::fprintf(f, "\n],\"otherData\":%s}\n", to_json().c_str());
-  if (std::fclose(f) != 0)
-    throw Error(ErrorKind::Internal, "--trace: error writing '" + path + "'");
 }
 
 }  // namespace tristream

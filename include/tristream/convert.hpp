@@ -24,10 +24,13 @@ struct ConvertOptions {
 };
 
 struct ConvertSummary {
-  std::uint64_t input_edges = 0;     // edge records read
-  std::uint64_t self_loops = 0;      // dropped
-  std::uint64_t duplicates = 0;      // duplicate or reverse-duplicate records merged
-  std::uint64_t vertices = 0;        // n
+  std::uint64_t input_edges = 0;  // edge records read
+  std::uint64_t self_loops = 0;   // dropped
+  std::uint64_t duplicates = 0;   // duplicate or reverse-duplicate records merged
+  std::uint64_t vertices = 0;     // n
+  // Vertices the input's header declares (the Matrix Market size line), ids 1..declared, isolated
+  // ones included; 0 when the dialect declares none.
+  std::uint64_t declared_vertices = 0;
   std::uint64_t edges = 0;           // undirected simple edges (m)
   std::uint64_t max_degree = 0;      // undirected
   std::uint64_t max_out_degree = 0;  // oriented

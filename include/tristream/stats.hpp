@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <cstdio>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,8 @@ struct PipelineStats {
   std::string summary() const;  // one line
   // Writes a Chrome trace (JSON, Perfetto-compatible): one span per unit per stage.
   void write_trace(const std::string& path) const;
+  // The same trace on an open stream (the CLI's atomic output); the caller checks for errors.
+  void write_trace(std::FILE* f) const;
 };
 
 }  // namespace tristream

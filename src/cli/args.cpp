@@ -1,5 +1,8 @@
+// args.cpp — the subcommands' argument parser: strict numbers and sizes, GNU-style options and
+// help text aligned in one column and wrapped.
 #include "args.hpp"
 
+#include <cctype>
 #include <cstdio>
 #include <sstream>
 
@@ -8,47 +11,96 @@
 namespace tristream::cli {
 
 namespace {
+
 Error usage(const std::string& msg) {
   return Error(ErrorKind::Usage, msg);
 }
+
+std::string range_text(std::uint64_t lo, std::uint64_t hi) {
+  if (hi == UINT64_MAX)
+    return lo == 0 ? "a non-negative integer" : "an integer >= " + std::to_string(lo);
+  return "an integer in " + std::to_string(lo) + ".." + std::to_string(hi);
+}
+
+// The help column: option names up to here, their help after it, wrapped at kWidth.
+constexpr std::size_t kColumn = 28, kWidth = 79;
+
+// Appends `lhs` then `text` wrapped to kWidth with continuation lines indented to kColumn.
+void help_line(std::ostringstream& os, const std::string& lhs, const std::string& text) {
+  std::string line = lhs;
+  if (line.size() + 2 > kColumn) {
+    os << line << "\n";
+    line.clear();
+  }
+  line.resize(kColumn, ' ');
+  std::istringstream words(text);
+  std::string w;
+  bool first = true;
+  while (words >> w) {
+    if (!first && line.size() + 1 + w.size() > kWidth) {
+      os << line << "\n";
+      line = std::string(kColumn, ' ');
+      first = true;
+    }
+    line += (first ? "" : " ") + w;
+    first = false;
+  }
+  os << line << "\n";
+}
+
 }  // namespace
 
-std::uint64_t parse_uint(const std::string& text, const std::string& what) {
-  if (text.empty()) throw usage(what + ": expected a non-negative integer, got an empty value");
+std::uint64_t parse_uint(const std::string& text, const std::string& what, std::uint64_t lo,
+                         std::uint64_t hi) {
+  const std::string expected = what + ": expected " + range_text(lo, hi);
+  if (text.empty()) throw usage(expected + ", got an empty value");
   std::uint64_t v = 0;
   for (char c : text) {
-    if (c < '0' || c > '9')
-      throw usage(what + ": expected a non-negative integer, got '" + text + "'");
+    if (c < '0' || c > '9') throw usage(expected + ", got '" + text + "'");
     const std::uint64_t d = static_cast<std::uint64_t>(c - '0');
-    if (v > (UINT64_MAX - d) / 10) throw usage(what + ": value '" + text + "' is too large");
+    if (v > (UINT64_MAX - d) / 10) throw usage(expected + ", got '" + text + "' (too large)");
     v = v * 10 + d;
   }
+  if (v < lo || v > hi) throw usage(expected + ", got " + text);
   return v;
 }
 
 std::uint64_t parse_size(const std::string& text, const std::string& what) {
+  const std::string expected = what + ": expected a size like 512M, 1.5G or 4096";
+  // 1. The number: digits, optionally '.' and more digits.
   std::size_t i = 0;
-  while (i < text.size() && text[i] >= '0' && text[i] <= '9') ++i;
-  if (i == 0) throw usage(what + ": expected a size like 512M or 4G, got '" + text + "'");
-  const std::uint64_t base = parse_uint(text.substr(0, i), what);
+  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+  if (i == 0) throw usage(expected + ", got '" + text + "'");
+  const std::uint64_t whole = parse_uint(text.substr(0, i), what);
+  std::uint64_t frac = 0, frac_scale = 1;
+  if (i < text.size() && text[i] == '.') {
+    const std::size_t f0 = ++i;
+    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
+    if (i == f0 || i - f0 > 18) throw usage(expected + ", got '" + text + "'");
+    frac = parse_uint(text.substr(f0, i - f0), what);
+    for (std::size_t k = f0; k < i; ++k) frac_scale *= 10;
+  }
+  // 2. The suffix.
   std::string suffix = text.substr(i);
   for (auto& c : suffix) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  int shift = 0;
-  if (suffix.empty() || suffix == "B")
-    shift = 0;
-  else if (suffix == "K" || suffix == "KB" || suffix == "KIB")
-    shift = 10;
-  else if (suffix == "M" || suffix == "MB" || suffix == "MIB")
-    shift = 20;
-  else if (suffix == "G" || suffix == "GB" || suffix == "GIB")
-    shift = 30;
-  else if (suffix == "T" || suffix == "TB" || suffix == "TIB")
-    shift = 40;
-  else
+  int shift = -1;
+  if (suffix.empty() || suffix == "B") shift = 0;
+  const char* units = "KMGT";
+  for (int u = 0; u < 4; ++u) {
+    const std::string s(1, units[u]);
+    if (suffix == s || suffix == s + "B" || suffix == s + "IB") shift = 10 * (u + 1);
+  }
+  if (shift < 0)
     throw usage(what + ": unknown size suffix '" + text.substr(i) + "' (use K, M, G or T)");
-  if (shift > 0 && base > (UINT64_MAX >> shift))
-    throw usage(what + ": size '" + text + "' is too large");
-  return base << shift;
+  if (frac_scale > 1 && shift == 0)
+    throw usage(what + ": a fractional size needs a suffix (K, M, G or T), got '" + text + "'");
+  // 3. whole * 2^shift + floor(frac * 2^shift / frac_scale), without overflow.
+  if (whole > (UINT64_MAX >> shift)) throw usage(what + ": size '" + text + "' is too large");
+  const unsigned __int128 part =
+      (static_cast<unsigned __int128>(frac) << shift) / static_cast<unsigned __int128>(frac_scale);
+  const std::uint64_t base = whole << shift;
+  if (part > UINT64_MAX - base) throw usage(what + ": size '" + text + "' is too large");
+  return base + static_cast<std::uint64_t>(part);
 }
 
 ArgParser::ArgParser(std::string command, std::string summary)
@@ -69,16 +121,22 @@ ArgParser& ArgParser::option(const std::string& name, const std::string& short_n
 }
 
 ArgParser& ArgParser::size_option(const std::string& name, const std::string& help,
-                                  std::uint64_t* out) {
-  opts_.push_back(Opt{name, "", "SIZE", help, true,
-                      [out, name](const std::string& v) { *out = parse_size(v, "--" + name); }});
+                                  std::uint64_t* out, std::uint64_t lo) {
+  opts_.push_back(Opt{name, "", "SIZE", help, true, [out, name, lo](const std::string& v) {
+                        *out = parse_size(v, "--" + name);
+                        if (*out < lo)
+                          throw usage("--" + name + ": at least " + format_bytes(lo) + ", got '" +
+                                      v + "'");
+                      }});
   return *this;
 }
 
 ArgParser& ArgParser::uint_option(const std::string& name, const std::string& metavar,
-                                  const std::string& help, std::uint64_t* out) {
-  opts_.push_back(Opt{name, "", metavar, help, true,
-                      [out, name](const std::string& v) { *out = parse_uint(v, "--" + name); }});
+                                  const std::string& help, std::uint64_t* out, std::uint64_t lo,
+                                  std::uint64_t hi) {
+  opts_.push_back(Opt{name, "", metavar, help, true, [out, name, lo, hi](const std::string& v) {
+                        *out = parse_uint(v, "--" + name, lo, hi);
+                      }});
   return *this;
 }
 
@@ -106,11 +164,48 @@ bool ArgParser::given(const std::string& name) const {
   return false;
 }
 
+void ArgParser::parse_option(const std::string& arg, int argc, char** argv, int& i) {
+  auto take_next = [&](const std::string& shown) {
+    if (i + 1 >= argc) throw usage(command_ + ": option '" + shown + "' needs a value");
+    return std::string(argv[++i]);
+  };
+  // 1. Long options: --name, --name=VALUE, --name VALUE.
+  if (arg.rfind("--", 0) == 0) {
+    const auto eq = arg.find('=');
+    const std::string name = arg.substr(0, eq);
+    Opt* o = find(name);
+    if (!o) throw usage(command_ + ": unknown option '" + name + "' (see --help)");
+    if (!o->takes_value && eq != std::string::npos)
+      throw usage(command_ + ": option '" + name + "' takes no value");
+    o->set(!o->takes_value           ? std::string()
+           : eq != std::string::npos ? arg.substr(eq + 1)
+                                     : take_next(name));
+    o->seen = true;
+    return;
+  }
+  // 2. Short options, bundled like getopt: -qj is -q -j; in -qo FILE or -qoFILE the option
+  //    taking a value ends the bundle.
+  for (std::size_t k = 1; k < arg.size(); ++k) {
+    const std::string name = std::string("-") + arg[k];
+    Opt* o = find(name);
+    if (!o)
+      throw usage(command_ + ": unknown option '" + name + "'" +
+                  (arg.size() > 2 ? " in '" + arg + "'" : "") + " (see --help)");
+    o->seen = true;
+    if (!o->takes_value) {
+      o->set("");
+      continue;
+    }
+    o->set(k + 1 < arg.size() ? arg.substr(k + 1) : take_next(name));
+    return;
+  }
+}
+
 bool ArgParser::parse(int argc, char** argv, int first) {
   std::size_t next_pos = 0;
   bool only_positionals = false;
   for (int i = first; i < argc; ++i) {
-    std::string a = argv[i];
+    const std::string a = argv[i];
     if (!only_positionals && (a == "--help" || a == "-h")) {
       std::fputs(help().c_str(), stdout);
       return false;
@@ -120,26 +215,7 @@ bool ArgParser::parse(int argc, char** argv, int first) {
       continue;
     }
     if (!only_positionals && a.size() > 1 && a[0] == '-') {
-      std::string value;
-      bool has_inline = false;
-      const auto eq = a.find('=');
-      if (a.rfind("--", 0) == 0 && eq != std::string::npos) {
-        value = a.substr(eq + 1);
-        a = a.substr(0, eq);
-        has_inline = true;
-      }
-      Opt* o = find(a);
-      if (!o) throw usage(command_ + ": unknown option '" + a + "' (see --help)");
-      if (o->takes_value) {
-        if (!has_inline) {
-          if (i + 1 >= argc) throw usage(command_ + ": option '" + a + "' needs a value");
-          value = argv[++i];
-        }
-      } else if (has_inline) {
-        throw usage(command_ + ": option '" + a + "' takes no value");
-      }
-      o->set(value);
-      o->seen = true;
+      parse_option(a, argc, argv, i);
       continue;
     }
     if (next_pos >= pos_.size())
@@ -159,21 +235,17 @@ std::string ArgParser::help() const {
   os << "\n\n" << summary_ << "\n";
   if (!pos_.empty()) {
     os << "\narguments:\n";
-    for (const auto& p : pos_) {
-      os << "  " << p.name;
-      const std::size_t w = p.name.size() + 2;
-      os << std::string(w < 28 ? 28 - w : 1, ' ') << p.help << "\n";
-    }
+    for (const auto& p : pos_) help_line(os, "  " + p.name, p.help);
   }
+  // Options in GNU style: "  -o, --output FILE" or "      --format FMT", help in one column.
   os << "\noptions:\n";
   for (const auto& o : opts_) {
-    std::string lhs = "  ";
-    if (!o.short_name.empty()) lhs += o.short_name + ", ";
+    std::string lhs = o.short_name.empty() ? "      " : "  " + o.short_name + ", ";
     lhs += "--" + o.name;
     if (o.takes_value) lhs += " " + o.metavar;
-    os << lhs << std::string(lhs.size() < 28 ? 28 - lhs.size() : 1, ' ') << o.help << "\n";
+    help_line(os, lhs, o.help);
   }
-  os << "  -h, --help" << std::string(18, ' ') << "show this help and exit\n";
+  help_line(os, "  -h, --help", "show this help and exit");
   if (!epilog_.empty()) os << "\n" << epilog_ << "\n";
   return os.str();
 }

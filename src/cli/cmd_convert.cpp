@@ -1,17 +1,77 @@
-// cmd_convert.cpp — `tristream convert INPUT -o OUTPUT.tcsr`: edge list in, .tcsr out.
+// cmd_convert.cpp — `tristream convert INPUT -o OUTPUT.tcsr`: edge list in, .tcsr out. The output
+// path is checked and a file created beside it before the conversion starts; `-o -` converts
+// into a private temporary directory and copies the result to standard output.
+#include <unistd.h>
+
+#include <cerrno>
 #include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
 #include <string>
+#include <vector>
 
 #include "args.hpp"
 #include "commands.hpp"
+#include "common/atomic_file.hpp"
 #include "common/json.hpp"
 #include "tristream/convert.hpp"
 #include "tristream/error.hpp"
 
 namespace tristream::cli {
 
-// Prints the conversion summary as text (or one JSON object) on stdout; shared with `generate`.
-void print_convert_summary(const ConvertSummary& s, const std::string& output, bool json) {
+namespace {
+
+// Checks before the work that `output` can be written: not the input, not a directory, and a file
+// can be created beside it (created and removed again).
+void check_convert_output(const std::string& output, const std::string& input) {
+  check_output_path("-o", output, {input});
+  if (output != "-") probe_output_dir(output);
+}
+
+// A private temporary directory (mkdtemp) removed with everything in it on destruction.
+class PrivateDir {
+ public:
+  explicit PrivateDir(const std::string& base) {
+    std::string templ = base + "/tristream-convert-XXXXXX";
+    std::vector<char> buf(templ.begin(), templ.end());
+    buf.push_back('\0');
+    if (!::mkdtemp(buf.data()))
+      throw Error(ErrorKind::Input,
+                  base + ": cannot create a temporary directory: " + std::strerror(errno));
+    path_ = buf.data();
+  }
+  ~PrivateDir() {
+    std::error_code ec;
+    std::filesystem::remove_all(path_, ec);
+  }
+  const std::string& path() const { return path_; }
+
+ private:
+  std::string path_;
+};
+
+// Copies the file at `path` to standard output.
+void copy_to_stdout(const std::string& path) {
+  std::FILE* in = std::fopen(path.c_str(), "rb");
+  if (!in) throw Error(ErrorKind::Internal, path + ": cannot reopen: " + std::strerror(errno));
+  std::vector<char> buf(1 << 20);
+  std::size_t got;
+  bool ok = true;
+  while (ok && (got = std::fread(buf.data(), 1, buf.size(), in)) > 0)
+    ok = std::fwrite(buf.data(), 1, got, stdout) == got;
+  ok = ok && !std::ferror(in) && std::fflush(stdout) == 0;
+  std::fclose(in);
+  if (!ok)
+    throw Error(ErrorKind::Internal,
+                "<stdout>: write failed: " + std::string(std::strerror(errno)));
+}
+
+}  // namespace
+
+// Prints the conversion summary as text (or one JSON object) on `to`.
+void print_convert_summary_to(std::FILE* to, const ConvertSummary& s, const std::string& output,
+                              bool json) {
   const double ratio = s.compressed_adjacency_bytes
                            ? static_cast<double>(s.raw_adjacency_bytes) /
                                  static_cast<double>(s.compressed_adjacency_bytes)
@@ -35,24 +95,28 @@ void print_convert_summary(const ConvertSummary& s, const std::string& output, b
         .add("seconds", s.seconds)
         .add("edges_per_second",
              s.seconds > 0 ? static_cast<double>(s.input_edges) / s.seconds : 0.0);
-    std::printf("%s\n", o.str().c_str());
+    std::fprintf(to, "%s\n", o.str().c_str());
     return;
   }
-  std::printf("output          %s\n", output.c_str());
-  std::printf("input edges     %llu\n", static_cast<unsigned long long>(s.input_edges));
-  std::printf("self-loops      %llu dropped\n", static_cast<unsigned long long>(s.self_loops));
-  std::printf("duplicates      %llu merged\n", static_cast<unsigned long long>(s.duplicates));
-  std::printf("vertices        %llu\n", static_cast<unsigned long long>(s.vertices));
-  std::printf("edges           %llu\n", static_cast<unsigned long long>(s.edges));
-  std::printf("max degree      %llu (oriented out-degree %llu)\n",
-              static_cast<unsigned long long>(s.max_degree),
-              static_cast<unsigned long long>(s.max_out_degree));
-  std::printf("file size       %s (adjacency %s raw -> %s, ratio %.2f)\n",
-              format_bytes(s.output_bytes).c_str(), format_bytes(s.raw_adjacency_bytes).c_str(),
-              format_bytes(s.compressed_adjacency_bytes).c_str(), ratio);
-  std::printf("mode            %s\n", s.out_of_core ? "out of core" : "in memory");
-  std::printf("seconds         %.2f (%.1f M input edges/s)\n", s.seconds,
-              s.seconds > 0 ? static_cast<double>(s.input_edges) / s.seconds / 1e6 : 0.0);
+  std::fprintf(to, "output          %s\n", output.c_str());
+  std::fprintf(to, "input edges     %llu\n", static_cast<unsigned long long>(s.input_edges));
+  std::fprintf(to, "self-loops      %llu dropped\n", static_cast<unsigned long long>(s.self_loops));
+  std::fprintf(to, "duplicates      %llu merged\n", static_cast<unsigned long long>(s.duplicates));
+  std::fprintf(to, "vertices        %llu\n", static_cast<unsigned long long>(s.vertices));
+  std::fprintf(to, "edges           %llu\n", static_cast<unsigned long long>(s.edges));
+  std::fprintf(to, "max degree      %llu (oriented out-degree %llu)\n",
+               static_cast<unsigned long long>(s.max_degree),
+               static_cast<unsigned long long>(s.max_out_degree));
+  std::fprintf(to, "file size       %s (adjacency %s raw -> %s, ratio %.2f)\n",
+               format_bytes(s.output_bytes).c_str(), format_bytes(s.raw_adjacency_bytes).c_str(),
+               format_bytes(s.compressed_adjacency_bytes).c_str(), ratio);
+  std::fprintf(to, "mode            %s\n", s.out_of_core ? "out of core" : "in memory");
+  std::fprintf(to, "seconds         %.2f (%.1f M input edges/s)\n", s.seconds,
+               s.seconds > 0 ? static_cast<double>(s.input_edges) / s.seconds / 1e6 : 0.0);
+}
+
+void print_convert_summary(const ConvertSummary& s, const std::string& output, bool json) {
+  print_convert_summary_to(stdout, s, output, json);
 }
 
 int cmd_convert(int argc, char** argv) {
@@ -64,7 +128,10 @@ int cmd_convert(int argc, char** argv) {
               "duplicate and reverse-duplicate edges merged, vertices ranked by degree, edges\n"
               "oriented and the adjacency compressed in independent zstd chunks.");
   p.positional("INPUT", "edge list ('-' reads standard input)", &input)
-      .option("output", "-o", "FILE", "the .tcsr file to write (required)", &output)
+      .option("output", "-o", "FILE",
+              "the .tcsr file to write (required); '-' writes it to standard output (not a "
+              "terminal) and the summary to stderr",
+              &output)
       .option("format", "", "FMT",
               "auto, plain, snap, tsv, mtx, bin32 or bin64 [auto: from extension and content]",
               &format)
@@ -74,11 +141,12 @@ int cmd_convert(int argc, char** argv) {
                    &memory_limit)
       .option("tmp-dir", "", "DIR", "where out-of-core spill files go [beside the output]",
               &tmp_dir)
-      .uint_option("threads", "N", "worker threads [all cores]", &threads)
-      .size_option("chunk-size", "raw bytes per compressed chunk [8M]", &chunk_size)
-      .uint_option("zstd-level", "L", "zstd compression level 1..19 [3]", &zstd_level)
+      .uint_option("threads", "N", "worker threads, 1..4096 [all cores]", &threads, 1, kMaxThreads)
+      .size_option("chunk-size", "raw bytes per compressed chunk, at least 4K [8M]", &chunk_size,
+                   4096)
+      .uint_option("zstd-level", "L", "zstd compression level 1..19 [3]", &zstd_level, 1, 19)
       .flag("quiet", "-q", "no progress bar", &quiet)
-      .flag("json", "", "print the summary as one JSON object", &json)
+      .flag("json", "-j", "print the summary as one JSON object", &json)
       .epilog(
           "Inputs: plain or SNAP edge lists (whitespace separated, '#' and '%' comments, extra\n"
           "columns ignored), GraphChallenge TSV, Matrix Market coordinate files, binary uint32 or\n"
@@ -91,11 +159,12 @@ int cmd_convert(int argc, char** argv) {
           "  zcat edges.txt.gz | tristream convert - -o graph.tcsr");
   if (!p.parse(argc, argv)) return 0;
   if (output.empty()) throw Error(ErrorKind::Usage, "tristream convert: missing -o OUTPUT");
-  if (zstd_level < 1 || zstd_level > 22)
+  if (output == "-" && ::isatty(STDOUT_FILENO))
     throw Error(ErrorKind::Usage,
-                "--zstd-level: expected 1..22, got " + std::to_string(zstd_level));
-  if (p.given("chunk-size") && chunk_size < 4096)
-    throw Error(ErrorKind::Usage, "--chunk-size: at least 4K");
+                "-o -: standard output is a terminal; redirect it to a file or a pipe");
+  // 1. Check the output and the spill directory before any work.
+  check_convert_output(output, input);
+  if (!tmp_dir.empty()) check_directory("--tmp-dir", tmp_dir);
   ConvertOptions o;
   o.format = format;
   o.memory_limit = memory_limit;
@@ -105,8 +174,20 @@ int cmd_convert(int argc, char** argv) {
   o.write.zstd_level = static_cast<int>(zstd_level);
   if (chunk_size) o.write.chunk_bytes = chunk_size;
   o.write.threads = o.threads;
-  const ConvertSummary s = convert(input, output, o);
-  print_convert_summary(s, output, json);
+  // 2. Convert; for standard output into a private directory first (a .tcsr file is written
+  //    with seeks), then copied.
+  if (output != "-") {
+    const ConvertSummary s = convert(input, output, o);
+    print_convert_summary(s, output, json);
+    return 0;
+  }
+  const char* env = std::getenv("TMPDIR");
+  const std::string base = !tmp_dir.empty() ? tmp_dir : env && *env ? env : "/tmp";
+  PrivateDir dir(base);
+  if (o.tmp_dir.empty()) o.tmp_dir = dir.path();
+  const ConvertSummary s = convert(input, dir.path() + "/graph.tcsr", o);
+  copy_to_stdout(dir.path() + "/graph.tcsr");
+  print_convert_summary_to(stderr, s, "<stdout>", json);
   return 0;
 }
 

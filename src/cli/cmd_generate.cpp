@@ -4,6 +4,7 @@
 
 #include "args.hpp"
 #include "commands.hpp"
+#include "common/atomic_file.hpp"
 #include "common/json.hpp"
 #include "tristream/error.hpp"
 #include "tristream/generate.hpp"
@@ -27,13 +28,13 @@ int cmd_generate(int argc, char** argv) {
       .uint_option("scale", "S", "2^S vertices [16]", &scale)
       .uint_option("edge-factor", "F", "F * 2^S generated edges [16]", &edge_factor)
       .uint_option("seed", "X", "random seed [1]", &seed)
-      .uint_option("threads", "N", "worker threads [all cores]", &threads)
+      .uint_option("threads", "N", "worker threads, 1..4096 [all cores]", &threads, 1, kMaxThreads)
       .size_option("memory-limit", "for .tcsr output: as in `convert` [70% of available RAM]",
                    &memory_limit)
       .option("tmp-dir", "", "DIR", "for .tcsr output: spill directory [beside the output]",
               &tmp_dir)
       .flag("quiet", "-q", "no progress bar", &quiet)
-      .flag("json", "", "print the summary as one JSON object", &json)
+      .flag("json", "-j", "print the summary as one JSON object", &json)
       .epilog(
           "Examples:\n"
           "  tristream generate kronecker --scale 20 -o kron20.tcsr\n"
@@ -60,6 +61,11 @@ int cmd_generate(int argc, char** argv) {
   c.threads = g.threads;
   c.quiet = quiet;
   c.write.threads = g.threads;
+  // The output is checked (not a directory, a writable place) before the edges are generated.
+  check_output_path("-o", output, {});
+  if (output == "-") throw Error(ErrorKind::Usage, "tristream generate: -o needs a file name");
+  if (!tmp_dir.empty()) check_directory("--tmp-dir", tmp_dir);
+  probe_output_dir(output);
   const ConvertSummary s = generate(g, output, c);
   const bool tcsr = output.size() >= 5 && output.compare(output.size() - 5, 5, ".tcsr") == 0;
   if (tcsr) {

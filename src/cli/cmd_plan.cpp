@@ -1,11 +1,13 @@
-// cmd_plan.cpp — `tristream plan FILE`: shows how a .tcsr graph would be partitioned and streamed
-// for a device budget (and a host budget), without counting.
+// cmd_plan.cpp — `tristream plan FILE`: shows how a graph (a .tcsr file, or an edge list converted
+// into a temporary one) would be partitioned and streamed for a device budget (and a host
+// budget), without counting.
 #include <cstdio>
 #include <string>
 
 #include "args.hpp"
 #include "commands.hpp"
 #include "common/json.hpp"
+#include "input.hpp"
 #include "tristream/counter.hpp"
 #include "tristream/error.hpp"
 #include "tristream/format.hpp"
@@ -15,15 +17,16 @@
 namespace tristream::cli {
 
 int cmd_plan(int argc, char** argv) {
-  std::string input, scheme = "auto", backend = "auto";
+  std::string input, scheme = "auto", backend = "auto", format = "auto", tmp_dir;
   std::uint64_t gpu_memory = 0, host_memory = 0, parts = 0, threads = 0, device = 0;
   bool json = false, per_vertex = false;
   ArgParser p("tristream plan",
               "Shows the partition plan for counting FILE (a .tcsr file): the scheme, the number\n"
               "of parts, the work units in execution order with their device bytes and estimated\n"
               "work, and the estimated bytes moved. Reads the file's metadata and, when the graph\n"
-              "does not fit in-core, one streamed pass over the columns (the block census).");
-  p.positional("FILE", "a .tcsr file", &input)
+              "does not fit in-core, one streamed pass over the columns (the block census).\n"
+              "An edge list is converted into a temporary .tcsr file first (as `count` does).");
+  p.positional("FILE", "a .tcsr file or an edge list ('-' reads standard input)", &input)
       .size_option("gpu-memory",
                    "device budget for the two staging slots, e.g. 4G [free GPU memory minus a "
                    "reserve; unlimited without a GPU]",
@@ -31,22 +34,23 @@ int cmd_plan(int argc, char** argv) {
       .size_option("host-memory", kHostMemoryHelp, &host_memory)
       .option("scheme", "", "S", "auto, range (BBTC), hash (TRUST) or vertex (LSTC) [auto]",
               &scheme)
-      .uint_option("parts", "P", "force the number of parts p [chosen by the planner]", &parts)
+      .uint_option("parts", "P", "force the number of parts p, 1..4096 [chosen by the planner]",
+                   &parts, 1, kMaxParts)
       .option("backend", "", "NAME", "whose memory to measure: auto, cpu or cuda [auto]", &backend)
-      .uint_option("device", "N", "CUDA device ordinal [0]", &device)
-      .uint_option("threads", "N", "threads for the census pass [all cores]", &threads)
+      .uint_option("device", "N", "CUDA device ordinal [0]", &device, 0, 1023)
+      .uint_option("threads", "N", "threads for the census pass, 1..4096 [all cores]", &threads, 1,
+                   kMaxThreads)
+      .option("format", "", "FMT", "edge-list dialect of FILE (see `tristream convert --help`)",
+              &format)
+      .option("tmp-dir", "", "DIR", "where a temporary .tcsr file goes [$TMPDIR or /tmp]", &tmp_dir)
       .flag("per-vertex", "", "plan room for per-vertex counts", &per_vertex)
-      .flag("json", "", "print the plan as one JSON object", &json)
+      .flag("json", "-j", "print the plan as one JSON object", &json)
       .epilog(
           "Examples:\n"
           "  tristream plan graph.tcsr --gpu-memory 2G\n"
           "  tristream plan graph.tcsr --gpu-memory 512M --scheme vertex --json\n"
           "  tristream plan graph.tcsr --parts 4 --scheme range");
   if (!p.parse(argc, argv)) return 0;
-  if (parts > kMaxParts)
-    throw Error(ErrorKind::Usage,
-                "--parts: at most " + std::to_string(kMaxParts) + " parts are supported");
-
   PipelineOptions o;
   o.scheme = parse_scheme(scheme);
   o.parts = static_cast<std::uint32_t>(parts);
@@ -56,7 +60,12 @@ int cmd_plan(int argc, char** argv) {
   o.per_vertex = per_vertex;
   o.counter.device = static_cast<int>(device);
 
-  tcsr::Reader reader(input);
+  ConvertOptions conv;
+  conv.format = format;
+  conv.quiet = true;
+  conv.threads = static_cast<unsigned>(threads);
+  ResolvedInput resolved(input, conv, tmp_dir);
+  tcsr::Reader reader(resolved.tcsr_path());
   std::unique_ptr<StreamingBackend> be;
   const bool cuda = backend == "cuda" || (backend == "auto" && cuda_device_count() > 0);
   if (gpu_memory == 0 && cuda)

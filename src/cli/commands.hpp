@@ -3,6 +3,8 @@
 // the error kind to the exit status and prints "error: ...").
 #pragma once
 
+#include <cstdint>
+
 namespace tristream::cli {
 
 int cmd_convert(int argc, char** argv);
@@ -10,6 +12,9 @@ int cmd_count(int argc, char** argv);
 int cmd_info(int argc, char** argv);
 int cmd_generate(int argc, char** argv);
 int cmd_plan(int argc, char** argv);
+
+// The most --threads any command accepts: more threads than this is a typo, not a machine.
+inline constexpr std::uint64_t kMaxThreads = 4096;
 
 // Help of --host-memory, shared by `count` and `plan` (the same budget plans both).
 inline constexpr const char* kHostMemoryHelp =

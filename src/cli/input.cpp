@@ -1,3 +1,5 @@
+// input.cpp — resolves a command's INPUT: a .tcsr file as it is, an edge list converted into a
+// temporary .tcsr file in a private directory.
 #include "input.hpp"
 
 #include <sys/stat.h>
@@ -9,6 +11,7 @@
 #include <filesystem>
 #include <vector>
 
+#include "common/atomic_file.hpp"
 #include "tristream/error.hpp"
 #include "tristream/format.hpp"
 
@@ -21,7 +24,9 @@ ResolvedInput::ResolvedInput(const std::string& input, const ConvertOptions& opt
     if (::stat(input.c_str(), &st) != 0)
       throw Error(ErrorKind::Input, input + ": cannot open: " + std::strerror(errno));
     if (S_ISDIR(st.st_mode)) throw Error(ErrorKind::Input, input + ": is a directory");
-    if (tcsr::has_tcsr_magic(input)) {
+    // A .tcsr name goes to the reader even without the magic, which then names the damage.
+    const bool tcsr_name = input.size() > 5 && input.compare(input.size() - 5, 5, ".tcsr") == 0;
+    if (tcsr_name || tcsr::has_tcsr_magic(input)) {
       path_ = input;
       return;
     }
@@ -30,6 +35,9 @@ ResolvedInput::ResolvedInput(const std::string& input, const ConvertOptions& opt
   if (base.empty()) {
     const char* env = std::getenv("TMPDIR");
     base = env && *env ? env : "/tmp";
+    check_directory(env && *env ? "$TMPDIR" : "/tmp", base);
+  } else {
+    check_directory("--tmp-dir", base);
   }
   std::string templ = base + "/tristream-count-XXXXXX";
   std::vector<char> buf(templ.begin(), templ.end());

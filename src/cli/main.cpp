@@ -21,7 +21,8 @@ struct Command {
 const Command kCommands[] = {
     {"convert", "convert an edge list into a .tcsr file", tristream::cli::cmd_convert},
     {"count", "count the triangles of a .tcsr file or an edge list", tristream::cli::cmd_count},
-    {"info", "show (and with --check, verify) a .tcsr file", tristream::cli::cmd_info},
+    {"info", "show (and with --check, verify) a .tcsr file or an edge list",
+     tristream::cli::cmd_info},
     {"generate", "generate a Kronecker or uniform random graph", tristream::cli::cmd_generate},
     {"plan", "show how a graph would be partitioned for a device budget", tristream::cli::cmd_plan},
 };
@@ -32,9 +33,11 @@ void print_usage(std::FILE* to) {
                "Exact triangle counting on one GPU (or the CPU), also for graphs larger than GPU\n"
                "memory and host RAM.\n\ncommands:\n");
   for (const auto& c : kCommands) std::fprintf(to, "  %-10s %s\n", c.name, c.summary);
-  std::fprintf(to,
-               "\nRun 'tristream COMMAND --help' for the options of a command.\n"
-               "Exit status: 0 success, 1 bad input or usage, 2 internal or device error.\n");
+  std::fprintf(
+      to,
+      "\nRun 'tristream help COMMAND' (or 'tristream COMMAND --help') for the options of a\n"
+      "command. The outputs are defined in docs/outputs.md.\n"
+      "Exit status: 0 success, 1 bad input or usage, 2 internal or device error.\n");
 }
 
 }  // namespace
@@ -44,7 +47,18 @@ int main(int argc, char** argv) {
     print_usage(stderr);
     return 1;
   }
-  const std::string name = argv[1];
+  std::string name = argv[1];
+  if (name == "help" && argc >= 3) {
+    // `tristream help CMD` is `tristream CMD --help`.
+    static char help_flag[] = "--help";
+    char* args[] = {argv[2], help_flag, nullptr};
+    name = argv[2];
+    for (const auto& c : kCommands)
+      if (name == c.name) return c.run(2, args);
+    std::fprintf(stderr, "error: unknown command '%s'\n\n", name.c_str());
+    print_usage(stderr);
+    return 1;
+  }
   if (name == "--help" || name == "-h" || name == "help") {
     print_usage(stdout);
     return 0;

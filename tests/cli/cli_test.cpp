@@ -67,7 +67,7 @@ TEST(Cli, BadOptionsAreUsageErrors) {
     for (const char* parts : {"4097", "4294967297"}) {
       r = run_cli(std::string(cmd) + " " + karate + " --backend cpu --parts " + parts);
       EXPECT_EQ(r.status, 1) << cmd << " " << parts;
-      EXPECT_NE(r.err.find("--parts: at most 4096"), std::string::npos) << r.err;
+      EXPECT_NE(r.err.find("--parts: expected an integer in 1..4096"), std::string::npos) << r.err;
     }
 }
 
@@ -121,7 +121,7 @@ TEST(Cli, OtherBundledGraphs) {
 
 TEST(Cli, PerVertexOutputUsesOriginalIds) {
   test::TempDir tmp;
-  const std::string pv = tmp.file("pv.txt");
+  const std::string pv = tmp.file("pv.csv");
   auto r = run_cli("count " + q(test::data_file("karate.el")) + " --backend cpu --per-vertex " +
                    q(pv) + " --json");
   ASSERT_EQ(r.status, 0) << r.err;
@@ -137,12 +137,26 @@ TEST(Cli, PerVertexOutputUsesOriginalIds) {
     e.emplace_back(a, b);
   }
   const auto expect = test::brute_force_per_vertex(35, e);
+  std::vector<unsigned> degree(35, 0);
+  for (const auto& [a, b] : e) ++degree[a], ++degree[b];
   std::ifstream got(pv);
-  std::getline(got, line);  // header
-  unsigned id, count, rows = 0;
-  while (got >> id >> count) {
+  std::getline(got, line);
+  EXPECT_EQ(line, "vertex,degree,triangles,clustering");
+  unsigned rows = 0, last = 0;
+  while (std::getline(got, line)) {
+    unsigned id, deg, count;
+    double cc;
+    char c1, c2, c3;
+    std::istringstream s(line);
+    ASSERT_TRUE(s >> id >> c1 >> deg >> c2 >> count >> c3 >> cc) << line;
+    ASSERT_EQ(c1, ',');
     ASSERT_LT(id, 35u);
+    EXPECT_GT(id, last) << "rows ordered by original id";
+    last = id;
+    EXPECT_EQ(deg, degree[id]) << "vertex " << id;
     EXPECT_EQ(count, expect[id]) << "vertex " << id;
+    const double want = deg < 2 ? 0.0 : 2.0 * expect[id] / (double(deg) * (deg - 1));
+    EXPECT_DOUBLE_EQ(cc, want) << "vertex " << id;
     ++rows;
   }
   EXPECT_EQ(rows, 34u);
