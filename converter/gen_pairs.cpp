@@ -141,8 +141,9 @@ class HubModel : public EdgeModel {
  public:
   explicit HubModel(const GenerateOptions& o)
       : n_(std::uint64_t{1} << o.scale), background_(make_background(o)) {
-    if (o.hubs < 1 || o.hubs > n_)
-      throw usage("--hubs: expected 1..2^scale, got " + std::to_string(o.hubs));
+    if (o.hubs < 1 || o.hubs > n_ || o.hubs > (std::uint64_t{1} << 62) / n_)
+      throw usage("--hubs: expected 1..2^scale (and hubs * 2^scale < 2^62), got " +
+                  std::to_string(o.hubs));
     pairs_ = std::make_unique<BernoulliPairs>(
         o.hubs * n_, checked_probability("--hub-share", o.hub_share), seed_key(o.seed, 3));
   }

@@ -51,8 +51,9 @@ class GenProducer : public Producer {
         per_job_(pieces_for(*model_, std::max<std::size_t>(job / 16, 1024))) {}
   std::string name() const override { return "generator"; }
   std::uint64_t done() const override {
-    return std::min(model_->expected_edges(), next_ * model_->expected_edges() /
-                                                  std::max<std::uint64_t>(model_->pieces(), 1));
+    const double share = static_cast<double>(next_) /
+                         static_cast<double>(std::max<std::uint64_t>(model_->pieces(), 1));
+    return static_cast<std::uint64_t>(share * static_cast<double>(model_->expected_edges()));
   }
   std::uint64_t total() const override { return model_->expected_edges(); }
   std::uint64_t input_bytes() const override { return 0; }

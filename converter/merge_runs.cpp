@@ -116,7 +116,7 @@ void merge_runs(std::vector<std::unique_ptr<Run>>& runs, const IdMap& idmap, uns
       if (!out.in_memory)
         uw = std::make_unique<RunWriter<std::uint64_t>>(*out.file, io_records(limit, P, 8),
                                                         k.first[p]);
-      std::uint64_t* dst = out.keys.data() + k.first[p];
+      std::uint64_t* dst = out.in_memory ? out.keys.data() + k.first[p] : nullptr;
       std::uint64_t c = 0;
       merge_unique<Edge64>(ptrs, [&](const Edge64& e) {
         const std::uint64_t a = idmap(e.a), b = idmap(e.b);
