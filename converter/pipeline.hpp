@@ -1,7 +1,8 @@
 // pipeline.hpp — converter internals: the conversion driver shared by `convert` (edge-list files)
 // and `generate` (synthetic edges). A Producer cuts the input into independent jobs on a reader
-// thread; worker threads run them into Blocks; the driver takes the Blocks in input order, keeps
-// them in memory or spills sorted runs to disk, and finally writes the .tcsr file.
+// thread; worker threads run them into Blocks (parse_order.hpp); the driver takes the Blocks in
+// input order, keeps them in memory (in_memory.hpp) or spills sorted runs to disk (spill.hpp),
+// and finally writes the .tcsr file (write_graph.hpp).
 #pragma once
 
 #include <cstdint>
@@ -9,6 +10,7 @@
 #include <string>
 
 #include "parse.hpp"
+#include "progress.hpp"
 #include "tristream/convert.hpp"
 
 namespace tristream::conv {
@@ -44,8 +46,5 @@ std::uint64_t resolve_memory_limit(const ConvertOptions& options);
 // Bytes of input per parse job: up to 8 MiB, less under small memory limits so that the jobs in
 // flight (about 2 per thread) take at most a thirty-second of the limit.
 std::size_t job_bytes(const ConvertOptions& options);
-
-// Monotonic seconds.
-double now_seconds();
 
 }  // namespace tristream::conv

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# bench_ooc.sh — the out-of-core benchmark: Kronecker graphs counted with --gpu-memory at 1/2,
-# 1/4 and 1/8 of their in-core footprint, per scheme, against the in-core count; and a count
-# under a cgroup v2 memory.max of half the .tcsr file (a file twice the memory limit).
+# bench_ooc.sh — the out-of-core benchmark: generated graphs (Kronecker unless MODEL says)
+# counted with --gpu-memory at 1/2, 1/4 and 1/8 of their in-core footprint, per scheme, against
+# the in-core count; and a count under a cgroup v2 memory.max of half the .tcsr file (a file
+# twice the memory limit).
 #
 # usage: scripts/bench_ooc.sh [SCALE...]   (default: 25 26)
 #   BIN        the tristream binary [build/tristream]
@@ -12,6 +13,8 @@
 #   REPEAT     runs per configuration, the fastest is kept [1]
 #   CGROUP     1 = also run the memory.max experiment (needs root and cgroup v2) [1]
 #   EXTRA      extra arguments for every count (e.g. "--kernel lstc")
+#   MODEL      the `tristream generate` model and its options [kronecker]
+#              (e.g. "powerlaw --exponent 2", "hub --hubs 4 --hub-share 0.5")
 # Writes OUT/results.jsonl (one JSON object per run), OUT/results.md (the tables), the traces
 # (OUT/trace-*.json) and a timeline PNG of the 1/4 auto run per scale.
 set -euo pipefail
@@ -24,6 +27,7 @@ FRACTIONS=${FRACTIONS:-2 4 8}
 REPEAT=${REPEAT:-1}
 CGROUP=${CGROUP:-1}
 EXTRA=${EXTRA:-}
+MODEL=${MODEL:-kronecker}
 SCALES=("$@")
 [ ${#SCALES[@]} -gt 0 ] || SCALES=(25 26)
 mkdir -p "$OUT"
@@ -107,10 +111,13 @@ EOF
 }
 
 for S in "${SCALES[@]}"; do
-  F="$OUT/kron$S.tcsr"
+  NAME=kron
+  [ "$MODEL" = kronecker ] || NAME=$(echo "$MODEL" | tr -c 'a-zA-Z0-9.\n' '_')
+  F="$OUT/$NAME$S.tcsr"
   if [ ! -s "$F" ]; then
-    echo "== generating Kronecker scale $S -> $F"
-    "$BIN" generate kronecker --scale "$S" -o "$F" -q
+    echo "== generating $MODEL scale $S -> $F"
+    # shellcheck disable=SC2086 # MODEL is the model name and its options
+    "$BIN" generate $MODEL --scale "$S" -o "$F" -q
   fi
   # The in-core footprint: the device bytes of the p = 1 plan.
   FOOT=$("$BIN" plan "$F" --parts 1 --gpu-memory 1024T --json |

@@ -367,8 +367,8 @@ TEST(Convert, OutOfCoreWithHugeIds) {
 TEST(Convert, OutOfCorePeakMemoryStaysNearTheLimit) {
   // 2 Mi edges (32 MiB of parsed records) under a 16 MiB limit, in a child process: its peak RSS
   // stays under the limit + 64 MiB + the per-vertex arrays (48 bytes per vertex).
-#if defined(__SANITIZE_ADDRESS__)
-  GTEST_SKIP() << "AddressSanitizer's shadow memory and quarantine inflate the RSS";
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "the sanitizers' shadow memory inflates the RSS";
 #endif
   TempDir d;
   GenerateOptions g;

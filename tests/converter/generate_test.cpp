@@ -115,7 +115,7 @@ TEST(Generate, Cli) {
   EXPECT_NE(r.out.find("\"input_edges\":16384"), std::string::npos) << r.out;
   r = run_cli("generate kronecker --scale 10 -o " + q(d.file("k.png")));
   EXPECT_EQ(r.status, 1);
-  r = run_cli("generate powerlaw --scale 10 -o " + q(d.file("k.el")));
+  r = run_cli("generate smallworld --scale 10 -o " + q(d.file("k.el")));
   EXPECT_EQ(r.status, 1);
   r = run_cli("generate kronecker --scale 0 -o " + q(d.file("k.el")));
   EXPECT_EQ(r.status, 1);

@@ -1,0 +1,103 @@
+// in_memory.cpp — parsed blocks to unique compact edge keys and degrees, in memory (in_memory.hpp).
+#include "in_memory.hpp"
+
+namespace tristream::conv {
+namespace {
+
+using Blocks = std::vector<std::unique_ptr<Block>>;
+
+// Step 1, dense ids: a bitmap of the ids present.
+void map_dense(const Blocks& blocks, std::uint64_t max_id, unsigned threads, IdMap& idmap) {
+  const std::size_t W = static_cast<std::size_t>(max_id / 64 + 1);
+  BigBuffer<std::uint64_t> bits(W);
+  bits.resize(W);
+  parallel_for(threads, blocks.size(), 1, [&](std::size_t lo, std::size_t hi, unsigned) {
+    for (std::size_t i = lo; i < hi; ++i)
+      for (const Edge64& e : blocks[i]->edges) {
+        __atomic_fetch_or(&bits[e.a >> 6], std::uint64_t{1} << (e.a & 63), __ATOMIC_RELAXED);
+        __atomic_fetch_or(&bits[e.b >> 6], std::uint64_t{1} << (e.b & 63), __ATOMIC_RELAXED);
+      }
+  });
+  idmap.from_bitmap(std::move(bits));
+}
+
+// Step 1, sparse ids: all endpoints sorted with repeats removed.
+void map_sparse(const Blocks& blocks, std::uint64_t held_records, unsigned threads, IdMap& idmap) {
+  BigBuffer<std::uint64_t> ends(2 * held_records + 1), tmp(2 * held_records + 1);
+  std::vector<std::size_t> at(blocks.size() + 1, 0);
+  for (std::size_t i = 0; i < blocks.size(); ++i) at[i + 1] = at[i] + 2 * blocks[i]->edges.size();
+  ends.resize(at.back());
+  parallel_for(threads, blocks.size(), 1, [&](std::size_t lo, std::size_t hi, unsigned) {
+    for (std::size_t i = lo; i < hi; ++i) {
+      std::uint64_t* w = ends.data() + at[i];
+      for (const Edge64& e : blocks[i]->edges) {
+        *w++ = e.a;
+        *w++ = e.b;
+      }
+    }
+  });
+  parallel_sort_unique_u64(ends, tmp, threads);
+  tmp.release();
+  ends.trim();
+  idmap.from_sorted(std::move(ends));
+}
+
+// Step 2: compact keys, block by block (each block freed once converted).
+void compact_keys(Blocks& blocks, const IdMap& idmap, unsigned threads,
+                  BigBuffer<std::uint64_t>& keys) {
+  std::vector<std::size_t> at(blocks.size() + 1, 0);
+  for (std::size_t i = 0; i < blocks.size(); ++i) at[i + 1] = at[i] + blocks[i]->edges.size();
+  keys.resize(at.back());
+  parallel_for(threads, blocks.size(), 1, [&](std::size_t lo, std::size_t hi, unsigned) {
+    for (std::size_t i = lo; i < hi; ++i) {
+      std::uint64_t* w = keys.data() + at[i];
+      for (const Edge64& e : blocks[i]->edges) *w++ = (idmap(e.a) << 32) | idmap(e.b);
+      blocks[i].reset();
+    }
+  });
+  blocks.clear();
+}
+
+}  // namespace
+
+void build_in_memory(std::vector<std::unique_ptr<Block>>& blocks, std::uint64_t held_records,
+                     std::uint64_t max_id, bool dense_ids, unsigned threads,
+                     const std::function<void(std::uint64_t)>& check_vertices, Progress& progress,
+                     MemoryEdges& out) {
+  // 1. The id map.
+  progress.stage("compacting ids");
+  if (dense_ids)
+    map_dense(blocks, max_id, threads, out.idmap);
+  else
+    map_sparse(blocks, held_records, threads, out.idmap);
+  const std::uint64_t n = out.idmap.n();
+  check_vertices(n);
+  stage_done("id map");
+  // 2. Compact keys.
+  out.keys.reserve(held_records + 1);
+  BigBuffer<std::uint64_t> tmp(held_records + 1);
+  compact_keys(blocks, out.idmap, threads, out.keys);
+  stage_done("compact keys");
+  // 3. Sort, repeats removed.
+  progress.stage("sorting edges");
+  const std::size_t m = parallel_sort_unique_u64(out.keys, tmp, threads);
+  tmp.release();
+  out.keys.trim();
+  stage_done("sort unique keys");
+  // 4. Degrees.
+  out.degree.reserve(n + 1);
+  out.degree.resize(n);
+  BigBuffer<std::uint64_t>& keys = out.keys;
+  BigBuffer<std::uint32_t>& degree = out.degree;
+  parallel_for(threads, m, 1 << 16, [&](std::size_t lo, std::size_t hi, unsigned) {
+    for (std::size_t i = lo; i < hi; ++i) {
+      __atomic_fetch_add(&degree[keys[i] >> 32], 1u, __ATOMIC_RELAXED);
+      __atomic_fetch_add(&degree[keys[i] & 0xffffffffu], 1u, __ATOMIC_RELAXED);
+    }
+  });
+  stage_done("degrees");
+  out.source.mem = &out.keys;
+  out.source.count = m;
+}
+
+}  // namespace tristream::conv

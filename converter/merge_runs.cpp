@@ -1,0 +1,156 @@
+// merge_runs.cpp — the sorted runs of the out-of-core store into the unique edge stream in
+// compact ids, with the vertex degrees (spill.hpp: merge_runs).
+#include <algorithm>
+#include <cstring>
+
+#include "merge.hpp"
+#include "spill.hpp"
+
+namespace tristream::conv {
+namespace {
+
+constexpr std::size_t kFanIn = 64;  // runs merged at a time
+
+// Step 1: merges groups of kFanIn runs (one after another) until one pass can take them all.
+void reduce_runs(std::vector<std::unique_ptr<Run>>& runs, std::uint64_t limit,
+                 const std::string& tmp_dir) {
+  while (runs.size() > kFanIn) {
+    std::vector<std::unique_ptr<Run>> next;
+    for (std::size_t i = 0; i < runs.size(); i += kFanIn) {
+      const std::size_t j = std::min(runs.size(), i + kFanIn);
+      if (j - i == 1) {
+        next.push_back(std::move(runs[i]));
+        continue;
+      }
+      std::vector<std::unique_ptr<RunReader<Edge64>>> readers;
+      std::vector<RunReader<Edge64>*> ptrs;
+      for (std::size_t k = i; k < j; ++k) {
+        readers.push_back(std::make_unique<RunReader<Edge64>>(
+            *runs[k]->file, runs[k]->segments, io_records(limit, j - i, sizeof(Edge64))));
+        ptrs.push_back(readers.back().get());
+      }
+      auto run = std::make_unique<Run>();
+      run->file = std::make_unique<TempFile>(tmp_dir);
+      RunWriter<Edge64> w(*run->file, io_records(limit, 1, sizeof(Edge64)));
+      merge_unique<Edge64>(ptrs, [&](const Edge64& e) { w.push(e); });
+      w.flush();
+      run->edges = w.count();
+      run->segments = {w.segment()};
+      readers.clear();
+      for (std::size_t k = i; k < j; ++k) runs[k].reset();
+      next.push_back(std::move(run));
+    }
+    runs = std::move(next);
+  }
+}
+
+// The final merge cut into P key ranges: pos[r][p] is where part p starts in run r, first[p]
+// the input records before part p (where its output may start).
+struct KeyRanges {
+  std::size_t parts = 1;
+  std::vector<std::vector<std::uint64_t>> pos;
+  std::vector<std::uint64_t> first;
+};
+
+// Step 2: splitters at quantiles of a sample of the runs (64 per part, spread by run length).
+KeyRanges cut_key_ranges(const std::vector<std::unique_ptr<Run>>& runs, std::uint64_t bound,
+                         unsigned threads) {
+  KeyRanges k;
+  const std::size_t P = bound >= 4096 * threads ? threads : 1;
+  k.parts = P;
+  std::vector<Edge64> split;
+  if (P > 1) {
+    std::vector<Edge64> sample;
+    for (auto& r : runs) {
+      const std::uint64_t c = std::max<std::uint64_t>(1, 64 * P * r->edges / bound);
+      for (std::uint64_t i = 0; i < c && r->edges > 0; ++i)
+        sample.push_back(r->at(r->edges * i / c));
+    }
+    std::sort(sample.begin(), sample.end());
+    for (std::size_t p = 1; p < P; ++p) split.push_back(sample[sample.size() * p / P]);
+  }
+  k.pos.assign(runs.size(), std::vector<std::uint64_t>(P + 1, 0));
+  k.first.assign(P + 1, 0);
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    for (std::size_t p = 1; p < P; ++p) k.pos[r][p] = runs[r]->lower_bound(split[p - 1]);
+    k.pos[r][P] = runs[r]->edges;
+    for (std::size_t p = 0; p < P; ++p) k.first[p + 1] += k.pos[r][p + 1] - k.pos[r][p];
+  }
+  for (std::size_t p = 0; p < P; ++p) k.first[p + 1] += k.first[p];
+  return k;
+}
+
+}  // namespace
+
+void merge_runs(std::vector<std::unique_ptr<Run>>& runs, const IdMap& idmap, unsigned threads,
+                std::uint64_t limit, const std::string& tmp_dir, MergedEdges& out) {
+  const std::uint64_t n = idmap.n();
+  // 1. Few enough runs for one pass.
+  reduce_runs(runs, limit, tmp_dir);
+  std::uint64_t bound = 0;
+  for (auto& r : runs) bound += r->edges;
+  out.in_memory = bound * 16 <= limit;  // the keys and their sort buffer
+  // 2. Key ranges, one per worker.
+  const KeyRanges k = cut_key_ranges(runs, bound, threads);
+  const std::size_t P = k.parts;
+  // 3. Each part merges its slice of every run, maps the ids, counts the degrees and writes its
+  //    keys from position first[p] on (memory or file).
+  if (out.in_memory)
+    out.keys.reserve(bound + 1);
+  else
+    out.file = std::make_unique<TempFile>(tmp_dir);
+  out.degree.reserve(n + 1);
+  out.degree.resize(n);
+  std::vector<std::uint64_t> count(P, 0);
+  parallel_for(threads, P, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
+    for (std::size_t p = lo; p < hi; ++p) {
+      std::vector<std::unique_ptr<RunReader<Edge64>>> readers;
+      std::vector<RunReader<Edge64>*> ptrs;
+      for (std::size_t r = 0; r < runs.size(); ++r) {
+        readers.push_back(std::make_unique<RunReader<Edge64>>(
+            *runs[r]->file, runs[r]->slice(k.pos[r][p], k.pos[r][p + 1]),
+            io_records(limit, runs.size() * P, sizeof(Edge64))));
+        ptrs.push_back(readers.back().get());
+      }
+      std::unique_ptr<RunWriter<std::uint64_t>> uw;
+      if (!out.in_memory)
+        uw = std::make_unique<RunWriter<std::uint64_t>>(*out.file, io_records(limit, P, 8),
+                                                        k.first[p]);
+      std::uint64_t* dst = out.in_memory ? out.keys.data() + k.first[p] : nullptr;
+      std::uint64_t c = 0;
+      merge_unique<Edge64>(ptrs, [&](const Edge64& e) {
+        const std::uint64_t a = idmap(e.a), b = idmap(e.b);
+        __atomic_fetch_add(&out.degree[a], 1u, __ATOMIC_RELAXED);
+        __atomic_fetch_add(&out.degree[b], 1u, __ATOMIC_RELAXED);
+        const std::uint64_t key = (a << 32) | b;
+        if (uw)
+          uw->push(key);
+        else
+          dst[c] = key;
+        ++c;
+      });
+      if (uw) uw->flush();
+      count[p] = c;
+    }
+  });
+  // 4. Pack the parts together (memory) or list them as segments (file).
+  std::uint64_t m = 0;
+  for (std::size_t p = 0; p < P; ++p) {
+    if (out.in_memory)
+      std::memmove(out.keys.data() + m, out.keys.data() + k.first[p], count[p] * 8);
+    else if (count[p])
+      out.source.segments.push_back(Segment{k.first[p], count[p]});
+    m += count[p];
+  }
+  if (out.in_memory) {
+    out.keys.resize(m);
+    out.keys.trim();
+    out.source.mem = &out.keys;
+  } else {
+    out.source.file = out.file.get();
+  }
+  out.source.count = m;
+  runs.clear();
+}
+
+}  // namespace tristream::conv

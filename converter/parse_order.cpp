@@ -1,0 +1,122 @@
+// parse_order.cpp — reader thread -> workers -> caller, in input order (parse_order.hpp).
+#include "parse_order.hpp"
+
+#include <condition_variable>
+#include <deque>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+namespace tristream::conv {
+namespace {
+
+using Job = std::function<void(Block&)>;
+
+// The state the three sides share, under one mutex.
+struct Queue {
+  std::mutex mu;
+  std::condition_variable cv;
+  std::deque<std::pair<std::uint64_t, Job>> jobs;        // produced, not yet started
+  std::map<std::uint64_t, std::unique_ptr<Block>> done;  // finished, not yet taken
+  std::uint64_t produced = 0, consumed = 0;
+  bool reader_done = false, abort = false;
+  std::exception_ptr reader_error;
+};
+
+// The reader: keeps at most `window` jobs between produced and taken.
+void read_jobs(Producer& producer, Queue& q, std::size_t window) {
+  try {
+    for (;;) {
+      {
+        std::unique_lock<std::mutex> lk(q.mu);
+        q.cv.wait(lk, [&] { return q.abort || q.produced - q.consumed < window; });
+        if (q.abort) break;
+      }
+      auto job = producer.next();
+      std::lock_guard<std::mutex> lk(q.mu);
+      if (!job) break;
+      q.jobs.emplace_back(q.produced++, std::move(job));
+      q.cv.notify_all();
+    }
+  } catch (...) {
+    std::lock_guard<std::mutex> lk(q.mu);
+    q.reader_error = std::current_exception();
+  }
+  std::lock_guard<std::mutex> lk(q.mu);
+  q.reader_done = true;
+  q.cv.notify_all();
+}
+
+// A worker: runs jobs until none are left or the parse is aborted.
+void run_jobs(Queue& q, const std::atomic<bool>& sort_blocks) {
+  for (;;) {
+    std::pair<std::uint64_t, Job> job;
+    {
+      std::unique_lock<std::mutex> lk(q.mu);
+      q.cv.wait(lk, [&] { return q.abort || !q.jobs.empty() || q.reader_done; });
+      if (q.abort || q.jobs.empty()) return;
+      job = std::move(q.jobs.front());
+      q.jobs.pop_front();
+    }
+    auto b = std::make_unique<Block>();
+    try {
+      job.second(*b);
+      if (sort_blocks.load(std::memory_order_relaxed) && !b->error) sort_block(*b);
+      b->sorted = sort_blocks.load(std::memory_order_relaxed) && !b->error;
+    } catch (...) {
+      b->failure = std::current_exception();
+    }
+    std::lock_guard<std::mutex> lk(q.mu);
+    q.done.emplace(job.first, std::move(b));
+    q.cv.notify_all();
+  }
+}
+
+}  // namespace
+
+std::exception_ptr parse_in_order(Producer& producer, unsigned threads,
+                                  const std::atomic<bool>& sort_blocks,
+                                  const std::function<void(Block&)>& take) {
+  // 1. Start the reader and the workers.
+  Queue q;
+  const std::size_t window = 2 * static_cast<std::size_t>(threads) + 2;
+  std::thread reader([&] { read_jobs(producer, q, window); });
+  std::vector<std::thread> workers;
+  for (unsigned w = 0; w < threads; ++w) workers.emplace_back([&] { run_jobs(q, sort_blocks); });
+  auto stop = [&] {
+    {
+      std::lock_guard<std::mutex> lk(q.mu);
+      q.abort = true;
+      q.cv.notify_all();
+    }
+    reader.join();
+    for (auto& t : workers) t.join();
+  };
+  // 2. Take the blocks in input order until the reader is done and all its jobs are taken.
+  try {
+    for (std::uint64_t s = 0;; ++s) {
+      std::unique_ptr<Block> b;
+      {
+        std::unique_lock<std::mutex> lk(q.mu);
+        q.cv.wait(lk, [&] { return q.done.count(s) || (q.reader_done && s == q.produced); });
+        if (!q.done.count(s)) break;
+        b = std::move(q.done[s]);
+        q.done.erase(s);
+        q.consumed = s + 1;
+        q.cv.notify_all();
+      }
+      take(*b);
+    }
+  } catch (...) {
+    stop();
+    throw;
+  }
+  // 3. Stop the threads; the reader's failure goes to the caller.
+  stop();
+  return q.reader_error;
+}
+
+}  // namespace tristream::conv

@@ -1,0 +1,81 @@
+// progress.cpp — the converter's progress line and its per-stage timing report (progress.hpp).
+#include "progress.hpp"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+namespace tristream::conv {
+
+double now_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+void stage_done(const char* what) {
+  static const bool on = std::getenv("TRISTREAM_CONVERT_TIMING") != nullptr;
+  static double last = now_seconds();
+  if (!on) return;
+  const double t = now_seconds();
+  std::uint64_t rss = 0, hwm = 0;
+  if (std::FILE* f = std::fopen("/proc/self/status", "r")) {
+    char line[256];
+    while (std::fgets(line, sizeof line, f)) {
+      unsigned long long v = 0;
+      if (std::sscanf(line, "VmRSS: %llu", &v) == 1) rss = v;
+      if (std::sscanf(line, "VmHWM: %llu", &v) == 1) hwm = v;
+    }
+    std::fclose(f);
+  }
+  std::fprintf(stderr, "[convert] %-28s %8.3f s  rss %6llu MiB  peak %6llu MiB\n", what, t - last,
+               static_cast<unsigned long long>(rss >> 10),
+               static_cast<unsigned long long>(hwm >> 10));
+  last = t;
+}
+
+Progress::Progress(bool enabled) : enabled_(enabled), t0_(now_seconds()) {}
+
+void Progress::update(std::uint64_t done, std::uint64_t total, std::uint64_t edges, bool bytes) {
+  if (!enabled_) return;
+  const double t = now_seconds();
+  if (t - last_ < 0.2) return;
+  last_ = t;
+  const double el = t - t0_;
+  const double rate = el > 0 ? static_cast<double>(edges) / el : 0;
+  char line[256];
+  if (total > 0) {
+    const double f = std::min(1.0, static_cast<double>(done) / static_cast<double>(total));
+    const int w = 24, fill = static_cast<int>(f * w);
+    std::string bar(static_cast<std::size_t>(fill), '#');
+    bar.resize(w, '.');
+    const double eta = f > 0.001 ? el / f - el : 0;
+    const double unit = bytes ? 1048576.0 : 1e6;
+    std::snprintf(line, sizeof line, "\r[%s] %3.0f%% %.1f/%.1f %s  %.1f M edges/s  ETA %.0f s ",
+                  bar.c_str(), f * 100, static_cast<double>(done) / unit,
+                  static_cast<double>(total) / unit, bytes ? "MiB" : "M edges", rate / 1e6, eta);
+  } else {
+    std::snprintf(line, sizeof line, "\rread %.1f MiB  %llu edges  %.1f M edges/s ",
+                  static_cast<double>(done) / 1048576.0, static_cast<unsigned long long>(edges),
+                  rate / 1e6);
+  }
+  std::fputs(line, stderr);
+  std::fflush(stderr);
+  shown_ = true;
+}
+
+void Progress::stage(const char* what) {
+  if (!enabled_) return;
+  std::fprintf(stderr, "\r\033[K%s ...", what);
+  std::fflush(stderr);
+  shown_ = true;
+}
+
+void Progress::clear() {
+  if (!enabled_ || !shown_) return;
+  std::fputs("\r\033[K", stderr);
+  std::fflush(stderr);
+  shown_ = false;
+}
+
+}  // namespace tristream::conv

@@ -1,0 +1,37 @@
+// progress.hpp — converter internals: the progress line on a terminal and the per-stage timing
+// report (TRISTREAM_CONVERT_TIMING=1). Neither changes what is converted.
+#pragma once
+
+#include <cstdint>
+
+namespace tristream::conv {
+
+// Monotonic seconds.
+double now_seconds();
+
+// TRISTREAM_CONVERT_TIMING=1 prints the seconds since the previous stage and the memory (RSS and
+// its peak) on stderr; otherwise nothing.
+void stage_done(const char* what);
+
+// A one-line progress display on stderr (only when enabled: not quiet and stderr a terminal).
+class Progress {
+ public:
+  explicit Progress(bool enabled);
+  ~Progress() { clear(); }
+  Progress(const Progress&) = delete;
+  Progress& operator=(const Progress&) = delete;
+  // done / total: input bytes, or generated edges when !bytes; total 0 = unknown. At most five
+  // updates a second are drawn.
+  void update(std::uint64_t done, std::uint64_t total, std::uint64_t edges, bool bytes);
+  // Names the stage now running.
+  void stage(const char* what);
+  // Erases the line.
+  void clear();
+
+ private:
+  bool enabled_;
+  double t0_, last_ = 0;
+  bool shown_ = false;
+};
+
+}  // namespace tristream::conv

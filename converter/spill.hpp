@@ -1,0 +1,58 @@
+// spill.hpp — converter internals: the out-of-core store. Groups of parsed blocks are merged (in
+// parallel over key ranges) into sorted runs of unique edges on disk, in original 64-bit ids;
+// the sorted set of all ids seen is kept in memory (8 bytes per vertex). merge_runs then merges
+// the runs into the unique edge stream in compact ids with the vertex degrees.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "idmap.hpp"
+#include "parse.hpp"
+#include "spill_file.hpp"
+#include "write_graph.hpp"
+
+namespace tristream::conv {
+
+class SpillStore {
+ public:
+  // `limit` sizes the stream buffers (io_records); spill files go to tmp_dir.
+  SpillStore(unsigned threads, std::uint64_t limit, std::string tmp_dir)
+      : threads_(threads), limit_(limit), tmp_dir_(std::move(tmp_dir)) {}
+  // Merges the blocks (sorting the unsorted ones first) into one new run and their ids into the
+  // id set, then clears `blocks`. Nothing happens for no blocks.
+  void spill(std::vector<std::unique_ptr<Block>>& blocks);
+  std::vector<std::unique_ptr<Run>>& runs() { return runs_; }
+  // The sorted unique ids of all spilled blocks (moved out).
+  BigBuffer<std::uint64_t> take_ids() { return std::move(ids_); }
+
+ private:
+  void merge_edges(std::vector<std::unique_ptr<Block>>& blocks, Run& run);
+  void merge_ids(std::vector<std::unique_ptr<Block>>& blocks);
+  unsigned threads_;
+  std::uint64_t limit_;
+  std::string tmp_dir_;
+  std::vector<std::unique_ptr<Run>> runs_;
+  BigBuffer<std::uint64_t> ids_;
+};
+
+// The unique edges in compact ids, with the degrees; keys in memory when they and their sort
+// buffer fit the limit (16 bytes per edge), else in a spill file. `source` points into this
+// object, which therefore must not move once filled.
+struct MergedEdges {
+  BigBuffer<std::uint64_t> keys;
+  std::unique_ptr<TempFile> file;
+  KeySource source;
+  BigBuffer<std::uint32_t> degree;
+  bool in_memory = false;
+};
+
+// Merges all runs of the store (at most 64 at a time, then in parallel over key ranges cut at
+// quantiles of a sample) into `out`, mapping the ids through idmap; the runs are freed. The
+// result's order is the key order, whatever the thread count.
+void merge_runs(std::vector<std::unique_ptr<Run>>& runs, const IdMap& idmap, unsigned threads,
+                std::uint64_t limit, const std::string& tmp_dir, MergedEdges& out);
+
+}  // namespace tristream::conv

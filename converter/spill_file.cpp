@@ -1,0 +1,49 @@
+// spill_file.cpp — random access into sorted runs on disk (spill_file.hpp).
+#include "spill_file.hpp"
+
+namespace tristream::conv {
+
+std::size_t io_records(std::uint64_t limit, std::size_t streams, std::size_t record_bytes) {
+  const std::uint64_t per = limit / 16 / std::max<std::size_t>(streams, 1) / record_bytes;
+  return static_cast<std::size_t>(
+      std::clamp<std::uint64_t>(per, 4096 / record_bytes, (4u << 20) / record_bytes));
+}
+
+Edge64 Run::at(std::uint64_t i) const {
+  for (const Segment& g : segments) {
+    if (i < g.count) {
+      Edge64 e;
+      TS_CHECK(file->read_at((g.first + i) * sizeof(Edge64), &e, sizeof e) == sizeof e,
+               "spill file shorter than written");
+      return e;
+    }
+    i -= g.count;
+  }
+  TS_CHECK(false, "run index out of range");
+  return Edge64{};
+}
+
+std::uint64_t Run::lower_bound(const Edge64& key) const {
+  std::uint64_t lo = 0, hi = edges;
+  while (lo < hi) {
+    const std::uint64_t mid = lo + (hi - lo) / 2;
+    if (at(mid) < key)
+      lo = mid + 1;
+    else
+      hi = mid;
+  }
+  return lo;
+}
+
+std::vector<Segment> Run::slice(std::uint64_t lo, std::uint64_t hi) const {
+  std::vector<Segment> out;
+  std::uint64_t base = 0;
+  for (const Segment& g : segments) {
+    const std::uint64_t a = std::max(lo, base), b = std::min(hi, base + g.count);
+    if (a < b) out.push_back(Segment{g.first + (a - base), b - a});
+    base += g.count;
+  }
+  return out;
+}
+
+}  // namespace tristream::conv

@@ -1,0 +1,106 @@
+// spill_file.hpp — converter internals: sorted runs of records in spill files. A Segment is a
+// stretch of records of one file; a Run is a sorted sequence laid out as segments; RunReader
+// streams a run through a buffer and RunWriter appends records through one.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "tristream/error.hpp"
+#include "util.hpp"
+
+namespace tristream::conv {
+
+// A stretch of records in a spill file: [first, first + count) in units of records.
+struct Segment {
+  std::uint64_t first = 0, count = 0;
+};
+
+// Records per stream buffer when `streams` buffers of `record_bytes` records work at once: all
+// together take a sixteenth of `limit`, each between 4 KiB and 4 MiB.
+std::size_t io_records(std::uint64_t limit, std::size_t streams, std::size_t record_bytes);
+
+// A sorted run on disk: segments of one file read one after another through a buffer.
+// Precondition: the file outlives the reader.
+template <typename T>
+class RunReader {
+ public:
+  RunReader(const TempFile& f, std::vector<Segment> segments, std::size_t buffer_records)
+      : f_(f), segs_(std::move(segments)), buf_(std::max<std::size_t>(buffer_records, 16)) {
+    fill();
+  }
+  bool valid() const { return pos_ < len_; }
+  const T& head() const { return buf_[pos_]; }
+  void advance() {
+    if (++pos_ == len_) fill();
+  }
+
+ private:
+  void fill() {
+    pos_ = len_ = 0;
+    while (seg_ < segs_.size() && next_ >= segs_[seg_].count) {
+      ++seg_;
+      next_ = 0;
+    }
+    if (seg_ == segs_.size()) return;
+    const Segment& s = segs_[seg_];
+    const std::size_t want =
+        static_cast<std::size_t>(std::min<std::uint64_t>(buf_.size(), s.count - next_));
+    const std::size_t got =
+        f_.read_at((s.first + next_) * sizeof(T), buf_.data(), want * sizeof(T));
+    TS_CHECK(got == want * sizeof(T), "spill file shorter than written");
+    len_ = want;
+    next_ += want;
+  }
+  const TempFile& f_;
+  std::vector<Segment> segs_;
+  std::size_t seg_ = 0;
+  std::uint64_t next_ = 0;  // records read from the current segment
+  std::vector<T> buf_;
+  std::size_t pos_ = 0, len_ = 0;
+};
+
+// Buffered writes of consecutive records to a TempFile, from record `first` on.
+template <typename T>
+class RunWriter {
+ public:
+  RunWriter(TempFile& f, std::size_t buffer_records, std::uint64_t first = 0)
+      : f_(f), first_(first) {
+    buf_.reserve(buffer_records);
+  }
+  void push(const T& v) {
+    buf_.push_back(v);
+    if (buf_.size() == buf_.capacity()) flush();
+  }
+  void flush() {
+    if (!buf_.empty())
+      f_.write_at((first_ + written_) * sizeof(T), buf_.data(), buf_.size() * sizeof(T));
+    written_ += buf_.size();
+    buf_.clear();
+  }
+  std::uint64_t count() const { return written_ + buf_.size(); }
+  Segment segment() const { return Segment{first_, count()}; }
+
+ private:
+  TempFile& f_;
+  std::uint64_t first_, written_ = 0;
+  std::vector<T> buf_;
+};
+
+// A sorted run of unique edges (original ids) on disk.
+struct Run {
+  std::unique_ptr<TempFile> file;
+  std::vector<Segment> segments;  // sorted one after another
+  std::uint64_t edges = 0;
+
+  // Record i of the run (its segments laid end to end). Precondition: i < edges.
+  Edge64 at(std::uint64_t i) const;
+  // The first index whose record is not below key.
+  std::uint64_t lower_bound(const Edge64& key) const;
+  // Records [lo, hi) as segments.
+  std::vector<Segment> slice(std::uint64_t lo, std::uint64_t hi) const;
+};
+
+}  // namespace tristream::conv

@@ -1,0 +1,226 @@
+// write_graph.cpp — rank, orient, fill the rows of G+ range by range, write (write_graph.hpp).
+//
+// Per-vertex memory: rank 4, out-degree 4 then offsets 8, the writer's offsets 8 and the
+// permutation 8 bytes; out of core these (32 bytes per vertex) come out of the limit before the
+// row ranges are sized.
+#include "write_graph.hpp"
+
+#include <algorithm>
+#include <memory>
+
+#include "tristream/format.hpp"
+
+namespace tristream::conv {
+namespace {
+
+constexpr std::size_t kBlock = std::size_t{1} << 22;  // keys per block read from a spill file
+
+// Rank order: vertex v gets rank[v]; perm[r] is the original id of rank r.
+struct Ranking {
+  BigBuffer<std::uint32_t> rank;
+  std::vector<orig_id_t> perm;
+  std::uint64_t max_degree = 0;
+};
+
+// Step 1: rank by (degree, id) by sorting (degree << 32 | id).
+Ranking rank_vertices(std::uint64_t n, const BigBuffer<std::uint32_t>& degree, IdMap& idmap,
+                      unsigned threads) {
+  Ranking out;
+  out.rank.reserve(n + 1);
+  out.perm.resize(n);
+  BigBuffer<std::uint64_t> key(n + 1), tmp(n + 1);
+  key.resize(n);
+  std::vector<std::uint64_t> part_max(threads, 0);
+  parallel_for(threads, n, 1 << 16, [&](std::size_t lo, std::size_t hi, unsigned w) {
+    for (std::size_t v = lo; v < hi; ++v) {
+      key[v] = (static_cast<std::uint64_t>(degree[v]) << 32) | v;
+      part_max[w] = std::max<std::uint64_t>(part_max[w], degree[v]);
+    }
+  });
+  for (auto x : part_max) out.max_degree = std::max(out.max_degree, x);
+  parallel_sort_unique_u64(key, tmp, threads);
+  TS_CHECK(key.size() == n, "rank keys lost");
+  const BigBuffer<std::uint64_t>& ids = idmap.ids();
+  parallel_for(threads, n, 1 << 16, [&](std::size_t lo, std::size_t hi, unsigned) {
+    for (std::size_t r = lo; r < hi; ++r) {
+      const std::uint32_t v = static_cast<std::uint32_t>(key[r]);
+      out.rank[v] = static_cast<std::uint32_t>(r);
+      out.perm[r] = ids[v];
+    }
+  });
+  return out;
+}
+
+// An edge key (a << 32 | b) oriented: (row << 32 | col) with row = the lower rank.
+struct Orienter {
+  const std::uint32_t* rank;
+  std::uint64_t operator()(std::uint64_t k) const {
+    const std::uint64_t ra = rank[k >> 32], rb = rank[k & 0xffffffffu];
+    return ra < rb ? (ra << 32) | rb : (rb << 32) | ra;
+  }
+};
+
+// Step 2: the out-degrees of G+ as row offsets. In memory the keys are oriented in place.
+std::vector<eid_t> orient_and_count(const KeySource& src, std::uint64_t n, Orienter orient,
+                                    unsigned threads, std::uint64_t& max_out_degree) {
+  BigBuffer<std::uint32_t> fill(n + 1);  // out-degree per row
+  fill.resize(n);
+  if (src.mem) {
+    BigBuffer<std::uint64_t>& keys = *src.mem;
+    parallel_for(threads, src.count, 1 << 16, [&](std::size_t lo, std::size_t hi, unsigned) {
+      for (std::size_t i = lo; i < hi; ++i) {
+        keys[i] = orient(keys[i]);
+        __atomic_fetch_add(&fill[keys[i] >> 32], 1u, __ATOMIC_RELAXED);
+      }
+    });
+  } else {
+    src.for_each_block(kBlock, [&](const std::uint64_t* k, std::size_t cnt) {
+      parallel_for(threads, cnt, 1 << 16, [&](std::size_t lo, std::size_t hi, unsigned) {
+        for (std::size_t i = lo; i < hi; ++i)
+          __atomic_fetch_add(&fill[orient(k[i]) >> 32], 1u, __ATOMIC_RELAXED);
+      });
+    });
+  }
+  std::vector<eid_t> offsets(n + 1, 0);
+  for (std::uint64_t r = 0; r < n; ++r) {
+    offsets[r + 1] = offsets[r] + fill[r];
+    max_out_degree = std::max<std::uint64_t>(max_out_degree, fill[r]);
+  }
+  TS_CHECK(offsets[n] == src.count, "out-degrees do not add up");
+  return offsets;
+}
+
+// Step 3: the row ranges [start[i], start[i + 1]), each at most range_edges edges (or one row);
+// a single range in memory. Out of core the per-vertex arrays come out of the limit first and
+// the ranges' keys with their sort buffer (16 bytes per edge) get the rest.
+std::vector<std::uint64_t> row_ranges(const KeySource& src, const std::vector<eid_t>& offsets,
+                                      std::uint64_t n, std::uint64_t limit) {
+  const std::uint64_t per_vertex_bytes = 32 * (n + 1);
+  const std::uint64_t range_room = limit > per_vertex_bytes ? limit - per_vertex_bytes : 0;
+  const std::uint64_t range_edges = std::max<std::uint64_t>(range_room / 16, 1 << 16);
+  std::vector<std::uint64_t> start{0};
+  while (start.back() < n) {
+    const std::uint64_t r0 = start.back();
+    std::uint64_t r1 = n;
+    if (!src.mem) {
+      r1 = static_cast<std::uint64_t>(
+               std::upper_bound(offsets.begin() + static_cast<std::ptrdiff_t>(r0 + 1),
+                                offsets.end(), offsets[r0] + range_edges) -
+               offsets.begin()) -
+           1;
+      if (r1 <= r0) r1 = r0 + 1;
+    }
+    start.push_back(r1);
+  }
+  return start;
+}
+
+// Step 4 (from a spill file with several ranges): one pass orients every key into the region of
+// a bucket file that its range owns (edges [offsets[r0], offsets[r1]) of G+).
+std::unique_ptr<TempFile> bucket_rows(const KeySource& src, const std::vector<eid_t>& offsets,
+                                      const std::vector<std::uint64_t>& start, Orienter orient,
+                                      const TailContext& ctx) {
+  const std::size_t ranges = start.size() - 1;
+  auto buckets = std::make_unique<TempFile>(ctx.tmp_dir);
+  std::vector<std::unique_ptr<RunWriter<std::uint64_t>>> w;
+  const std::size_t per = static_cast<std::size_t>(
+      std::clamp<std::uint64_t>(ctx.limit / 4 / 8 / ranges, 512, std::uint64_t{1} << 19));
+  for (std::size_t i = 0; i < ranges; ++i)
+    w.push_back(std::make_unique<RunWriter<std::uint64_t>>(*buckets, per, offsets[start[i]]));
+  src.for_each_block(kBlock, [&](const std::uint64_t* k, std::size_t cnt) {
+    for (std::size_t i = 0; i < cnt; ++i) {
+      const std::uint64_t o = orient(k[i]);
+      const std::size_t r = static_cast<std::size_t>(
+          std::upper_bound(start.begin(), start.end(), o >> 32) - start.begin() - 1);
+      w[r]->push(o);
+    }
+  });
+  for (auto& x : w) x->flush();
+  stage_done("bucket rows");
+  return buckets;
+}
+
+// Step 5 for one range: gather its oriented keys into buf (from the bucket file, or by a pass
+// over the source when it is the only range).
+void gather_range(const KeySource& src, const TempFile* buckets, eid_t base, eid_t range_m,
+                  Orienter orient, BigBuffer<std::uint64_t>& buf) {
+  if (buf.capacity() < range_m + 1) buf.reserve(range_m + 1);
+  buf.resize(range_m);
+  if (buckets) {
+    TS_CHECK(buckets->read_at(base * 8, buf.data(), range_m * 8) == range_m * 8,
+             "bucket file shorter than written");
+    return;
+  }
+  std::uint64_t filled = 0;
+  src.for_each_block(kBlock, [&](const std::uint64_t* k, std::size_t cnt) {
+    for (std::size_t i = 0; i < cnt; ++i) buf[filled++] = orient(k[i]);
+  });
+  TS_CHECK(filled == range_m, "range lost edges");
+}
+
+}  // namespace
+
+TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uint32_t>& degree,
+                       IdMap& idmap, const TailContext& ctx) {
+  TailResult res;
+  res.n = n;
+  Progress& progress = *ctx.progress;
+  const unsigned threads = ctx.threads;
+  // 1. Rank; the degrees and the id map are no longer needed.
+  progress.stage("ranking vertices");
+  Ranking ranking = rank_vertices(n, degree, idmap, threads);
+  res.max_degree = ranking.max_degree;
+  idmap = IdMap();
+  degree.release();
+  stage_done("rank");
+  const Orienter orient{ranking.rank.data()};
+
+  // 2. Orient and count the rows of G+.
+  progress.stage("orienting edges");
+  const std::vector<eid_t> offsets = orient_and_count(src, n, orient, threads, res.max_out_degree);
+  stage_done("orient");
+
+  // 3. The writer, and the row ranges that fit the limit.
+  tcsr::WriteOptions wo = ctx.options.write;
+  if (wo.threads == 0) wo.threads = threads;
+  tcsr::Writer writer(ctx.output, n, wo);
+  writer.set_permutation(std::move(ranking.perm));
+  writer.set_max_degree(res.max_degree);
+  const std::vector<std::uint64_t> start = row_ranges(src, offsets, n, ctx.limit);
+  const std::size_t ranges = start.size() - 1;
+
+  // 4. Several ranges from a spill file: bucket the oriented keys by range first.
+  std::unique_ptr<TempFile> buckets;
+  if (!src.mem && ranges > 1) buckets = bucket_rows(src, offsets, start, orient, ctx);
+
+  // 5. Range by range: gather the keys, sort them (rows in order, each row sorted), take the
+  //    columns and stream the rows into the writer.
+  BigBuffer<std::uint64_t> buf, tmp;
+  for (std::size_t ri = 0; ri < ranges; ++ri) {
+    const std::uint64_t r0 = start[ri], r1 = start[ri + 1];
+    const eid_t base = offsets[r0], range_m = offsets[r1] - base;
+    BigBuffer<std::uint64_t>* keys = src.mem;
+    if (!src.mem) {
+      gather_range(src, buckets.get(), base, range_m, orient, buf);
+      keys = &buf;
+    }
+    progress.stage("sorting rows");
+    if (tmp.capacity() < range_m + 1) tmp.reserve(range_m + 1);
+    parallel_sort_unique_u64(*keys, tmp, threads);
+    TS_CHECK(keys->size() == range_m, "duplicate oriented edges");
+    // The columns, packed into the sort buffer's memory.
+    vid_t* cols = reinterpret_cast<vid_t*>(tmp.data());
+    parallel_for(threads, range_m, 1 << 18, [&](std::size_t lo, std::size_t hi, unsigned) {
+      for (std::size_t i = lo; i < hi; ++i) cols[i] = static_cast<vid_t>((*keys)[i]);
+    });
+    stage_done("sort rows");
+    progress.stage("compressing and writing");
+    for (std::uint64_t r = r0; r < r1; ++r)
+      writer.append_row(cols + (offsets[r] - base), offsets[r + 1] - offsets[r]);
+  }
+  writer.finish();
+  stage_done("write");
+  return res;
+}
+
+}  // namespace tristream::conv

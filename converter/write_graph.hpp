@@ -1,0 +1,66 @@
+// write_graph.hpp — converter internals: the tail shared by the in-memory and the out-of-core
+// paths. From the unique undirected edges in compact ids and the vertex degrees it ranks the
+// vertices by (degree, id), orients each edge from the lower rank to the higher one, fills the
+// rows of G+ range by range within the memory limit and streams them into tcsr::Writer. The
+// output bytes depend only on the edge set, never on the thread count or the memory limit.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "idmap.hpp"
+#include "progress.hpp"
+#include "spill_file.hpp"
+#include "tristream/convert.hpp"
+#include "util.hpp"
+
+namespace tristream::conv {
+
+// Unique compact edge keys (a << 32 | b, a < b), in key order, in memory or in segments of a
+// spill file, read in blocks.
+struct KeySource {
+  BigBuffer<std::uint64_t>* mem = nullptr;  // rewritten in place by write_graph
+  const TempFile* file = nullptr;
+  std::vector<Segment> segments;
+  std::uint64_t count = 0;
+  // fn(keys, count) for consecutive blocks of at most `block` keys.
+  template <typename Fn>
+  void for_each_block(std::size_t block, Fn&& fn) const {
+    if (mem) {
+      for (std::uint64_t i = 0; i < count; i += block)
+        fn(mem->data() + i, static_cast<std::size_t>(std::min<std::uint64_t>(block, count - i)));
+      return;
+    }
+    BigBuffer<std::uint64_t> buf(block);
+    for (const Segment& g : segments)
+      for (std::uint64_t i = 0; i < g.count; i += block) {
+        const std::size_t k = static_cast<std::size_t>(std::min<std::uint64_t>(block, g.count - i));
+        const std::size_t got = file->read_at((g.first + i) * 8, buf.data(), k * 8);
+        TS_CHECK(got == k * 8, "spill file shorter than written");
+        fn(buf.data(), k);
+      }
+  }
+};
+
+struct TailResult {
+  std::uint64_t n = 0, max_degree = 0, max_out_degree = 0;
+};
+
+// Where the tail writes and how much it may use.
+struct TailContext {
+  std::string output;
+  ConvertOptions options;
+  std::uint64_t limit = 0;  // bytes for the row ranges and the per-vertex arrays
+  std::string tmp_dir;
+  unsigned threads = 1;
+  Progress* progress = nullptr;
+};
+
+// Writes the .tcsr file. Preconditions: degree has n entries (undirected degrees of the compact
+// ids), idmap maps the n original ids; src holds every unique edge once. Releases degree and
+// idmap once the ranks are taken (their memory goes to the row ranges).
+TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uint32_t>& degree,
+                       IdMap& idmap, const TailContext& ctx);
+
+}  // namespace tristream::conv
