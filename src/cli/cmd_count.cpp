@@ -13,8 +13,8 @@
 #include "args.hpp"
 #include "atomic_file.hpp"
 #include "commands.hpp"
-#include "input.hpp"
 #include "common/json.hpp"
+#include "input.hpp"
 #include "tristream/analysis.hpp"
 #include "tristream/error.hpp"
 #include "tristream/format.hpp"
@@ -77,9 +77,9 @@ class ProgressLine {
 
 int cmd_count(int argc, char** argv) {
   std::string input, backend = "auto", kernel = "auto", format = "auto", per_vertex_path, tmp_dir;
-  std::string scheme = "auto", trace_path;
+  std::string scheme = "auto", trace_path, delimiter;
   std::uint64_t threads = 0, device = 0, gpu_memory = 0, host_memory = 0, parts = 0;
-  bool json = false, clustering = false, quiet = false;
+  bool json = false, clustering = false, quiet = false, header = false;
   ArgParser p("tristream count",
               "Counts the triangles of INPUT exactly. INPUT is a .tcsr file or any edge list that\n"
               "`tristream convert` reads; an edge list is converted into a temporary .tcsr file\n"
@@ -98,6 +98,8 @@ int cmd_count(int argc, char** argv) {
       .flag("clustering", "", "also compute the average local clustering coefficient", &clustering)
       .option("format", "", "FMT", "edge-list dialect of INPUT (see `tristream convert --help`)",
               &format)
+      .option("delimiter", "", "C", "CSV column delimiter of INPUT (implies csv) [,]", &delimiter)
+      .flag("header", "", "the first line of INPUT names the columns: skip it", &header)
       .option("tmp-dir", "", "DIR", "where a temporary .tcsr file goes [$TMPDIR or /tmp]", &tmp_dir)
       .size_option("gpu-memory",
                    "device budget for the two staging slots, e.g. 4G; a graph larger than it is "
@@ -134,6 +136,8 @@ int cmd_count(int argc, char** argv) {
   const auto t0 = Clock::now();
   ConvertOptions conv;
   conv.format = format;
+  conv.delimiter = delimiter;
+  conv.header = header;
   conv.quiet = true;
   conv.threads = static_cast<unsigned>(threads);
   ResolvedInput resolved(input, conv, tmp_dir);
