@@ -125,9 +125,15 @@ class FileProducer : public Producer, private HeaderLines {
     std::size_t content_end = 0;
     while (!line_end(pending_.data(), pending_.size(), pos_, eof_, content_end, peek_next_)) {
       if (eof_) return false;
-      if (pending_.size() - pos_ > header_cap_)
+      // (+ 1: the last byte may be a CR whose LF is still unread.)
+      if (pending_.size() - pos_ > header_cap_ + 1)
         throw input_error(name_, header_lines_ + 1,
                           "line longer than " + std::to_string(header_cap_) + " bytes");
+      if (pos_ > 0) {
+        // Drop the consumed lines, so that a long run of comments is not kept in memory.
+        pending_.erase(0, pos_);
+        pos_ = 0;
+      }
       fill_pending(job_);
     }
     line.assign(pending_, pos_, content_end - pos_);
@@ -234,9 +240,10 @@ class FileProducer : public Producer, private HeaderLines {
         break;
       }
       // No line end yet: a long line. Grow the buffer up to the cap, then refuse the line.
-      if (len > line_cap)
+      // (+ 1: the last byte may be a CR whose LF is still unread.)
+      if (len > line_cap + 1)
         throw StreamError("line longer than " + std::to_string(line_cap) + " bytes");
-      const std::size_t bigger_cap = std::max(std::min(2 * cap, line_cap + 1), cap + 1);
+      const std::size_t bigger_cap = std::max(std::min(2 * cap, line_cap + 2), cap + 1);
       BigBuffer<char> bigger(bigger_cap);
       std::memcpy(bigger.data(), chunk.buf.data(), len);
       chunk.buf = std::move(bigger);

@@ -76,7 +76,8 @@ bool is_column_names(const std::string& line, char delimiter) {
   if (i == std::string::npos) return false;
   std::size_t j = i;
   while (j < line.size() && line[j] != ' ' && line[j] != '\t' && line[j] != delimiter) ++j;
-  std::size_t k = i + (line[i] == '+' || line[i] == '-');
+  std::size_t k = i + (line[i] == '"' && delimiter);  // a quoted CSV field
+  k += k < j && (line[k] == '+' || line[k] == '-');
   if (k < j && line[k] == '.') ++k;
   return !(k < j && std::isdigit(static_cast<unsigned char>(line[k])));
 }
@@ -333,6 +334,10 @@ TextLayout read_header(Dialect& d, const HeaderOptions& options, HeaderLines& in
         d = Dialect::Csv;
     }
   }
+  if (options.header && (d == Dialect::Mtx || d == Dialect::Metis || d == Dialect::Dimacs))
+    throw Error(ErrorKind::Usage, std::string("--header: ") + dialect_name(d) +
+                                      " input has its own header; --header is for plain, csv, "
+                                      "tsv and adjlist input");
   switch (d) {
     case Dialect::Mtx:
       read_mtx(out, in, name);

@@ -119,10 +119,13 @@ class TextParser {
     return false;
   }
 
-  std::string token() const { return printable_token(p_, token_end(p_, end_, delim_) - p_); }
+  std::string token() const {
+    return printable_token(p_, static_cast<std::size_t>(field_end(p_) - p_));
+  }
 
-  // Parses an unsigned decimal id at p_ (advanced past it).
+  // Parses an unsigned decimal id at p_ (advanced past it); in CSV, "12" too.
   bool id(std::uint64_t& out) {
+    if (spec_.delimiter && p_ < end_ && *p_ == '"') return quoted_id(out);
     const char* const start = p_;
     std::uint64_t v = 0;
     int significant = 0;
@@ -151,6 +154,41 @@ class TextParser {
     if (!digits && c == '-' && p_ + 1 < end_ && is_digit(p_[1]))
       return fail("negative vertex id '" + token() + "'");
     return fail("unparsable token '" + token() + "' (expected a vertex id)");
+  }
+
+  bool quoted_id(std::uint64_t& out) {
+    const char* const start = p_;
+    const char* q = p_ + 1;
+    std::uint64_t v = 0;
+    bool overflow = false;
+    for (; q < end_ && is_digit(*q); ++q)
+      overflow |= __builtin_mul_overflow(v, 10u, &v) ||
+                  __builtin_add_overflow(v, static_cast<unsigned>(*q - '0'), &v);
+    const bool closed = q > p_ + 1 && q < end_ && *q == '"';
+    p_ = closed ? q + 1 : field_end(start);
+    if (closed && !overflow && (p_ == end_ || is_sep(*p_) || is_eol(*p_) || *p_ == delim_)) {
+      out = v;
+      return true;
+    }
+    if (closed) p_ = token_end(p_, end_, delim_);  // "12"x: the whole token
+    const std::string t = printable_token(start, static_cast<std::size_t>(p_ - start));
+    p_ = start;
+    if (closed && overflow) return fail("vertex id '" + t + "' exceeds 2^64-1");
+    return fail("unparsable token '" + t + "' (expected a vertex id)");
+  }
+
+  // The end of the field at p: a token, or in CSV a "quoted field" ("" is a quote inside).
+  const char* field_end(const char* p) const {
+    if (!spec_.delimiter || p == end_ || *p != '"') return token_end(p, end_, delim_);
+    for (++p; p < end_ && !is_eol(*p); ++p) {
+      if (*p != '"') continue;
+      if (p + 1 < end_ && p[1] == '"') {
+        ++p;
+        continue;
+      }
+      return p + 1;
+    }
+    return p;  // unterminated: up to the line end
   }
 
   // Moves p_ from the end of a field to the start of the next one on the line.
@@ -211,7 +249,7 @@ class TextParser {
     std::size_t values = 0;
     for (Field g; (g = next_field()) != Field::LineEnd; ++values) {
       if (g == Field::Error) return false;
-      const char* e = token_end(p_, end_, delim_);
+      const char* e = field_end(p_);
       if (spec_.numeric_values && !is_number(p_, e))
         return fail("column " + std::to_string(columns + values + 1) + " '" + token() +
                     "' is not a number (" + spec_.shape + ")");

@@ -119,6 +119,12 @@ TEST(Dialects, DimacsCsvAdjlistAndHeaders) {
   c = from_text(d, "b.dat", "from;to\n1;2\n2;3\n3;1\n3;4\n", semi);
   EXPECT_EQ(c.triangles, 1u);
   EXPECT_EQ(c.summary.edges, 4u);
+  // Quoted CSV fields (as database exports write them): a quoted id, a quoted delimiter.
+  c = from_text(
+      d, "q.csv",
+      "\"_start\",\"_end\",\"_type\"\n\"1\",\"2\",\"KNOWS, WELL\"\n\"2\",\"3\",\"A \"\"B\"\"\"\n"
+      "3,1,\"\"\n");
+  EXPECT_EQ(c.triangles, 1u);
   // A header line in a plain file, auto-skipped; --header skips even a numeric one.
   c = from_text(d, "h.el", "# comment\nsrc dst\n1 2\n2 3\n3 1\n");
   EXPECT_EQ(c.triangles, 1u);
@@ -152,6 +158,8 @@ TEST(Dialects, WrongShapesAreRefusedWithFileAndLine) {
       {"cols.csv", "a,b\n1,2\n1,2,3,4,5\n", "auto", ":3:", "5 columns, but a CSV edge line"},
       {"space.csv", "1,2\n1 2\n", "auto", ":2:", "expected the delimiter ',' between columns"},
       {"empty.csv", "1,2\n1,,2\n", "auto", ":2:", "empty column after the delimiter ','"},
+      {"quote.csv", "\"1\",\"2\"\n\"1\",\"2\n", "auto", ":2:", "unparsable token '\"2'"},
+      {"quote2.csv", "1,2\n1,\"2\"x\n", "auto", ":2:", "unparsable token '\"2\"x'"},
       {"bad.adjlist", "1 2 3\n2 x\n", "auto", ":2:", "unparsable token 'x'"},
       {"w.tsv", "1\t2\t1\n2\t3\tx\n", "auto", ":2:", "column 3 'x' is not a number"},
       // Matrix Market
@@ -207,6 +215,9 @@ TEST(Dialects, UsageErrors) {
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("--delimiter: expected one punctuation character"), std::string::npos)
       << r.err;
+  r = run_cli("convert " + q(d.file("a.mtx")) + " --header -o " + q(d.file("a.tcsr")));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("--header: mtx input has its own header"), std::string::npos) << r.err;
   r = run_cli("convert " + q(d.file("a.mtx")) + " --format gml -o " + q(d.file("a.tcsr")));
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find("metis, dimacs, adjlist"), std::string::npos) << r.err;
