@@ -140,6 +140,21 @@ TEST(Parse, CrLineNumbersAcrossParallelBlocks) {
   }
 }
 
+TEST(Parse, LongCommentPreambleKeepsLineNumbers) {
+  // The header reader walks comment lines across many refills of its buffer.
+  TempDir d;
+  std::string comments;
+  for (int i = 0; i < 100000; ++i) comments += "# comment line " + std::to_string(i) + "\n";
+  ConvertOptions o = quiet_options();
+  o.memory_limit = 4 << 20;
+  std::string msg = convert_error(d, "c.el", comments + "src dst\n1 2\n2 x\n", o);
+  EXPECT_NE(msg.find("c.el:100003: unparsable token 'x'"), std::string::npos) << msg;
+  std::string dimacs;
+  for (int i = 0; i < 100000; ++i) dimacs += "c comment line " + std::to_string(i) + "\n";
+  msg = convert_error(d, "c.gr", dimacs + "p sp 3 2\na 1 2 1\na 2 x 1\n", o);
+  EXPECT_NE(msg.find("c.gr:100003: unparsable token 'x'"), std::string::npos) << msg;
+}
+
 TEST(Parse, Utf8ByteOrderMarkIsSkipped) {
   TempDir d;
   write_text(d.file("b.el"),
