@@ -185,26 +185,36 @@ void read_dimacs(TextLayout& out, HeaderLines& in, const std::string& name) {
   std::string line;
   if (!skip_comments(in, "c", line) || first_byte(line) != 'p')
     throw input_error(name, in.consumed() + 1,
-                      "expected the DIMACS problem line ('p sp n m' or 'p edge n m') before the "
-                      "edges");
+                      "expected the DIMACS problem line ('p sp n m', 'p edge n m' or 'p tw n m') "
+                      "before the edges");
   in.consume();
   const std::uint64_t at = in.consumed();
   const auto w = split_words(line);
   std::uint64_t n = 0, m = 0;
   const std::string kind = w.size() == 4 ? lower(w[1]) : "";
   if (w.size() != 4 || w[0] != "p" || !small_uint(w[2], n) || !small_uint(w[3], m) ||
-      (kind != "sp" && kind != "edge" && kind != "col"))
-    throw input_error(
-        name, at, "bad problem line '" + excerpt(line) + "' (expected 'p sp n m' or 'p edge n m')");
+      (kind != "sp" && kind != "edge" && kind != "col" && kind != "tw"))
+    throw input_error(name, at,
+                      "bad problem line '" + excerpt(line) +
+                          "' (expected 'p sp n m', 'p edge n m' or 'p tw n m')");
   TextSpec& s = out.spec;
   s.comments = "c";
   s.ranged = true;
   s.rows = s.cols = n;
-  const bool sp = kind == "sp";
-  s.prefix = sp ? 'a' : 'e';
-  s.min_values = s.max_values = sp ? 1 : 0;
   s.numeric_values = true;
-  s.shape = sp ? "a DIMACS arc line is 'a u v weight'" : "a DIMACS edge line is 'e u v'";
+  if (kind == "sp") {
+    s.prefix = 'a';
+    s.min_values = s.max_values = 1;
+    s.shape = "a DIMACS arc line is 'a u v weight'";
+  } else if (kind == "tw") {
+    s.min_values = s.max_values = 0;  // PACE: bare 'u v' lines
+    s.shape = "a PACE edge line is 'u v'";
+  } else {
+    s.prefix = 'e';
+    s.min_values = s.max_values = 0;
+    s.shape = "a DIMACS edge line is 'e u v'";
+  }
+  const bool sp = kind == "sp";
   out.declared = true;
   out.declared_records = m;
   out.declared_line = at;

@@ -111,6 +111,9 @@ TEST(Dialects, DimacsCsvAdjlistAndHeaders) {
   c = from_text(d, "s.gr", "p sp 3 6\na 1 2 4\na 2 1 4\na 2 3 1\na 3 2 1\na 1 3 7\na 3 1 7\n");
   EXPECT_EQ(c.triangles, 1u);
   EXPECT_EQ(c.summary.duplicates, 3u);
+  // PACE treewidth .gr: a 'p tw' line, then bare pairs.
+  c = from_text(d, "t.gr", "c PACE\np tw 4 4\n1 2\n2 3\n3 1\n3 4\n");
+  EXPECT_EQ(c.triangles, 1u);
   // CSV: header skipped, spaces around fields, a weight column; commas found in a .txt too.
   c = from_text(d, "a.txt", "source,target,weight\n1, 2 ,0.5\n2,3,1\n3,1,2\n");
   EXPECT_EQ(c.triangles, 1u);
@@ -192,6 +195,8 @@ TEST(Dialects, WrongShapesAreRefusedWithFileAndLine) {
       {"vrange.gr", "p sp 3 1\na 1 5 1\n", "auto", ":2:", "vertex id 5 outside 1..3"},
       {"count.gr", "p sp 3 3\na 1 2 1\n", "auto", ":1:", "the problem line declares 3 arcs"},
       {"edge.col", "p edge 3 1\ne 1 2\ne 2 3\n", "auto", ":3:", "more edges than the 1"},
+      {"pace.gr", "p tw 3 1\n1 2 3\n", "auto", ":2:", "3 columns, but a PACE edge line is"},
+      {"kind.gr", "p max 3 1\n", "auto", ":1:", "bad problem line 'p max 3 1'"},
   };
   for (const BadCase& c : cases) {
     const std::string in = d.file(c.name), out = d.file(std::string(c.name) + ".tcsr");

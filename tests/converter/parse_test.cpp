@@ -89,6 +89,17 @@ TEST(Parse, LongLineInsideABlockIsRefusedWithItsLine) {
   EXPECT_NE(convert_error(d, "h.mtx", mtx).find("h.mtx:2: line longer than"), std::string::npos);
 }
 
+TEST(Parse, EndlessLastLineFarInIsNamedByItsLine) {
+  // Many 64 KiB jobs, then 3 MiB without a line end: the reader stops at the cap.
+  TempDir d;
+  std::string text;
+  for (int i = 0; i < 100000; ++i) text += std::to_string(i) + " " + std::to_string(i + 1) + "\n";
+  ConvertOptions o = quiet_options();
+  o.memory_limit = 4 << 20;
+  const std::string msg = convert_error(d, "e.el", text + std::string(3 << 20, '7'), o);
+  EXPECT_NE(msg.find("e.el:100001: line longer than 1048576 bytes"), std::string::npos) << msg;
+}
+
 TEST(Parse, AdjacencyLinesGetALargerCapUnderALargerLimit) {
   // 1.5 MiB of neighbours on one line: over the 1 MiB cap of a 16M limit, under the 4 MiB cap of
   // a 1G limit.
