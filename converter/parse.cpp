@@ -282,7 +282,7 @@ class TextParser {
       return fail("more vertex lines than the " + std::to_string(n) +
                   " vertices the header declares");
     }
-    const std::string vs = std::to_string(v);
+    auto vs = [v] { return std::to_string(v); };  // for messages only
     bool first = true;
     auto field = [&] {
       if (!first) return next_field();
@@ -291,7 +291,7 @@ class TextParser {
     };
     for (unsigned k = 0; k < spec_.vertex_values; ++k) {
       if (field() != Field::Next || !is_number(p_, token_end(p_, end_, delim_)))
-        return fail("vertex " + vs + ": expected " + std::to_string(spec_.vertex_values) +
+        return fail("vertex " + vs() + ": expected " + std::to_string(spec_.vertex_values) +
                     " vertex size/weight numbers before the neighbours (the header's fmt)");
       p_ = token_end(p_, end_, delim_);
     }
@@ -301,7 +301,7 @@ class TextParser {
       if (!id(u) || !in_range(u, n, "neighbour")) return false;
       if (spec_.edge_weights) {
         if (next_field() != Field::Next || !is_number(p_, token_end(p_, end_, delim_)))
-          return fail("vertex " + vs + ": neighbour " + std::to_string(u) +
+          return fail("vertex " + vs() + ": neighbour " + std::to_string(u) +
                       " has no edge weight (the header's fmt says each neighbour has one)");
         p_ = token_end(p_, end_, delim_);
       }
