@@ -240,6 +240,7 @@ void read_columns(Dialect d, TextLayout& out, const HeaderOptions& o, HeaderLine
       s.comments = "#";
       break;
     default:
+      s.attribute_dict = true;
       s.shape =
           "a plain edge line has 2 vertex ids and at most 2 further columns (weight, time); "
           "for adjacency lists give --format adjlist or metis";
@@ -333,15 +334,16 @@ TextLayout read_header(Dialect& d, const HeaderOptions& options, HeaderLines& in
                        const std::string& name) {
   TextLayout out;
   if (d == Dialect::Auto) {
-    // A DIMACS comment or problem line, or a comma in the first line that is not a comment.
+    // A DIMACS comment or problem line, or a comma in the first word of the first line that is
+    // not a comment.
     std::string line;
     d = Dialect::Plain;
     if (skip_comments(in, "#%", line)) {
       const auto w = split_words(line);
       if (!w.empty() && (w[0] == "c" || (w[0] == "p" && w.size() == 4)))
         d = Dialect::Dimacs;
-      else if (line.find(',') != std::string::npos)
-        d = Dialect::Csv;
+      else if (!w.empty() && w[0].find(',') != std::string::npos)
+        d = Dialect::Csv;  // (a comma further on may be inside a plain file's third column)
     }
   }
   if (options.header && (d == Dialect::Mtx || d == Dialect::Metis || d == Dialect::Dimacs))

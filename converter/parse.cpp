@@ -249,6 +249,12 @@ class TextParser {
     std::size_t values = 0;
     for (Field g; (g = next_field()) != Field::LineEnd; ++values) {
       if (g == Field::Error) return false;
+      if (spec_.attribute_dict && *p_ == '{') {
+        // networkx write_edgelist: "u v {'weight': 3, 'label': 'x y'}"
+        while (p_ < end_ && !is_eol(*p_)) ++p_;
+        ++values;
+        break;
+      }
       const char* e = field_end(p_);
       if (spec_.numeric_values && !is_number(p_, e))
         return fail("column " + std::to_string(columns + values + 1) + " '" + token() +

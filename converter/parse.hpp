@@ -23,9 +23,10 @@ struct TextSpec {
   char delimiter = 0;           // field delimiter; 0: runs of spaces and tabs
   const char* comments = "#%";  // a line whose first non-blank byte is one of these
   char prefix = 0;              // DIMACS: every edge line starts with this letter
-  std::uint8_t min_values = 0;  // numeric columns after the two ids (weights, timestamps)
+  std::uint8_t min_values = 0;  // value columns after the two ids (weights, timestamps)
   std::uint8_t max_values = 2;
   bool numeric_values = false;  // value columns must be numbers (else any token)
+  bool attribute_dict = false;  // a value column starting with '{' runs to the line end
   std::string shape;            // "a plain edge list line has ..." (for column errors)
   std::size_t max_line = std::size_t{1} << 20;  // bytes per line, line end excluded
   bool mtx = false;                             // range errors name Matrix Market rows and columns

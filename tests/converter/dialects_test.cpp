@@ -135,6 +135,9 @@ TEST(Dialects, DimacsCsvAdjlistAndHeaders) {
   header.header = true;
   c = from_text(d, "n.el", "9 8\n1 2\n2 3\n3 1\n", header);
   EXPECT_EQ(c.summary.edges, 3u);
+  // networkx write_edgelist with data: a dict up to the line end; its commas are not CSV.
+  c = from_text(d, "x.txt", "1 2 {'w': 1, 'x': 2}\n2 3 {}\n3 1 1.5 {'t': 'a b'}\n");
+  EXPECT_EQ(c.triangles, 1u);
   // Plain edge lists keep up to two further columns (KONECT's weight and time).
   c = from_text(d, "k.el", "1 2 1 1234\n2 3 1 1235\n3 1 1 1236\n");
   EXPECT_EQ(c.triangles, 1u);
