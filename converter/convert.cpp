@@ -6,6 +6,7 @@
 #include <cstring>
 #include <vector>
 
+#include "dialects.hpp"
 #include "input.hpp"
 #include "pipeline.hpp"
 #include "tristream/error.hpp"
@@ -18,49 +19,23 @@ namespace {
 struct TextChunk {
   BigBuffer<char> buf;
   std::size_t len = 0;
+  TextSpec spec;  // how it is parsed
 };
 
-bool starts_with_ci(const std::string& s, const char* prefix) {
-  const std::size_t n = std::strlen(prefix);
-  if (s.size() < n) return false;
-  for (std::size_t i = 0; i < n; ++i)
-    if (std::tolower(static_cast<unsigned char>(s[i])) !=
-        std::tolower(static_cast<unsigned char>(prefix[i])))
-      return false;
-  return true;
-}
-
-std::vector<std::string> split_words(const std::string& line) {
-  std::vector<std::string> out;
-  std::size_t i = 0;
-  while (i < line.size()) {
-    while (i < line.size() && std::isspace(static_cast<unsigned char>(line[i]))) ++i;
-    std::size_t j = i;
-    while (j < line.size() && !std::isspace(static_cast<unsigned char>(line[j]))) ++j;
-    if (j > i) out.push_back(line.substr(i, j - i));
-    i = j;
-  }
-  return out;
-}
-
-std::string lower(std::string s) {
-  for (auto& c : s) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return s;
-}
-
-// A file (or standard input) cut into jobs: text blocks end at a newline; binary blocks at a
-// record boundary.
-class FileProducer : public Producer {
+// A file (or standard input) cut into jobs: text blocks end right after a line end (LF, CRLF or
+// a lone CR); binary blocks at a record boundary.
+class FileProducer : public Producer, private HeaderLines {
  public:
-  FileProducer(const std::string& path, Dialect requested, std::size_t job)
+  FileProducer(const std::string& path, const ConvertOptions& options, std::size_t job)
       : name_(path == "-" ? "<stdin>" : path), reader_(path), job_(job) {
     fill_pending(job_);
-    detect(path, requested);
-    if (dialect_ == Dialect::Mtx) read_mtx_header();
+    // A UTF-8 byte order mark is not part of the first line.
+    if (pending_.compare(0, 3, "\xEF\xBB\xBF") == 0) pending_.erase(0, 3);
+    detect(path, options);
   }
 
-  // Vertices the header declares (Matrix Market rows), 0 when the dialect declares none.
-  std::uint64_t declared_vertices() const { return dialect_ == Dialect::Mtx ? spec_.mtx_rows : 0; }
+  // Vertices the header declares (Matrix Market rows, METIS and DIMACS n); 0 when none.
+  std::uint64_t declared_vertices() const { return layout_.spec.rows; }
 
   std::string name() const override { return name_; }
   std::uint64_t first_line() const override { return header_lines_; }
@@ -70,73 +45,48 @@ class FileProducer : public Producer {
   std::function<void(Block&)> next() override {
     if (dialect_ == Dialect::Bin32 || dialect_ == Dialect::Bin64) return next_binary();
     auto chunk = std::make_shared<TextChunk>();
-    std::size_t cap = pending_.size() + job_;
-    chunk->buf.reserve(cap);
-    std::memcpy(chunk->buf.data(), pending_.data(), pending_.size());
-    std::size_t len = pending_.size();
-    pending_.clear();
-    if (!stream_error_.empty()) throw StreamError(stream_error_);
-    for (;;) {
-      if (!eof_) {
-        const std::size_t want = cap - len;
-        try {
-          const std::size_t got = reader_.read(chunk->buf.data() + len, want);
-          len += got;
-          if (got == 0) eof_ = true;
-        } catch (const StreamError& e) {
-          // Damaged compressed input: parse the whole lines before the damage first, so that
-          // the error names the line where the data stops.
-          stream_error_ = e.what();
-          const void* nl = memrchr(chunk->buf.data(), '\n', len);
-          if (!nl) throw;
-          len = static_cast<std::size_t>(static_cast<const char*>(nl) - chunk->buf.data()) + 1;
-          break;
-        }
-      }
-      if (eof_) break;
-      const void* nl = memrchr(chunk->buf.data(), '\n', len);
-      if (nl) {
-        const std::size_t keep =
-            static_cast<std::size_t>(static_cast<const char*>(nl) - chunk->buf.data()) + 1;
-        pending_.assign(chunk->buf.data() + keep, len - keep);
-        len = keep;
-        break;
-      }
-      // A line longer than the buffer: grow it.
-      BigBuffer<char> bigger(2 * cap);
-      std::memcpy(bigger.data(), chunk->buf.data(), len);
-      chunk->buf = std::move(bigger);
-      cap *= 2;
-    }
+    const std::size_t len = next_text(*chunk);
     if (len == 0) return {};
     chunk->len = len;
-    const TextSpec spec = spec_;
-    return [chunk, spec](Block& b) {
-      parse_text(chunk->buf.data(), chunk->len, spec, b);
+    chunk->spec = layout_.spec;
+    if (chunk->spec.kind == LineKind::Metis) {
+      // The vertex of a METIS line is its rank in the file: count them here, in input order.
+      chunk->spec.first_vertex = vertex_lines_ + 1;
+      vertex_lines_ += count_vertex_lines(chunk->buf.data(), len, chunk->spec);
+    }
+    return [chunk](Block& b) {
+      parse_text(chunk->buf.data(), chunk->len, chunk->spec, b);
       b.text = chunk;
     };
   }
 
   void check(Block& b, std::uint64_t records_before) override {
-    if (dialect_ != Dialect::Mtx || b.error) return;
-    if (records_before + b.records <= mtx_entries_) return;
-    // Find the line of the first entry beyond the declared count.
+    if (!layout_.declared || b.error) return;
+    if (records_before + b.records <= layout_.declared_records) return;
+    // Find the line of the first record beyond the declared count.
     auto chunk = std::static_pointer_cast<TextChunk>(b.text);
-    TextSpec spec = spec_;
-    spec.entry_limit = mtx_entries_ - records_before;
+    TextSpec spec = chunk->spec;
+    spec.entry_limit = layout_.declared_records - records_before;
     Block again;
     parse_text(chunk->buf.data(), chunk->len, spec, again);
     b.error = true;
     b.error_line = again.error_line;
-    b.error_msg = "more entries than the " + std::to_string(mtx_entries_) +
-                  " declared in the size line (line " + std::to_string(size_line_) + ")";
+    b.error_msg = "more " + layout_.declared_noun + " than the " +
+                  std::to_string(layout_.declared_records) + " declared in " +
+                  layout_.declared_where + " (line " + std::to_string(layout_.declared_line) + ")";
   }
 
   void finish(std::uint64_t records, std::uint64_t) override {
-    if (dialect_ == Dialect::Mtx && records != mtx_entries_)
-      throw input_error(name_, size_line_,
-                        "the size line declares " + std::to_string(mtx_entries_) +
-                            " entries but the file has " + std::to_string(records));
+    if (layout_.spec.kind == LineKind::Metis && vertex_lines_ < layout_.metis_vertices)
+      throw input_error(name_, layout_.declared_line,
+                        "the header declares " + std::to_string(layout_.metis_vertices) +
+                            " vertices but the file has " + std::to_string(vertex_lines_) +
+                            " vertex lines");
+    if (layout_.declared && records != layout_.declared_records)
+      throw input_error(name_, layout_.declared_line,
+                        layout_.declared_where + " declares " +
+                            std::to_string(layout_.declared_records) + " " + layout_.declared_noun +
+                            " but the file has " + std::to_string(records));
   }
 
  private:
@@ -151,22 +101,81 @@ class FileProducer : public Producer {
     try {
       return reader_.read(buf, n);
     } catch (const StreamError& e) {
-      throw input_error(name_, 1, e.what());
+      throw input_error(name_, header_lines_ + 1, e.what());
     }
   }
 
-  void detect(const std::string& path, Dialect requested) {
+  // Where the line ends that starts at `from` in [p, p + len): the end of its content and the
+  // start of the next line; false when the line end is not in the buffer yet (a CR as the last
+  // byte may be the first half of a CRLF).
+  static bool line_end(const char* p, std::size_t len, std::size_t from, bool eof,
+                       std::size_t& content_end, std::size_t& next) {
+    std::size_t i = from;
+    while (i < len && p[i] != '\n' && p[i] != '\r') ++i;
+    if (i == len) {
+      if (!eof || from == len) return false;
+      content_end = next = len;
+      return true;
+    }
+    if (p[i] == '\r' && i + 1 == len && !eof) return false;
+    content_end = i;
+    next = i + ((p[i] == '\r' && i + 1 < len && p[i + 1] == '\n') ? 2 : 1);
+    return true;
+  }
+
+  // HeaderLines over pending_.
+  bool peek(std::string& line) override {
+    std::size_t content_end = 0;
+    while (!line_end(pending_.data(), pending_.size(), pos_, eof_, content_end, peek_next_)) {
+      if (eof_) return false;
+      // (+ 1: the last byte may be a CR whose LF is still unread.)
+      if (pending_.size() - pos_ > header_cap_ + 1)
+        throw input_error(name_, header_lines_ + 1,
+                          "line longer than " + std::to_string(header_cap_) + " bytes");
+      if (pos_ > 0) {
+        // Drop the consumed lines, so that a long run of comments is not kept in memory.
+        pending_.erase(0, pos_);
+        pos_ = 0;
+      }
+      fill_pending(job_);
+    }
+    line.assign(pending_, pos_, content_end - pos_);
+    if (line.size() > header_cap_)
+      throw input_error(name_, header_lines_ + 1,
+                        "line longer than " + std::to_string(header_cap_) + " bytes");
+    return true;
+  }
+  void consume() override {
+    pos_ = peek_next_;
+    ++header_lines_;
+  }
+  std::uint64_t consumed() const override { return header_lines_; }
+
+  void detect(const std::string& path, const ConvertOptions& options) {
     if (pending_.size() >= sizeof tcsr::kMagic &&
         std::memcmp(pending_.data(), tcsr::kMagic, sizeof tcsr::kMagic) == 0)
       throw input_error(name_, 0, "is already a .tcsr file (convert reads edge lists)");
+    Dialect requested = parse_dialect(options.format);
+    HeaderOptions ho;
+    ho.header = options.header;
+    ho.delimiter = parse_delimiter(options.delimiter);
+    if (ho.delimiter == ' ' || ho.delimiter == '\t') {
+      // Blank-separated columns are the plain dialect.
+      if (requested == Dialect::Auto || requested == Dialect::Csv) requested = Dialect::Plain;
+      ho.delimiter = 0;
+    } else if (ho.delimiter) {
+      if (requested == Dialect::Auto) requested = Dialect::Csv;
+      if (requested != Dialect::Csv)
+        throw Error(ErrorKind::Usage, "--delimiter: only for --format csv (or auto)");
+    }
     const Dialect ext = path == "-" ? Dialect::Auto : dialect_from_extension(path);
-    const bool banner = starts_with_ci(pending_, "%%MatrixMarket");
     if (requested != Dialect::Auto) {
       dialect_ = requested;
-    } else if (banner) {
+    } else if (starts_with_mtx_banner()) {
       dialect_ = Dialect::Mtx;
     } else if (ext != Dialect::Auto) {
       dialect_ = ext;
+      ho.from_extension = true;
     } else {
       const std::size_t k = std::min<std::size_t>(pending_.size(), 65536);
       for (std::size_t i = 0; i < k; ++i) {
@@ -176,84 +185,89 @@ class FileProducer : public Producer {
                             "the input looks binary; give --format bin32 or bin64 (or use the "
                             ".bin32 / .bin extension)");
       }
-      dialect_ = Dialect::Plain;
+      dialect_ = Dialect::Auto;  // text: read_header decides
     }
     if (dialect_ == Dialect::Bin32 || dialect_ == Dialect::Bin64) {
       record_ = dialect_ == Dialect::Bin64 ? 16 : 8;
       job_ = std::max<std::size_t>(job_ / record_ * record_, record_);
+      return;
     }
+    // One line per vertex: a hub's line is long.
+    const bool adjacency = dialect_ == Dialect::Metis || dialect_ == Dialect::Adjlist;
+    if (adjacency) header_cap_ = adjacency_line_cap(resolve_memory_limit(options));
+    layout_ = read_header(dialect_, ho, *this, name_);
+    layout_.spec.max_line = header_cap_;
+    pending_.erase(0, pos_);
+    pos_ = 0;
   }
 
-  // Reads the next whole line of the header from pending_ (refilling it); false at the end.
-  bool header_line(std::string& line) {
-    for (;;) {
-      const std::size_t nl = pending_.find('\n', pos_);
-      if (nl != std::string::npos) {
-        line = pending_.substr(pos_, nl - pos_);
-        pos_ = nl + 1;
-        ++header_lines_;
-        break;
-      }
-      if (eof_) {
-        if (pos_ >= pending_.size()) return false;
-        line = pending_.substr(pos_);
-        pos_ = pending_.size();
-        ++header_lines_;
-        break;
-      }
-      fill_pending(job_);
-    }
-    if (!line.empty() && line.back() == '\r') line.pop_back();
+  bool starts_with_mtx_banner() const {
+    static const char banner[] = "%%matrixmarket";
+    if (pending_.size() < sizeof banner - 1) return false;
+    for (std::size_t i = 0; i + 1 < sizeof banner; ++i)
+      if (std::tolower(static_cast<unsigned char>(pending_[i])) != banner[i]) return false;
     return true;
   }
 
-  void read_mtx_header() {
-    std::string line;
-    if (!header_line(line) || !starts_with_ci(line, "%%MatrixMarket"))
-      throw input_error(name_, 1, "missing the '%%MatrixMarket matrix coordinate ...' banner");
-    const auto w = split_words(line);
-    if (w.size() < 5 || lower(w[1]) != "matrix")
-      throw input_error(name_, 1,
-                        "bad Matrix Market banner (expected '%%MatrixMarket matrix "
-                        "coordinate FIELD SYMMETRY')");
-    if (lower(w[2]) != "coordinate")
-      throw input_error(name_, 1,
-                        "only Matrix Market 'coordinate' files hold graphs, not '" + w[2] + "'");
-    const std::string field = lower(w[3]), sym = lower(w[4]);
-    if (field != "pattern" && field != "integer" && field != "real" && field != "complex")
-      throw input_error(name_, 1,
-                        "unknown Matrix Market field '" + w[3] +
-                            "' (expected pattern, integer, real or complex)");
-    if (sym != "general" && sym != "symmetric" && sym != "skew-symmetric" && sym != "hermitian")
-      throw input_error(name_, 1,
-                        "unknown Matrix Market symmetry '" + w[4] +
-                            "' (expected general, symmetric, skew-symmetric or hermitian)");
+  // Fills `chunk` with the next whole lines; returns their length (0 at the end). A line longer
+  // than the cap stops the input (StreamError: the driver names its line).
+  std::size_t next_text(TextChunk& chunk) {
+    const std::size_t line_cap = layout_.spec.max_line;
+    std::size_t cap = pending_.size() + job_;
+    chunk.buf.reserve(cap);
+    std::memcpy(chunk.buf.data(), pending_.data(), pending_.size());
+    std::size_t len = pending_.size();
+    pending_.clear();
+    if (!stream_error_.empty()) throw StreamError(stream_error_);
     for (;;) {
-      if (!header_line(line))
-        throw input_error(name_, header_lines_, "missing the size line 'rows columns entries'");
-      const auto first = line.find_first_not_of(" \t");
-      if (first == std::string::npos || line[first] == '%') continue;
-      break;
+      if (!eof_) {
+        try {
+          const std::size_t got = reader_.read(chunk.buf.data() + len, cap - len);
+          len += got;
+          if (got == 0) eof_ = true;
+        } catch (const StreamError& e) {
+          // Damaged compressed input: parse the whole lines before the damage first, so that
+          // the error names the line where the data stops.
+          stream_error_ = e.what();
+          const std::size_t keep = last_line_end(chunk.buf.data(), len, true);
+          if (keep == 0) throw;
+          len = keep;
+          break;
+        }
+      }
+      if (eof_) break;
+      const std::size_t keep = last_line_end(chunk.buf.data(), len, false);
+      if (keep > 0) {
+        pending_.assign(chunk.buf.data() + keep, len - keep);
+        len = keep;
+        break;
+      }
+      // No line end yet: a long line. Grow the buffer up to the cap, then refuse the line.
+      // (+ 1: the last byte may be a CR whose LF is still unread.)
+      if (len > line_cap + 1)
+        throw StreamError("line longer than " + std::to_string(line_cap) + " bytes");
+      const std::size_t bigger_cap = std::max(std::min(2 * cap, line_cap + 2), cap + 1);
+      BigBuffer<char> bigger(bigger_cap);
+      std::memcpy(bigger.data(), chunk.buf.data(), len);
+      chunk.buf = std::move(bigger);
+      cap = bigger_cap;
     }
-    size_line_ = header_lines_;
-    const auto v = split_words(line);
-    std::uint64_t num[3] = {0, 0, 0};
-    bool ok = v.size() == 3;
-    for (std::size_t i = 0; ok && i < 3; ++i) {
-      const std::string& t = v[i];
-      ok = !t.empty() && t.size() <= 19 && t.find_first_not_of("0123456789") == std::string::npos;
-      if (ok) num[i] = std::stoull(t);
-    }
-    if (!ok)
-      throw input_error(
-          name_, size_line_,
-          "bad size line '" + line.substr(0, 60) + "' (expected 'rows columns entries')");
-    spec_.mtx = true;
-    spec_.mtx_rows = num[0];
-    spec_.mtx_cols = num[1];
-    mtx_entries_ = num[2];
-    pending_.erase(0, pos_);
-    pos_ = 0;
+    return len;
+  }
+
+  // The length up to and including the last complete line end in [p, p + len), 0 if none. A CR
+  // as the last byte counts only at the end of the input (it may be half of a CRLF).
+  static std::size_t last_line_end(const char* p, std::size_t len, bool at_end) {
+    const void* nl = memrchr(p, '\n', len);
+    const std::size_t after_nl =
+        nl ? static_cast<std::size_t>(static_cast<const char*>(nl) - p) + 1 : 0;
+    const void* cr = memrchr(p + after_nl, '\r', len - after_nl);
+    if (!cr) return after_nl;
+    const std::size_t i = static_cast<std::size_t>(static_cast<const char*>(cr) - p);
+    if (i + 1 < len || at_end) return i + 1;
+    // A trailing CR: cut before it, at the previous line end.
+    const std::size_t before = last_line_end(p, i, true);
+    return before;
   }
 
   std::function<void(Block&)> next_binary() {
@@ -299,8 +313,11 @@ class FileProducer : public Producer {
   std::string stream_error_;  // reported by the next call of next()
   Dialect dialect_ = Dialect::Plain;
   std::size_t record_ = 16;
-  TextSpec spec_;
-  std::uint64_t header_lines_ = 0, size_line_ = 0, mtx_entries_ = 0;
+  TextLayout layout_;          // what the header says; the body's spec
+  std::size_t peek_next_ = 0;  // where the line after the peeked one starts in pending_
+  std::uint64_t header_lines_ = 0;
+  std::size_t header_cap_ = kEdgeLineCap;  // the line cap (adjacency dialects: larger)
+  std::uint64_t vertex_lines_ = 0;         // METIS vertex lines handed out
 };
 
 }  // namespace
@@ -310,8 +327,7 @@ ConvertSummary convert(const std::string& input, const std::string& output,
                        const ConvertOptions& options) {
   const double t0 = conv::now_seconds();
   if (output.empty()) throw Error(ErrorKind::Usage, "convert: no output file given");
-  const conv::Dialect d = conv::parse_dialect(options.format);
-  conv::FileProducer producer(input, d, conv::job_bytes(options));
+  conv::FileProducer producer(input, options, conv::job_bytes(options));
   ConvertSummary s = conv::run_conversion(producer, output, options, t0);
   s.declared_vertices = producer.declared_vertices();
   return s;

@@ -47,48 +47,6 @@ const char* compression_name(Compression c) {
   }
 }
 
-const char* dialect_name(Dialect d) {
-  switch (d) {
-    case Dialect::Plain:
-      return "plain";
-    case Dialect::Tsv:
-      return "tsv";
-    case Dialect::Mtx:
-      return "mtx";
-    case Dialect::Bin32:
-      return "bin32";
-    case Dialect::Bin64:
-      return "bin64";
-    default:
-      return "auto";
-  }
-}
-
-Dialect parse_dialect(const std::string& name) {
-  if (name == "auto" || name.empty()) return Dialect::Auto;
-  if (name == "plain" || name == "snap") return Dialect::Plain;
-  if (name == "tsv") return Dialect::Tsv;
-  if (name == "mtx") return Dialect::Mtx;
-  if (name == "bin32") return Dialect::Bin32;
-  if (name == "bin64") return Dialect::Bin64;
-  throw Error(ErrorKind::Usage,
-              "--format: expected auto, plain, snap, tsv, mtx, bin32 or bin64, got '" + name + "'");
-}
-
-Dialect dialect_from_extension(const std::string& path) {
-  std::string p = path;
-  for (const char* z : {".gz", ".bz2", ".xz", ".zst", ".zstd"})
-    if (has_suffix(p, z)) {
-      p.resize(p.size() - std::strlen(z));
-      break;
-    }
-  if (has_suffix(p, ".mtx") || has_suffix(p, ".mm")) return Dialect::Mtx;
-  if (has_suffix(p, ".tsv")) return Dialect::Tsv;
-  if (has_suffix(p, ".bin32")) return Dialect::Bin32;
-  if (has_suffix(p, ".bin") || has_suffix(p, ".bin64")) return Dialect::Bin64;
-  return Dialect::Auto;
-}
-
 // ---- decompression filters ---------------------------------------------------------------------
 
 // A Boost.Iostreams multichar input filter over a streaming decoder. Codec:
@@ -292,7 +250,7 @@ struct ByteReader::Decoder {
   io::filtering_streambuf<io::input> chain;
 };
 
-ByteReader::ByteReader(const std::string& path) : path_(path) {
+ByteReader::ByteReader(const std::string& path) : path_(path == "-" ? "<stdin>" : path) {
   if (path == "-") {
     fd_ = 0;
   } else {
@@ -318,7 +276,7 @@ ByteReader::ByteReader(const std::string& path) : path_(path) {
     const ssize_t r = ::read(fd_, magic + got, sizeof magic - got);
     if (r < 0) {
       if (errno == EINTR) continue;
-      const std::string msg = path + ": cannot read: " + std::strerror(errno);
+      const std::string msg = path_ + ": cannot read: " + std::strerror(errno);
       if (own_fd_) ::close(fd_);
       throw Error(ErrorKind::Input, msg);
     }
@@ -359,7 +317,7 @@ ByteReader::ByteReader(const std::string& path) : path_(path) {
         decoder_->chain.push(decode_filter<ZstdCodec>("zstd"));
         break;
       default: {
-        const std::string msg = path + ": " + compression_name(compression_) +
+        const std::string msg = path_ + ": " + compression_name(compression_) +
                                 " input, but this build has no " + compression_name(compression_) +
                                 " support (rebuild with the library's development package)";
         if (own_fd_) ::close(fd_);

@@ -1,5 +1,4 @@
-// input.hpp — converter internals: byte sources (files, standard input, compressed streams) and
-// the dialect of an edge list.
+// input.hpp — converter internals: byte sources (files, standard input, compressed streams).
 #pragma once
 
 #include <atomic>
@@ -11,15 +10,8 @@
 namespace tristream::conv {
 
 enum class Compression { None, Gzip, Bzip2, Xz, Zstd };
-enum class Dialect { Auto, Plain, Tsv, Mtx, Bin32, Bin64 };
 
 const char* compression_name(Compression c);
-const char* dialect_name(Dialect d);
-// "auto|plain|snap|tsv|mtx|bin32|bin64" -> Dialect; throws Error(Usage) otherwise.
-Dialect parse_dialect(const std::string& name);
-// The dialect suggested by the file name (compression suffix stripped), Auto if none.
-Dialect dialect_from_extension(const std::string& path);
-
 // Thrown by ByteReader::read when a compressed stream is truncated or corrupt; the caller adds
 // the file and line.
 struct StreamError : std::runtime_error {

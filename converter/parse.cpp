@@ -1,5 +1,5 @@
-// parse.cpp — the hand-written edge-list parser (one pass over the bytes, no iostreams) and the
-// binary record converter.
+// parse.cpp — the hand-written text parser (one pass over the bytes, no iostreams) for every line
+// kind of the text dialects, and the binary record converter.
 #include "parse.hpp"
 
 #include <algorithm>
@@ -16,125 +16,370 @@ inline bool is_eol(char c) {
   return c == '\n' || c == '\r';
 }
 
-std::string token_at(const char* p, const char* end) {
-  const char* q = p;
-  while (q < end && !is_sep(*q) && !is_eol(*q) && q - p < 40) ++q;
-  return std::string(p, q);
+// The end of the token at p: the first separator, delimiter or line end.
+inline const char* token_end(const char* p, const char* end, char delim) {
+  while (p < end && !is_sep(*p) && !is_eol(*p) && *p != delim) ++p;
+  return p;
 }
 
-// Parses an unsigned decimal id at p (advanced past it). Returns nullptr on success, else a
-// message describing the offending token.
-inline bool parse_id(const char*& p, const char* end, std::uint64_t& out, std::string& msg) {
-  const char* start = p;
-  std::uint64_t v = 0;
-  int significant = 0;
-  bool overflow = false;
-  while (p < end) {
-    const unsigned d = static_cast<unsigned char>(*p) - static_cast<unsigned>('0');
-    if (d > 9) break;
-    if (significant < 19) {
-      v = v * 10 + d;
-    } else if (__builtin_mul_overflow(v, 10u, &v) || __builtin_add_overflow(v, d, &v)) {
-      overflow = true;
-    }
-    significant += (v != 0);
+inline bool is_digit(char c) {
+  return static_cast<unsigned char>(c - '0') <= 9;
+}
+
+bool equals_ci(const char* p, const char* e, const char* word) {
+  for (; p < e && *word; ++p, ++word)
+    if ((*p | 0x20) != *word) return false;
+  return p == e && !*word;
+}
+
+// A value column: a decimal integer or real, with sign and exponent, or inf / nan.
+bool is_number(const char* p, const char* e) {
+  if (p < e && (*p == '+' || *p == '-')) ++p;
+  if (equals_ci(p, e, "inf") || equals_ci(p, e, "infinity") || equals_ci(p, e, "nan")) return true;
+  bool digits = false;
+  while (p < e && is_digit(*p)) ++p, digits = true;
+  if (p < e && *p == '.') {
     ++p;
+    while (p < e && is_digit(*p)) ++p, digits = true;
   }
-  if (p > start && (p == end || is_sep(*p) || is_eol(*p))) {
-    if (overflow) {
-      msg = "vertex id '" + token_at(start, end) + "' exceeds 2^64-1";
-      return false;
+  if (!digits) return false;
+  if (p < e && (*p == 'e' || *p == 'E')) {
+    ++p;
+    if (p < e && (*p == '+' || *p == '-')) ++p;
+    if (p == e || !is_digit(*p)) return false;
+    while (p < e && is_digit(*p)) ++p;
+  }
+  return p == e;
+}
+
+enum class Field { Next, LineEnd, Error };
+
+// One pass over a block of text: the line loop, then one reader per line kind. Errors set the
+// block's error (first one only) and stop the pass.
+class TextParser {
+ public:
+  TextParser(const char* p, std::size_t len, const TextSpec& spec, Block& out)
+      : p_(p),
+        end_(p + len),
+        spec_(spec),
+        out_(out),
+        delim_(spec.delimiter ? spec.delimiter : '\n') {
+    out.bytes = len;
+    // An edge line takes at least 4 bytes ("1 2\n"); an adjacency entry at least 2.
+    out.edges.reserve((spec.kind == LineKind::Edge ? len / 4 : len / 2) + 2);
+    dst_ = out.edges.data();
+  }
+
+  void run() {
+    while (p_ < end_) {
+      // 1. One line: blank, comment, or the dialect's line.
+      const char* const line_start = p_;
+      while (p_ < end_ && is_sep(*p_)) ++p_;
+      const bool blank = p_ == end_ || is_eol(*p_);
+      if (blank) {
+        if (spec_.kind == LineKind::Metis && !metis_line(true)) return;
+      } else if (std::strchr(spec_.comments, *p_) && *p_ != '\0') {
+        while (p_ < end_ && !is_eol(*p_)) ++p_;
+      } else if (!line()) {
+        return;
+      }
+      // 2. The line cap, then the line end (LF, CRLF or a lone CR).
+      if (static_cast<std::size_t>(p_ - line_start) > spec_.max_line) {
+        fail("line longer than " + std::to_string(spec_.max_line) + " bytes");
+        return;
+      }
+      if (p_ < end_) {
+        p_ += (*p_ == '\r' && p_ + 1 < end_ && p_[1] == '\n') ? 2 : 1;
+        ++line_;
+      }
     }
-    out = v;
+    out_.edges.resize(static_cast<std::size_t>(dst_ - out_.edges.data()));
+    out_.records = records_;
+    out_.loops = loops_;
+    out_.lines = line_;
+    out_.max_id = max_id_;
+  }
+
+ private:
+  bool line() {
+    switch (spec_.kind) {
+      case LineKind::Metis:
+        return metis_line(false);
+      case LineKind::Adjlist:
+        return adjlist_line();
+      default:
+        return edge_line();
+    }
+  }
+
+  bool fail(std::string what) {
+    out_.error = true;
+    out_.error_line = line_ + 1;
+    out_.error_msg = std::move(what);
+    return false;
+  }
+
+  std::string token() const {
+    return printable_token(p_, static_cast<std::size_t>(field_end(p_) - p_));
+  }
+
+  // Parses an unsigned decimal id at p_ (advanced past it); in CSV, "12" too.
+  bool id(std::uint64_t& out) {
+    if (spec_.delimiter && p_ < end_ && *p_ == '"') return quoted_id(out);
+    const char* const start = p_;
+    std::uint64_t v = 0;
+    int significant = 0;
+    bool overflow = false;
+    while (p_ < end_ && is_digit(*p_)) {
+      const unsigned d = static_cast<unsigned>(*p_ - '0');
+      if (significant < 19) {
+        v = v * 10 + d;
+      } else if (__builtin_mul_overflow(v, 10u, &v) || __builtin_add_overflow(v, d, &v)) {
+        overflow = true;
+      }
+      significant += (v != 0);
+      ++p_;
+    }
+    if (p_ > start && (p_ == end_ || is_sep(*p_) || is_eol(*p_) || *p_ == delim_)) {
+      out = v;
+      if (!overflow) return true;
+      p_ = start;
+      return fail("vertex id '" + token() + "' exceeds 2^64-1");
+    }
+    const bool digits = p_ > start;
+    const char c = p_ < end_ ? *p_ : '\0';
+    p_ = start;
+    if (digits && (c == '.' || c == 'e' || c == 'E'))
+      return fail("non-integer vertex id '" + token() + "'");
+    if (!digits && c == '-' && p_ + 1 < end_ && is_digit(p_[1]))
+      return fail("negative vertex id '" + token() + "'");
+    return fail("unparsable token '" + token() + "' (expected a vertex id)");
+  }
+
+  bool quoted_id(std::uint64_t& out) {
+    const char* const start = p_;
+    const char* q = p_ + 1;
+    std::uint64_t v = 0;
+    bool overflow = false;
+    for (; q < end_ && is_digit(*q); ++q)
+      overflow |= __builtin_mul_overflow(v, 10u, &v) ||
+                  __builtin_add_overflow(v, static_cast<unsigned>(*q - '0'), &v);
+    const bool closed = q > p_ + 1 && q < end_ && *q == '"';
+    p_ = closed ? q + 1 : field_end(start);
+    if (closed && !overflow && (p_ == end_ || is_sep(*p_) || is_eol(*p_) || *p_ == delim_)) {
+      out = v;
+      return true;
+    }
+    if (closed) p_ = token_end(p_, end_, delim_);  // "12"x: the whole token
+    const std::string t = printable_token(start, static_cast<std::size_t>(p_ - start));
+    p_ = start;
+    if (closed && overflow) return fail("vertex id '" + t + "' exceeds 2^64-1");
+    return fail("unparsable token '" + t + "' (expected a vertex id)");
+  }
+
+  // The end of the field at p: a token, or in CSV a "quoted field" ("" is a quote inside).
+  const char* field_end(const char* p) const {
+    if (!spec_.delimiter || p == end_ || *p != '"') return token_end(p, end_, delim_);
+    for (++p; p < end_ && !is_eol(*p); ++p) {
+      if (*p != '"') continue;
+      if (p + 1 < end_ && p[1] == '"') {
+        ++p;
+        continue;
+      }
+      return p + 1;
+    }
+    return p;  // unterminated: up to the line end
+  }
+
+  // Moves p_ from the end of a field to the start of the next one on the line.
+  Field next_field() {
+    while (p_ < end_ && is_sep(*p_)) ++p_;
+    if (p_ == end_ || is_eol(*p_)) return Field::LineEnd;
+    if (spec_.delimiter) {
+      if (*p_ != delim_) {
+        fail(std::string("expected the delimiter '") + printable_token(&delim_, 1) +
+             "' between columns, got '" + token() + "'");
+        return Field::Error;
+      }
+      ++p_;
+      while (p_ < end_ && is_sep(*p_)) ++p_;
+      if (p_ == end_ || is_eol(*p_) || *p_ == delim_) {
+        fail(std::string("empty column after the delimiter '") + printable_token(&delim_, 1) + "'");
+        return Field::Error;
+      }
+    }
+    return Field::Next;
+  }
+
+  bool record(std::uint64_t a, std::uint64_t b) {
+    if (++records_ > spec_.entry_limit) return fail("more entries than the header declares");
+    if (a == b) {
+      ++loops_;
+      return true;
+    }
+    if (a > b) std::swap(a, b);
+    *dst_++ = Edge64{a, b};
+    if (b > max_id_) max_id_ = b;
     return true;
   }
-  if (p > start && (*p == '.' || *p == 'e' || *p == 'E')) {
-    msg = "non-integer vertex id '" + token_at(start, end) + "'";
-  } else if (p == start && *p == '-' && p + 1 < end &&
-             static_cast<unsigned char>(p[1] - '0') <= 9) {
-    msg = "negative vertex id '" + token_at(start, end) + "'";
-  } else {
-    msg = "unparsable token '" + token_at(start, end) + "' (expected a vertex id)";
+
+  bool in_range(std::uint64_t v, std::uint64_t hi, const char* what) {
+    if (v >= 1 && v <= hi) return true;
+    return fail(std::string(what) + " " + std::to_string(v) + " outside 1.." + std::to_string(hi));
   }
-  return false;
-}
+
+  // [prefix] u v [values]
+  bool edge_line() {
+    std::size_t columns = 2;
+    if (spec_.prefix) {
+      if (*p_ != spec_.prefix || (p_ + 1 < end_ && !is_sep(p_[1]) && !is_eol(p_[1])))
+        return fail("unexpected line '" + token() + "' (expected '" + spec_.shape + "')");
+      ++p_;
+      ++columns;
+      if (next_field() != Field::Next)
+        return fail("only one column; expected '" + spec_.shape + "'");
+    }
+    std::uint64_t a, b;
+    if (!id(a)) return false;
+    const Field f = next_field();
+    if (f == Field::Error) return false;
+    if (f == Field::LineEnd)
+      return fail("only one column ('" + std::to_string(a) + "'); an edge needs two vertex ids");
+    if (!id(b)) return false;
+    std::size_t values = 0;
+    for (Field g; (g = next_field()) != Field::LineEnd; ++values) {
+      if (g == Field::Error) return false;
+      if (spec_.attribute_dict && *p_ == '{') {
+        // networkx write_edgelist: "u v {'weight': 3, 'label': 'x y'}"
+        while (p_ < end_ && !is_eol(*p_)) ++p_;
+        ++values;
+        break;
+      }
+      const char* e = field_end(p_);
+      if (spec_.numeric_values && !is_number(p_, e))
+        return fail("column " + std::to_string(columns + values + 1) + " '" + token() +
+                    "' is not a number (" + spec_.shape + ")");
+      p_ = e;
+    }
+    if (values < spec_.min_values || values > spec_.max_values)
+      return fail(std::to_string(columns + values) + " columns, but " + spec_.shape);
+    if (spec_.ranged) {
+      if (!in_range(a, spec_.rows, spec_.mtx ? "row index" : "vertex id")) return false;
+      if (!in_range(b, spec_.cols, spec_.mtx ? "column index" : "vertex id")) return false;
+    }
+    return record(a, b);
+  }
+
+  // u v1 v2 ...
+  bool adjlist_line() {
+    std::uint64_t u, v;
+    if (!id(u)) return false;
+    for (Field f; (f = next_field()) != Field::LineEnd;)
+      if (f == Field::Error || !id(v) || !record(u, v)) return false;
+    return true;
+  }
+
+  // [vertex values] neighbour [edge weight] ... (the vertex is the line's rank in the file)
+  bool metis_line(bool blank) {
+    const std::uint64_t v = spec_.first_vertex + vertex_lines_++;
+    const std::uint64_t n = spec_.rows;
+    if (v > n) {
+      if (blank) return true;  // trailing blank lines
+      return fail("more vertex lines than the " + std::to_string(n) +
+                  " vertices the header declares");
+    }
+    auto vs = [v] { return std::to_string(v); };  // for messages only
+    bool first = true;
+    auto field = [&] {
+      if (!first) return next_field();
+      first = false;
+      return blank ? Field::LineEnd : Field::Next;
+    };
+    for (unsigned k = 0; k < spec_.vertex_values; ++k) {
+      if (field() != Field::Next || !is_number(p_, token_end(p_, end_, delim_)))
+        return fail("vertex " + vs() + ": expected " + std::to_string(spec_.vertex_values) +
+                    " vertex size/weight numbers before the neighbours (the header's fmt)");
+      p_ = token_end(p_, end_, delim_);
+    }
+    for (;;) {
+      std::uint64_t u;
+      if (field() != Field::Next) return true;
+      if (!id(u) || !in_range(u, n, "neighbour")) return false;
+      if (spec_.edge_weights) {
+        if (next_field() != Field::Next || !is_number(p_, token_end(p_, end_, delim_)))
+          return fail("vertex " + vs() + ": neighbour " + std::to_string(u) +
+                      " has no edge weight (the header's fmt says each neighbour has one)");
+        p_ = token_end(p_, end_, delim_);
+      }
+      if (!record(v, u)) return false;
+    }
+  }
+
+  const char* p_;
+  const char* const end_;
+  const TextSpec& spec_;
+  Block& out_;
+  const char delim_;  // the delimiter; '\n' (a line end anyway) when columns are blank-separated
+  Edge64* dst_;
+  std::uint64_t line_ = 0, records_ = 0, loops_ = 0, max_id_ = 0, vertex_lines_ = 0;
+};
 
 }  // namespace
 
-void parse_text(const char* p, std::size_t len, const TextSpec& spec, Block& out) {
-  const char* const end = p + len;
-  out.bytes = len;
-  out.edges.reserve(len / 4 + 2);
-  Edge64* dst = out.edges.data();
-  std::uint64_t line = 0, records = 0, loops = 0, max_id = 0;
-  std::string msg;
-  auto fail = [&](std::string what) {
-    out.error = true;
-    out.error_line = line + 1;
-    out.error_msg = std::move(what);
-  };
-  while (p < end) {
-    while (p < end && is_sep(*p)) ++p;
-    if (p == end) break;
-    const char c = *p;
-    if (c == '\n') {
-      ++line;
-      ++p;
-      continue;
-    }
-    if (c == '\r') {
-      ++p;
-      continue;
-    }
-    if (c == '#' || c == '%') {
-      const void* nl = std::memchr(p, '\n', static_cast<std::size_t>(end - p));
-      if (!nl) break;
-      p = static_cast<const char*>(nl) + 1;
-      ++line;
-      continue;
-    }
-    std::uint64_t a, b;
-    if (!parse_id(p, end, a, msg)) return fail(msg);
-    while (p < end && is_sep(*p)) ++p;
-    if (p == end || is_eol(*p))
-      return fail("only one column ('" + std::to_string(a) + "'); an edge needs two vertex ids");
-    if (!parse_id(p, end, b, msg)) return fail(msg);
-    ++records;
-    if (spec.mtx) {
-      if (records > spec.entry_limit) return fail("more entries than the size line declares");
-      if (a < 1 || a > spec.mtx_rows)
-        return fail("row index " + std::to_string(a) + " outside 1.." +
-                    std::to_string(spec.mtx_rows));
-      if (b < 1 || b > spec.mtx_cols)
-        return fail("column index " + std::to_string(b) + " outside 1.." +
-                    std::to_string(spec.mtx_cols));
-    }
-    if (a == b) {
-      ++loops;
-    } else {
-      if (a > b) std::swap(a, b);
-      *dst++ = Edge64{a, b};
-      if (b > max_id) max_id = b;
-    }
-    // The rest of the line (weights, values, extra columns) is ignored.
-    if (p < end && *p != '\n') {
-      const void* nl = std::memchr(p, '\n', static_cast<std::size_t>(end - p));
-      if (!nl) {
-        p = end;
+std::string printable_token(const char* p, std::size_t len) {
+  std::string out;
+  for (std::size_t i = 0; i < std::min<std::size_t>(len, 40); ++i) {
+    const unsigned char c = static_cast<unsigned char>(p[i]);
+    static const char hex[] = "0123456789abcdef";
+    switch (c) {
+      case '\t':
+        out += "\\t";
         break;
-      }
-      p = static_cast<const char*>(nl);
-    }
-    if (p < end) {
-      ++line;
-      ++p;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      case '\f':
+        out += "\\f";
+        break;
+      case '\v':
+        out += "\\v";
+        break;
+      default:
+        if (c < 0x20 || c == 0x7f) {
+          out += "\\x";
+          out += hex[c >> 4];
+          out += hex[c & 15];
+        } else {
+          out += static_cast<char>(c);
+        }
     }
   }
-  out.edges.resize(static_cast<std::size_t>(dst - out.edges.data()));
-  out.records = records;
-  out.loops = loops;
-  out.lines = line;
-  out.max_id = max_id;
+  return out;
+}
+
+void parse_text(const char* p, std::size_t len, const TextSpec& spec, Block& out) {
+  TextParser(p, len, spec, out).run();
+}
+
+std::uint64_t count_vertex_lines(const char* p, std::size_t len, const TextSpec& spec) {
+  const char* const end = p + len;
+  std::uint64_t n = 0;
+  while (p < end) {
+    const char* const line_start = p;
+    while (p < end && is_sep(*p)) ++p;
+    if (p == end) {
+      n += p > line_start;
+      break;
+    }
+    const bool comment = !is_eol(*p) && *p != '\0' && std::strchr(spec.comments, *p);
+    while (p < end && !is_eol(*p)) ++p;
+    n += !comment;
+    if (p < end) p += (*p == '\r' && p + 1 < end && p[1] == '\n') ? 2 : 1;
+  }
+  return n;
 }
 
 void parse_binary(const char* p, std::size_t len, bool wide, Block& out) {

@@ -10,12 +10,35 @@
 
 namespace tristream::conv {
 
+// How the lines of a text block are read.
+enum class LineKind : std::uint8_t {
+  Edge,     // one edge per line: [prefix] u v [values]
+  Metis,    // one line per vertex: [vertex values] neighbour [edge weight] ...
+  Adjlist,  // u v1 v2 ...: edges u-v1, u-v2, ...
+};
+
 // What a text block parser checks besides the ids themselves.
 struct TextSpec {
-  bool mtx = false;  // Matrix Market body: indices checked against rows / cols
-  std::uint64_t mtx_rows = 0;
-  std::uint64_t mtx_cols = 0;
-  std::uint64_t entry_limit = UINT64_MAX;  // more entries than this in the block is an error
+  LineKind kind = LineKind::Edge;
+  char delimiter = 0;           // field delimiter; 0: runs of spaces and tabs
+  const char* comments = "#%";  // a line whose first non-blank byte is one of these
+  char prefix = 0;              // DIMACS: every edge line starts with this letter
+  std::uint8_t min_values = 0;  // value columns after the two ids (weights, timestamps)
+  std::uint8_t max_values = 2;
+  bool numeric_values = false;  // value columns must be numbers (else any token)
+  bool attribute_dict = false;  // a value column starting with '{' runs to the line end
+  std::string shape;            // "a plain edge list line has ..." (for column errors)
+  std::size_t max_line = std::size_t{1} << 20;  // bytes per line, line end excluded
+  bool mtx = false;                             // range errors name Matrix Market rows and columns
+  bool ranged = false;                          // ids checked against 1..rows (u) and 1..cols (v)
+  std::uint64_t rows = 0;
+  std::uint64_t cols = 0;
+  std::uint64_t entry_limit = UINT64_MAX;  // more records than this in the block is an error
+  // METIS: the vertex of the block's first non-comment line (1-based), the numbers before the
+  // neighbours (vertex size and weights) and whether an edge weight follows each neighbour.
+  std::uint64_t first_vertex = 1;
+  std::uint8_t vertex_values = 0;
+  bool edge_weights = false;
 };
 
 // One parsed block: its edges as canonical records (a < b; self-loops counted, not stored).
@@ -37,8 +60,14 @@ struct Block {
   std::shared_ptr<void> text;  // the raw input, kept until the driver has checked the block
 };
 
-// Parses text [p, p + len) (whole lines; the last one may lack its newline).
+// Parses text [p, p + len): whole lines, each ended by LF, CRLF or a lone CR (the last one may
+// lack its line end).
 void parse_text(const char* p, std::size_t len, const TextSpec& spec, Block& out);
+// METIS: the vertex lines (every line but comments, blank ones included) of [p, p + len), cut as
+// parse_text cuts it.
+std::uint64_t count_vertex_lines(const char* p, std::size_t len, const TextSpec& spec);
+// The token for an error message: at most 40 bytes, control bytes escaped (\f, \x01).
+std::string printable_token(const char* p, std::size_t len);
 // Converts little-endian uint32 (wide = false) or uint64 pairs; len is a multiple of the pair size.
 void parse_binary(const char* p, std::size_t len, bool wide, Block& out);
 // Sorts the block's edges, removes repeats and fills ids (for the out-of-core path).

@@ -14,8 +14,15 @@
 namespace tristream {
 
 struct ConvertOptions {
-  // auto (from extension and content) | plain | snap | tsv | mtx | bin32 | bin64
+  // auto (from extension and content) | plain | snap | tsv | csv | mtx | metis | dimacs |
+  // adjlist | bin32 | bin64 (docs/convert.md)
   std::string format = "auto";
+  // CSV field delimiter: one punctuation character, "tab" or "space" (these two mean plain);
+  // empty = ','. Given with format auto, it selects csv.
+  std::string delimiter;
+  // The first non-comment line of a plain, TSV, CSV or adjlist input names the columns and is
+  // skipped (without it, such a line is skipped when its first column is not a number).
+  bool header = false;
   std::uint64_t memory_limit = 0;  // bytes; 0 = a share of available RAM
   std::string tmp_dir;             // for spill files; empty = beside the output
   unsigned threads = 0;            // 0 = hardware concurrency

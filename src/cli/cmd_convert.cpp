@@ -120,9 +120,9 @@ void print_convert_summary(const ConvertSummary& s, const std::string& output, b
 }
 
 int cmd_convert(int argc, char** argv) {
-  std::string input, output, tmp_dir, format = "auto";
+  std::string input, output, tmp_dir, format = "auto", delimiter;
   std::uint64_t memory_limit = 0, threads = 0, chunk_size = 0, zstd_level = 3;
-  bool quiet = false, json = false;
+  bool quiet = false, json = false, header = false;
   ArgParser p("tristream convert",
               "Converts an edge list into a .tcsr file: ids compacted, self-loops dropped,\n"
               "duplicate and reverse-duplicate edges merged, vertices ranked by degree, edges\n"
@@ -133,8 +133,13 @@ int cmd_convert(int argc, char** argv) {
               "terminal) and the summary to stderr",
               &output)
       .option("format", "", "FMT",
-              "auto, plain, snap, tsv, mtx, bin32 or bin64 [auto: from extension and content]",
+              "auto, plain, snap, tsv, csv, mtx, metis, dimacs, adjlist, bin32 or bin64 [auto: "
+              "from extension and content]",
               &format)
+      .option("delimiter", "", "C", "CSV column delimiter, e.g. ';' or tab (implies csv) [,]",
+              &delimiter)
+      .flag("header", "", "the first line names the columns: skip it [skipped if not numeric]",
+            &header)
       .size_option("memory-limit",
                    "memory for edges; larger inputs go out of core [70% of "
                    "available RAM]",
@@ -148,11 +153,11 @@ int cmd_convert(int argc, char** argv) {
       .flag("quiet", "-q", "no progress bar", &quiet)
       .flag("json", "-j", "print the summary as one JSON object", &json)
       .epilog(
-          "Inputs: plain or SNAP edge lists (whitespace separated, '#' and '%' comments, extra\n"
-          "columns ignored), GraphChallenge TSV, Matrix Market coordinate files, binary uint32 or\n"
-          "uint64 pairs (bin32, bin64; .bin means bin64), each optionally compressed as .gz, "
-          ".bz2,\n"
-          ".xz or .zst (detected from the content). See docs/convert.md.\n"
+          "Inputs: plain or SNAP edge lists (whitespace separated, '#' and '%' comments, up to\n"
+          "two further columns such as a weight), CSV, GraphChallenge TSV, Matrix Market\n"
+          "coordinate files, METIS .graph, DIMACS .gr, networkx adjacency lists, binary uint32\n"
+          "or uint64 pairs (bin32, bin64; .bin means bin64), each optionally compressed as .gz,\n"
+          ".bz2, .xz or .zst (detected from the content). See docs/convert.md.\n"
           "Examples:\n"
           "  tristream convert edges.txt -o graph.tcsr\n"
           "  tristream convert web.mtx.gz -o web.tcsr --memory-limit 8G --tmp-dir /scratch\n"
@@ -167,6 +172,8 @@ int cmd_convert(int argc, char** argv) {
   if (!tmp_dir.empty()) check_directory("--tmp-dir", tmp_dir);
   ConvertOptions o;
   o.format = format;
+  o.delimiter = delimiter;
+  o.header = header;
   o.memory_limit = memory_limit;
   o.tmp_dir = tmp_dir;
   o.threads = static_cast<unsigned>(threads);

@@ -121,9 +121,9 @@ class ProgressLine {
 
 int cmd_count(int argc, char** argv) {
   std::string input, backend = "auto", kernel = "auto", format = "auto", per_vertex_path, tmp_dir;
-  std::string scheme = "auto", trace_path;
+  std::string scheme = "auto", trace_path, delimiter;
   std::uint64_t threads = 0, device = 0, gpu_memory = 0, host_memory = 0, parts = 0;
-  bool json = false, clustering = false, quiet = false, count_isolated = false;
+  bool json = false, clustering = false, quiet = false, count_isolated = false, header = false;
   ArgParser p("tristream count",
               "Counts the triangles of INPUT exactly. INPUT is a .tcsr file or any edge list that\n"
               "`tristream convert` reads; an edge list is converted into a temporary .tcsr file\n"
@@ -150,6 +150,8 @@ int cmd_count(int argc, char** argv) {
             &count_isolated)
       .option("format", "", "FMT", "edge-list dialect of INPUT (see `tristream convert --help`)",
               &format)
+      .option("delimiter", "", "C", "CSV column delimiter of INPUT (implies csv) [,]", &delimiter)
+      .flag("header", "", "the first line of INPUT names the columns: skip it", &header)
       .option("tmp-dir", "", "DIR", "where a temporary .tcsr file goes [$TMPDIR or /tmp]", &tmp_dir)
       .size_option("gpu-memory",
                    "device budget for the two staging slots, e.g. 4G or 1.5G; a graph larger than "
@@ -201,6 +203,8 @@ int cmd_count(int argc, char** argv) {
   const auto t0 = Clock::now();
   ConvertOptions conv;
   conv.format = format;
+  conv.delimiter = delimiter;
+  conv.header = header;
   conv.quiet = true;
   conv.threads = static_cast<unsigned>(threads);
   ResolvedInput resolved(input, conv, tmp_dir);
