@@ -28,6 +28,7 @@
 #include <unordered_map>
 #include <vector>
 
+#include "check.hpp"
 #include "launch.hpp"
 #include "memory.hpp"
 #include "tristream/device_cache.hpp"
@@ -63,21 +64,6 @@ double now_s() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-bool is_oom(cudaError_t e) {
-  return e == cudaErrorMemoryAllocation;
-}
-
-void check(cudaError_t e, const char* what, std::uint64_t bytes = 0) {
-  if (e == cudaSuccess) return;
-  if (is_oom(e)) {
-    (void)cudaGetLastError();  // clear the sticky-free allocation error
-    throw DeviceOutOfMemory(
-        std::string(what) + ": out of memory (" + std::to_string(bytes) + " bytes requested)",
-        bytes);
-  }
-  throw Error(ErrorKind::Device, std::string(what) + ": " + cudaGetErrorString(e));
-}
-
 constexpr std::uint64_t kPage = 4096;
 
 // Pinned host memory for `what`, or Error(Internal) naming the size (not a device OOM: the
@@ -106,23 +92,18 @@ unsigned char* pin(std::uint64_t bytes, const char* what) {
     for (auto& t : touch) t.join();
   }
   const cudaError_t e = cudaHostRegister(p, size, cudaHostRegisterPortable);
-  if (e != cudaSuccess) {
-    (void)cudaGetLastError();
+  if (!cuda::cuda_ok(e)) {
     std::free(p);
-    throw Error(ErrorKind::Internal, "cudaHostRegister: cannot pin " + std::to_string(bytes) +
-                                         " bytes of host memory for " + what + ": " +
-                                         cudaGetErrorString(e));
+    throw Error(ErrorKind::Internal,
+                "cannot pin " + std::to_string(bytes) + " bytes of host memory for " + what + ": " +
+                    cuda::cuda_failure(e, "cudaHostRegister", __FILE__, __LINE__));
   }
   return p;
 }
 
-void nothrow(cudaError_t e, const char* what) {
-  if (e != cudaSuccess) std::fprintf(stderr, "tristream: %s: %s\n", what, cudaGetErrorString(e));
-}
-
 void unpin(unsigned char* p) {
   if (!p) return;
-  nothrow(cudaHostUnregister(p), "cudaHostUnregister");
+  TS_CUDA_CHECK_NOTHROW(cudaHostUnregister(p));
   std::free(p);
 }
 
@@ -133,25 +114,25 @@ class CudaStreamingBackend final : public StreamingBackend {
  public:
   explicit CudaStreamingBackend(const CounterOptions& o) : opts_(o) {
     int count = 0;
-    if (cudaGetDeviceCount(&count) != cudaSuccess || count == 0)
+    if (!cuda::cuda_ok(cudaGetDeviceCount(&count)) || count == 0)
       throw Error(ErrorKind::Device,
                   "no usable CUDA device (streaming backend); use --backend cpu");
     if (o.device < 0 || o.device >= count)
       throw Error(ErrorKind::Usage, "--device " + std::to_string(o.device) + ": only " +
                                         std::to_string(count) + " CUDA device(s)");
-    check(cudaSetDevice(o.device), "cudaSetDevice");
+    TS_CUDA_CHECK(cudaSetDevice(o.device));
     cudaDeviceProp prop;
-    check(cudaGetDeviceProperties(&prop, o.device), "cudaGetDeviceProperties");
+    TS_CUDA_CHECK(cudaGetDeviceProperties(&prop, o.device));
     device_name_ = prop.name;
-    check(cudaStreamCreateWithFlags(&copy_, cudaStreamNonBlocking), "cudaStreamCreate");
-    check(cudaStreamCreateWithFlags(&compute_, cudaStreamNonBlocking), "cudaStreamCreate");
-    check(cudaEventCreate(&ref_), "cudaEventCreate");
+    TS_CUDA_CHECK(cudaStreamCreateWithFlags(&copy_, cudaStreamNonBlocking));
+    TS_CUDA_CHECK(cudaStreamCreateWithFlags(&compute_, cudaStreamNonBlocking));
+    TS_CUDA_CHECK(cudaEventCreate(&ref_));
   }
   ~CudaStreamingBackend() override {
     release();
-    nothrow(cudaEventDestroy(ref_), "cudaEventDestroy");
-    nothrow(cudaStreamDestroy(copy_), "cudaStreamDestroy");
-    nothrow(cudaStreamDestroy(compute_), "cudaStreamDestroy");
+    TS_CUDA_CHECK_NOTHROW(cudaEventDestroy(ref_));
+    TS_CUDA_CHECK_NOTHROW(cudaStreamDestroy(copy_));
+    TS_CUDA_CHECK_NOTHROW(cudaStreamDestroy(compute_));
   }
 
   std::string name() const override { return "cuda"; }
@@ -162,23 +143,17 @@ class CudaStreamingBackend final : public StreamingBackend {
   bool device_is_host() const override { return false; }
   std::uint64_t free_device_bytes() override {
     std::size_t free = 0, total = 0;
-    check(cudaSetDevice(opts_.device), "cudaSetDevice");
-    check(cudaMemGetInfo(&free, &total), "cudaMemGetInfo");
+    TS_CUDA_CHECK(cudaSetDevice(opts_.device));
+    TS_CUDA_CHECK(cudaMemGetInfo(&free, &total));
     return free;
   }
   void set_clock_origin(double t) override { origin_ = t; }
 
   bool register_host(void* p, std::uint64_t bytes) override {
-    if (cudaSetDevice(opts_.device) != cudaSuccess ||
-        cudaHostRegister(p, bytes, cudaHostRegisterPortable) != cudaSuccess) {
-      (void)cudaGetLastError();
-      return false;
-    }
-    return true;
+    return cuda::cuda_ok(cudaSetDevice(opts_.device)) &&
+           cuda::cuda_ok(cudaHostRegister(p, bytes, cudaHostRegisterPortable));
   }
-  void unregister_host(void* p) noexcept override {
-    nothrow(cudaHostUnregister(p), "cudaHostUnregister");
-  }
+  void unregister_host(void* p) noexcept override { TS_CUDA_CHECK_NOTHROW(cudaHostUnregister(p)); }
 
   bool use_device_cache(std::uint64_t capacity) override {
     cache_capacity_ = capacity;
@@ -201,9 +176,8 @@ class CudaStreamingBackend final : public StreamingBackend {
   void wait_staging(int b) override {
     Staging& st = staging_.at(b);
     if (!st.pending) return;
-    const cudaError_t e = cudaEventSynchronize(st.end);
     st.pending = false;
-    check(e, "a staging copy");
+    TS_CUDA_CHECK(cudaEventSynchronize(st.end));
     harvest(st);
   }
 
@@ -214,10 +188,9 @@ class CudaStreamingBackend final : public StreamingBackend {
       throw Error(ErrorKind::Internal, "a staging piece lies outside its slot");
     if (st.pending) wait_staging(b);  // the host broke the contract; keep the timing right
     if (!sl.upload_open) open_upload(sl);
-    check(cudaEventRecord(st.start, copy_), "cudaEventRecord");
-    check(cudaMemcpyAsync(sl.dev + at, st.host, bytes, cudaMemcpyHostToDevice, copy_),
-          "cudaMemcpyAsync (piece)");
-    check(cudaEventRecord(st.end, copy_), "cudaEventRecord");
+    TS_CUDA_CHECK(cudaEventRecord(st.start, copy_));
+    TS_CUDA_CHECK(cudaMemcpyAsync(sl.dev + at, st.host, bytes, cudaMemcpyHostToDevice, copy_));
+    TS_CUDA_CHECK(cudaEventRecord(st.end, copy_));
     st.pending = true;
     st.slot = s;
     st.bytes = bytes;
@@ -229,7 +202,7 @@ class CudaStreamingBackend final : public StreamingBackend {
   void allocate_slots(int slots, std::uint64_t slot_bytes, std::uint64_t pv_rows, bool host_slots,
                       int buffers, std::uint64_t piece_bytes) {
     release();
-    check(cudaSetDevice(opts_.device), "cudaSetDevice");
+    TS_CUDA_CHECK(cudaSetDevice(opts_.device));
     NvtxRange r("allocate slots");
     try {
       slot_bytes_ = slot_bytes;
@@ -237,8 +210,8 @@ class CudaStreamingBackend final : public StreamingBackend {
       for (int b = 0; b < buffers; ++b) {
         staging_.emplace_back();
         Staging& st = staging_.back();
-        check(cudaEventCreate(&st.start), "cudaEventCreate");
-        check(cudaEventCreate(&st.end), "cudaEventCreate");
+        TS_CUDA_CHECK(cudaEventCreate(&st.start));
+        TS_CUDA_CHECK(cudaEventCreate(&st.end));
         st.events = true;
         st.host = pin(piece_bytes, "a staging buffer");
       }
@@ -250,10 +223,10 @@ class CudaStreamingBackend final : public StreamingBackend {
         throw Error(ErrorKind::Internal, std::to_string(slots) + " slots requested");
       slot_.resize(static_cast<std::size_t>(slots));
       for (Slot& sl : slot_) {
-        check(cudaEventCreate(&sl.up_start), "cudaEventCreate");
-        check(cudaEventCreate(&sl.up_end), "cudaEventCreate");
-        check(cudaEventCreate(&sl.k_start), "cudaEventCreate");
-        check(cudaEventCreate(&sl.k_end), "cudaEventCreate");
+        TS_CUDA_CHECK(cudaEventCreate(&sl.up_start));
+        TS_CUDA_CHECK(cudaEventCreate(&sl.up_end));
+        TS_CUDA_CHECK(cudaEventCreate(&sl.k_start));
+        TS_CUDA_CHECK(cudaEventCreate(&sl.k_end));
         sl.events = true;
       }
       if (cache_on_) {
@@ -261,34 +234,33 @@ class CudaStreamingBackend final : public StreamingBackend {
         props.allocType = cudaMemAllocationTypePinned;
         props.location.type = cudaMemLocationTypeDevice;
         props.location.id = opts_.device;
-        check(cudaMemPoolCreate(&cache_pool_, &props), "cudaMemPoolCreate (block cache)");
+        TS_CUDA_CHECK(cudaMemPoolCreate(&cache_pool_, &props));
         cache_pool_made_ = true;
         std::uint64_t keep = ~std::uint64_t{0};  // evicted blocks' memory stays for the next
-        check(cudaMemPoolSetAttribute(cache_pool_, cudaMemPoolAttrReleaseThreshold, &keep),
-              "cudaMemPoolSetAttribute");
+        TS_CUDA_CHECK(cudaMemPoolSetAttribute(cache_pool_, cudaMemPoolAttrReleaseThreshold, &keep));
         // The pool's memory mapped now, once: growing it under the first uploads held them up
         // (Kronecker 25 at a quarter: the first unit's 20 MB took 14 ms). A capacity the device
         // cannot give fails here, before any unit, and the pipeline re-plans.
         void* warm = nullptr;
-        check(cudaMallocFromPoolAsync(&warm, cache_capacity_, cache_pool_, copy_),
-              "cudaMallocFromPoolAsync (block cache)", cache_capacity_);
-        check(cudaFreeAsync(warm, copy_), "cudaFreeAsync (block cache)");
-        check(cudaStreamSynchronize(copy_), "cudaStreamSynchronize");
+        TS_CUDA_CHECK_ALLOC(cudaMallocFromPoolAsync(&warm, cache_capacity_, cache_pool_, copy_),
+                            cache_capacity_);
+        TS_CUDA_CHECK(cudaFreeAsync(warm, copy_));
+        TS_CUDA_CHECK(cudaStreamSynchronize(copy_));
         cache_ = DeviceBlockCache(cache_capacity_);
       }
       for (int s = 0; s < slots; ++s) {
         Slot& sl = slot_[s];
         const std::uint64_t b = slot_bytes ? slot_bytes : 256;
         if (host_slots && s < 2) sl.host = pin(b, "a staging slot");
-        if (!cache_on_)
-          check(cudaMalloc(reinterpret_cast<void**>(&sl.dev), b), "cudaMalloc (slot)", b);
-        check(cudaMalloc(reinterpret_cast<void**>(&sl.d_total), sizeof(unsigned long long)),
-              "cudaMalloc", 8);
-        check(cudaMallocHost(reinterpret_cast<void**>(&sl.h_total), sizeof(unsigned long long)),
-              "cudaMallocHost");
+        if (!cache_on_) TS_CUDA_CHECK_ALLOC(cudaMalloc(reinterpret_cast<void**>(&sl.dev), b), b);
+        TS_CUDA_CHECK_ALLOC(
+            cudaMalloc(reinterpret_cast<void**>(&sl.d_total), sizeof(unsigned long long)), 8);
+        TS_CUDA_CHECK_ALLOC(
+            cudaMallocHost(reinterpret_cast<void**>(&sl.h_total), sizeof(unsigned long long)), 8);
         if (pv_rows) {
-          check(cudaMalloc(reinterpret_cast<void**>(&sl.d_pv), pv_rows * sizeof(count_t)),
-                "cudaMalloc (per-vertex)", pv_rows * sizeof(count_t));
+          TS_CUDA_CHECK_ALLOC(
+              cudaMalloc(reinterpret_cast<void**>(&sl.d_pv), pv_rows * sizeof(count_t)),
+              pv_rows * sizeof(count_t));
           sl.h_pv = reinterpret_cast<count_t*>(pin(pv_rows * sizeof(count_t), "per-vertex counts"));
         }
         sl.pending = false;
@@ -298,25 +270,22 @@ class CudaStreamingBackend final : public StreamingBackend {
       throw;
     }
     // The clock reference: an event on the compute stream at a known host time.
-    check(cudaEventRecord(ref_, compute_), "cudaEventRecord");
-    check(cudaEventSynchronize(ref_), "cudaEventSynchronize");
+    TS_CUDA_CHECK(cudaEventRecord(ref_, compute_));
+    TS_CUDA_CHECK(cudaEventSynchronize(ref_));
     ref_host_ = now_s() - origin_;
   }
 
   // The first copy of a unit into a slot: after the slot's previous kernel, timed from here.
   void open_upload(Slot& sl) {
-    if (sl.used) check(cudaStreamWaitEvent(copy_, sl.k_end, 0), "cudaStreamWaitEvent");
-    check(cudaEventRecord(sl.up_start, copy_), "cudaEventRecord");
+    if (sl.used) TS_CUDA_CHECK(cudaStreamWaitEvent(copy_, sl.k_end, 0));
+    TS_CUDA_CHECK(cudaEventRecord(sl.up_start, copy_));
     sl.upload_open = true;
   }
 
   // Pipeline-clock seconds of a finished event (< 0 when unknown).
   double at(cudaEvent_t ev) {
     float ms = 0;
-    if (cudaEventElapsedTime(&ms, ref_, ev) != cudaSuccess) {
-      (void)cudaGetLastError();
-      return -1.0;
-    }
+    if (!cuda::cuda_ok(cudaEventElapsedTime(&ms, ref_, ev))) return -1.0;
     return ref_host_ + ms / 1000.0;
   }
 
@@ -348,7 +317,7 @@ class CudaStreamingBackend final : public StreamingBackend {
     sl.upload_open = false;
     if (cache_on_) {
       upload_cached(s, sl, L);
-      check(cudaEventRecord(sl.up_end, copy_), "cudaEventRecord");
+      TS_CUDA_CHECK(cudaEventRecord(sl.up_end, copy_));
       return;
     }
     for (int bi = 0; bi < L.num_blocks; ++bi) {
@@ -356,16 +325,14 @@ class CudaStreamingBackend final : public StreamingBackend {
       sl.block_cols[bi] = sl.dev + L.blocks[bi].cols_at;
     }
     if (!L.streamed && L.bytes > L.upload_from)
-      check(cudaMemcpyAsync(sl.dev + L.upload_from, sl.host + L.upload_from,
-                            L.bytes - L.upload_from, cudaMemcpyHostToDevice, copy_),
-            "cudaMemcpyAsync (upload)");
+      TS_CUDA_CHECK(cudaMemcpyAsync(sl.dev + L.upload_from, sl.host + L.upload_from,
+                                    L.bytes - L.upload_from, cudaMemcpyHostToDevice, copy_));
     for (const DirectUpload& d : L.direct)
-      check(cudaMemcpyAsync(sl.dev + d.at, d.host, d.bytes, cudaMemcpyHostToDevice, copy_),
-            "cudaMemcpyAsync (direct upload)");
+      TS_CUDA_CHECK(cudaMemcpyAsync(sl.dev + d.at, d.host, d.bytes, cudaMemcpyHostToDevice, copy_));
     bool send[3] = {false, false, false};
     for (int bi = 0; bi < L.num_blocks; ++bi) send[bi] = L.uploads(bi);
     upload_packed(sl, L, send);
-    check(cudaEventRecord(sl.up_end, copy_), "cudaEventRecord");
+    TS_CUDA_CHECK(cudaEventRecord(sl.up_end, copy_));
   }
 
   // The unit's blocks through the device block cache (DeviceBlockCache::admit): those on the
@@ -380,7 +347,7 @@ class CudaStreamingBackend final : public StreamingBackend {
     device_cache_requests(L, req);
     bool hit[3] = {false, false, false};
     for (const std::uint64_t victim : cache_.admit(req, L.num_blocks, s, hit)) {
-      check(cudaFreeAsync(cache_mem_.at(victim), copy_), "cudaFreeAsync (block cache)");
+      TS_CUDA_CHECK(cudaFreeAsync(cache_mem_.at(victim), copy_));
       cache_mem_.erase(victim);
     }
     sl.uploaded = sl.cache_hits = 0;
@@ -390,8 +357,8 @@ class CudaStreamingBackend final : public StreamingBackend {
       (hit[bi] ? sl.cache_hits : sl.uploaded) += b.image_bytes();
       if (!hit[bi]) {
         void* d = nullptr;
-        check(cudaMallocFromPoolAsync(&d, req[bi].bytes, cache_pool_, copy_),
-              "cudaMallocFromPoolAsync (block cache)", req[bi].bytes);
+        TS_CUDA_CHECK_ALLOC(cudaMallocFromPoolAsync(&d, req[bi].bytes, cache_pool_, copy_),
+                            req[bi].bytes);
         cache_mem_[b.cache_key] = static_cast<unsigned char*>(d);
       }
       unsigned char* base = cache_mem_.at(b.cache_key);
@@ -401,15 +368,13 @@ class CudaStreamingBackend final : public StreamingBackend {
       send[bi] = true;
       if (!b.packed) {
         if (!L.host_offsets[bi]) throw Error(ErrorKind::Internal, "a block without its offsets");
-        check(cudaMemcpyAsync(base, L.host_offsets[bi], dense_offsets_bytes(b.rows),
-                              cudaMemcpyHostToDevice, copy_),
-              "cudaMemcpyAsync (block offsets)");
+        TS_CUDA_CHECK(cudaMemcpyAsync(base, L.host_offsets[bi], dense_offsets_bytes(b.rows),
+                                      cudaMemcpyHostToDevice, copy_));
       }
       if (b.edges) {
         if (!L.host_cols[bi]) throw Error(ErrorKind::Internal, "a block without its columns");
-        check(cudaMemcpyAsync(sl.block_cols[bi], L.host_cols[bi], b.edges * sizeof(vid_t),
-                              cudaMemcpyHostToDevice, copy_),
-              "cudaMemcpyAsync (block columns)");
+        TS_CUDA_CHECK(cudaMemcpyAsync(sl.block_cols[bi], L.host_cols[bi], b.edges * sizeof(vid_t),
+                                      cudaMemcpyHostToDevice, copy_));
       }
     }
     upload_packed(sl, L, send);
@@ -439,7 +404,7 @@ class CudaStreamingBackend final : public StreamingBackend {
     if (sl.expand_scratch)
       throw Error(ErrorKind::Internal, "a slot's packed blocks uploaded before its last count");
     void* d = nullptr;
-    check(cudaMallocAsync(&d, scratch, copy_), "cudaMallocAsync (packed blocks)", scratch);
+    TS_CUDA_CHECK_ALLOC(cudaMallocAsync(&d, scratch, copy_), scratch);
     sl.expand_scratch = d;
     auto* base = static_cast<unsigned char*>(d);
     std::uint64_t at = 0;
@@ -447,9 +412,8 @@ class CudaStreamingBackend final : public StreamingBackend {
       const SlotBlock& b = L.blocks[bi];
       if (!b.packed || !send[bi]) continue;
       const unsigned char* image = packed_image_of(L, bi);
-      check(cudaMemcpyAsync(base + at, image, packed_bytes(b.packed_rows), cudaMemcpyHostToDevice,
-                            copy_),
-            "cudaMemcpyAsync (packed block)");
+      TS_CUDA_CHECK(cudaMemcpyAsync(base + at, image, packed_bytes(b.packed_rows),
+                                    cudaMemcpyHostToDevice, copy_));
       sl.expand.push_back({base + at, b.rows, b.packed_rows, sl.block_off[bi]});
       at += packed_bytes(b.packed_rows);
     }
@@ -466,16 +430,16 @@ class CudaStreamingBackend final : public StreamingBackend {
     sl.expand.clear();
     void* scratch = sl.expand_scratch;
     sl.expand_scratch = nullptr;
-    check(cudaFreeAsync(scratch, compute_), "cudaFreeAsync (packed blocks)");
+    TS_CUDA_CHECK(cudaFreeAsync(scratch, compute_));
   }
 
   void count_async(int s, const UnitLayout& L) override {
     Slot& sl = slot_[s];
     NvtxRange r("count u" + std::to_string(L.unit));
     sl.layout = L;
-    check(cudaStreamWaitEvent(compute_, sl.up_end, 0), "cudaStreamWaitEvent");
-    check(cudaEventRecord(sl.k_start, compute_), "cudaEventRecord");
-    check(cudaMemsetAsync(sl.d_total, 0, sizeof(unsigned long long), compute_), "cudaMemsetAsync");
+    TS_CUDA_CHECK(cudaStreamWaitEvent(compute_, sl.up_end, 0));
+    TS_CUDA_CHECK(cudaEventRecord(sl.k_start, compute_));
+    TS_CUDA_CHECK(cudaMemsetAsync(sl.d_total, 0, sizeof(unsigned long long), compute_));
     expand_packed_blocks(sl);
     auto view = [&](int bi) {
       const SlotBlock& b = L.blocks[bi];
@@ -491,7 +455,7 @@ class CudaStreamingBackend final : public StreamingBackend {
         pv_total += L.space_rows[x];
       }
       if (pv_total)
-        check(cudaMemsetAsync(sl.d_pv, 0, pv_total * sizeof(count_t), compute_), "cudaMemsetAsync");
+        TS_CUDA_CHECK(cudaMemsetAsync(sl.d_pv, 0, pv_total * sizeof(count_t), compute_));
       pv = PerVertexOut{spaces[L.u_space], spaces[L.v_space], spaces[L.w_space]};
     }
     const CsrView A = view(L.a), B = view(L.b);
@@ -510,7 +474,7 @@ class CudaStreamingBackend final : public StreamingBackend {
       hv.v_begin = L.v_begin;
       hv.v_end = L.v_end;
     }
-    try {
+    {
       // A slice: C's offsets with the rows outside it empty, in scratch freed in stream order
       // after the count's kernels.
       cuda::AsyncBuffer<eid_t> window(L.sliced ? C.rows + 1 : 0, compute_);
@@ -519,24 +483,13 @@ class CudaStreamingBackend final : public StreamingBackend {
         C.offsets = window.get();
       }
       cuda::enqueue_count(A, B, C, opts_.kernel, sl.d_total, pv, compute_, host_off_a, hv);
-    } catch (const DeviceOutOfMemory&) {
-      throw;
-    } catch (const Error& e) {
-      const std::string what = e.what();
-      if (what.find("out of memory") != std::string::npos) {
-        (void)cudaGetLastError();
-        throw DeviceOutOfMemory("kernel scratch: " + what, 0);
-      }
-      throw;
     }
-    check(cudaMemcpyAsync(sl.h_total, sl.d_total, sizeof(unsigned long long),
-                          cudaMemcpyDeviceToHost, compute_),
-          "cudaMemcpyAsync (count)");
+    TS_CUDA_CHECK(cudaMemcpyAsync(sl.h_total, sl.d_total, sizeof(unsigned long long),
+                                  cudaMemcpyDeviceToHost, compute_));
     if (pv_total)
-      check(cudaMemcpyAsync(sl.h_pv, sl.d_pv, pv_total * sizeof(count_t), cudaMemcpyDeviceToHost,
-                            compute_),
-            "cudaMemcpyAsync (per-vertex)");
-    check(cudaEventRecord(sl.k_end, compute_), "cudaEventRecord");
+      TS_CUDA_CHECK(cudaMemcpyAsync(sl.h_pv, sl.d_pv, pv_total * sizeof(count_t),
+                                    cudaMemcpyDeviceToHost, compute_));
+    TS_CUDA_CHECK(cudaEventRecord(sl.k_end, compute_));
     sl.pending = true;
     sl.used = true;
     sl.pv_spaces_at[0] = 0;
@@ -550,7 +503,7 @@ class CudaStreamingBackend final : public StreamingBackend {
     if (!sl.pending) return true;
     const cudaError_t e = cudaEventQuery(sl.k_end);
     if (e == cudaErrorNotReady) return false;
-    check(e, "cudaEventQuery");
+    if (e != cudaSuccess) cuda::throw_cuda(e, "cudaEventQuery(sl.k_end)", __FILE__, __LINE__);
     return true;
   }
 
@@ -560,9 +513,8 @@ class CudaStreamingBackend final : public StreamingBackend {
     if (!sl.pending) return r;
     {
       NvtxRange n("wait u" + std::to_string(sl.layout.unit));
-      const cudaError_t e = cudaEventSynchronize(sl.k_end);
       sl.pending = false;
-      check(e, "the count of a unit");
+      TS_CUDA_CHECK(cudaEventSynchronize(sl.k_end));
     }
     if (cache_on_) {  // the unit's blocks may now be evicted for later units
       cache_.release(s);
@@ -589,26 +541,26 @@ class CudaStreamingBackend final : public StreamingBackend {
   }
 
   void release() override {
-    nothrow(cudaStreamSynchronize(copy_), "cudaStreamSynchronize");
-    nothrow(cudaStreamSynchronize(compute_), "cudaStreamSynchronize");
+    TS_CUDA_CHECK_NOTHROW(cudaStreamSynchronize(copy_));
+    TS_CUDA_CHECK_NOTHROW(cudaStreamSynchronize(compute_));
     (void)cudaGetLastError();
-    for (auto& kv : cache_mem_) nothrow(cudaFreeAsync(kv.second, copy_), "cudaFreeAsync");
+    for (auto& kv : cache_mem_) TS_CUDA_CHECK_NOTHROW(cudaFreeAsync(kv.second, copy_));
     for (auto& sl : slot_) {  // packed scratch of an upload whose count never came
-      if (sl.expand_scratch) nothrow(cudaFreeAsync(sl.expand_scratch, copy_), "cudaFreeAsync");
+      if (sl.expand_scratch) TS_CUDA_CHECK_NOTHROW(cudaFreeAsync(sl.expand_scratch, copy_));
       sl.expand_scratch = nullptr;
       sl.expand.clear();
     }
     cache_mem_.clear();
     cache_.clear();
-    nothrow(cudaStreamSynchronize(copy_), "cudaStreamSynchronize");
-    if (cache_pool_made_) nothrow(cudaMemPoolDestroy(cache_pool_), "cudaMemPoolDestroy");
+    TS_CUDA_CHECK_NOTHROW(cudaStreamSynchronize(copy_));
+    if (cache_pool_made_) TS_CUDA_CHECK_NOTHROW(cudaMemPoolDestroy(cache_pool_));
     cache_pool_made_ = cache_on_ = false;
     for (auto& sl : slot_) {
       unpin(sl.host);
-      if (sl.dev) nothrow(cudaFree(sl.dev), "cudaFree");
-      if (sl.d_total) nothrow(cudaFree(sl.d_total), "cudaFree");
-      if (sl.h_total) nothrow(cudaFreeHost(sl.h_total), "cudaFreeHost");
-      if (sl.d_pv) nothrow(cudaFree(sl.d_pv), "cudaFree");
+      if (sl.dev) TS_CUDA_CHECK_NOTHROW(cudaFree(sl.dev));
+      if (sl.d_total) TS_CUDA_CHECK_NOTHROW(cudaFree(sl.d_total));
+      if (sl.h_total) TS_CUDA_CHECK_NOTHROW(cudaFreeHost(sl.h_total));
+      if (sl.d_pv) TS_CUDA_CHECK_NOTHROW(cudaFree(sl.d_pv));
       unpin(reinterpret_cast<unsigned char*>(sl.h_pv));
       sl.host = sl.dev = nullptr;
       sl.d_total = sl.h_total = nullptr;
@@ -616,10 +568,10 @@ class CudaStreamingBackend final : public StreamingBackend {
       sl.pending = sl.used = sl.upload_open = false;
       sl.pieces.clear();
       if (sl.events) {
-        nothrow(cudaEventDestroy(sl.up_start), "cudaEventDestroy");
-        nothrow(cudaEventDestroy(sl.up_end), "cudaEventDestroy");
-        nothrow(cudaEventDestroy(sl.k_start), "cudaEventDestroy");
-        nothrow(cudaEventDestroy(sl.k_end), "cudaEventDestroy");
+        TS_CUDA_CHECK_NOTHROW(cudaEventDestroy(sl.up_start));
+        TS_CUDA_CHECK_NOTHROW(cudaEventDestroy(sl.up_end));
+        TS_CUDA_CHECK_NOTHROW(cudaEventDestroy(sl.k_start));
+        TS_CUDA_CHECK_NOTHROW(cudaEventDestroy(sl.k_end));
         sl.events = false;
       }
     }
@@ -627,8 +579,8 @@ class CudaStreamingBackend final : public StreamingBackend {
     for (auto& st : staging_) {
       unpin(st.host);
       if (st.events) {
-        nothrow(cudaEventDestroy(st.start), "cudaEventDestroy");
-        nothrow(cudaEventDestroy(st.end), "cudaEventDestroy");
+        TS_CUDA_CHECK_NOTHROW(cudaEventDestroy(st.start));
+        TS_CUDA_CHECK_NOTHROW(cudaEventDestroy(st.end));
       }
     }
     staging_.clear();
