@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "cuda/device.hpp"
-#include "cuda/tools.hpp"
+#include "cuda/testing/tools.hpp"
 #include "test_util.hpp"
 #include "tristream/counter.hpp"
 #include "tristream/error.hpp"

@@ -1,4 +1,5 @@
-// cuda/tools.cu — time_kernels, orient_on_device and expand_packed_on_device (tools.hpp).
+// cuda/testing/tools.cu — time_kernels, orient_on_device and expand_packed_on_device (tools.hpp),
+// for the tests and the kernel benchmark only.
 #include <thrust/binary_search.h>
 #include <thrust/copy.h>
 #include <thrust/count.h>
@@ -13,11 +14,11 @@
 
 #include <algorithm>
 
-#include "check.hpp"
-#include "device.hpp"
-#include "launch.hpp"
-#include "memory.hpp"
-#include "tools.hpp"
+#include "cuda/check.hpp"
+#include "cuda/device.hpp"
+#include "cuda/launch.hpp"
+#include "cuda/memory.hpp"
+#include "cuda/testing/tools.hpp"
 
 namespace tristream::cuda {
 

@@ -1,5 +1,7 @@
-// cuda/tools.hpp — GPU helpers for the benchmark and the tests, without CUDA types. In a build
-// without CUDA (stub.cpp) they throw Error(Usage).
+// cuda/testing/tools.hpp — GPU helpers for the benchmark and the tests (library
+// tristream_cuda_testing, linked by tests/cuda/ and bench/kernels_bench only; never part of the
+// shipped library), without CUDA types. In a build without CUDA (testing/stub.cpp) they throw
+// Error(Usage).
 #pragma once
 
 #include <cstdint>
