@@ -25,7 +25,6 @@
 #include "check.hpp"
 #include "device_block_cache.hpp"
 #include "launch.hpp"
-#include "memory.hpp"
 #include "stream_slots.hpp"
 #include "stream_staging.hpp"
 #include "tristream/error.hpp"
@@ -180,16 +179,11 @@ class CudaStreamingBackend final : public StreamingBackend {
     cuda::UnitSlot& sl = slots_[s];
     NvtxRange r("count u" + std::to_string(L.unit));
     sl.layout = L;
+    // 1. After the unit's upload: its packed blocks expanded, its per-vertex arrays zeroed.
     TS_CUDA_CHECK(cudaStreamWaitEvent(compute_, sl.up_end, 0));
     TS_CUDA_CHECK(cudaEventRecord(sl.k_start, compute_));
-    TS_CUDA_CHECK(cudaMemsetAsync(sl.d_total, 0, sizeof(unsigned long long), compute_));
     cuda::expand_packed_blocks(sl, compute_);
-    auto view = [&](int bi) {
-      const SlotBlock& b = L.blocks[bi];
-      return CsrView{b.rows, reinterpret_cast<const eid_t*>(sl.block_off[bi]),
-                     reinterpret_cast<const vid_t*>(sl.block_cols[bi]), b.col_space};
-    };
-    PerVertexOut pv;
+    cuda::DeviceCount job;
     std::uint64_t pv_total = 0;
     count_t* spaces[3] = {nullptr, nullptr, nullptr};
     if (L.per_vertex) {
@@ -199,36 +193,32 @@ class CudaStreamingBackend final : public StreamingBackend {
       }
       if (pv_total)
         TS_CUDA_CHECK(cudaMemsetAsync(sl.d_pv, 0, pv_total * sizeof(count_t), compute_));
-      pv = PerVertexOut{spaces[L.u_space], spaces[L.v_space], spaces[L.w_space]};
+      job.per_vertex = PerVertexOut{spaces[L.u_space], spaces[L.v_space], spaces[L.w_space]};
     }
-    const CsrView A = view(L.a), B = view(L.b);
-    CsrView C = view(L.c);
-    // The layout's host images of the blocks, for launch planning and `auto` (a slice plans as
-    // its whole unit).
-    const eid_t* host_off_a = L.host_offsets[L.a];
-    cuda::HostViews hv;
-    hv.a_cols = L.host_cols[L.a];
-    hv.b_offsets = L.host_offsets[L.b];
-    hv.c_offsets = L.host_offsets[L.c];
-    hv.a_packed = L.host_packed[L.a];
-    hv.b_packed = L.host_packed[L.b];
-    hv.c_packed = L.host_packed[L.c];
+    // 2. The count through the one entry, with the layout's host images of the blocks for launch
+    // planning and `auto` (a slice plans as its whole unit).
+    auto view = [&](int bi) {
+      const SlotBlock& b = L.blocks[bi];
+      return CsrView{b.rows, reinterpret_cast<const eid_t*>(sl.block_off[bi]),
+                     reinterpret_cast<const vid_t*>(sl.block_cols[bi]), b.col_space};
+    };
+    job.A = view(L.a);
+    job.B = view(L.b);
+    job.C = view(L.c);
+    job.host_offsets_A = L.host_offsets[L.a];
+    job.host.a_cols = L.host_cols[L.a];
+    job.host.b_offsets = L.host_offsets[L.b];
+    job.host.c_offsets = L.host_offsets[L.c];
+    job.host.a_packed = L.host_packed[L.a];
+    job.host.b_packed = L.host_packed[L.b];
+    job.host.c_packed = L.host_packed[L.c];
     if (L.sliced) {
-      hv.v_begin = L.v_begin;
-      hv.v_end = L.v_end;
+      job.sliced = true;
+      job.host.v_begin = L.v_begin;
+      job.host.v_end = L.v_end;
     }
-    {
-      // A slice: C's offsets with the rows outside it empty, in scratch freed in stream order
-      // after the count's kernels.
-      cuda::AsyncBuffer<eid_t> window(L.sliced ? C.rows + 1 : 0, compute_);
-      if (L.sliced) {
-        cuda::enqueue_window_offsets(C.offsets, C.rows, L.v_begin, L.v_end, window.get(), compute_);
-        C.offsets = window.get();
-      }
-      cuda::enqueue_count(A, B, C, opts_.kernel, sl.d_total, pv, compute_, host_off_a, hv);
-    }
-    TS_CUDA_CHECK(cudaMemcpyAsync(sl.h_total, sl.d_total, sizeof(unsigned long long),
-                                  cudaMemcpyDeviceToHost, compute_));
+    cuda::enqueue_device_count(job, opts_.kernel, sl.d_total, sl.h_total, compute_);
+    // 3. The per-vertex counts back; the end of the unit's kernels.
     if (pv_total)
       TS_CUDA_CHECK(cudaMemcpyAsync(sl.h_pv, sl.d_pv, pv_total * sizeof(count_t),
                                     cudaMemcpyDeviceToHost, compute_));

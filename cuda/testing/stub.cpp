@@ -27,4 +27,17 @@ std::vector<eid_t> expand_packed_on_device(const PackedRows&, std::uint64_t, int
   no_cuda();
 }
 
+count_t count_slice_on_device(const CsrView&, const CsrView&, const CsrView&, std::uint64_t,
+                              std::uint64_t, const std::string&, int) {
+  no_cuda();
+}
+
+void allocate_on_device(std::uint64_t, int, bool) {
+  no_cuda();
+}
+
+void throw_cuda_status(int, const char*) {
+  no_cuda();
+}
+
 }  // namespace tristream::cuda
