@@ -8,11 +8,12 @@
 //
 // Graphs come from the project's generator (generate_edges, Graph500 parameters) and are
 // oriented and compacted on the GPU (cuda::orient_on_device). Kernel time: CUDA events around
-// enqueue_count on a resident graph, one warm-up then the median of --reps runs (cuda/tools.hpp).
-// TEPS = undirected edges after cleaning / kernel time. Every kernel's count must agree with the
-// others on the same graph; a disagreement is printed as MISMATCH and makes the exit status 1.
-// End to end (--tcsr-scale S, 0 to skip): the Kronecker graph of scale S is written as a .tcsr
-// file, then opened, loaded and counted with the CUDA counter (kernel auto), timed by wall clock.
+// enqueue_count on a resident graph, one warm-up then the median of --reps runs
+// (cuda/testing/tools.hpp). TEPS = undirected edges after cleaning / kernel time. Every kernel's
+// count must agree with the others on the same graph; a disagreement is printed as MISMATCH and
+// makes the exit status 1. End to end (--tcsr-scale S, 0 to skip): the Kronecker graph of scale S
+// is written as a .tcsr file, then opened, loaded and counted with the CUDA counter (kernel auto),
+// timed by wall clock.
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -23,7 +24,7 @@
 #include <vector>
 
 #include "cuda/device.hpp"
-#include "cuda/tools.hpp"
+#include "cuda/testing/tools.hpp"
 #include "tristream/counter.hpp"
 #include "tristream/error.hpp"
 #include "tristream/format.hpp"

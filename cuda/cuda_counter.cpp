@@ -1,9 +1,10 @@
 // cuda/cuda_counter.cpp — the CUDA Counter (counter.hpp): uploads the three host views (once
-// when they are the same view, the in-core case), enqueues count(A, B, C) through enqueue_count
-// on its own stream, and copies back the count and the per-vertex counts, which are added into
-// the caller's arrays. 64-bit offsets and counts throughout; a view whose offsets[0] is not 0 is
-// uploaded from its first edge and its device column pointer is shifted back by offsets[0], so
-// the kernels index with the view's own (possibly large) offsets.
+// when they are the same view, the in-core case), enqueues count(A, B, C) through
+// enqueue_device_count (the streaming backend's entry too) on its own stream, and copies back the
+// count and the per-vertex counts, which are added into the caller's arrays. 64-bit offsets and
+// counts throughout; a view whose offsets[0] is not 0 is uploaded from its first edge and its
+// device column pointer is shifted back by offsets[0], so the kernels index with the view's own
+// (possibly large) offsets.
 #include <algorithm>
 #include <cstdint>
 #include <vector>
@@ -112,14 +113,23 @@ class CudaCounter final : public Counter {
       dpv.w_counts = dev_of(pv.w_counts);
     }
 
-    // 3. Count.
+    // 3. Count through the one entry the streaming backend uses too, with the host views as the
+    // host copies that plan the launch and `auto`. The total comes back into `result`, read after
+    // the stream's synchronisation below.
     cuda::DeviceBuffer<unsigned long long> total(1);
-    TS_CUDA_CHECK(cudaMemsetAsync(total.get(), 0, sizeof(unsigned long long), s));
-    cuda::enqueue_count(*dA, *dB, *dC, kernel_, total.get(), dpv, s, A.offsets);
-
-    // 4. Copy back.
+    cuda::DeviceCount job;
+    job.A = *dA;
+    job.B = *dB;
+    job.C = *dC;
+    job.host_offsets_A = A.offsets;
+    job.host.a_cols = A.cols;
+    job.host.b_offsets = B.offsets;
+    job.host.c_offsets = C.offsets;
+    job.per_vertex = dpv;
     unsigned long long result = 0;
-    TS_CUDA_CHECK(cudaMemcpyAsync(&result, total.get(), sizeof(result), cudaMemcpyDeviceToHost, s));
+    cuda::enqueue_device_count(job, kernel_, total.get(), &result, s);
+
+    // 4. Copy back the per-vertex counts.
     std::vector<std::vector<count_t>> pv_host(pv_arrays.size());
     for (std::size_t i = 0; i < pv_arrays.size(); ++i) {
       pv_host[i].resize(pv_arrays[i]->size);

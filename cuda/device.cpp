@@ -15,11 +15,7 @@ bool built_with_cuda() {
 int cuda_device_count() {
   int n = 0;
   // No driver, no device, a broken installation: all mean "no usable device". Never throws.
-  if (cudaGetDeviceCount(&n) != cudaSuccess) {
-    (void)cudaGetLastError();
-    return 0;
-  }
-  return n;
+  return cuda::cuda_ok(cudaGetDeviceCount(&n)) ? n : 0;
 }
 
 namespace cuda {

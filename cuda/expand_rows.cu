@@ -62,7 +62,7 @@ void enqueue_window_offsets(const eid_t* off, std::uint64_t rows, std::uint64_t 
   const std::uint64_t blocks = std::min<std::uint64_t>((rows + 1 + kBlock - 1) / kBlock, 1u << 16);
   window_kernel<<<static_cast<unsigned>(blocks), kBlock, 0, static_cast<cudaStream_t>(stream)>>>(
       off, rows, v0, v1, out);
-  TS_CUDA_CHECK(cudaGetLastError());
+  TS_CUDA_CHECK_LAUNCH();
 }
 
 void enqueue_expand_packed(std::uint64_t rows, std::uint64_t count, const vid_t* ids,
@@ -71,7 +71,7 @@ void enqueue_expand_packed(std::uint64_t rows, std::uint64_t count, const vid_t*
   const std::uint64_t blocks = std::min<std::uint64_t>((spans + kBlock - 1) / kBlock, 1u << 16);
   expand_kernel<<<static_cast<unsigned>(blocks), kBlock, 0, static_cast<cudaStream_t>(stream)>>>(
       rows, count, ids, offsets, out);
-  TS_CUDA_CHECK(cudaGetLastError());
+  TS_CUDA_CHECK_LAUNCH();
 }
 
 }  // namespace tristream::cuda

@@ -1,5 +1,6 @@
-// cuda/launch.hpp — the seam between the CUDA kernels (owned by cuda/kernels_*.cu) and the
-// drivers that own device memory and streams (the CUDA Counter, the streaming pipeline).
+// cuda/launch.hpp — the seam between the CUDA kernels (owned by cuda/kernel_*.cu) and the
+// drivers that own device memory and streams (the CUDA Counter, the streaming pipeline). Both
+// drivers count through enqueue_device_count, the one entry (below).
 // Host-compilable: no CUDA headers here; streams are passed as void* (a cudaStream_t).
 #pragma once
 
@@ -48,5 +49,28 @@ void enqueue_expand_packed(std::uint64_t rows, std::uint64_t count, const vid_t*
 // The kernel `auto` would pick for these views (for reports); the rule is in docs/kernels.md.
 std::string choose_kernel(const CsrView& A, const CsrView& B, const CsrView& C,
                           const eid_t* host_offsets_A, const HostViews& host = {});
+
+// ---- the one count entry ----------------------------------------------------------------------
+// What enqueue_device_count counts: three DEVICE views, the host copies that plan the launch and
+// `auto` (HostViews; host_offsets_A as for enqueue_count), and per-vertex device arrays.
+struct DeviceCount {
+  CsrView A, B, C;                        // device pointers; A and B have the same rows
+  const eid_t* host_offsets_A = nullptr;  // A's offsets on the host (rows + 1), or null
+  HostViews host;                         // host copies (any may be null)
+  // A slice: only the triangles whose middle vertex (a row of C) lies in
+  // [host.v_begin, host.v_end) are counted.
+  bool sliced = false;
+  PerVertexOut per_vertex;  // device arrays (zeroed by the caller; counts are added), or nulls
+};
+
+// The one entry by which a count runs on the device, for the CUDA Counter and the streaming
+// backend alike (cuda/device_count.cu). Enqueues on `stream`: *d_total = 0; for a slice, C's
+// window offsets (enqueue_window_offsets) in stream-ordered scratch; enqueue_count with `kernel`
+// (auto|lstc|trust|wedge|gui|bitmap[:VARIANT]); then *h_total = *d_total. d_total is device
+// memory; h_total is host memory that stays valid until the stream has run (pinned, for the copy
+// to be asynchronous). Throws Error(Usage) for an unknown kernel name, DeviceOutOfMemory when
+// scratch memory runs out, Error(Device) on another CUDA failure.
+void enqueue_device_count(const DeviceCount& job, const std::string& kernel,
+                          unsigned long long* d_total, unsigned long long* h_total, void* stream);
 
 }  // namespace tristream::cuda

@@ -35,7 +35,8 @@ class DeviceBuffer {
   void allocate(std::size_t count) {
     release();
     if (count == 0) return;
-    TS_CUDA_CHECK(cudaMalloc(reinterpret_cast<void**>(&ptr_), count * sizeof(T)));
+    TS_CUDA_CHECK_ALLOC(cudaMalloc(reinterpret_cast<void**>(&ptr_), count * sizeof(T)),
+                        count * sizeof(T));
     count_ = count;
   }
   void release() noexcept {
@@ -75,7 +76,8 @@ class PinnedBuffer {
   void allocate(std::size_t count) {
     release();
     if (count == 0) return;
-    TS_CUDA_CHECK(cudaMallocHost(reinterpret_cast<void**>(&ptr_), count * sizeof(T)));
+    TS_CUDA_CHECK_ALLOC(cudaMallocHost(reinterpret_cast<void**>(&ptr_), count * sizeof(T)),
+                        count * sizeof(T));
     count_ = count;
   }
   void release() noexcept {
@@ -156,7 +158,9 @@ class AsyncBuffer {
  public:
   AsyncBuffer(std::size_t count, cudaStream_t stream) : stream_(stream) {
     if (count)
-      TS_CUDA_CHECK(cudaMallocAsync(reinterpret_cast<void**>(&ptr_), count * sizeof(T), stream));
+      TS_CUDA_CHECK_ALLOC(
+          cudaMallocAsync(reinterpret_cast<void**>(&ptr_), count * sizeof(T), stream),
+          count * sizeof(T));
   }
   ~AsyncBuffer() {
     if (ptr_) TS_CUDA_CHECK_NOTHROW(cudaFreeAsync(ptr_, stream_));

@@ -1,7 +1,6 @@
 // stub.cpp — the CUDA backend of a build without nvcc: no devices, and asking for one is a
 // usage error that says so.
 #include "device.hpp"
-#include "tools.hpp"
 #include "tristream/counter.hpp"
 #include "tristream/error.hpp"
 
@@ -39,19 +38,6 @@ void select_device(int) {
   no_cuda();
 }
 void validate_kernel_name(const std::string&) {
-  no_cuda();
-}
-
-std::vector<KernelRun> time_kernels(const CsrView&, const std::vector<std::string>&, int, int,
-                                    double) {
-  no_cuda();
-}
-
-OrientedGraph orient_on_device(std::uint64_t, const std::vector<std::pair<vid_t, vid_t>>&, int) {
-  no_cuda();
-}
-
-std::vector<eid_t> expand_packed_on_device(const PackedRows&, std::uint64_t, int) {
   no_cuda();
 }
 

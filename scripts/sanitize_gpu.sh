@@ -3,9 +3,10 @@
 # misaligned device accesses, leaks, API errors) and racecheck (shared-memory hazards) over the gpu
 # tests that run every kernel and variant (auto, lstc, trust, trust:lite, trust:t32, trust:in,
 # wedge, wedge:nocorner, gui, bitmap) on small graphs: closed forms, empty and triangle-free
-# graphs, per-vertex output, range and hash block tasks, 64-bit offsets; the expansion of packed
-# blocks; and memcheck over the streaming pipeline's gpu tests (uploads, packed blocks expanded on
-# the copy stream, every scheme out of core). Needs a CUDA GPU.
+# graphs, per-vertex output, range and hash block tasks, slices through the one count entry
+# (enqueue_device_count), 64-bit offsets; the expansion of packed blocks; and memcheck over the
+# streaming pipeline's gpu tests (uploads, packed blocks expanded before each count, every scheme
+# out of core). Needs a CUDA GPU.
 #
 #   bash scripts/sanitize_gpu.sh      (BUILD_DIR [build]; logs in OUT [bench/out/sanitize])
 # Exit status: 0 when both tools report no error, 1 otherwise.
@@ -31,7 +32,7 @@ run() {  # TOOL FILTER [TEST [LOG NAME]]
   grep -E '^\[  PASSED|^\[  FAILED|SKIPPED' "$log" | head -3
   [ $rc -eq 0 ] || status=1
 }
-run memcheck 'CudaKernels.ClosedForms:CudaKernels.EmptyAndTriangleFree:CudaKernels.PerVertex:CudaKernels.RangeBlockTasksSumToTotal:CudaKernels.HashBlockTasksSumToTotal:CudaKernels.LargeOffsets:CudaKernels.ExpandPackedEqualsTheHostReference'
+run memcheck 'CudaKernels.ClosedForms:CudaKernels.EmptyAndTriangleFree:CudaKernels.PerVertex:CudaKernels.RangeBlockTasksSumToTotal:CudaKernels.HashBlockTasksSumToTotal:CudaKernels.SlicesThroughTheCountEntry:CudaKernels.LargeOffsets:CudaKernels.ExpandPackedEqualsTheHostReference'
 run racecheck 'CudaKernels.ClosedForms:CudaKernels.EmptyAndTriangleFree'
 run memcheck '*' "$BUILD_DIR/tests/cuda_pipeline_gpu_test" memcheck-pipeline
 exit $status

@@ -10,11 +10,12 @@
 #include <vector>
 
 #include "cuda/device.hpp"
-#include "cuda/tools.hpp"
+#include "cuda/testing/tools.hpp"
 #include "test_util.hpp"
 #include "tristream/counter.hpp"
 #include "tristream/error.hpp"
 #include "tristream/generate.hpp"
+#include "tristream/pipeline.hpp"
 
 namespace tristream {
 namespace {
@@ -111,6 +112,47 @@ TEST(CudaBackend, DeviceInfoAndFreeMemory) {
   auto c = make_cuda_counter({});
   EXPECT_EQ(c->backend(), "cuda");
   EXPECT_NE(c->describe().find(info.name), std::string::npos);
+}
+
+// ---- the CUDA error checker (cuda/check.hpp) ----------------------------------------------------
+// Device out-of-memory is told by its error code, whatever the message: DeviceOutOfMemory, on
+// which the pipeline re-plans; every other failure is Error(Device) naming the call and the place.
+
+TEST(CudaCheck, OutOfMemoryIsToldByItsCode) {
+  if (!built_with_cuda()) GTEST_SKIP() << "built without CUDA";
+  const int memory_allocation = 2, invalid_value = 1;  // cudaErrorMemoryAllocation, ...InvalidValue
+  try {
+    cuda::throw_cuda_status(memory_allocation, "cudaMalloc(&p, n)");
+  } catch (const DeviceOutOfMemory& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Device);
+    EXPECT_NE(std::string(e.what()).find("cudaMalloc(&p, n)"), std::string::npos) << e.what();
+  } catch (const Error& e) {
+    ADD_FAILURE() << "not DeviceOutOfMemory: " << e.what();
+  }
+  try {
+    cuda::throw_cuda_status(invalid_value, "cudaMemcpy(a, b, n, k)");
+  } catch (const DeviceOutOfMemory& e) {
+    ADD_FAILURE() << "not an out-of-memory: " << e.what();
+  } catch (const Error& e) {
+    const std::string what = e.what();
+    EXPECT_EQ(e.kind(), ErrorKind::Device);
+    EXPECT_NE(what.find("cudaMemcpy(a, b, n, k): "), std::string::npos) << what;
+    EXPECT_NE(what.find("tools.cu:"), std::string::npos) << what;
+  }
+}
+
+// Both ways device memory is allocated, cudaMalloc (slots) and cudaMallocAsync (kernel scratch),
+// report a size the device cannot give as DeviceOutOfMemory, and the device works on afterwards.
+TEST(CudaCheck, DeviceOutOfMemoryOnBothAllocationPaths) {
+  SKIP_WITHOUT_GPU();
+  for (const bool stream_ordered : {false, true}) {
+    SCOPED_TRACE(stream_ordered ? "cudaMallocAsync" : "cudaMalloc");
+    EXPECT_THROW(cuda::allocate_on_device(std::uint64_t{1} << 50, 0, stream_ordered),
+                 DeviceOutOfMemory);
+    EXPECT_NO_THROW(cuda::allocate_on_device(std::uint64_t{1} << 20, 0, stream_ordered));
+  }
+  const auto k5 = orient(test::complete_graph(5));
+  EXPECT_EQ(gpu_count("auto", k5.csr.view(), k5.csr.view(), k5.csr.view()), 10u);
 }
 
 // ---- closed forms ------------------------------------------------------------------------------
@@ -307,6 +349,37 @@ TEST(CudaKernels, HashBlockTasksSumToTotal) {
         for (std::uint64_t l = 0; l < p; ++l)
           sum += gpu_count(k, blk[i][j].view(), blk[i][l].view(), blk[j][l].view());
     EXPECT_EQ(sum, total) << "kernel " << k;
+  }
+}
+
+// ---- slices through the one count entry ---------------------------------------------------------
+// enqueue_device_count with C's rows outside a slice emptied, as the streaming backend runs a
+// sliced unit, for every kernel: each slice equals the CPU count of the same window of C, and the
+// slices (one of a single row) sum to the total.
+TEST(CudaKernels, SlicesThroughTheCountEntry) {
+  SKIP_WITHOUT_GPU();
+  const std::vector<std::pair<std::string, OrientedGraph>> graphs = {
+      {"random", orient(test::random_graph(3000, 40000, 3))},
+      {"skewed", orient(test::skewed_graph(5000, 60000, 4))}};
+  for (const auto& [name, g] : graphs) {
+    const CsrView v = g.csr.view();
+    const std::uint64_t n = v.rows;
+    const std::vector<std::uint64_t> cuts = {0, n / 5, n / 2, n - 1, n};
+    const count_t total = cpu_count(v);
+    for (const auto& k : kKernels) {
+      count_t sum = 0;
+      for (std::size_t i = 0; i + 1 < cuts.size(); ++i) {
+        std::vector<eid_t> window(n + 1);
+        window_offsets(v.offsets, n, cuts[i], cuts[i + 1], window.data());
+        CsrView c = v;
+        c.offsets = window.data();
+        const count_t got = cuda::count_slice_on_device(v, v, v, cuts[i], cuts[i + 1], k, 0);
+        EXPECT_EQ(got, make_cpu_counter()->count(v, v, c))
+            << name << ", kernel " << k << ", slice " << i;
+        sum += got;
+      }
+      EXPECT_EQ(sum, total) << name << ", kernel " << k;
+    }
   }
 }
 

@@ -1,5 +1,7 @@
-// cuda/tools.hpp — GPU helpers for the benchmark and the tests, without CUDA types. In a build
-// without CUDA (stub.cpp) they throw Error(Usage).
+// cuda/testing/tools.hpp — GPU helpers for the benchmark and the tests (library
+// tristream_cuda_testing, linked by tests/cuda/ and bench/kernels_bench only; never part of the
+// shipped library), without CUDA types. In a build without CUDA (testing/stub.cpp) they throw
+// Error(Usage).
 #pragma once
 
 #include <cstdint>
@@ -36,5 +38,23 @@ OrientedGraph orient_on_device(std::uint64_t n, const std::vector<std::pair<vid_
 // kernel (enqueue_expand_packed): uploads the packed arrays, expands, downloads. For the tests.
 std::vector<eid_t> expand_packed_on_device(const PackedRows& packed, std::uint64_t rows,
                                            int device);
+
+// count(A, B, C) of host views (offsets from 0) through the one count entry
+// (enqueue_device_count) on device `device`, as the streaming backend runs a sliced unit: C's
+// rows outside [v_begin, v_end) count as empty (v_begin <= v_end <= C.rows). Views given twice
+// are uploaded once (the same device view, as in core).
+count_t count_slice_on_device(const CsrView& A, const CsrView& B, const CsrView& C,
+                              std::uint64_t v_begin, std::uint64_t v_end, const std::string& kernel,
+                              int device);
+
+// Allocates `bytes` of device memory on `device` and frees it: with cudaMalloc as the slots
+// are, or with stream_ordered through cudaMallocAsync on a stream of its own as kernel scratch
+// is. For the tests of device out-of-memory (cuda/check.hpp): a size the device cannot give
+// throws DeviceOutOfMemory.
+void allocate_on_device(std::uint64_t bytes, int device, bool stream_ordered);
+
+// Throws what TS_CUDA_CHECK (cuda/check.hpp) throws for a call `call` that returned `status` (a
+// cudaError_t). Needs no device.
+[[noreturn]] void throw_cuda_status(int status, const char* call);
 
 }  // namespace tristream::cuda

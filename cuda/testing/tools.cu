@@ -1,4 +1,6 @@
-// cuda/tools.cu — time_kernels, orient_on_device and expand_packed_on_device (tools.hpp).
+// cuda/testing/tools.cu — the GPU helpers of tools.hpp (time_kernels, orient_on_device,
+// expand_packed_on_device, count_slice_on_device, allocate_on_device, throw_cuda_status), for the
+// tests and the kernel benchmark only.
 #include <thrust/binary_search.h>
 #include <thrust/copy.h>
 #include <thrust/count.h>
@@ -12,12 +14,13 @@
 #include <thrust/unique.h>
 
 #include <algorithm>
+#include <memory>
 
-#include "check.hpp"
-#include "device.hpp"
-#include "launch.hpp"
-#include "memory.hpp"
-#include "tools.hpp"
+#include "cuda/check.hpp"
+#include "cuda/device.hpp"
+#include "cuda/launch.hpp"
+#include "cuda/memory.hpp"
+#include "cuda/testing/tools.hpp"
 
 namespace tristream::cuda {
 
@@ -201,6 +204,73 @@ std::vector<eid_t> expand_packed_on_device(const PackedRows& packed, std::uint64
   TS_CUDA_CHECK(
       cudaMemcpy(host.data(), out.get(), (rows + 1) * sizeof(eid_t), cudaMemcpyDeviceToHost));
   return host;
+}
+
+count_t count_slice_on_device(const CsrView& A, const CsrView& B, const CsrView& C,
+                              std::uint64_t v_begin, std::uint64_t v_end, const std::string& kernel,
+                              int device) {
+  select_device(device);
+  Stream stream;
+  // 1. Upload each distinct view once.
+  TS_CHECK(v_begin <= v_end && v_end <= C.rows, "count_slice_on_device: a slice of C's rows");
+  struct Uploaded {
+    const eid_t* host = nullptr;
+    const vid_t* host_cols = nullptr;
+    DeviceBuffer<eid_t> off;
+    DeviceBuffer<vid_t> cols;
+    CsrView view;
+  };
+  std::vector<std::unique_ptr<Uploaded>> up;
+  auto upload = [&](const CsrView& h) -> CsrView {
+    TS_CHECK(h.rows == 0 || h.offsets[0] == 0, "count_slice_on_device: offsets must start at 0");
+    for (const auto& u : up)
+      if (u->host == h.offsets && u->host_cols == h.cols) return u->view;
+    auto u = std::make_unique<Uploaded>();
+    u->host = h.offsets;
+    u->host_cols = h.cols;
+    u->off.allocate(h.rows + 1);
+    u->cols.allocate(std::max<eid_t>(h.edges(), 1));
+    TS_CUDA_CHECK(
+        cudaMemcpy(u->off.get(), h.offsets, (h.rows + 1) * sizeof(eid_t), cudaMemcpyHostToDevice));
+    if (h.edges())
+      TS_CUDA_CHECK(
+          cudaMemcpy(u->cols.get(), h.cols, h.edges() * sizeof(vid_t), cudaMemcpyHostToDevice));
+    u->view = CsrView{h.rows, u->off.get(), u->cols.get(), h.col_space};
+    up.push_back(std::move(u));
+    return up.back()->view;
+  };
+  // 2. The sliced count, with host copies as the streaming backend passes them.
+  DeviceCount job;
+  job.A = upload(A);
+  job.B = upload(B);
+  job.C = upload(C);
+  job.host_offsets_A = A.offsets;
+  job.host.a_cols = A.cols;
+  job.host.b_offsets = B.offsets;
+  job.host.c_offsets = C.offsets;
+  job.sliced = true;
+  job.host.v_begin = v_begin;
+  job.host.v_end = v_end;
+  DeviceBuffer<unsigned long long> total(1);
+  PinnedBuffer<unsigned long long> result(1);
+  enqueue_device_count(job, kernel, total.get(), result.get(), stream.get());
+  stream.synchronize();
+  return result[0];
+}
+
+void allocate_on_device(std::uint64_t bytes, int device, bool stream_ordered) {
+  select_device(device);
+  if (!stream_ordered) {
+    DeviceBuffer<unsigned char> memory(bytes);
+    return;
+  }
+  Stream stream;
+  { AsyncBuffer<unsigned char> memory(bytes, stream.get()); }
+  stream.synchronize();
+}
+
+void throw_cuda_status(int status, const char* call) {
+  throw_cuda(static_cast<cudaError_t>(status), call, __FILE__, __LINE__);
 }
 
 }  // namespace tristream::cuda
