@@ -11,11 +11,13 @@
 #include <cstring>
 #include <deque>
 #include <exception>
+#include <initializer_list>
 #include <numeric>
 #include <sstream>
 #include <thread>
 #include <unordered_map>
 
+#include "common/json.hpp"
 #include "tristream/device_cache.hpp"
 #include "tristream/error.hpp"
 
@@ -1384,42 +1386,62 @@ std::vector<std::uint64_t> device_cache_next_uses(const Plan& plan) {
   return next;
 }
 
+namespace {
+// A JSON array of unsigned integers.
+template <typename T>
+std::string json_uints(std::initializer_list<T> xs) {
+  std::string out = "[";
+  for (const T& x : xs) out += (out.size() > 1 ? "," : "") + std::to_string(x);
+  return out + "]";
+}
+std::string unit_json(const WorkUnit& w) {
+  JsonObject o;
+  o.raw("task", json_uints<std::uint32_t>({w.i, w.j, w.k}))
+      .add("device_bytes", w.device_bytes)
+      .add("upload_bytes", w.upload_bytes)
+      .add("decompress_bytes", w.decompress_bytes)
+      .add("work", w.work)
+      .raw("edges", json_uints<std::uint64_t>({w.a.edges, w.b.edges, w.c.edges}))
+      .add("reuse_a", w.reuse_a)
+      .raw("slice", json_uints<std::uint32_t>({w.slice, w.slices}));
+  return o.str();
+}
+}  // namespace
+
 std::string Plan::to_json() const {
-  std::ostringstream o;
-  o << "{\"scheme\":\"" << scheme_name(partition.scheme) << "\",\"parts\":" << partition.p
-    << ",\"slots\":" << slots << ",\"slot_bytes\":" << slot_bytes << ",\"staging\":\""
-    << (streamed_staging() ? "streamed" : "full") << "\",\"piece_bytes\":" << piece_bytes
-    << ",\"staging_buffers\":" << staging_buffers
-    << ",\"host_staging_bytes\":" << host_staging_bytes() << ",\"device_bytes\":" << device_bytes
-    << ",\"host_bytes\":" << host_bytes << ",\"device_budget\":" << device_budget
-    << ",\"host_budget\":" << host_budget << ",\"bytes_moved\":" << bytes_moved
-    << ",\"bytes_decompressed\":" << bytes_decompressed
-    << ",\"total_estimated_bytes\":" << (bytes_moved + bytes_decompressed)
-    << ",\"chunk_cache_bytes\":" << chunk_cache_bytes
-    << ",\"block_cache_bytes\":" << block_cache_bytes
-    << ",\"device_cache_bytes\":" << device_cache_bytes << ",\"in_flight\":" << in_flight
-    << ",\"unit_order\":\"" << (column_order ? "column" : "row") << "\""
-    << ",\"tail_cover_units\":" << tail_cover_units
-    << ",\"tail_cover_slices\":" << tail_cover_slices << ",\"total_work\":" << total_work
-    << ",\"imbalance\":" << imbalance << ",\"reason\":\"";
-  for (char ch : reason) {
-    if (ch == '"' || ch == '\\') o << '\\';
-    o << ch;
-  }
-  o << "\",\"bounds\":[";
+  JsonObject o;
+  o.add("scheme", scheme_name(partition.scheme))
+      .add("parts", partition.p)
+      .add("slots", slots)
+      .add("slot_bytes", slot_bytes)
+      .add("staging", streamed_staging() ? "streamed" : "full")
+      .add("piece_bytes", piece_bytes)
+      .add("staging_buffers", staging_buffers)
+      .add("host_staging_bytes", host_staging_bytes())
+      .add("device_bytes", device_bytes)
+      .add("host_bytes", host_bytes)
+      .add("device_budget", device_budget)
+      .add("host_budget", host_budget)
+      .add("bytes_moved", bytes_moved)
+      .add("bytes_decompressed", bytes_decompressed)
+      .add("total_estimated_bytes", bytes_moved + bytes_decompressed)
+      .add("chunk_cache_bytes", chunk_cache_bytes)
+      .add("block_cache_bytes", block_cache_bytes)
+      .add("device_cache_bytes", device_cache_bytes)
+      .add("in_flight", in_flight)
+      .add("unit_order", column_order ? "column" : "row")
+      .add("tail_cover_units", std::uint64_t{tail_cover_units})
+      .add("tail_cover_slices", std::uint64_t{tail_cover_slices})
+      .add("total_work", total_work)
+      .add("imbalance", imbalance)
+      .add("reason", reason);
+  std::string bounds = "[";
   for (std::size_t x = 0; x < partition.bounds.size(); ++x)
-    o << (x ? "," : "") << partition.bounds[x];
-  o << "],\"units\":[";
-  for (std::size_t u = 0; u < units.size(); ++u) {
-    const auto& w = units[u];
-    o << (u ? "," : "") << "{\"task\":[" << w.i << "," << w.j << "," << w.k
-      << "],\"device_bytes\":" << w.device_bytes << ",\"upload_bytes\":" << w.upload_bytes
-      << ",\"decompress_bytes\":" << w.decompress_bytes << ",\"work\":" << w.work << ",\"edges\":["
-      << w.a.edges << "," << w.b.edges << "," << w.c.edges
-      << "],\"reuse_a\":" << (w.reuse_a ? "true" : "false") << ",\"slice\":[" << w.slice << ","
-      << w.slices << "]}";
-  }
-  o << "]}";
+    bounds += (x ? "," : "") + std::to_string(partition.bounds[x]);
+  o.raw("bounds", bounds + "]");
+  std::string us = "[";
+  for (std::size_t u = 0; u < units.size(); ++u) us += (u ? "," : "") + unit_json(units[u]);
+  o.raw("units", us + "]");
   return o.str();
 }
 
