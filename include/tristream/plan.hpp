@@ -138,6 +138,13 @@ struct PlanOptions {
   bool device_is_host = false;      // CPU backend: the slots live in host memory only (so streamed
                                     // staging, which saves host memory only when a separate device
                                     // holds the slot, is never planned)
+  // The part of the host budget census_needed sets aside for decompressed chunks when it
+  // guesses, from n and m alone, whether the in-core plan fits (the plan itself counts its
+  // window from the chunk index). The default, 64 MiB, is a window of 2 x threads chunks at the
+  // converter's default chunk size on a few cores. Too low a guess costs a second planning (with
+  // the census, when the in-core plan turns out not to fit); too high, a census pass the
+  // in-core plan might not have needed.
+  std::uint64_t window_budget = 64ull << 20;
   bool per_vertex = false;
   unsigned threads = 0;
   PlanRates rates;
