@@ -34,7 +34,8 @@
 namespace tristream {
 
 enum class Scheme { Auto, Range, Hash, Vertex };
-// The most parts --parts may force (the census and the unit lists grow with p^2 and p^3).
+// The most parts --parts may force (the census's histograms grow with p^2). The planner also caps
+// a forced p at the graph's rows n (PlanOptions::parts).
 constexpr std::uint64_t kMaxParts = 4096;
 std::string scheme_name(Scheme s);
 // "auto" | "range" | "hash" | "vertex"; anything else throws Error(Usage).
@@ -132,7 +133,9 @@ struct PlanRates {
 
 struct PlanOptions {
   Scheme scheme = Scheme::Auto;
-  std::uint32_t parts = 0;          // 0: the planner chooses
+  // 0: the planner chooses. A forced p above the graph's rows n is capped at n (more parts would
+  // only be empty); the plan's reason then says so.
+  std::uint32_t parts = 0;
   std::uint64_t device_budget = 0;  // bytes the two slots may use on the device; 0 = unlimited
   std::uint64_t host_budget = 0;    // bytes the process may use; 0 = unlimited
   bool device_is_host = false;      // CPU backend: the slots live in host memory only (so streamed
@@ -278,7 +281,9 @@ std::uint64_t device_cache_key(const Plan& plan, const BlockInfo& b);
 // after u that uses the same block (in any role), or kNeverUsed (device_cache.hpp).
 std::vector<std::uint64_t> device_cache_next_uses(const Plan& plan);
 
-// The planner. census may be empty when census_needed() said false. Throws Error(Usage) when
+// The planner. census may be empty when census_needed() said false. Its time is linear in the
+// candidates' units plus, for range and hash, the pairs of nonempty blocks of each row part (the
+// tasks are never enumerated as all p^3 triples). Throws Error(Usage) when
 // nothing fits (naming the largest row and the sizes).
 Plan make_plan(std::uint64_t n, eid_t m, const eid_t* offsets,
                const std::vector<tcsr::ChunkInfo>& chunks, const Census& census,

@@ -58,12 +58,22 @@ void block_units(Plan& plan, const std::vector<eid_t>& E, const eid_t* off, eid_
   // kernels start at once and the heavy units overlap the build of the low row parts (millions
   // of short rows, the longest to build and the least work). Hash tasks by i, j, k. Either way
   // A = G_ij stays for the run of k, and the slot keeps it (reuse_a).
-  for (std::uint32_t x = 0; x < p; ++x)
-    for (std::uint32_t y = range ? p - 1 - x : 0; y < p; ++y)
-      for (std::uint32_t k = range ? y : 0; k < p; ++k) {
-        const std::uint32_t i = range ? p - 1 - x : x, j = y;
-        const eid_t eij = E[i * p + j], eik = E[i * p + k], ejk = E[j * p + k];
-        if (eij == 0 || eik == 0 || ejk == 0) continue;  // pruned: no triangle possible
+  // Only the tasks whose three blocks hold edges become units (no triangle lies elsewhere); they
+  // are found from each row part's nonempty blocks, so the work is the pairs of nonempty blocks
+  // of a row part, never all p^3 triples.
+  std::vector<std::uint32_t> nonempty;  // row part i's column parts b >= first_block(i) with edges
+  for (std::uint32_t x = 0; x < p; ++x) {
+    const std::uint32_t i = range ? p - 1 - x : x;
+    nonempty.clear();
+    for (std::uint32_t b = P.first_block(i); b < p; ++b)
+      if (E[static_cast<std::size_t>(i) * p + b] != 0) nonempty.push_back(b);
+    for (std::size_t y = 0; y < nonempty.size(); ++y)
+      for (std::size_t z = range ? y : 0; z < nonempty.size(); ++z) {
+        const std::uint32_t j = nonempty[y], k = nonempty[z];
+        const eid_t eij = E[static_cast<std::size_t>(i) * p + j],
+                    eik = E[static_cast<std::size_t>(i) * p + k],
+                    ejk = E[static_cast<std::size_t>(j) * p + k];
+        if (ejk == 0) continue;  // pruned: no triangle possible
         WorkUnit w;
         w.i = i;
         w.j = j;
@@ -81,6 +91,7 @@ void block_units(Plan& plan, const std::vector<eid_t>& E, const eid_t* off, eid_
                  (static_cast<double>(eik) / ri + static_cast<double>(ejk) / rj);
         plan.units.push_back(w);
       }
+  }
 }
 
 // Range: the fine buckets grouped into p parts (sets the bounds); returns the p x p block edges.

@@ -19,9 +19,19 @@ namespace {
 // census_needed's guess of streamed staging's window: two chunks at the default chunk size.
 constexpr std::uint64_t kStreamedWindowGuess = 16ull << 20;
 
+// The options with --parts capped at the graph's rows (more parts than rows would only add empty
+// parts, and the census and the candidates grow with p).
+PlanOptions capped_parts(const PlanOptions& o, std::uint64_t n) {
+  PlanOptions c = o;
+  c.parts =
+      static_cast<std::uint32_t>(std::min<std::uint64_t>(o.parts, std::max<std::uint64_t>(n, 1)));
+  return c;
+}
+
 // The census options for a plan with these options (fine/hash_mod/vertex_groups chosen from the
 // forced scheme and parts).
-CensusOptions census_options(std::uint64_t n, const PlanOptions& o) {
+CensusOptions census_options(std::uint64_t n, const PlanOptions& options) {
+  const PlanOptions o = capped_parts(options, n);
   CensusOptions c;
   c.threads = o.threads;
   c.fine = static_cast<std::uint32_t>(std::min<std::uint64_t>(
@@ -52,7 +62,8 @@ Plan empty_plan(std::uint64_t n, const eid_t* offsets, const PlanOptions& o) {
 
 }  // namespace
 
-bool census_needed(std::uint64_t n, eid_t m, const PlanOptions& o, CensusOptions* out) {
+bool census_needed(std::uint64_t n, eid_t m, const PlanOptions& options, CensusOptions* out) {
+  const PlanOptions o = capped_parts(options, n);
   if (o.parts == 1 || m == 0) return false;
   if (o.parts == 0) {
     // In-core fits?  (then the planner picks p = 1 and needs no census). The host estimate is
@@ -78,8 +89,9 @@ bool census_needed(std::uint64_t n, eid_t m, const PlanOptions& o, CensusOptions
 
 Plan make_plan(std::uint64_t n, eid_t m, const eid_t* offsets,
                const std::vector<tcsr::ChunkInfo>& chunks, const Census& census,
-               const PlanOptions& o) {
+               const PlanOptions& options) {
   using namespace plan_internal;
+  const PlanOptions o = capped_parts(options, n);
   // 1. Nothing to count, whatever the options.
   if (m == 0) return empty_plan(n, offsets, o);
   // 2. The candidates the options and the census allow.
@@ -96,6 +108,9 @@ Plan make_plan(std::uint64_t n, eid_t m, const eid_t* offsets,
   plan.device_budget = o.device_budget;
   plan.host_budget = o.host_budget;
   plan.reason = explain(plan, s.all, o);
+  if (o.parts != options.parts)
+    plan.reason = "--parts " + std::to_string(options.parts) + " capped at the graph's " +
+                  std::to_string(n) + " rows; " + plan.reason;
   return plan;
 }
 
