@@ -19,6 +19,10 @@ namespace {
 // census_needed's guess of streamed staging's window: two chunks at the default chunk size.
 constexpr std::uint64_t kStreamedWindowGuess = 16ull << 20;
 
+// The range census's fine buckets: 8 per forced part, at most this many (each census thread holds
+// a histogram of their square: 512 MiB here, where 8 x 4096 buckets would take 8 GiB).
+constexpr std::uint64_t kMaxFineBuckets = 8192;
+
 // The options with --parts capped at the graph's rows (more parts than rows would only add empty
 // parts, and the census and the candidates grow with p).
 PlanOptions capped_parts(const PlanOptions& o, std::uint64_t n) {
@@ -35,7 +39,8 @@ CensusOptions census_options(std::uint64_t n, const PlanOptions& options) {
   CensusOptions c;
   c.threads = o.threads;
   c.fine = static_cast<std::uint32_t>(std::min<std::uint64_t>(
-      std::max<std::uint64_t>(n, 1), std::max<std::uint32_t>(1024, o.parts * 8)));
+      {std::max<std::uint64_t>(n, 1), std::max<std::uint64_t>(1024, std::uint64_t{o.parts} * 8),
+       kMaxFineBuckets}));
   c.hash_mod = o.parts ? o.parts : 16;
   c.vertex_groups = o.parts ? o.parts : 16;
   // The vertex census keeps one n-bit bitmap per group: keep it within a quarter of the host.

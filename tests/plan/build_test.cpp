@@ -67,6 +67,19 @@ TEST(PlanParts, LargePartsOnATinyGraphCountExactly) {
   }
 }
 
+// A forced p in the thousands on a graph of many more vertices: the census's fine buckets (whose
+// square each census thread holds) stay at most 8192, and still at least p.
+TEST(PlanParts, LargeForcedPartsKeepTheCensusHistogramBounded) {
+  PlanOptions o = forced(Scheme::Range, static_cast<std::uint32_t>(kMaxParts));
+  CensusOptions co;
+  ASSERT_TRUE(census_needed(100000, 400000, o, &co));
+  EXPECT_LE(co.fine, 8192u);
+  EXPECT_GE(co.fine, kMaxParts);
+  o.parts = 100;  // small p: 1024 buckets, as before
+  ASSERT_TRUE(census_needed(100000, 400000, o, &co));
+  EXPECT_EQ(co.fine, 1024u);
+}
+
 // The range units of p = n on a sparse graph (a ring with chords): the tasks are exactly the
 // triples i <= j <= k whose blocks G_ij, G_ik and G_jk all hold edges, in the planner's order
 // (i descending, then j, then k), and every triangle's task is among them.
