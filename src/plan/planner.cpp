@@ -2,8 +2,9 @@
 // make_plan as staged calls (candidates -> evaluate and order -> pick -> explain), and
 // plan_graph (census + plan, planning again with a census when the in-core estimate was wrong).
 //
-// Dependencies run one way: sizes, partition, census -> build -> replay -> cost -> order ->
-// host_model -> candidates -> explain -> planner; plan_json only reads a finished Plan.
+// Dependencies run one way: partition, sizes -> census; replay -> cost -> order; replay -> build;
+// sizes -> host_model; build, order, host_model -> candidates -> explain -> planner; plan_json
+// only reads a finished Plan.
 #include <algorithm>
 
 #include "plan/build.hpp"
