@@ -34,7 +34,8 @@
 namespace tristream {
 
 enum class Scheme { Auto, Range, Hash, Vertex };
-// The most parts --parts may force (the census and the unit lists grow with p^2 and p^3).
+// The most parts --parts may force (the census's histograms grow with p^2). The planner also caps
+// a forced p at the graph's rows n (PlanOptions::parts).
 constexpr std::uint64_t kMaxParts = 4096;
 std::string scheme_name(Scheme s);
 // "auto" | "range" | "hash" | "vertex"; anything else throws Error(Usage).
@@ -132,12 +133,21 @@ struct PlanRates {
 
 struct PlanOptions {
   Scheme scheme = Scheme::Auto;
-  std::uint32_t parts = 0;          // 0: the planner chooses
+  // 0: the planner chooses. A forced p above the graph's rows n is capped at n (more parts would
+  // only be empty); the plan's reason then says so.
+  std::uint32_t parts = 0;
   std::uint64_t device_budget = 0;  // bytes the two slots may use on the device; 0 = unlimited
   std::uint64_t host_budget = 0;    // bytes the process may use; 0 = unlimited
   bool device_is_host = false;      // CPU backend: the slots live in host memory only (so streamed
                                     // staging, which saves host memory only when a separate device
                                     // holds the slot, is never planned)
+  // The part of the host budget census_needed sets aside for decompressed chunks when it
+  // guesses, from n and m alone, whether the in-core plan fits (the plan itself counts its
+  // window from the chunk index). The default, 64 MiB, is a window of 2 x threads chunks at the
+  // converter's default chunk size on a few cores. Too low a guess costs a second planning (with
+  // the census, when the in-core plan turns out not to fit); too high, a census pass the
+  // in-core plan might not have needed.
+  std::uint64_t window_budget = 64ull << 20;
   bool per_vertex = false;
   unsigned threads = 0;
   PlanRates rates;
@@ -271,7 +281,9 @@ std::uint64_t device_cache_key(const Plan& plan, const BlockInfo& b);
 // after u that uses the same block (in any role), or kNeverUsed (device_cache.hpp).
 std::vector<std::uint64_t> device_cache_next_uses(const Plan& plan);
 
-// The planner. census may be empty when census_needed() said false. Throws Error(Usage) when
+// The planner. census may be empty when census_needed() said false. Its time is linear in the
+// candidates' units plus, for range and hash, the pairs of nonempty blocks of each row part (the
+// tasks are never enumerated as all p^3 triples). Throws Error(Usage) when
 // nothing fits (naming the largest row and the sizes).
 Plan make_plan(std::uint64_t n, eid_t m, const eid_t* offsets,
                const std::vector<tcsr::ChunkInfo>& chunks, const Census& census,

@@ -1,0 +1,253 @@
+// build.cpp — a candidate plan's partition and units from the census (plan/build.hpp): range
+// parts grouped from the fine buckets by one of three cuts, hash parts folded from the residues,
+// vertex parts from the wedge-balanced groups; the tasks pruned where a block is empty, in the
+// partition's own order.
+#include "plan/build.hpp"
+
+#include <algorithm>
+#include <vector>
+
+#include "plan/replay.hpp"
+#include "tristream/error.hpp"
+
+namespace tristream::plan_internal {
+namespace {
+
+// Units of a range or hash partition from a p x p edge matrix.
+void block_units(Plan& plan, const std::vector<eid_t>& E, const eid_t* off, eid_t m) {
+  const Partition& P = plan.partition;
+  const std::uint32_t p = P.p;
+  const bool range = P.scheme == Scheme::Range;
+  std::vector<eid_t> row_edges(p, 0);  // edges of the rows of each part
+  for (std::uint32_t a = 0; a < p; ++a)
+    for (std::uint32_t b = 0; b < p; ++b) row_edges[a] += E[a * p + b];
+  auto block = [&](std::uint32_t a, std::uint32_t b) {
+    BlockInfo bi;
+    bi.row_part = a;
+    bi.col_part = b;
+    bi.rows = P.rows(a);
+    bi.edges = E[a * p + b];
+    bi.col_space = P.rows(b);
+    bi.bytes = block_bytes(bi.rows, bi.edges);
+    bi.upload_bytes = packed_block_bytes(bi.rows, bi.edges);
+    return bi;
+  };
+  auto walk_bytes = [&](std::uint32_t a) -> std::uint64_t {
+    // range rows are contiguous; hash rows are spread over (almost) every chunk
+    return (range ? row_edges[a] : m) * sizeof(vid_t);
+  };
+  (void)off;
+  // what the host block cache needs: all blocks of one row part, of every row part
+  plan.row_part_max_bytes = plan.row_parts_bytes = plan.row_part_chunk_bytes = 0;
+  plan.row_part_bytes.assign(p, 0);
+  for (std::uint32_t a = 0; a < p; ++a) {
+    // the blocks G_ab with b >= first_block(a) (range: those below the diagonal are empty),
+    // each with dense or packed offsets, whichever is smaller
+    std::uint64_t b = 0;
+    for (std::uint32_t c = P.first_block(a); c < p; ++c)
+      b += packed_block_bytes(P.rows(a), E[a * p + c]);
+    plan.row_part_bytes[a] = b;
+    plan.row_part_max_bytes = std::max(plan.row_part_max_bytes, b);
+    plan.row_parts_bytes += b;
+    plan.row_part_chunk_bytes = std::max<std::uint64_t>(plan.row_part_chunk_bytes, walk_bytes(a));
+  }
+  // Order: range tasks by descending i (the row part of A and B), then j >= i, then k >= j, so
+  // that the units needing only row parts i..p-1 (A, B from row part i, C from row part j >= i)
+  // come first and the pipeline counts them while lower row parts are still being built. The
+  // high row parts are few rows holding the dense core: cheap to build and the most work, so
+  // kernels start at once and the heavy units overlap the build of the low row parts (millions
+  // of short rows, the longest to build and the least work). Hash tasks by i, j, k. Either way
+  // A = G_ij stays for the run of k, and the slot keeps it (reuse_a).
+  // Only the tasks whose three blocks hold edges become units (no triangle lies elsewhere); they
+  // are found from each row part's nonempty blocks, so the work is the pairs of nonempty blocks
+  // of a row part, never all p^3 triples.
+  std::vector<std::uint32_t> nonempty;  // row part i's column parts b >= first_block(i) with edges
+  for (std::uint32_t x = 0; x < p; ++x) {
+    const std::uint32_t i = range ? p - 1 - x : x;
+    nonempty.clear();
+    for (std::uint32_t b = P.first_block(i); b < p; ++b)
+      if (E[static_cast<std::size_t>(i) * p + b] != 0) nonempty.push_back(b);
+    for (std::size_t y = 0; y < nonempty.size(); ++y)
+      for (std::size_t z = range ? y : 0; z < nonempty.size(); ++z) {
+        const std::uint32_t j = nonempty[y], k = nonempty[z];
+        const eid_t eij = E[static_cast<std::size_t>(i) * p + j],
+                    eik = E[static_cast<std::size_t>(i) * p + k],
+                    ejk = E[static_cast<std::size_t>(j) * p + k];
+        if (ejk == 0) continue;  // pruned: no triangle possible
+        WorkUnit w;
+        w.i = i;
+        w.j = j;
+        w.k = k;
+        w.a = block(i, j);
+        w.b = block(i, k);
+        w.c = block(j, k);
+        w.b_is_a = j == k;
+        w.c_is_a = i == j && j == k;
+        w.c_is_b = i == j;
+        w.decompress_bytes = walk_bytes(i) + (i == j ? 0 : walk_bytes(j));
+        const double ri = std::max<double>(1, static_cast<double>(w.a.rows));
+        const double rj = std::max<double>(1, static_cast<double>(w.c.rows));
+        w.work = static_cast<double>(eij) *
+                 (static_cast<double>(eik) / ri + static_cast<double>(ejk) / rj);
+        plan.units.push_back(w);
+      }
+  }
+}
+
+// Range: the fine buckets grouped into p parts (sets the bounds); returns the p x p block edges.
+std::vector<eid_t> range_block_edges(Partition& P, int variant, const Census& census) {
+  const std::uint32_t p = P.p;
+  const auto& fb = census.fine_bounds;
+  const std::uint32_t F = static_cast<std::uint32_t>(fb.size() - 1);
+  // group fine buckets into p parts balanced by out-edges (variant 0), by out- plus in-edges
+  // (variant 1: blocks balanced as rows and as columns, BBTC's symmetric cut), or by bytes
+  // (variant 2: 4 per column and 8 per row, an offsets entry — in rank order the first parts
+  // hold millions of short rows, whose offsets, repeated in each of their blocks, make the
+  // largest units; at Kronecker 24 and a quarter of the footprint this cut fits p = 17 where
+  // the others need 20 and more, moving fewer bytes)
+  std::vector<double> weight(F, 0);
+  for (std::uint32_t x = 0; x < F; ++x) {
+    for (std::uint32_t y = 0; y < F; ++y) {
+      const double v = static_cast<double>(census.fine_hist[static_cast<std::size_t>(x) * F + y]);
+      weight[x] += variant == 2 ? v * sizeof(vid_t) : v;
+      if (variant == 1) weight[y] += v;
+    }
+    if (variant == 2) weight[x] += static_cast<double>(fb[x + 1] - fb[x]) * sizeof(eid_t);
+  }
+  double total = 0;
+  for (double w : weight) total += w;
+  std::vector<std::uint32_t> gidx(p + 1, 0);
+  gidx[p] = F;
+  {
+    double acc = 0;
+    std::uint32_t a = 1;
+    for (std::uint32_t f = 0; f < F && a < p; ++f) {
+      // cut before f when that lands closer to the target than cutting after it
+      while (a < p && acc + weight[f] / 2 >= total * a / p) gidx[a++] = f;
+      acc += weight[f];
+    }
+    for (; a < p; ++a) gidx[a] = F;
+    for (std::uint32_t x = 1; x <= p; ++x) gidx[x] = std::max(gidx[x], gidx[x - 1]);
+  }
+  P.bounds.resize(p + 1);
+  for (std::uint32_t a = 0; a <= p; ++a) P.bounds[a] = fb[gidx[a]];
+  // block edges from the 2D prefix sums of the fine histogram
+  const auto& S = census.fine_prefix();
+  std::vector<eid_t> E(static_cast<std::size_t>(p) * p, 0);
+  for (std::uint32_t a = 0; a < p; ++a)
+    for (std::uint32_t b = 0; b < p; ++b) {
+      const std::size_t x0 = gidx[a], x1 = gidx[a + 1], y0 = gidx[b], y1 = gidx[b + 1];
+      const std::size_t W = F + 1;
+      E[a * p + b] = S[x1 * W + y1] - S[x0 * W + y1] - S[x1 * W + y0] + S[x0 * W + y0];
+    }
+  return E;
+}
+
+// Hash: the residues mod H folded into residues mod p; returns the p x p block edges.
+std::vector<eid_t> hash_block_edges(const Partition& P, const Census& census) {
+  const std::uint32_t p = P.p;
+  const std::uint32_t H = census.hash_mod;
+  TS_CHECK(H % p == 0, "hash census does not match the number of parts");
+  std::vector<eid_t> E(static_cast<std::size_t>(p) * p, 0);
+  for (std::uint32_t x = 0; x < H; ++x)
+    for (std::uint32_t y = 0; y < H; ++y) E[(x % p) * p + (y % p)] += census.hash_hist[x * H + y];
+  return E;
+}
+
+// Vertex: one unit per part (the bounds from the wedge-balanced groups), A = B = the rows of V_i
+// and C the proxy rows X_i.
+void vertex_units(Plan& plan, eid_t m, const eid_t* off, const Census& census) {
+  Partition& P = plan.partition;
+  const std::uint32_t p = P.p;
+  const Census::VertexParts* vp = nullptr;
+  for (const auto& v : census.vertex)
+    if (v.p == p) vp = &v;
+  TS_CHECK(vp != nullptr, "vertex census does not match the number of parts");
+  const std::uint32_t G = static_cast<std::uint32_t>(census.vertex_bounds.size() - 1);
+  P.bounds.resize(p + 1);
+  for (std::uint32_t a = 0; a <= p; ++a) P.bounds[a] = census.vertex_bounds[a * (G / p)];
+  for (std::uint32_t i = 0; i < p; ++i) {
+    const std::uint64_t r0 = P.bounds[i], r1 = P.bounds[i + 1];
+    const eid_t ea = off[r1] - off[r0];
+    if (ea == 0) continue;
+    WorkUnit w;
+    w.i = w.j = w.k = i;
+    w.a.row_part = i;
+    w.a.col_part = 0;
+    w.a.rows = r1 - r0;
+    w.a.edges = ea;
+    w.a.col_space = vp->proxies[i];
+    w.a.bytes = w.a.upload_bytes = block_bytes(w.a.rows, w.a.edges);
+    w.b = w.a;
+    w.b_is_a = true;
+    w.c.row_part = i;
+    w.c.col_part = 1;
+    w.c.rows = vp->proxies[i];
+    w.c.edges = vp->proxy_edges_bound[i];
+    w.c.col_space = vp->proxies[i];
+    w.c.bytes = w.c.upload_bytes = block_bytes(w.c.rows, w.c.edges);
+    w.decompress_bytes = (ea + (m - (off[r0] - off[0]))) * sizeof(vid_t);
+    double wedges = 0;
+    for (std::uint64_t r = r0; r < r1; ++r) {
+      const double d = static_cast<double>(off[r + 1] - off[r]);
+      wedges += d * (d - 1) / 2;
+    }
+    w.work = wedges;
+    plan.units.push_back(w);
+  }
+}
+
+}  // namespace
+
+// The single in-core unit.
+void in_core_unit(Plan& plan, std::uint64_t n, eid_t m, const eid_t* off) {
+  plan.partition = Partition{};
+  plan.partition.scheme = Scheme::Range;
+  plan.partition.p = 1;
+  plan.partition.n = n;
+  plan.partition.bounds = {0, n};
+  if (m == 0) return;
+  WorkUnit w;
+  BlockInfo b;
+  b.rows = n;
+  b.edges = m;
+  b.col_space = n;
+  b.bytes = b.upload_bytes = block_bytes(n, m);
+  w.a = w.b = w.c = b;
+  w.b_is_a = w.c_is_a = w.c_is_b = true;
+  w.decompress_bytes = m * sizeof(vid_t);
+  double wedges = 0;
+  for (std::uint64_t r = 0; r < n; ++r) {
+    const double d = static_cast<double>(off[r + 1] - off[r]);
+    wedges += d * (d - 1) / 2;
+  }
+  w.work = wedges;
+  plan.units.push_back(w);
+}
+
+Plan build_plan(Scheme scheme, std::uint32_t p, int variant, std::uint64_t n, eid_t m,
+                const eid_t* off, const Census& census, bool per_vertex) {
+  Plan plan;
+  // 1. p = 1 (or nothing to count): the in-core unit.
+  if (p <= 1 || m == 0) {
+    in_core_unit(plan, n, m, off);
+    finish_units(plan, per_vertex);
+    return plan;
+  }
+  // 2. The partition and its units.
+  Partition& P = plan.partition;
+  P.scheme = scheme;
+  P.p = p;
+  P.n = n;
+  if (scheme == Scheme::Range)
+    block_units(plan, range_block_edges(P, variant, census), off, m);
+  else if (scheme == Scheme::Hash)
+    block_units(plan, hash_block_edges(P, census), off, m);
+  else
+    vertex_units(plan, m, off, census);
+  // 3. Their bytes and the device cache's replay.
+  finish_units(plan, per_vertex);
+  return plan;
+}
+
+}  // namespace tristream::plan_internal

@@ -1,0 +1,121 @@
+// candidates.cpp — the planner's candidates, their evaluation and the search for the best
+// (plan/candidates.hpp).
+#include "plan/candidates.hpp"
+
+#include <algorithm>
+
+#include "plan/build.hpp"
+#include "plan/order.hpp"
+#include "tristream/error.hpp"
+
+namespace tristream::plan_internal {
+namespace {
+
+// Hash blocks cut every row into p pieces and lose the rank order inside a block, so their
+// kernels run slower per edge than range blocks of the same size: on the H100, Kronecker 25 at
+// 1/4 of its footprint, hash p = 8 counted 1.80 s of kernel time where range p = 19 took 1.19 s
+// (wall 4.30 s vs 3.44 s) while moving 12% fewer bytes. Their estimated bytes are scaled by this
+// factor before the comparison (bench/RESULTS.md).
+constexpr double kHashCostFactor = 1.25;
+// Candidates of a scheme evaluated after its first fit before its larger p are skipped.
+constexpr int kAfterFeasible = 8;
+
+// Builds one candidate, fits it to the host, sizes its caches, prices it and (when it fits the
+// budgets) chooses its order and units in flight.
+Candidate evaluate(const CandidateSpec& spec, const GraphShape& g, const Census& census,
+                   const HostModel& hm, const PlanOptions& o) {
+  // 1. The partition and its units in their own order.
+  Candidate c;
+  c.plan = build_plan(spec.scheme, spec.p, spec.variant, g.n, g.m, g.offsets, census, o.per_vertex);
+  c.plan.rates = o.rates;
+  if (spec.p <= 1 && o.scheme != Scheme::Auto) c.plan.partition.scheme = Scheme::Range;
+  // 2. The host: staging and window within the budget, then the caches from what is left.
+  c.host = fit_host(hm, c.plan, o);
+  size_host_caches(hm, c.plan, o, g.m, c.host);
+  // 3. The budgets.
+  c.device = c.plan.device_bytes;
+  const bool dev_ok = o.device_budget == 0 || c.device <= o.device_budget;
+  const bool host_ok = o.host_budget == 0 || c.host <= o.host_budget;
+  c.feasible = dev_ok && host_ok;
+  // 4. The cost: bytes moved, plus a fixed charge per unit (its launches, synchronisation and
+  // small-kernel inefficiency: PlanRates::kernel_s_per_unit, priced as the bytes uploaded
+  // meanwhile); of the partition's own order, before the units in flight and the tail cover
+  // tune it (its slices and their bytes would tip the choice of p towards plans whose order
+  // needs no cover). A unit's fixed kernel seconds cost what the copy engine uploads meanwhile:
+  // on the H100 (about 0.4 ms per unit, 40 GB/s) 16 MB, so one more part pays for itself only
+  // when it saves 16 MB per unit it adds.
+  const double unit_cost_bytes = o.rates.kernel_s_per_unit * o.rates.upload_bytes_per_s;
+  c.cost = static_cast<double>(c.plan.bytes_moved + c.plan.bytes_decompressed) +
+           static_cast<double>(c.plan.units.size()) * unit_cost_bytes;
+  // 5. The order and the units in flight, only for a candidate that fits (they change its
+  // bytes moved).
+  if (c.feasible) choose_in_flight(c.plan, o.per_vertex);
+  if (c.plan.partition.scheme == Scheme::Hash) c.cost *= kHashCostFactor;
+  c.units = c.plan.units.size();
+  return c;
+}
+
+// A fitting candidate beats the best so far by cost, then by balance, then by fewer units.
+bool better(const Candidate& c, const Candidate* best) {
+  if (!c.feasible) return false;
+  if (!best) return true;
+  return c.cost < best->cost * 0.999 ||
+         (c.cost <= best->cost * 1.001 &&
+          (c.plan.imbalance < best->plan.imbalance * 0.99 ||
+           (c.plan.imbalance <= best->plan.imbalance * 1.01 && c.units < best->units)));
+}
+
+}  // namespace
+
+std::vector<CandidateSpec> list_candidates(const Census& census, const PlanOptions& o) {
+  std::vector<CandidateSpec> cands;
+  std::vector<Scheme> schemes;
+  if (o.scheme == Scheme::Auto)
+    schemes = {Scheme::Range, Scheme::Vertex, Scheme::Hash};
+  else
+    schemes = {o.scheme};
+  if (o.parts) {
+    for (Scheme s : schemes) {
+      const int cuts = s == Scheme::Range && o.parts > 1 ? kRangeCuts : 1;
+      for (int v = 0; v < cuts; ++v) cands.push_back({s, o.parts, v});
+    }
+    return cands;
+  }
+  cands.push_back({Scheme::Range, 1, 0});
+  if (census.empty()) return cands;
+  for (Scheme s : schemes) {
+    if (s == Scheme::Range) {
+      const std::uint32_t F = static_cast<std::uint32_t>(census.fine_bounds.size() - 1);
+      for (std::uint32_t p = 2; p <= std::min<std::uint32_t>(F, 96); ++p)
+        for (int v = 0; v < kRangeCuts; ++v) cands.push_back({s, p, v});
+    } else if (s == Scheme::Hash) {
+      for (std::uint32_t p = 2; p <= std::min<std::uint32_t>(census.hash_mod, 16); ++p)
+        if (census.hash_mod % p == 0) cands.push_back({s, p, 0});
+    } else {
+      for (const auto& v : census.vertex)
+        if (v.p >= 2) cands.push_back({s, v.p, 0});
+    }
+  }
+  return cands;
+}
+
+Search search_candidates(const std::vector<CandidateSpec>& specs, const GraphShape& g,
+                         const Census& census, const HostModel& hm, const PlanOptions& o) {
+  Search s;
+  int after_feasible[4] = {-1, -1, -1, -1};  // per scheme: candidates evaluated since a fit
+  for (const CandidateSpec& spec : specs) {
+    int& since_fit = after_feasible[static_cast<int>(spec.scheme)];
+    if (spec.p > 1 && since_fit >= kAfterFeasible) continue;  // more parts only move more bytes
+    Candidate c = evaluate(spec, g, census, hm, o);
+    if (spec.p > 1 && (c.feasible || since_fit >= 0)) ++since_fit;
+    if (better(c, s.best >= 0 ? &s.all[static_cast<std::size_t>(s.best)] : nullptr)) {
+      s.best = static_cast<std::ptrdiff_t>(s.all.size());
+      s.best_plan = c.plan;
+    }
+    std::vector<WorkUnit>().swap(c.plan.units);
+    s.all.push_back(std::move(c));
+  }
+  return s;
+}
+
+}  // namespace tristream::plan_internal

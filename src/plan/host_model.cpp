@@ -1,0 +1,128 @@
+// host_model.cpp — the host memory of a candidate plan (plan/host_model.hpp).
+#include "plan/host_model.hpp"
+
+#include <algorithm>
+
+#include "plan/sizes.hpp"
+
+namespace tristream::plan_internal {
+namespace {
+
+// The host bytes of a plan: row offsets, staging (`staging` bytes: the full slots or the ring of
+// streamed staging), the decompression window, per-vertex arrays, the vertex scheme's sets.
+std::uint64_t host_need(const HostModel& h, const Plan& plan, bool per_vertex, bool vertex_scheme,
+                        std::uint64_t max_proxies, std::uint32_t window, std::uint64_t staging) {
+  std::uint64_t b = (h.n + 1) * sizeof(eid_t);                // the file's row offsets
+  b += staging;                                               // staging slots or pieces
+  b += static_cast<std::uint64_t>(window) * h.max_chunk_raw;  // decompressed chunks
+  if (per_vertex) b += h.n * sizeof(count_t) + plan.slots * plan.per_vertex_rows * sizeof(count_t);
+  if (vertex_scheme)  // per slot: bitmap + rank of X, the X list
+    b += plan.slots * ((h.n + 63) / 64 * 12 + max_proxies * sizeof(vid_t));
+  return b;
+}
+
+// Streamed staging for a candidate whose full host slots do not fit the host budget: the
+// in-core plan (p = 1, one unit) with a device (not the CPU backend's host memory) may build and
+// upload its unit in pieces through a ring of kStagingBuffers host buffers. The pieces take what
+// the budget leaves after the offsets and a window of two chunks (the columns are decompressed
+// straight into the pieces), up to max(threads x largest chunk, 16 MiB) so a piece's chunks keep
+// every core busy, at most kMaxStagingPiece and never more than the slot; at least
+// kMinStagingPiece (or the whole slot when it is smaller). When two buffers would leave pieces
+// of fewer chunks than threads, one buffer of twice the size is used instead: a piece's chunks
+// are decompressed in parallel and the next piece waits for its upload, which is far shorter
+// than building it (Kronecker 25 under a cgroup: 41 MiB pieces held 5 chunks of 8 MiB for 16
+// threads). On success sets the plan's staging fields, *window (2) and *host; otherwise leaves
+// everything as it was.
+void streamed_staging(const HostModel& hm, Plan& plan, const PlanOptions& o, bool vs,
+                      std::uint64_t max_prox, std::uint32_t* window, std::uint64_t* host) {
+  if (o.device_is_host || o.host_budget == 0 || plan.partition.p > 1 || plan.units.size() != 1)
+    return;
+  const std::uint64_t fixed = host_need(hm, plan, o.per_vertex, vs, max_prox, 2, 0);
+  if (fixed >= o.host_budget) return;
+  const std::uint64_t width = static_cast<std::uint64_t>(hm.threads) * hm.max_chunk_raw;
+  const std::uint32_t buffers =
+      (o.host_budget - fixed) / kStagingBuffers < width ? 1 : kStagingBuffers;
+  const std::uint64_t room = (o.host_budget - fixed) / buffers;
+  const std::uint64_t target =
+      std::min<std::uint64_t>(kMaxStagingPiece, std::max<std::uint64_t>(16ull << 20, width));
+  std::uint64_t piece = std::min({room, target, align_up(plan.slot_bytes)});
+  piece = piece / kAlign * kAlign;
+  if (piece == 0 || piece < std::min(kMinStagingPiece, align_up(plan.slot_bytes))) return;
+  const std::uint64_t ring = static_cast<std::uint64_t>(buffers) * piece;
+  if (fixed + ring >= *host) return;  // no saving (a slot smaller than the ring)
+  plan.piece_bytes = piece;
+  plan.staging_buffers = buffers;
+  *window = 2;
+  *host = fixed + ring;
+}
+
+}  // namespace
+
+HostModel host_model(std::uint64_t n, const std::vector<tcsr::ChunkInfo>& chunks,
+                     const PlanOptions& o) {
+  HostModel hm;
+  hm.n = n;
+  hm.threads = resolve_threads(o.threads);
+  for (const auto& c : chunks)
+    hm.max_chunk_raw = std::max<std::uint64_t>(hm.max_chunk_raw, c.edges * sizeof(vid_t));
+  return hm;
+}
+
+std::uint64_t fit_host(const HostModel& hm, Plan& plan, const PlanOptions& o) {
+  const bool vs = plan.partition.scheme == Scheme::Vertex && plan.partition.p > 1;
+  std::uint64_t max_prox = 0;
+  for (const auto& u : plan.units) max_prox = std::max<std::uint64_t>(max_prox, vs ? u.c.rows : 0);
+  std::uint32_t window = std::max<std::uint32_t>(2, 2 * hm.threads);
+  const std::uint64_t full_slots = static_cast<std::uint64_t>(plan.slots) * plan.slot_bytes;
+  std::uint64_t host = host_need(hm, plan, o.per_vertex, vs, max_prox, window, full_slots);
+  if (o.host_budget && host > o.host_budget) {
+    window = 2;
+    host = host_need(hm, plan, o.per_vertex, vs, max_prox, window, full_slots);
+  }
+  if (o.host_budget && host > o.host_budget)
+    streamed_staging(hm, plan, o, vs, max_prox, &window, &host);
+  plan.window_chunks = window;
+  plan.host_bytes = host;
+  return host;
+}
+
+void size_host_caches(const HostModel& hm, Plan& pl, const PlanOptions& o, eid_t m,
+                      std::uint64_t host) {
+  if (pl.partition.p <= 1) return;
+  // What host memory is left keeps decompressed chunks for later units: with room for the
+  // whole adjacency every chunk is decompressed once.
+  const std::uint64_t raw_all = m * sizeof(vid_t);
+  // Range and hash: the block cache pays off once it holds two row parts' blocks (the row part
+  // of A and B stays while the row parts of C come and go) and the chunk cache one row part's
+  // chunks (to build it in parallel); with room for every block they are all built once, up
+  // front.
+  const bool blocks = pl.partition.scheme != Scheme::Vertex;
+  const std::uint64_t left =
+      o.host_budget == 0 ? ~std::uint64_t{0} : (o.host_budget > host ? o.host_budget - host : 0);
+  const std::uint64_t need_chunks = pl.row_part_chunk_bytes + 2 * hm.max_chunk_raw;
+  if (!blocks) {
+    pl.chunk_cache_bytes = std::min(raw_all, left);
+    pl.block_cache_bytes = 0;
+  } else if (o.host_budget == 0) {
+    pl.chunk_cache_bytes = raw_all;
+    pl.block_cache_bytes = pl.row_parts_bytes;
+  } else if (left >= need_chunks + 2 * pl.row_part_max_bytes) {
+    pl.chunk_cache_bytes = std::min(raw_all, need_chunks);
+    pl.block_cache_bytes = std::min(pl.row_parts_bytes, left - pl.chunk_cache_bytes);
+  } else {
+    pl.chunk_cache_bytes = std::min(raw_all, left / 2);
+    pl.block_cache_bytes = left / 2;
+  }
+  const bool chunks_fit = pl.chunk_cache_bytes >= std::min(raw_all, need_chunks);
+  if (blocks && chunks_fit && pl.block_cache_bytes >= pl.row_parts_bytes) {
+    pl.bytes_decompressed = std::min<std::uint64_t>(pl.bytes_decompressed, raw_all);
+  } else if (blocks && chunks_fit && pl.block_cache_bytes >= 2 * pl.row_part_max_bytes) {
+    const double walks = pl.partition.scheme == Scheme::Range ? (pl.partition.p + 1) / 2.0 : 1.0;
+    pl.bytes_decompressed = std::min<std::uint64_t>(
+        pl.bytes_decompressed, static_cast<std::uint64_t>(walks * static_cast<double>(raw_all)));
+  } else if (pl.chunk_cache_bytes >= raw_all) {
+    pl.bytes_decompressed = std::min<std::uint64_t>(pl.bytes_decompressed, raw_all);
+  }
+}
+
+}  // namespace tristream::plan_internal

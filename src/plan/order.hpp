@@ -1,0 +1,25 @@
+// plan/order.hpp — the unit order of a finished plan with the device block cache (order.cpp):
+// the column order, the tail cover (heavy units cut into slices moved into the upload-bound
+// tail), and the choice of order and units in flight by the estimate (cost.hpp).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "tristream/plan.hpp"
+
+namespace tristream::plan_internal {
+
+// Slice `slice` of `slices` of a unit (WorkUnit::slices): its share of the work; slices after
+// the first decompress nothing (their blocks were built for the first).
+WorkUnit unit_slice(const WorkUnit& w, std::uint32_t slice, std::uint32_t slices);
+// The tail cover: moves units of much work and few bytes into the upload-bound tail when the
+// estimate improves; returns the units moved.
+std::size_t cover_upload_tail(Plan& plan, bool per_vertex);
+// Reorders each range task's units by k, then j (Plan::column_order).
+void column_order(Plan& plan);
+// Chooses the order (row or column) and the units in flight, each with its tail cover, by the
+// estimate; `plan` comes finished in the row order with the device block cache.
+void choose_in_flight(Plan& plan, bool per_vertex);
+
+}  // namespace tristream::plan_internal
