@@ -179,6 +179,11 @@ void Reader::Impl::check_header_counts() {
   if (header.max_out_degree > header.max_degree)
     fail("header", "max out-degree " + std::to_string(header.max_out_degree) +
                        " exceeds max degree " + std::to_string(header.max_degree));
+  // The degrees sum to 2m: no vertex has more than m, and some vertex has at least 2m / n.
+  if (header.max_degree > m || header.max_degree * n < 2 * m)  // both < 2^64 (n < 2^32)
+    fail("header", "max degree " + std::to_string(header.max_degree) +
+                       " is impossible for m = " + std::to_string(m) +
+                       " edges on n = " + std::to_string(n) + " vertices (it lies in [2m/n, m])");
   if (m > 0 && header.chunk_edges == 0) fail("header", "chunk_edges is 0 but m > 0");
   const std::uint64_t expected_chunks =
       m == 0 ? 0 : m / header.chunk_edges + (m % header.chunk_edges != 0 ? 1 : 0);

@@ -154,6 +154,29 @@ TEST(FormatHostile, MaxDegreeOfNOrMoreIsRefused) {
   expect_input_error([&] { tcsr::Reader r(path); }, {path, "section header", "n - 1"});
 }
 
+// The degrees sum to 2m: with m = 1 no vertex has degree 3 (below n - 1 = 3 and the
+// out-degrees, so only the sum rules it out); with m = 3 on 4 vertices none has only 1.
+TEST(FormatHostile, MaxDegreeOutsideWhatTheEdgeCountAllows) {
+  test::TempDir dir;
+  const std::string path = dir.file("g.tcsr");
+  Crafted c;
+  c.n = 4;
+  c.m = 1;
+  c.max_out_degree = 1;
+  c.max_degree = 3;
+  c.chunk_edges = 4;
+  c.offsets = {0, 1, 1, 1, 1};
+  c.edges = {1};
+  write_bytes(path, build(c));
+  expect_input_error([&] { tcsr::Reader r(path); }, {path, "section header", "max degree 3"});
+  c.m = 3;
+  c.max_degree = 1;
+  c.offsets = {0, 1, 2, 3, 3};
+  c.edges = {3};
+  write_bytes(path, build(c));
+  expect_input_error([&] { tcsr::Reader r(path); }, {path, "section header", "max degree 1"});
+}
+
 // m fits n(n-1)/2, but row 1 claims more neighbours than there are vertices above it.
 TEST(FormatHostile, RowWithMoreEdgesThanVerticesAboveIt) {
   test::TempDir dir;
