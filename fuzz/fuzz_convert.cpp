@@ -2,12 +2,14 @@
 // tiny memory limits (so the out-of-core path runs too). Input byte 0 picks the dialect (and
 // whether to name it or let "auto" detect it), byte 1 the memory limit; the rest is the input.
 // Contract: every input converts (and the output reads back and checks) or fails with
-// Error(Input); anything else is a finding.
+// Error(Input); either way nothing is left in the output and spill directory. Anything else is
+// a finding.
 #include <unistd.h>
 
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 
 #include "fuzz_support.hpp"
 #include "tristream/convert.hpp"
@@ -49,5 +51,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
   }
   ::unlink(output.c_str());
+  // Nothing is left behind: no temporary output, no spill file, whatever the outcome.
+  for (const auto& entry : std::filesystem::directory_iterator(fuzz::scratch_dir())) {
+    std::fprintf(stderr, "left behind: %s\n", entry.path().c_str());
+    std::abort();
+  }
   return 0;
 }

@@ -6,6 +6,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 
 namespace tristream::fuzz {
 
@@ -28,12 +29,17 @@ bool verbose() {
 }
 
 const std::string& scratch_dir() {
-  static const std::string dir = [] {
+  // Never destroyed: the exit handler below runs after static destructors would.
+  static const std::string& dir = *new std::string([] {
     const char* tmp = std::getenv("TMPDIR");
     std::string pattern = std::string(tmp && *tmp ? tmp : "/tmp") + "/tristream-fuzz-XXXXXX";
     if (!::mkdtemp(pattern.data())) std::abort();
+    std::atexit([] {
+      std::error_code ignored;
+      std::filesystem::remove_all(scratch_dir(), ignored);
+    });
     return pattern;
-  }();
+  }());
   return dir;
 }
 

@@ -20,7 +20,8 @@ inline unsigned long long ull(std::uint64_t v) {
   return v;
 }
 
-// A directory (under $TMPDIR or /tmp) created once per process, for outputs.
+// A directory (under $TMPDIR or /tmp) created once per process, for outputs; removed when the
+// process exits normally.
 const std::string& scratch_dir();
 
 }  // namespace tristream::fuzz

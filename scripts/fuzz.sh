@@ -5,6 +5,8 @@
 #   FUZZ_BUILD_DIR  build directory [build-fuzz]; the corpora grow in $FUZZ_BUILD_DIR/corpus/
 #                   across runs, findings land in $FUZZ_BUILD_DIR/findings/
 #   FUZZ_TARGETS    the targets to run [fuzz_tcsr fuzz_convert]
+#   FUZZ_TMPDIR     where fuzz_convert writes its outputs [/dev/shm when writable, else $TMPDIR or
+#                   /tmp]: the writer fsyncs every file, which costs little in memory
 # Exit status 0 when no target found anything; otherwise 1, with the reproducer's path printed
 # (replay it with `$FUZZ_BUILD_DIR/fuzz/TARGET FILE`).
 set -euo pipefail
@@ -30,6 +32,9 @@ rm -rf "$build/seeds"
 mkdir -p "$build/findings"
 
 # 3. Run each target for the given time.
+if [ -z "${FUZZ_TMPDIR:-}" ]; then
+  if [ -d /dev/shm ] && [ -w /dev/shm ]; then FUZZ_TMPDIR=/dev/shm; else FUZZ_TMPDIR=${TMPDIR:-/tmp}; fi
+fi
 status=0
 for t in $targets; do
   case $t in
@@ -39,7 +44,7 @@ for t in $targets; do
   esac
   mkdir -p "$build/corpus/$t"
   echo "fuzz.sh: $t for ${seconds}s" >&2
-  if ! "$build/fuzz/$t" "$build/corpus/$t" "$build/seeds/$seeds" \
+  if ! TMPDIR=$FUZZ_TMPDIR "$build/fuzz/$t" "$build/corpus/$t" "$build/seeds/$seeds" \
     -max_total_time="$seconds" -max_len="$max_len" -timeout=20 -rss_limit_mb=2560 \
     -artifact_prefix="$build/findings/$t-" -print_final_stats=1 2>"$build/findings/$t.log"; then
     echo "fuzz.sh: $t found a problem; see $build/findings/$t.log and the file it names" >&2
