@@ -10,8 +10,11 @@
 
 namespace tristream::fuzz {
 
+namespace {
+int fds[4] = {-1, -1, -1, -1};
+}  // namespace
+
 std::string memory_file(int slot, const std::uint8_t* data, std::size_t size) {
-  static int fds[4] = {-1, -1, -1, -1};
   int& fd = fds[slot & 3];
   if (fd < 0) fd = ::memfd_create("tristream-fuzz", MFD_CLOEXEC);
   if (fd < 0 || ::ftruncate(fd, 0) != 0) std::abort();
@@ -21,6 +24,10 @@ std::string memory_file(int slot, const std::uint8_t* data, std::size_t size) {
     done += static_cast<std::size_t>(w);
   }
   return "/proc/self/fd/" + std::to_string(fd);
+}
+
+void truncate_memory_file(int slot, std::size_t size) {
+  if (::ftruncate(fds[slot & 3], static_cast<off_t>(size)) != 0) std::abort();
 }
 
 bool verbose() {

@@ -12,6 +12,9 @@ namespace tristream::fuzz {
 // it ("/proc/self/fd/N", a regular file). One file per `slot`.
 std::string memory_file(int slot, const std::uint8_t* data, std::size_t size);
 
+// Truncates the memfd of `slot` (after memory_file) to `size` bytes.
+void truncate_memory_file(int slot, std::size_t size);
+
 // True when FUZZ_VERBOSE is set: the targets then print each input's outcome on stderr (for
 // replaying seeds and findings).
 bool verbose();

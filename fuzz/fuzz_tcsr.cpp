@@ -1,7 +1,9 @@
 // fuzz_tcsr.cpp — libFuzzer target: the .tcsr reader and its full validation (`info --check`).
-// Input byte 0 picks the mode: odd = recompute every checksum of the rest first (formats'
+// Input byte 0 picks the mode: bit 0 set = recompute every checksum of the rest first (formats'
 // reseal), so that mutations reach the structural checks, the zstd decoder and the id checks
-// instead of stopping at a checksum; even = the bytes as they are. The rest is the file.
+// instead of stopping at a checksum; clear = the bytes as they are. Bit 1 set = the file shrinks
+// to (byte 0 >> 2) / 64 of its size once the reader has opened it (a file truncated while it is
+// read). The rest is the file.
 // Contract: every input opens, loads and checks, or fails with Error(Input); anything else (a
 // sanitizer report, another exception, an Error of another kind) is a finding.
 #include <cstdint>
@@ -22,6 +24,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const std::string path = fuzz::memory_file(0, file.data(), file.size());
   try {
     tcsr::Reader r(path);
+    if (data[0] & 2) fuzz::truncate_memory_file(0, file.size() * (data[0] >> 2) / 64);
     const OrientedGraph g = r.load(true, 1);
     r.check(1);
     // The graph read back satisfies what the reader promises.

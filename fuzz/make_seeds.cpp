@@ -1,5 +1,5 @@
 // make_seeds.cpp — writes the seed corpora of the fuzz targets: `make_seeds DIR` fills DIR/tcsr
-// (small valid .tcsr files written by tcsr::Writer, each with mode byte 0 and 1, see
+// (small valid .tcsr files written by tcsr::Writer, each with mode bytes 0, 1 and 162, see
 // fuzz_tcsr.cpp) and DIR/convert (a small edge list in every dialect, dialect and memory bytes
 // first, see fuzz_convert.cpp). Deterministic: the same seeds on every run.
 #include <cstdint>
@@ -65,6 +65,7 @@ void tcsr_seeds(const fs::path& dir) {
     const Bytes b = read(tmp);
     write(dir / (std::string(c.name) + "_raw"), 0, b);
     write(dir / (std::string(c.name) + "_resealed"), 1, b);
+    write(dir / (std::string(c.name) + "_shrinks"), 2 | (40 << 2), b);  // to 40/64 after open
   }
   fs::remove(tmp);
 }
