@@ -5,6 +5,7 @@
 #   FUZZ_BUILD_DIR  build directory [build-fuzz]; the corpora grow in $FUZZ_BUILD_DIR/corpus/
 #                   across runs, findings land in $FUZZ_BUILD_DIR/findings/
 #   FUZZ_TARGETS    the targets to run [fuzz_tcsr fuzz_convert]
+#   FUZZ_CMAKE_ARGS extra CMake arguments for the fuzz build
 #   FUZZ_TMPDIR     where fuzz_convert writes its outputs [/dev/shm when writable, else $TMPDIR or
 #                   /tmp]: the writer fsyncs every file, which costs little in memory
 # Exit status 0 when no target found anything; otherwise 1, with the reproducer's path printed
@@ -19,6 +20,7 @@ tristream_install_deps
 tristream_install_fuzz_deps
 
 # 1. Configure and build (only what the fuzzers need).
+# shellcheck disable=SC2086
 cmake -S . -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo \
   -DCMAKE_C_COMPILER=clang -DCMAKE_CXX_COMPILER=clang++ \
   -DTRISTREAM_FUZZ=ON -DTRISTREAM_ENABLE_CUDA=OFF -DTRISTREAM_BUILD_TESTS=OFF \
