@@ -110,9 +110,9 @@ void Reader::Impl::open_file() {
   size = file->size();
   if (size < kHeaderSize) {
     unsigned char magic[sizeof kMagic] = {};
-    const bool magic_ok = size >= sizeof kMagic && (file->read(0, sizeof magic, magic), true) &&
-                          std::memcmp(magic, kMagic, sizeof kMagic) == 0;
-    if (!magic_ok) fail("header", "not a .tcsr file (bad magic)");
+    if (size >= sizeof kMagic) file->read(0, sizeof magic, magic);
+    if (size < sizeof kMagic || std::memcmp(magic, kMagic, sizeof kMagic) != 0)
+      fail("header", "not a .tcsr file (bad magic)");
     fail("header", "file is " + std::to_string(size) + " bytes, shorter than the " +
                        std::to_string(kHeaderSize) + "-byte header (truncated)");
   }
