@@ -1,9 +1,7 @@
-// reader.cpp — tcsr::Reader: mmaps a .tcsr file, validates its structure at open, decompresses
-// and checks chunks on demand. Every problem is Error(Input, "FILE: section NAME: what").
-#include <fcntl.h>
-#include <sys/mman.h>
-#include <sys/stat.h>
-#include <unistd.h>
+// reader.cpp — tcsr::Reader: reads a .tcsr file with pread, validates its structure at open
+// before allocating anything the header asks for, decompresses and checks chunks on demand.
+// Every problem is Error(Input, "FILE: section NAME: what"); a file that shrinks or is rewritten
+// while it is read is "FILE: changed while being read" (no mapping, so never SIGBUS).
 #include <zstd.h>
 
 #include <algorithm>
@@ -12,6 +10,7 @@
 #include <cstdio>
 #include <cstring>
 
+#include "input_file.hpp"
 #include "layout.hpp"
 #include "parallel.hpp"
 #include "tristream/error.hpp"
@@ -39,6 +38,18 @@ std::string hex(std::uint64_t v) {
   return buf;
 }
 
+// zstd's format bounds the expansion of a frame: a block decompresses to at most 128 KiB and
+// costs at least 4 bytes (a 3-byte block header and one byte of content), so a frame of C bytes
+// holds at most C / 4 * 128 KiB. Checked at open so that no caller allocates a raw_size that the
+// frame cannot fill.
+inline constexpr std::uint64_t kMaxFrameExpansion = (128u << 10) / 4;
+
+// The frame of the chunk being decompressed, per thread (pread needs a buffer of its own).
+std::vector<unsigned char>& thread_frame_buffer() {
+  thread_local std::vector<unsigned char> buffer;
+  return buffer;
+}
+
 struct Section {
   std::uint64_t offset = 0;
   std::uint64_t size = 0;
@@ -50,16 +61,14 @@ struct Section {
 struct Reader::Impl {
   std::string path;
   Header header;
-  const unsigned char* base = nullptr;
+  std::unique_ptr<InputFile> file;
   std::uint64_t size = 0;
+  unsigned char head[kHeaderSize] = {};
   Section sections[kSectionCount];
   std::vector<ChunkInfo> chunks;
   std::vector<std::uint64_t> frame_checksums;
+  std::vector<eid_t> offset_store;  // n + 1 row offsets, read at open
   const eid_t* offsets = nullptr;
-
-  ~Impl() {
-    if (base) ::munmap(const_cast<unsigned char*>(base), size);
-  }
 
   [[noreturn]] void fail(const std::string& section, const std::string& what) const {
     throw Error(ErrorKind::Input, path + ": section " + section + ": " + what);
@@ -69,11 +78,14 @@ struct Reader::Impl {
     fail(section, "chunk " + std::to_string(k) + ": " + what);
   }
   const Section& sec(SectionKind kind) const { return sections[kind - 1]; }
-  const unsigned char* at(SectionKind kind) const { return base + sec(kind).offset; }
-  void verify_checksum(SectionKind kind) const {
+  // Reads a whole section (placed inside the file at open) into dst and verifies its checksum.
+  void read_section(SectionKind kind, void* dst) const {
     const Section& s = sec(kind);
-    if (xxh64(base + s.offset, s.size) != s.checksum)
+    file->read(s.offset, s.size, dst);
+    if (xxh64(dst, s.size) != s.checksum) {
+      if (file->changed()) file->fail_changed();
       fail(kSectionNames[kind - 1], "checksum mismatch (file damaged)");
+    }
   }
 
   std::uint64_t row_of(eid_t e) const {
@@ -84,6 +96,7 @@ struct Reader::Impl {
 
   void open_file();
   void parse_header();
+  void check_header_counts();
   void place_sections();
   void parse_offsets();
   void parse_index();
@@ -93,41 +106,21 @@ struct Reader::Impl {
 };
 
 void Reader::Impl::open_file() {
-  const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) {
-    const int e = errno;
-    throw Error(ErrorKind::Input, path + ": cannot open: " + std::strerror(e));
-  }
-  struct stat st {};
-  if (::fstat(fd, &st) != 0) {
-    const int e = errno;
-    ::close(fd);
-    throw Error(ErrorKind::Input, path + ": cannot stat: " + std::strerror(e));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    throw Error(ErrorKind::Input, path + ": not a regular file");
-  }
-  size = static_cast<std::uint64_t>(st.st_size);
+  file = std::make_unique<InputFile>(path);
+  size = file->size();
   if (size < kHeaderSize) {
-    unsigned char head[sizeof kMagic] = {};
-    const bool magic_ok = size >= sizeof kMagic &&
-                          ::pread(fd, head, sizeof head, 0) == static_cast<ssize_t>(sizeof head) &&
-                          std::memcmp(head, kMagic, sizeof kMagic) == 0;
-    ::close(fd);
-    if (!magic_ok) fail("header", "not a .tcsr file (bad magic)");
+    unsigned char magic[sizeof kMagic] = {};
+    if (size >= sizeof kMagic) file->read(0, sizeof magic, magic);
+    if (size < sizeof kMagic || std::memcmp(magic, kMagic, sizeof kMagic) != 0)
+      fail("header", "not a .tcsr file (bad magic)");
     fail("header", "file is " + std::to_string(size) + " bytes, shorter than the " +
                        std::to_string(kHeaderSize) + "-byte header (truncated)");
   }
-  void* p = ::mmap(nullptr, size, PROT_READ, MAP_PRIVATE, fd, 0);
-  const int e = errno;
-  ::close(fd);
-  if (p == MAP_FAILED) throw Error(ErrorKind::Input, path + ": cannot mmap: " + std::strerror(e));
-  base = static_cast<const unsigned char*>(p);
+  file->read(0, kHeaderSize, head);
 }
 
 void Reader::Impl::parse_header() {
-  const unsigned char* h = base;
+  const unsigned char* h = head;
   if (std::memcmp(h + kOffMagic, kMagic, sizeof kMagic) != 0)
     fail("header", "not a .tcsr file (bad magic)");
   header.version = get_u32(h + kOffVersion);
@@ -159,10 +152,7 @@ void Reader::Impl::parse_header() {
   if (header.n > kMaxVertices)
     fail("header",
          "n = " + std::to_string(header.n) + " needs 8-byte ids (at most 2^32-1 vertices)");
-  if (header.m > 0 && header.chunk_edges == 0) fail("header", "chunk_edges is 0 but m > 0");
-  if (header.max_out_degree > header.max_degree)
-    fail("header", "max out-degree " + std::to_string(header.max_out_degree) +
-                       " exceeds max degree " + std::to_string(header.max_degree));
+  check_header_counts();
   for (std::size_t i = 0; i < kSectionCount; ++i) {
     const unsigned char* e = h + kOffSectionTable + i * kSectionEntrySize;
     const std::uint32_t kind = get_u32(e + kSecKind);
@@ -171,6 +161,36 @@ void Reader::Impl::parse_header() {
                          std::to_string(kind) + " (expected " + std::to_string(i + 1) + ")");
     sections[i] = {get_u64(e + kSecOffset), get_u64(e + kSecSize), get_u64(e + kSecChecksum)};
   }
+}
+
+// What the counts in the header imply, checked before any of them sizes an allocation: a simple
+// graph on n vertices has at most n(n-1)/2 edges and degrees below n; the chunks are exactly
+// ceil(m / chunk_edges) (all full but the last).
+void Reader::Impl::check_header_counts() {
+  const std::uint64_t n = header.n, m = header.m;
+  const std::uint64_t max_edges = n > 0 ? n * (n - 1) / 2 : 0;  // n < 2^32: no overflow
+  if (m > max_edges)
+    fail("header", "m = " + std::to_string(m) + " edges, but " + std::to_string(n) +
+                       " vertices allow at most n(n-1)/2 = " + std::to_string(max_edges));
+  const std::uint64_t max_deg = n > 0 ? n - 1 : 0;
+  if (header.max_degree > max_deg)
+    fail("header", "max degree " + std::to_string(header.max_degree) +
+                       " exceeds n - 1 = " + std::to_string(max_deg));
+  if (header.max_out_degree > header.max_degree)
+    fail("header", "max out-degree " + std::to_string(header.max_out_degree) +
+                       " exceeds max degree " + std::to_string(header.max_degree));
+  // The degrees sum to 2m: no vertex has more than m, and some vertex has at least 2m / n.
+  if (header.max_degree > m || header.max_degree * n < 2 * m)  // both < 2^64 (n < 2^32)
+    fail("header", "max degree " + std::to_string(header.max_degree) +
+                       " is impossible for m = " + std::to_string(m) +
+                       " edges on n = " + std::to_string(n) + " vertices (it lies in [2m/n, m])");
+  if (m > 0 && header.chunk_edges == 0) fail("header", "chunk_edges is 0 but m > 0");
+  const std::uint64_t expected_chunks =
+      m == 0 ? 0 : m / header.chunk_edges + (m % header.chunk_edges != 0 ? 1 : 0);
+  if (header.num_chunks != expected_chunks)
+    fail("header", std::to_string(header.num_chunks) + " chunks, but m = " + std::to_string(m) +
+                       " edges in chunks of " + std::to_string(header.chunk_edges) + " make " +
+                       std::to_string(expected_chunks));
 }
 
 // Every section lies inside the file, at its alignment, in file order header | adjacency |
@@ -205,8 +225,11 @@ void Reader::Impl::place_sections() {
       fail(name, "bytes [" + std::to_string(s.offset) + ", " + std::to_string(s.offset) + " + " +
                      std::to_string(s.size) + ") lie outside the " + std::to_string(size) +
                      "-byte file (truncated?)");
+    unsigned char padding[8] = {};  // fewer than `align` bytes
+    file->read(cursor, s.offset - cursor, padding);
     for (std::uint64_t i = cursor; i < s.offset; ++i)
-      if (base[i] != 0) fail(name, "padding byte " + std::to_string(i) + " before it is not zero");
+      if (padding[i - cursor] != 0)
+        fail(name, "padding byte " + std::to_string(i) + " before it is not zero");
     cursor = s.offset + s.size;
   }
   if (cursor != size)
@@ -215,15 +238,20 @@ void Reader::Impl::place_sections() {
 }
 
 void Reader::Impl::parse_offsets() {
-  verify_checksum(kRowOffsets);
-  offsets = reinterpret_cast<const eid_t*>(at(kRowOffsets));  // 8-aligned, checked above
   const std::uint64_t n = header.n;
+  offset_store.resize(n + 1);  // (n + 1) * 8 bytes lie inside the file (place_sections)
+  read_section(kRowOffsets, offset_store.data());
+  offsets = offset_store.data();
   if (offsets[0] != 0)
     fail("row offsets", "offsets[0] = " + std::to_string(offsets[0]) + ", not 0");
   std::uint64_t max_out = 0;
   for (std::uint64_t r = 0; r < n; ++r) {
     if (offsets[r + 1] < offsets[r])
       fail("row offsets", "offsets decrease at row " + std::to_string(r));
+    if (offsets[r + 1] - offsets[r] > n - 1 - r)  // row r's neighbours are among r+1..n-1
+      fail("row offsets",
+           "row " + std::to_string(r) + " has " + std::to_string(offsets[r + 1] - offsets[r]) +
+               " edges, more than the " + std::to_string(n - 1 - r) + " vertices above it");
     max_out = std::max<std::uint64_t>(max_out, offsets[r + 1] - offsets[r]);
   }
   if (offsets[n] != header.m)
@@ -235,8 +263,9 @@ void Reader::Impl::parse_offsets() {
 }
 
 void Reader::Impl::parse_index() {
-  verify_checksum(kChunkIndex);
-  const unsigned char* p = at(kChunkIndex);
+  std::vector<unsigned char> index(sec(kChunkIndex).size);  // inside the file
+  read_section(kChunkIndex, index.data());
+  const unsigned char* p = index.data();
   const Section& adj = sec(kAdjacency);
   chunks.resize(header.num_chunks);
   frame_checksums.resize(header.num_chunks);
@@ -269,6 +298,9 @@ void Reader::Impl::parse_index() {
     if (c.compressed_size == 0 || c.compressed_size > adj.offset + adj.size - c.file_offset)
       bad("frame [" + std::to_string(c.file_offset) + ", +" + std::to_string(c.compressed_size) +
           ") runs past the adjacency section");
+    if (c.raw_size / kMaxFrameExpansion > c.compressed_size)
+      bad("raw size " + std::to_string(c.raw_size) + " cannot come from a " +
+          std::to_string(c.compressed_size) + "-byte zstd frame");
     const std::uint64_t first_row = row_of(c.first_edge);
     const std::uint64_t rows = row_of(c.first_edge + c.edges - 1) - first_row + 1;
     if (c.first_row != first_row || c.rows != rows)
@@ -292,9 +324,14 @@ void Reader::Impl::read_chunk(std::uint64_t k, vid_t* out) const {
     throw Error(ErrorKind::Internal, path + ": read_chunk(" + std::to_string(k) + ") of " +
                                          std::to_string(chunks.size()) + " chunks");
   const ChunkInfo& c = chunks[k];
-  const unsigned char* src = base + c.file_offset;
-  if (xxh64(src, c.compressed_size) != frame_checksums[k])
+  std::vector<unsigned char>& frame = thread_frame_buffer();
+  frame.resize(c.compressed_size);  // inside the file (parse_index)
+  file->read(c.file_offset, c.compressed_size, frame.data());
+  const unsigned char* src = frame.data();
+  if (xxh64(src, c.compressed_size) != frame_checksums[k]) {
+    if (file->changed()) file->fail_changed();
     fail_chunk("adjacency", k, "frame checksum mismatch (file damaged)");
+  }
   if (ZSTD_findFrameCompressedSize(src, c.compressed_size) != c.compressed_size)
     fail_chunk("adjacency", k, "not exactly one zstd frame");
   const std::size_t got =
@@ -409,9 +446,9 @@ void Reader::read_edges(eid_t first, eid_t last, vid_t* out) const {
 }
 
 std::vector<orig_id_t> Reader::permutation() const {
-  impl_->verify_checksum(kPermutation);
-  const auto* p = reinterpret_cast<const orig_id_t*>(impl_->at(kPermutation));  // 8-aligned
-  return std::vector<orig_id_t>(p, p + n());
+  std::vector<orig_id_t> perm(n());  // n * 8 bytes lie inside the file (checked at open)
+  impl_->read_section(kPermutation, perm.data());
+  return perm;
 }
 
 OrientedGraph Reader::load(bool with_perm, unsigned threads) const {

@@ -223,6 +223,9 @@ struct Writer::Impl {
       if (max_degree < max_out_degree)
         fail("set_max_degree(" + std::to_string(max_degree) + ") is below the largest out-degree " +
              std::to_string(max_out_degree));
+      if (max_degree > (n > 0 ? n - 1 : 0))  // readers refuse such a header
+        fail("set_max_degree(" + std::to_string(max_degree) +
+             ") exceeds n - 1 for n = " + std::to_string(n));
     }
     if (count_in_degrees && max_degree_given && max_degree_given_value != max_degree)
       fail("set_max_degree(" + std::to_string(max_degree_given_value) +

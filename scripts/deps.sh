@@ -60,3 +60,21 @@ tristream_install_python_deps() {
   echo "tristream: installing Python packages: ${missing[*]}" >&2
   "$py" -m pip install --quiet --timeout 20 --retries 1 "${missing[@]}" >&2
 }
+
+# For scripts/fuzz.sh only: clang with its libFuzzer and sanitizer runtimes.
+tristream_install_fuzz_deps() {
+  if command -v clang++ >/dev/null 2>&1 &&
+    [ -n "$(find /usr/lib/llvm-*/lib/clang -name 'libclang_rt.fuzzer-x86_64.a' 2>/dev/null | head -1)" ]; then
+    return 0
+  fi
+  echo "tristream: installing clang for fuzzing" >&2
+  local sudo=""
+  [ "$(id -u)" -eq 0 ] || sudo="sudo"
+  export DEBIAN_FRONTEND=noninteractive
+  $sudo apt-get update -qq >&2
+  $sudo apt-get install -y -qq --no-install-recommends clang >&2
+  # Newer Debian/Ubuntu ship the runtimes (libFuzzer included) in a separate package.
+  local rt
+  rt=$(apt-cache search --names-only '^libclang-rt-[0-9]+-dev$' 2>/dev/null | sort -V | tail -1 | cut -d' ' -f1)
+  if [ -n "$rt" ]; then $sudo apt-get install -y -qq --no-install-recommends "$rt" >&2; fi
+}

@@ -6,10 +6,11 @@
 // content checksum) on a thread pool, writes a temporary file beside the target, fsyncs it and
 // renames it into place. Nothing is left behind if finish() is not reached.
 //
-// Reading: tcsr::Reader mmaps the file, checks magic, version, the section table and the
-// checksums of the small sections (header, chunk index, row offsets), and decompresses any one
-// chunk into a caller's buffer. Every kind of damage is an Error(ErrorKind::Input) whose message
-// names the file and the section; nothing reads outside the mapping.
+// Reading: tcsr::Reader reads the file with pread, checks magic, version, the section table, the
+// counts the header implies and the checksums of the small sections (header, chunk index, row
+// offsets), and decompresses any one chunk into a caller's buffer. Every kind of damage is an
+// Error(ErrorKind::Input) whose message names the file and the section; a file that shrinks or is
+// rewritten while it is read is "FILE: changed while being read".
 #pragma once
 
 #include <memory>

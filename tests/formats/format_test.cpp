@@ -418,15 +418,14 @@ TEST(FormatWriter, RejectsInvalidRows) {
 TEST(FormatWriter, MaxDegreeGivenBeforeTheRows) {
   test::TempDir dir;
   const std::string path = dir.file("g.tcsr");
-  // Triangle 0-1-2 plus edge 1-3: degrees 2, 3, 2, 1.
+  // Triangle 0-1-2 plus edge 1-3 and the isolated vertex 4: degrees 2, 3, 2, 1, 0.
   auto write = [&](std::uint64_t max_degree) {
-    tcsr::Writer w(path, 4);
+    tcsr::Writer w(path, 5);
     w.set_max_degree(max_degree);
     const vid_t row0[] = {1, 2}, row1[] = {2, 3};
     w.append_row(row0, 2);
     w.append_row(row1, 2);
-    w.append_row(nullptr, 0);
-    w.append_row(nullptr, 0);
+    for (int r = 2; r < 5; ++r) w.append_row(nullptr, 0);
     w.finish();
   };
   write(3);
@@ -435,13 +434,14 @@ TEST(FormatWriter, MaxDegreeGivenBeforeTheRows) {
     EXPECT_EQ(r.header().max_degree, 3u);
     EXPECT_NO_THROW(r.check());
   }
-  write(5);  // wrong, but not below the out-degrees: written, and check() finds it
+  write(4);  // wrong, but within [out-degrees, n - 1]: written, and check() finds it
   {
     tcsr::Reader r(path);
-    EXPECT_EQ(r.header().max_degree, 5u);
+    EXPECT_EQ(r.header().max_degree, 4u);
     EXPECT_THROW(r.check(), Error);
   }
   EXPECT_THROW(write(1), Error);  // below the largest out-degree (2)
+  EXPECT_THROW(write(5), Error);  // above n - 1: no simple graph on 5 vertices has it
 }
 
 TEST(FormatWriter, LeavesNothingBehindWithoutFinish) {
@@ -657,11 +657,11 @@ TEST(FormatDamage, ResealedSectionTableErrors) {
     expect_input_error([&] { tcsr::Reader r(bad); }, {bad, "section chunk index"});
   }
   {
-    Edit e{good};  // a huge chunk count
+    Edit e{good};  // a huge chunk count: more chunks than m and chunk_edges make
     put_u64(e.b.data() + kOffNumChunks, 1ull << 60);
     e.reseal_header();
     write_bytes(bad, e.b);
-    expect_input_error([&] { tcsr::Reader r(bad); }, {bad, "section chunk index"});
+    expect_input_error([&] { tcsr::Reader r(bad); }, {bad, "section header", "chunks"});
   }
   {
     Edit e{good};  // a section kind out of place
