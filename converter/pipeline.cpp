@@ -40,6 +40,7 @@
 #include <mutex>
 #include <thread>
 
+#include "common/host_memory_policy.hpp"
 #include "input.hpp"
 #include "tristream/error.hpp"
 #include "tristream/format.hpp"
@@ -52,7 +53,7 @@ double now_seconds() {
 
 std::uint64_t resolve_memory_limit(const ConvertOptions& options) {
   if (options.memory_limit) return options.memory_limit;
-  const std::uint64_t avail = available_memory();
+  const std::uint64_t avail = available_host_memory();  // common/host_memory_policy.hpp
   return avail ? avail / 10 * 7 : (std::uint64_t{4} << 30);
 }
 

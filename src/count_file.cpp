@@ -1,8 +1,6 @@
 // count_file.cpp — the streamed count of a .tcsr file: the Reader as a GraphSource, the backend
 // choice, the SIGINT handler; and the CUDA streaming backend's stub in a build without CUDA.
-#include <csignal>
-#include <cstring>
-
+#include "common/interrupt.hpp"
 #include "tristream/error.hpp"
 #include "tristream/format.hpp"
 #include "tristream/pipeline.hpp"
@@ -27,21 +25,6 @@ class ReaderSource final : public GraphSource {
  private:
   const tcsr::Reader& r_;
   std::uint64_t compressed_ = 0;
-};
-
-// Restores the previous SIGINT disposition when the count ends.
-struct SigintScope {
-  bool active = false;
-  struct sigaction old;
-  explicit SigintScope(bool on) : active(on) {
-    if (!active) return;
-    clear_interrupt();
-    sigaction(SIGINT, nullptr, &old);
-    install_sigint_handler();
-  }
-  ~SigintScope() {
-    if (active) sigaction(SIGINT, &old, nullptr);
-  }
 };
 
 }  // namespace

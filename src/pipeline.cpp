@@ -21,13 +21,11 @@
 #include <thread>
 #include <type_traits>
 
+#include "common/interrupt.hpp"
+#include "common/lru_cache.hpp"
+#include "common/thread_pool.hpp"
+#include "common/thread_priority.hpp"
 #include "tristream/host_memory.hpp"
-
-#ifdef __linux__
-#include <sys/resource.h>
-#include <sys/syscall.h>
-#include <unistd.h>
-#endif
 
 namespace tristream {
 
@@ -43,7 +41,7 @@ std::uint64_t align_up(std::uint64_t x) {
   return (x + kAlign - 1) / kAlign * kAlign;
 }
 
-// ---- thread priorities -------------------------------------------------------------------------
+// ---- thread priorities (common/thread_priority.hpp) -------------------------------------------
 // The pipeline's threads compete for the cores while the background preload runs, and the order
 // matters (Linux nice values, relative to the nice value of the thread that starts the run):
 //   base - 5  the driver, which issues the GPU work, and the preload's registrar: a registration
@@ -59,127 +57,6 @@ std::uint64_t align_up(std::uint64_t x) {
 // threads that run above base are created before their creator lowers itself.
 constexpr int kDriverBoost = 5, kBuilderDrop = 3, kDecompressorDrop = 8;
 
-// The calling thread's nice value (0 where unsupported).
-int thread_nice() {
-#ifdef __linux__
-  errno = 0;
-  const int v = ::getpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)));
-  return errno ? 0 : v;
-#else
-  return 0;
-#endif
-}
-// Sets the calling thread's nice value; false when not allowed or unsupported.
-bool set_thread_nice(int v) {
-#ifdef __linux__
-  return ::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), v) == 0;
-#else
-  (void)v;
-  return false;
-#endif
-}
-// Raises the calling thread's priority for its lifetime (the driver) and restores it after.
-class PriorityBoost {
- public:
-  explicit PriorityBoost(int by) : base_(thread_nice()) { raised_ = set_thread_nice(base_ - by); }
-  ~PriorityBoost() {
-    if (raised_) (void)set_thread_nice(base_);
-  }
-  PriorityBoost(const PriorityBoost&) = delete;
-  PriorityBoost& operator=(const PriorityBoost&) = delete;
-  int base() const { return base_; }
-
- private:
-  int base_;
-  bool raised_ = false;
-};
-
-// ---- a small thread pool: run(k, fn) calls fn(0..k-1) on the workers and the caller ---------
-class Pool {
- public:
-  // nice: the workers' nice value (set_thread_nice); none: they keep their creator's
-  explicit Pool(unsigned threads, std::optional<int> nice = std::nullopt) {
-    for (unsigned t = 1; t < threads; ++t)
-      workers_.emplace_back([this, nice] {
-        if (nice) (void)set_thread_nice(*nice);
-        loop();
-      });
-  }
-  ~Pool() {
-    {
-      std::lock_guard<std::mutex> lk(mu_);
-      stop_ = true;
-    }
-    cv_.notify_all();
-    for (auto& w : workers_) w.join();
-  }
-  unsigned threads() const { return static_cast<unsigned>(workers_.size()) + 1; }
-  void run(std::size_t tasks, const std::function<void(std::size_t)>& fn) {
-    if (tasks == 0) return;
-    if (workers_.empty() || tasks == 1) {
-      for (std::size_t t = 0; t < tasks; ++t) fn(t);
-      return;
-    }
-    {
-      std::lock_guard<std::mutex> lk(mu_);
-      fn_ = &fn;
-      next_ = 0;
-      total_ = tasks;
-      done_ = 0;
-      error_ = nullptr;
-      ++generation_;
-    }
-    cv_.notify_all();
-    work();
-    std::unique_lock<std::mutex> lk(mu_);
-    done_cv_.wait(lk, [&] { return done_ == total_; });
-    fn_ = nullptr;
-    if (error_) std::rethrow_exception(error_);
-  }
-
- private:
-  void work() {
-    for (;;) {
-      std::size_t t;
-      const std::function<void(std::size_t)>* fn;
-      {
-        std::lock_guard<std::mutex> lk(mu_);
-        if (!fn_ || next_ >= total_) return;
-        t = next_++;
-        fn = fn_;
-      }
-      try {
-        (*fn)(t);
-      } catch (...) {
-        std::lock_guard<std::mutex> lk(mu_);
-        if (!error_) error_ = std::current_exception();
-      }
-      std::lock_guard<std::mutex> lk(mu_);
-      if (++done_ == total_) done_cv_.notify_all();
-    }
-  }
-  void loop() {
-    std::uint64_t seen = 0;
-    for (;;) {
-      {
-        std::unique_lock<std::mutex> lk(mu_);
-        cv_.wait(lk, [&] { return stop_ || (generation_ != seen && fn_ && next_ < total_); });
-        if (stop_) return;
-        seen = generation_;
-      }
-      work();
-    }
-  }
-  std::vector<std::thread> workers_;
-  std::mutex mu_;
-  std::condition_variable cv_, done_cv_;
-  const std::function<void(std::size_t)>* fn_ = nullptr;
-  std::size_t next_ = 0, total_ = 0, done_ = 0;
-  std::uint64_t generation_ = 0;
-  bool stop_ = false;
-  std::exception_ptr error_;
-};
-
 // ---- parallel copies and divisions -----------------------------------------------------------
 struct CopyJob {
   unsigned char* dst;
@@ -188,7 +65,7 @@ struct CopyJob {
 };
 // Copies every job on the pool: the bytes of all jobs together are cut into pieces (at least
 // 256 KiB, a few per thread), so a unit's blocks are copied into its slot by every core at once.
-void par_copy(Pool& pool, const std::vector<CopyJob>& jobs) {
+void par_copy(ThreadPool& pool, const std::vector<CopyJob>& jobs) {
   std::vector<std::size_t> start(jobs.size() + 1, 0);
   for (std::size_t j = 0; j < jobs.size(); ++j) start[j + 1] = start[j] + jobs[j].bytes;
   const std::size_t total = start.back();
@@ -197,7 +74,7 @@ void par_copy(Pool& pool, const std::vector<CopyJob>& jobs) {
   const std::size_t pieces = std::max<std::size_t>(
       1, std::min<std::size_t>((total + kMinPiece - 1) / kMinPiece, 4 * pool.threads()));
   pool.run(pieces, [&](std::size_t x) {
-    const std::size_t lo = total * x / pieces, hi = total * (x + 1) / pieces;
+    const std::size_t lo = chunk_range(total, pieces, x).lo, hi = chunk_range(total, pieces, x).hi;
     std::size_t j = static_cast<std::size_t>(std::upper_bound(start.begin(), start.end(), lo) -
                                              start.begin() - 1);
     for (std::size_t at = lo; at < hi && j < jobs.size(); ++j) {
@@ -259,7 +136,7 @@ class PinnedArena {
   std::uint64_t size() const { return size_; }
   // Writes every page (zeros) in parallel, so that the registration finds them present (it
   // would fault them in on one thread while it holds the driver's lock).
-  void fault_in(Pool& pool) {
+  void fault_in(ThreadPool& pool) {
     constexpr std::uint64_t piece = std::uint64_t{32} << 20;
     pool.run((size_ + piece - 1) / piece, [&](std::size_t x) {
       const std::uint64_t at = x * piece;
@@ -389,12 +266,12 @@ struct Recorder {
 // ---- rows in ascending order from decompressed chunks ----------------------------------------
 class RowReader {
  public:
-  RowReader(const GraphSource& g, Pool& pool, std::uint32_t window, std::uint64_t cache_bytes,
+  RowReader(const GraphSource& g, ThreadPool& pool, std::uint32_t window, std::uint64_t cache_bytes,
             Recorder& rec)
       : g_(g),
         pool_(pool),
         window_(std::max<std::uint32_t>(1, window)),
-        cache_cap_(cache_bytes),
+        cache_(cache_bytes),
         rec_(rec),
         bufs_(window_) {
     first_edges_.reserve(g.chunks().size());
@@ -444,32 +321,27 @@ class RowReader {
     const auto& chunks = g_.chunks();
     std::uint64_t total = 0;
     for (auto c : needed) total += chunks[c].edges * sizeof(vid_t);
-    if (cache_cap_ == 0 || total > cache_cap_) return false;
+    if (cache_.capacity() == 0 || total > cache_.capacity()) return false;
     if (ptr_.size() != chunks.size()) ptr_.assign(chunks.size(), nullptr);
     std::fill(ptr_.begin(), ptr_.end(), nullptr);
     std::vector<std::uint64_t> missing;
-    for (auto c : needed) {
-      auto hit = cache_.find(c);
-      if (hit != cache_.end())
-        hit->second.second = ++tick_;
-      else
-        missing.push_back(c);
-    }
+    for (auto c : needed)
+      if (!cache_.find(c)) missing.push_back(c);
     // evict chunks not needed now, least recently used first
     std::uint64_t add = 0;
     for (auto c : missing) add += chunks[c].edges * sizeof(vid_t);
-    evict_for(add, [&](std::uint64_t c) { return in(needed, c); });
+    cache_.evict_for(add, [&](std::uint64_t c) { return in(needed, c); });
     if (!missing.empty()) {
       auto bufs = decompress(missing, pool_, unit);
       adopt(missing, bufs);
     }
-    for (auto c : needed) ptr_[c] = cache_.at(c).first->data();
+    for (auto c : needed) ptr_[c] = (*cache_.find(c))->data();
     return true;
   }
   // Decompresses `chunks` into new buffers on `pool`, recording the spans. Touches no cache
   // state, so the preload's decompressor calls it while the builder reads pinned chunks.
   std::vector<std::shared_ptr<std::vector<vid_t>>> decompress(
-      const std::vector<std::uint64_t>& chunks, Pool& pool, std::int64_t unit) {
+      const std::vector<std::uint64_t>& chunks, ThreadPool& pool, std::int64_t unit) {
     const auto& all = g_.chunks();
     std::vector<std::shared_ptr<std::vector<vid_t>>> bufs(chunks.size());
     if (chunks.empty()) return bufs;
@@ -495,13 +367,11 @@ class RowReader {
     TS_CHECK(chunks.size() == bufs.size(), "adopt: a buffer per chunk");
     for (std::size_t x = 0; x < chunks.size(); ++x) {
       const std::uint64_t b = bufs[x]->size() * sizeof(vid_t);
-      if (cache_.emplace(chunks[x], std::make_pair(std::move(bufs[x]), ++tick_)).second)
-        cache_used_ += b;
+      cache_.insert(chunks[x], std::move(bufs[x]), b);
     }
-    peak_ = std::max(peak_, cache_used_);
   }
   // The most bytes the cache held at once.
-  std::uint64_t peak_bytes() const { return peak_; }
+  std::uint64_t peak_bytes() const { return cache_.peak(); }
   // Makes room for the chunks `next` beside the chunks `now` (both sorted): evicts the least
   // recently used chunks in neither until next's missing chunks fit the capacity. Sets `missing`
   // to next's chunks not cached; false when they do not fit even then.
@@ -510,11 +380,11 @@ class RowReader {
     missing.clear();
     std::uint64_t add = 0;
     for (auto c : next)
-      if (!cache_.count(c)) {
+      if (!cache_.contains(c)) {
         missing.push_back(c);
         add += g_.chunks()[c].edges * sizeof(vid_t);
       }
-    return evict_for(add, [&](std::uint64_t c) { return in(now, c) || in(next, c); });
+    return cache_.evict_for(add, [&](std::uint64_t c) { return in(now, c) || in(next, c); });
   }
   // The columns of row r from pinned chunks (thread-safe); rows across chunks go through tmp.
   // *hint (optional, per thread) is the chunk of the previous row asked for: rows asked for in
@@ -547,10 +417,10 @@ class RowReader {
     }
     return tmp.data();
   }
-  Pool& pool() { return pool_; }
-  std::uint64_t cache_cap() const { return cache_cap_; }
+  ThreadPool& pool() { return pool_; }
+  std::uint64_t cache_cap() const { return cache_.capacity(); }
   // Sets the chunk cache's capacity (the preload borrows the host budget's spare room).
-  void set_cache_cap(std::uint64_t bytes) { cache_cap_ = bytes; }
+  void set_cache_cap(std::uint64_t bytes) { cache_.set_capacity(bytes); }
   // Bytes of the chunks `needed`, decompressed.
   std::uint64_t chunk_bytes(const std::vector<std::uint64_t>& needed) const {
     std::uint64_t total = 0;
@@ -560,7 +430,6 @@ class RowReader {
   // Drops every cached chunk (after the block cache has been filled).
   void drop_cache() {
     cache_.clear();
-    cache_used_ = 0;
     batch_.clear();
     for (auto& b : bufs_) b.reset();
   }
@@ -611,54 +480,32 @@ class RowReader {
     batch_.assign(needed_.begin() + pos, needed_.begin() + pos + cnt);
     std::vector<std::size_t> missing;
     for (std::size_t t = 0; t < cnt; ++t) {
-      auto hit = cache_.find(batch_[t]);
-      if (hit != cache_.end()) {
-        bufs_[t] = hit->second.first;
-        hit->second.second = ++tick_;
-      } else {
+      if (const auto* hit = cache_.find(batch_[t]))
+        bufs_[t] = *hit;
+      else
         missing.push_back(t);
-      }
     }
     if (missing.empty()) return;
     std::vector<std::uint64_t> ids;
     for (auto t : missing) ids.push_back(batch_[t]);
     auto got = decompress(ids, pool_, unit_);
     for (std::size_t x = 0; x < missing.size(); ++x) bufs_[missing[x]] = std::move(got[x]);
-    if (cache_cap_ == 0) return;
+    if (cache_.capacity() == 0) return;
     for (auto t : missing) {
       const std::uint64_t b = bufs_[t]->size() * sizeof(vid_t);
-      if (b > cache_cap_) continue;
-      evict_for(b, [](std::uint64_t) { return false; });
-      cache_.emplace(batch_[t], std::make_pair(bufs_[t], ++tick_));
-      cache_used_ += b;
-      peak_ = std::max(peak_, cache_used_);
+      if (b > cache_.capacity()) continue;
+      cache_.evict_for(b, [](std::uint64_t) { return false; });
+      cache_.insert(batch_[t], bufs_[t], b);
     }
   }
 
   static bool in(const std::vector<std::uint64_t>& sorted, std::uint64_t c) {
     return std::binary_search(sorted.begin(), sorted.end(), c);
   }
-  // Evicts the least recently used chunks that `keep` does not keep until `add` more bytes fit
-  // the capacity; false when they do not fit even then.
-  template <class Keep>
-  bool evict_for(std::uint64_t add, const Keep& keep) {
-    while (cache_used_ + add > cache_cap_) {
-      auto victim = cache_.end();
-      for (auto x = cache_.begin(); x != cache_.end(); ++x)
-        if (!keep(x->first) && (victim == cache_.end() || x->second.second < victim->second.second))
-          victim = x;
-      if (victim == cache_.end()) return false;
-      cache_used_ -= victim->second.first->size() * sizeof(vid_t);
-      cache_.erase(victim);
-    }
-    return true;
-  }
-
   const GraphSource& g_;
-  Pool& pool_;
+  ThreadPool& pool_;
   std::uint32_t window_;
-  std::uint64_t cache_cap_ = 0, cache_used_ = 0, tick_ = 0, peak_ = 0;
-  std::map<std::uint64_t, std::pair<std::shared_ptr<std::vector<vid_t>>, std::uint64_t>> cache_;
+  LruCache<std::uint64_t, std::shared_ptr<std::vector<vid_t>>> cache_;
   Recorder& rec_;
   std::vector<std::shared_ptr<std::vector<vid_t>>> bufs_;
   std::vector<const vid_t*> ptr_;  // pinned chunks
@@ -675,7 +522,7 @@ class RowReader {
 // memory: at most two chunks, whatever the size of the graph.
 class ColumnCursor {
  public:
-  ColumnCursor(const GraphSource& g, Pool& pool, Recorder& rec, std::int64_t unit)
+  ColumnCursor(const GraphSource& g, ThreadPool& pool, Recorder& rec, std::int64_t unit)
       : g_(g), pool_(pool), rec_(rec), unit_(unit) {
     first_edges_.reserve(g.chunks().size());
     for (const auto& c : g.chunks()) first_edges_.push_back(c.first_edge);
@@ -743,7 +590,7 @@ class ColumnCursor {
         std::upper_bound(first_edges_.begin(), first_edges_.end(), e) - first_edges_.begin() - 1);
   }
   const GraphSource& g_;
-  Pool& pool_;
+  ThreadPool& pool_;
   Recorder& rec_;
   std::int64_t unit_;
   std::vector<eid_t> first_edges_;
@@ -810,8 +657,9 @@ class Preparer {
   // pool: decompression and block building; copy_pool: the copies into the slots (the
   // background preload builds on `pool` while the driver copies units on `copy_pool`).
   // backend: the source of direct uploads (register_host), or null.
-  Preparer(const GraphSource& g, const Plan& plan, Pool& pool, Pool& copy_pool, Recorder& rec,
-           bool per_vertex, std::uint64_t preload_spare = 0, StreamingBackend* backend = nullptr)
+  Preparer(const GraphSource& g, const Plan& plan, ThreadPool& pool, ThreadPool& copy_pool,
+           Recorder& rec, bool per_vertex, std::uint64_t preload_spare = 0,
+           StreamingBackend* backend = nullptr)
       : g_(g),
         plan_(plan),
         rec_(rec),
@@ -822,6 +670,7 @@ class Preparer {
         preload_spare_(preload_spare),
         backend_(backend) {
     block_cap_ = plan.block_cache_bytes;
+    blocks_.set_capacity(block_cap_);
     // range cuts: the part of every 2^shift-th vertex, for build_blocks (at most 2^16 + 1)
     const Partition& P = plan.partition;
     if (P.scheme != Scheme::Hash && !P.bounds.empty()) {
@@ -1045,11 +894,8 @@ class Preparer {
     const eid_t* off = g_.offsets();
     const eid_t base = off[0];
     const std::uint64_t rows = r1 - r0;
-    const std::size_t pieces =
-        static_cast<std::size_t>(std::min<std::uint64_t>(4 * threads_, rows / 65536 + 1));
-    copy_pool_.run(pieces, [&](std::size_t x) {
-      for (std::uint64_t r = r0 + rows * x / pieces; r < r0 + rows * (x + 1) / pieces; ++r)
-        o[r - r0] = off[r] - base;
+    copy_pool_.parallel_for(rows, 65536, [&](std::uint64_t lo, std::uint64_t hi) {
+      for (std::uint64_t r = r0 + lo; r < r0 + hi; ++r) o[r - r0] = off[r] - base;
     });
   }
 
@@ -1134,7 +980,8 @@ class Preparer {
         1, std::min<std::uint64_t>(R, std::max<std::uint64_t>(64, 8 * threads_)));
     std::vector<std::uint64_t> seg(S + 1, 0);
     if (P.scheme == Scheme::Hash) {
-      for (std::uint64_t x = 0; x <= S; ++x) seg[x] = R * x / S;
+      for (std::uint64_t x = 0; x < S; ++x) seg[x] = chunk_range(R, S, x).lo;
+      seg[S] = R;
       return seg;
     }
     const eid_t* off = g_.offsets();
@@ -1421,28 +1268,13 @@ class Preparer {
     // insert, evicting the least recently used blocks the current unit does not need
     std::lock_guard<std::mutex> lk(bmu_);
     for (std::uint32_t d = 0; d < q; ++d) {
-      const std::uint32_t b = first + d;
-      const BlockKey key{a, b};
-      auto old = blocks_.find(key);
-      if (old != blocks_.end()) {
-        blocks_used_ -= old->second.first->bytes();
-        blocks_.erase(old);
-      }
+      const BlockKey key{a, first + d};
+      blocks_.erase(key);
       const std::uint64_t add = made[d]->bytes();
-      while (blocks_used_ + add > block_cap_ && !blocks_.empty()) {
-        auto victim = blocks_.end();
-        for (auto x = blocks_.begin(); x != blocks_.end(); ++x) {
-          bool keep = false;
-          for (const auto& k : protect) keep |= x->first == k;
-          if (!keep && (victim == blocks_.end() || x->second.second < victim->second.second))
-            victim = x;
-        }
-        if (victim == blocks_.end()) break;
-        blocks_used_ -= victim->second.first->bytes();
-        blocks_.erase(victim);
-      }
-      blocks_.emplace(key, std::make_pair(made[d], ++block_tick_));
-      blocks_used_ += add;
+      (void)blocks_.evict_for(add, [&](const BlockKey& k) {
+        return std::find(protect.begin(), protect.end(), k) != protect.end();
+      });
+      blocks_.insert(key, made[d], add);
     }
     return true;
   }
@@ -1457,7 +1289,7 @@ class Preparer {
   }
 
   // Registers the blocks with columns of a row part on `pool` (the trace's "register" span).
-  void register_blocks(const std::vector<std::shared_ptr<HostBlock>>& made, Pool& pool,
+  void register_blocks(const std::vector<std::shared_ptr<HostBlock>>& made, ThreadPool& pool,
                        std::int64_t unit) {
     const double t0 = now_s();
     pool.run(made.size(), [&](std::size_t d) {
@@ -1497,11 +1329,7 @@ class Preparer {
     for (int attempt = 0; attempt < 2; ++attempt) {
       {
         std::lock_guard<std::mutex> lk(bmu_);
-        auto it = blocks_.find(key);
-        if (it != blocks_.end()) {
-          it->second.second = ++block_tick_;
-          return it->second.first;
-        }
+        if (auto* hit = blocks_.find(key)) return *hit;
       }
       if (attempt == 0 && !build_row_part(key.first, protect, unit)) return nullptr;
     }
@@ -1649,7 +1477,7 @@ class Preparer {
       std::vector<PreloadBatch> batches = preload_batches(order, cap, threads_);
       // (every core, at the decompressor's priority: the builder's pool, the preload's critical
       // path, and the driver, which issues the GPU work, come first when the cores are all busy)
-      Pool dpool(std::max(1u, threads_), base_nice_ + kDecompressorDrop);
+      ThreadPool dpool(std::max(1u, threads_), base_nice_ + kDecompressorDrop);
       // the stages use `batches` and `dpool`: they are joined before those go, also when the
       // builder throws
       struct Joiner {
@@ -1697,7 +1525,7 @@ class Preparer {
       // priority, which this thread has until it lowers itself below (the thread priorities).
       if (direct_)
         registrar = std::thread([&] {
-          Pool rpool(1);
+          ThreadPool rpool(1);
           try {
             if (arena_.size()) {
               {
@@ -1917,7 +1745,7 @@ class Preparer {
     const std::uint64_t n = g_.n();
     const std::uint64_t r0 = P.bounds[w.i], r1 = P.bounds[w.i + 1];
     const eid_t* off = g_.offsets();
-    Pool& pool = reader_.pool();
+    ThreadPool& pool = reader_.pool();
     // 1. A = rows of V_i, raw global columns first; X = the set of their columns.
     const std::uint64_t words = (n + 63) / 64;
     bits_.assign(words, 0);
@@ -1981,16 +1809,12 @@ class Preparer {
     // A's columns rebased and the proxy list X (word x's members start at rank_[x]), in pieces
     {
       const eid_t E = A.edges;
-      const std::size_t pieces =
-          static_cast<std::size_t>(std::min<std::uint64_t>(4 * threads_, E / 65536 + 1));
-      pool.run(pieces, [&](std::size_t x) {
-        for (eid_t e = E * x / pieces; e < E * (x + 1) / pieces; ++e) A.cols[e] = rank(A.cols[e]);
+      pool.parallel_for(E, 65536, [&](std::uint64_t lo, std::uint64_t hi) {
+        for (eid_t e = lo; e < hi; ++e) A.cols[e] = rank(A.cols[e]);
       });
       st.proxies.resize(acc);
-      const std::size_t wp =
-          static_cast<std::size_t>(std::min<std::uint64_t>(4 * threads_, words / 4096 + 1));
-      pool.run(wp, [&](std::size_t x) {
-        for (std::uint64_t wd = words * x / wp; wd < words * (x + 1) / wp; ++wd) {
+      pool.parallel_for(words, 4096, [&](std::uint64_t lo, std::uint64_t hi) {
+        for (std::uint64_t wd = lo; wd < hi; ++wd) {
           std::uint32_t at = rank_[wd];
           for (std::uint64_t b = bits_[wd]; b; b &= b - 1)
             st.proxies[at++] =
@@ -2011,7 +1835,7 @@ class Preparer {
       const auto& chunks = g_.chunks();
       std::vector<unsigned char> mark(chunks.size(), 0);
       pool.run(S, [&](std::size_t x) {
-        for (std::uint64_t i = xs * x / S; i < xs * (x + 1) / S; ++i) {
+        for (std::uint64_t i = chunk_range(xs, S, x).lo; i < chunk_range(xs, S, x).hi; ++i) {
           const vid_t v = st.proxies[i];
           if (off[v] == off[v + 1]) continue;
           for (std::uint64_t c = reader_.chunk_of(off[v]); c <= reader_.chunk_of(off[v + 1] - 1);
@@ -2027,7 +1851,7 @@ class Preparer {
         pool.run(S, [&](std::size_t x) {
           std::vector<vid_t> tmp;
           eid_t cnt = 0;
-          for (std::uint64_t i = xs * x / S; i < xs * (x + 1) / S; ++i) {
+          for (std::uint64_t i = chunk_range(xs, S, x).lo; i < chunk_range(xs, S, x).hi; ++i) {
             std::uint64_t deg = 0;
             const vid_t* cols = reader_.row_pinned(st.proxies[i], deg, tmp);
             for (std::uint64_t k = 0; k < deg; ++k)
@@ -2045,7 +1869,7 @@ class Preparer {
         pool.run(S, [&](std::size_t x) {
           std::vector<vid_t> tmp;
           eid_t cur = base[x];
-          for (std::uint64_t i = xs * x / S; i < xs * (x + 1) / S; ++i) {
+          for (std::uint64_t i = chunk_range(xs, S, x).lo; i < chunk_range(xs, S, x).hi; ++i) {
             std::uint64_t deg = 0;
             const vid_t* cols = reader_.row_pinned(st.proxies[i], deg, tmp);
             for (std::uint64_t k = 0; k < deg; ++k) {
@@ -2089,7 +1913,7 @@ class Preparer {
   Recorder& rec_;
   bool per_vertex_;
   RowReader reader_;
-  Pool& copy_pool_;
+  ThreadPool& copy_pool_;
   unsigned threads_ = 1;
   int base_nice_ = 0;  // the run's base nice value (preload)
   std::uint64_t preload_spare_ = 0;
@@ -2111,8 +1935,8 @@ class Preparer {
   std::atomic<bool> stop_{false};
   std::vector<std::uint64_t> bits_;
   std::vector<std::uint32_t> rank_;
-  std::map<BlockKey, std::pair<std::shared_ptr<HostBlock>, std::uint64_t>> blocks_;
-  std::uint64_t block_cap_ = 0, blocks_used_ = 0, block_tick_ = 0;
+  LruCache<BlockKey, std::shared_ptr<HostBlock>> blocks_;
+  std::uint64_t block_cap_ = 0;
   unsigned coarse_shift_ = 0;
   std::vector<std::uint32_t> coarse_part_;
   bool use_block_cache_ = false;
@@ -2402,12 +2226,12 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
     st.finish_from_spans();
     return rep;
   }
-  unsigned threads = options.threads ? options.threads : std::thread::hardware_concurrency();
+  const unsigned threads = resolve_threads(options.threads);
   // the thread priorities (above): this thread drives the GPU; the copy pool works for it; the
   // pool builds blocks (the background preload's builder, or this thread's own prepares)
   PriorityBoost boost(kDriverBoost);
-  Pool pool(std::max(1u, threads), boost.base() + kBuilderDrop);
-  Pool copy_pool(std::max(1u, threads));
+  ThreadPool pool(std::max(1u, threads), boost.base() + kBuilderDrop);
+  ThreadPool copy_pool(std::max(1u, threads));
   Plan tuned;  // the plan with the tests' cache and staging overrides
   const Plan* use = &plan;
   if (options.chunk_cache_bytes >= 0 || options.block_cache_bytes >= 0 ||
@@ -2500,10 +2324,7 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
         const count_t* c = r.per_vertex[x];
         if (!c) continue;
         const std::uint64_t rows = L.space_rows[x];
-        const std::size_t pieces = static_cast<std::size_t>(
-            std::min<std::uint64_t>(4 * copy_pool.threads(), rows / 65536 + 1));
-        copy_pool.run(pieces, [&](std::size_t piece) {
-          const std::uint64_t l0 = rows * piece / pieces, l1 = rows * (piece + 1) / pieces;
+        copy_pool.parallel_for(rows, 65536, [&](std::uint64_t l0, std::uint64_t l1) {
           if (P.p <= 1) {
             for (std::uint64_t l = l0; l < l1; ++l) rep.per_vertex[l] += c[l];
           } else if (P.scheme == Scheme::Vertex) {
@@ -2678,34 +2499,11 @@ CountReport count_with_backend(const GraphSource& g, const PipelineOptions& opti
 
 }  // namespace tristream
 
-// ---- SIGINT and the host budget
-// ------------------------------------------------------------------
 namespace tristream {
 
 namespace {
-volatile std::sig_atomic_t g_interrupted = 0;
-extern "C" void tristream_on_sigint(int) {
-  g_interrupted = 1;
-}
-}  // namespace
-
-void install_sigint_handler() {
-  struct sigaction sa;
-  std::memset(&sa, 0, sizeof sa);
-  sa.sa_handler = tristream_on_sigint;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-}
-bool interrupt_requested() {
-  return g_interrupted != 0;
-}
-void clear_interrupt() {
-  g_interrupted = 0;
-}
-
-namespace {
 unsigned degree_threads(unsigned threads) {
-  return threads ? threads : std::max(1u, std::thread::hardware_concurrency());
+  return resolve_threads(threads);
 }
 }  // namespace
 
@@ -2714,7 +2512,7 @@ std::vector<eid_t> streamed_degrees(const GraphSource& g, unsigned threads) {
   const eid_t* off = g.offsets();
   std::vector<eid_t> d(n);
   for (std::uint64_t u = 0; u < n; ++u) d[u] = off[u + 1] - off[u];
-  Pool pool(degree_threads(threads));
+  ThreadPool pool(degree_threads(threads));
   const auto& chunks = g.chunks();
   pool.run(chunks.size(), [&](std::size_t k) {
     std::vector<vid_t> buf(chunks[k].edges);
@@ -2732,65 +2530,6 @@ std::uint64_t streamed_degrees_bytes(const GraphSource& g, unsigned threads) {
   for (const auto& c : g.chunks())
     max_chunk = std::max<std::uint64_t>(max_chunk, c.edges * sizeof(vid_t));
   return g.n() * sizeof(eid_t) + degree_threads(threads) * max_chunk;
-}
-
-std::uint64_t default_host_budget() {
-  std::uint64_t avail = 0;
-  {
-    std::ifstream f("/proc/meminfo");
-    std::string key;
-    std::uint64_t kb = 0;
-    std::string unit;
-    while (f >> key >> kb) {
-      std::getline(f, unit);
-      if (key == "MemAvailable:") {
-        avail = kb * 1024;
-        break;
-      }
-    }
-  }
-  // The room left under a cgroup limit: limit minus what the group already uses. cgroup v2
-  // (memory.max / memory.current) and v1 (memory.limit_in_bytes / memory.usage_in_bytes, where a
-  // value near 2^63 means no limit); the group's own path first, then the namespace's root view.
-  auto read_u64 = [](const std::string& path, std::uint64_t& out) {
-    std::ifstream f(path);
-    std::string v;
-    if (!(f >> v) || v.empty() || v.find_first_not_of("0123456789") != std::string::npos)
-      return false;
-    out = std::stoull(v);
-    return true;
-  };
-  auto limit_room = [&](const std::string& dir, const char* max_name, const char* cur_name) {
-    std::uint64_t limit = 0, cur = 0;
-    if (!read_u64(dir + "/" + max_name, limit) || limit >= (1ull << 62)) return;
-    read_u64(dir + "/" + cur_name, cur);
-    const std::uint64_t room = limit > cur ? limit - cur : 0;
-    if (!avail || room < avail) avail = room;
-  };
-  {
-    std::ifstream cg("/proc/self/cgroup");
-    std::string line, v2, v1;
-    bool has_v1 = false;
-    while (std::getline(cg, line)) {
-      if (line.rfind("0::", 0) == 0) v2 = line.substr(3);
-      const auto colon = line.find(':');
-      const auto colon2 = colon == std::string::npos ? colon : line.find(':', colon + 1);
-      if (colon2 != std::string::npos) {
-        const std::string controllers = "," + line.substr(colon + 1, colon2 - colon - 1) + ",";
-        if (controllers.find(",memory,") != std::string::npos) {
-          v1 = line.substr(colon2 + 1);
-          has_v1 = true;
-        }
-      }
-    }
-    if (!v2.empty()) limit_room("/sys/fs/cgroup" + v2, "memory.max", "memory.current");
-    if (has_v1) {
-      limit_room("/sys/fs/cgroup/memory" + v1, "memory.limit_in_bytes", "memory.usage_in_bytes");
-      limit_room("/sys/fs/cgroup/memory", "memory.limit_in_bytes", "memory.usage_in_bytes");
-    }
-  }
-  if (!avail) return 0;
-  return avail / 4 * 3;
 }
 
 }  // namespace tristream

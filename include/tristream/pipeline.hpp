@@ -23,6 +23,8 @@
 #include <string>
 #include <vector>
 
+#include "common/host_memory_policy.hpp"
+#include "common/interrupt.hpp"
 #include "tristream/counter.hpp"
 #include "tristream/device_cache.hpp"
 #include "tristream/error.hpp"
@@ -334,14 +336,5 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
 std::vector<eid_t> streamed_degrees(const GraphSource& g, unsigned threads = 0);
 // The host bytes streamed_degrees holds at its peak: the degrees and one chunk per thread.
 std::uint64_t streamed_degrees_bytes(const GraphSource& g, unsigned threads = 0);
-
-// The default host budget: 3/4 of the memory available to the process (MemAvailable and the
-// headroom under a cgroup v2 or v1 memory limit, whichever is lower).
-std::uint64_t default_host_budget();
-
-// SIGINT: count_file installs a handler that sets a flag the pipeline polls between units.
-void install_sigint_handler();
-bool interrupt_requested();
-void clear_interrupt();
 
 }  // namespace tristream
