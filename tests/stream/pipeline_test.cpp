@@ -614,7 +614,6 @@ class DeviceDouble final : public StreamingBackend {
     }
     run_count(s, L, pv, false);
   }
-  bool poll(int) override { return true; }
   SlotResult wait(int s) override {
     if (late_count_[s]) {  // the unit's queued work: its copies into the cache, then its count
       late_count_[s] = false;
