@@ -280,13 +280,6 @@ struct PipelineOptions {
   std::string trace_path;     // --trace FILE: a Chrome trace of the run
   bool handle_sigint = true;  // install the SIGINT handler for the run
   int max_replans = 4;
-  // Tests: override the plan's host caches (bytes; -1 = as planned).
-  std::int64_t chunk_cache_bytes = -1, block_cache_bytes = -1;
-  // Tests: override the plan's host staging (-1 = as planned; 0 = full host slots; > 0 =
-  // streamed staging in pieces of this many bytes, any size, through staging_buffers buffers).
-  // Streamed staging exists for the in-core unit only: a plan with p > 1 keeps full slots.
-  std::int64_t piece_bytes = -1;
-  int staging_buffers = 2;
   // Tests: the balance of uploads against kernels the planner assumes (PlanRates), e.g. a slow
   // link, under which the order and the units in flight matter on a small graph.
   PlanRates plan_rates;

@@ -27,22 +27,6 @@ using stream::SlotState;
 using stream::Staging;
 using stream::UnitPreparer;
 
-// The plan with the tests' cache and staging overrides (PipelineOptions), or the plan itself.
-const Plan& tuned_plan(const Plan& plan, const PipelineOptions& o, Plan& tuned) {
-  if (o.chunk_cache_bytes < 0 && o.block_cache_bytes < 0 && o.piece_bytes < 0) return plan;
-  tuned = plan;
-  if (o.chunk_cache_bytes >= 0)
-    tuned.chunk_cache_bytes = static_cast<std::uint64_t>(o.chunk_cache_bytes);
-  if (o.block_cache_bytes >= 0)
-    tuned.block_cache_bytes = static_cast<std::uint64_t>(o.block_cache_bytes);
-  if (o.piece_bytes >= 0) {
-    const bool streamed = o.piece_bytes > 0 && plan.partition.p <= 1;
-    tuned.piece_bytes = streamed ? static_cast<std::uint64_t>(o.piece_bytes) : 0;
-    tuned.staging_buffers = streamed ? static_cast<std::uint32_t>(o.staging_buffers) : 0;
-  }
-  return tuned;
-}
-
 // The host budget's room the plan left unused (beyond its estimate and both caches): the
 // preload may decompress more chunks at once in it. (The plan's host budget is the command's
 // Budgets value; nothing is derived from the machine here.)
@@ -50,6 +34,22 @@ std::uint64_t preload_spare(const Plan& plan) {
   if (!plan.host_budget) return 0;
   const std::uint64_t used = plan.host_bytes + plan.chunk_cache_bytes + plan.block_cache_bytes;
   return plan.host_budget > used ? plan.host_budget - used : 0;
+}
+
+// An empty report of the plan's run on the backend.
+CountReport new_report(const GraphSource& g, const Plan& plan, const StreamingBackend& backend,
+                       bool per_vertex) {
+  CountReport rep;
+  rep.plan = plan;
+  PipelineStats& st = rep.stats;
+  st.backend = backend.name();
+  st.scheme = scheme_name(plan.partition.scheme);
+  st.parts = plan.partition.p;
+  st.device_budget = plan.device_budget;
+  st.host_budget = plan.host_budget;
+  st.slot_bytes = plan.slot_bytes;
+  if (per_vertex) rep.per_vertex.assign(g.n(), 0);
+  return rep;
 }
 
 // Releases the backend when the run ends, also on failure.
@@ -66,16 +66,14 @@ struct ReleaseGuard {
 // The state of one run: the slots, the units in flight and the report.
 class Run {
  public:
-  Run(const GraphSource& g, const Plan& plan, const Plan& use, StreamingBackend& backend,
-      const PipelineOptions& options, CountReport& rep, Recorder& rec, ThreadPool& copy_pool)
+  Run(const Plan& plan, StreamingBackend& backend, const PipelineOptions& options, CountReport& rep,
+      Recorder& rec, ThreadPool& copy_pool)
       : plan_(plan),
-        use_(use),
         backend_(backend),
         options_(options),
         rep_(rep),
         rec_(rec),
-        copy_pool_(copy_pool),
-        g_(g) {}
+        copy_pool_(copy_pool) {}
 
   // Sets up the device block cache, the slots and the backend's memory. Throws
   // DeviceOutOfMemory.
@@ -95,13 +93,11 @@ class Run {
   void slice(std::size_t u, UnitLayout& L);
 
   const Plan& plan_;
-  const Plan& use_;
   StreamingBackend& backend_;
   const PipelineOptions& options_;
   CountReport& rep_;
   Recorder& rec_;
   ThreadPool& copy_pool_;
-  const GraphSource& g_;
   bool streamed_ = false, device_cache_ = false;
   int n_ = 2;  // units in flight
   std::vector<SlotState> slots_;
@@ -114,8 +110,8 @@ class Run {
 };
 
 void Run::allocate(UnitPreparer& prep) {
-  streamed_ = use_.streamed_staging();
-  TS_CHECK(!streamed_ || (plan_.partition.p <= 1 && use_.staging_buffers >= 1),
+  streamed_ = plan_.streamed_staging();
+  TS_CHECK(!streamed_ || (plan_.partition.p <= 1 && plan_.staging_buffers >= 1),
            "streamed staging is planned for the in-core unit only");
   const std::uint64_t pv_rows = options_.per_vertex ? plan_.per_vertex_rows : 0;
   // The device block cache (when the plan has one and the backend keeps blocks): every block
@@ -128,7 +124,7 @@ void Run::allocate(UnitPreparer& prep) {
   if (device_cache_) next_use_ = device_cache_next_uses(plan_);
   if (streamed_)
     backend_.allocate_streamed(n_, plan_.slot_bytes, pv_rows,
-                               static_cast<int>(use_.staging_buffers), use_.piece_bytes);
+                               static_cast<int>(plan_.staging_buffers), plan_.piece_bytes);
   else
     backend_.allocate(n_, plan_.slot_bytes, pv_rows);
 }
@@ -145,8 +141,8 @@ bool Run::launch(std::size_t u, UnitPreparer& prep) {
     Staging sg;
     sg.backend = &backend_;
     sg.slot = s;
-    sg.buffers = static_cast<int>(use_.staging_buffers);
-    sg.piece_bytes = use_.piece_bytes;
+    sg.buffers = static_cast<int>(plan_.staging_buffers);
+    sg.piece_bytes = plan_.piece_bytes;
     if (!prep.prepare(u, nullptr, slots_[s], &sg)) return false;  // SIGINT between two pieces
   } else {
     prep.prepare(u, backend_.host_slot(h), slots_[s]);
@@ -286,16 +282,8 @@ void Run::slice(std::size_t u, UnitLayout& L) {
 CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& backend,
                      const PipelineOptions& options) {
   // 1. The report and the run's clock.
-  CountReport rep;
-  rep.plan = plan;
+  CountReport rep = new_report(g, plan, backend, options.per_vertex);
   PipelineStats& st = rep.stats;
-  st.backend = backend.name();
-  st.scheme = scheme_name(plan.partition.scheme);
-  st.parts = plan.partition.p;
-  st.device_budget = plan.device_budget;
-  st.host_budget = plan.host_budget;
-  st.slot_bytes = plan.slot_bytes;
-  if (options.per_vertex) rep.per_vertex.assign(g.n(), 0);
   const double origin = now_s();
   Recorder rec(origin, st);
   backend.set_clock_origin(origin);
@@ -311,14 +299,11 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
   PriorityBoost boost(stream::kDriverBoost);
   ThreadPool pool(threads, boost.base() + stream::kBuilderDrop);
   ThreadPool copy_pool(threads);
-  // 3. The unit preparer (with the tests' overrides, if any) and the backend's memory.
-  Plan tuned;
-  const Plan& use = tuned_plan(plan, options, tuned);
-  UnitPreparer prep(g, use, pool, copy_pool, rec, options.per_vertex,
-                    &use == &plan ? preload_spare(plan) : 0,
+  // 3. The unit preparer and the backend's memory.
+  UnitPreparer prep(g, plan, pool, copy_pool, rec, options.per_vertex, preload_spare(plan),
                     backend.device_is_host() ? nullptr : &backend);
   ReleaseGuard guard{backend};
-  Run run(g, plan, use, backend, options, rep, rec, copy_pool);
+  Run run(plan, backend, options, rep, rec, copy_pool);
   run.allocate(prep);
   // 4. Every unit in order, until SIGINT.
   prep.start_preload(boost.base());
