@@ -1,4 +1,5 @@
-// cpu_counter.cpp — the CPU backend: exact, multithreaded count(A, B, C).
+// backends/cpu_counter.cpp — the CPU Counter: exact, multithreaded count(A, B, C) on the one
+// thread pool (common/thread_pool.hpp).
 //
 // Contract (see include/tristream/csr.hpp): rows of A, B, C sorted ascending without duplicates;
 // A.rows == B.rows; every column of A indexes a row of C; B's and C's columns share one id space
