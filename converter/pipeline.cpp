@@ -24,6 +24,7 @@
 #include <cstring>
 #include <memory>
 
+#include "common/host_memory_policy.hpp"
 #include "in_memory.hpp"
 #include "input.hpp"
 #include "parse_order.hpp"
@@ -37,7 +38,7 @@ namespace tristream::conv {
 
 std::uint64_t resolve_memory_limit(const ConvertOptions& options) {
   if (options.memory_limit) return options.memory_limit;
-  const std::uint64_t avail = available_memory();
+  const std::uint64_t avail = available_host_memory();  // common/host_memory_policy.hpp
   return avail ? avail / 10 * 7 : (std::uint64_t{4} << 30);
 }
 

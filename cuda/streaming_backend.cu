@@ -231,15 +231,6 @@ class CudaStreamingBackend final : public StreamingBackend {
           sl.pv_spaces_at[x - 1] + (x - 1 < L.num_spaces ? L.space_rows[x - 1] : 0);
   }
 
-  bool poll(int s) override {
-    cuda::UnitSlot& sl = slots_[s];
-    if (!sl.pending) return true;
-    const cudaError_t e = cudaEventQuery(sl.k_end);
-    if (e == cudaErrorNotReady) return false;
-    if (e != cudaSuccess) cuda::throw_cuda(e, "cudaEventQuery(sl.k_end)", __FILE__, __LINE__);
-    return true;
-  }
-
   SlotResult wait(int s) override {
     cuda::UnitSlot& sl = slots_[s];
     SlotResult r;

@@ -1,3 +1,5 @@
+// analysis.cpp — transitivity and average local clustering from triangle counts and degrees
+// (tristream/analysis.hpp).
 #include "tristream/analysis.hpp"
 
 #include "tristream/error.hpp"

@@ -1,3 +1,4 @@
+// units.cpp — byte counts in human-readable form (units.hpp).
 #include "units.hpp"
 
 #include <cstdio>

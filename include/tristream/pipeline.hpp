@@ -1,5 +1,5 @@
-// tristream/pipeline.hpp — the double-buffered streaming pipeline (src/pipeline.cpp). No CUDA
-// types.
+// tristream/pipeline.hpp — the double-buffered streaming pipeline (src/stream/, the CPU backend in
+// src/backends/). No CUDA types.
 //
 // For each work unit of a Plan: the chunks it needs are decompressed by a thread pool (the file
 // is mmapped by the Reader, never read whole), its blocks are built (sliced, rebased to local
@@ -20,12 +20,17 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
+#include "common/host_memory_policy.hpp"
+#include "common/interrupt.hpp"
+#include "tristream/budgets.hpp"
 #include "tristream/counter.hpp"
 #include "tristream/device_cache.hpp"
 #include "tristream/error.hpp"
+#include "tristream/host_registrar.hpp"
 #include "tristream/packed_rows.hpp"
 #include "tristream/plan.hpp"
 #include "tristream/stats.hpp"
@@ -174,7 +179,7 @@ struct SlotResult {
 
 // A backend seen by the pipeline. Calls come from one thread. Slots are 0 .. slots - 1 (as
 // allocated): a slot holds one unit in flight.
-class StreamingBackend {
+class StreamingBackend : public HostRegistrar {
  public:
   virtual ~StreamingBackend() = default;
   virtual std::string name() const = 0;  // "cpu" or "cuda"
@@ -235,22 +240,12 @@ class StreamingBackend {
   // is ordered after every piece).
   virtual void upload_async(int slot, const UnitLayout& layout) = 0;
 
-  // ---- direct uploads (the host block cache) ----
-  // Makes [p, p + bytes) (page-aligned, owned by the caller, already written) a source that
-  // upload_async may copy from directly (layout.direct): pins it on CUDA. Returns false when it
-  // cannot or need not (the CPU backend, whose slots are its device), and the pipeline then
-  // copies those blocks through the host slot. May be called from any thread.
-  virtual bool register_host(void* p, std::uint64_t bytes) {
-    (void)p;
-    (void)bytes;
-    return false;
-  }
-  // Undoes a successful register_host before the memory is freed. No-throw; any thread.
-  virtual void unregister_host(void* p) noexcept { (void)p; }
+  // ---- direct uploads (the host block cache): register_host / unregister_host ----
+  // (HostRegistrar, tristream/host_registrar.hpp.) A backend that returns false from
+  // register_host (the CPU backend, whose slots are its device) has those blocks copied through
+  // the host slot.
   // Counts the unit in the slot after its upload. Returns at once.
   virtual void count_async(int slot, const UnitLayout& layout) = 0;
-  // True when the slot's count has finished.
-  virtual bool poll(int slot) = 0;
   // Waits for the slot's count and returns it (per-vertex pointers valid until the next
   // count_async on that slot). Rethrows a failure of the count.
   virtual SlotResult wait(int slot) = 0;
@@ -278,17 +273,13 @@ struct PipelineOptions {
   std::uint64_t gpu_memory = 0;   // --gpu-memory; 0 = measured free memory minus a reserve
   std::uint64_t host_memory = 0;  // --host-memory; 0 = a share of the available memory
   unsigned threads = 0;           // decompression threads; 0 = hardware concurrency
+  // The budgets, resolved once per command (resolve_budgets) from the three flags above and the
+  // machine; none: count_with_backend resolves them from the flags.
+  std::optional<Budgets> budgets;
   bool per_vertex = false;
   std::string trace_path;     // --trace FILE: a Chrome trace of the run
   bool handle_sigint = true;  // install the SIGINT handler for the run
   int max_replans = 4;
-  // Tests: override the plan's host caches (bytes; -1 = as planned).
-  std::int64_t chunk_cache_bytes = -1, block_cache_bytes = -1;
-  // Tests: override the plan's host staging (-1 = as planned; 0 = full host slots; > 0 =
-  // streamed staging in pieces of this many bytes, any size, through staging_buffers buffers).
-  // Streamed staging exists for the in-core unit only: a plan with p > 1 keeps full slots.
-  std::int64_t piece_bytes = -1;
-  int staging_buffers = 2;
   // Tests: the balance of uploads against kernels the planner assumes (PlanRates), e.g. a slow
   // link, under which the order and the units in flight matter on a small graph.
   PlanRates plan_rates;
@@ -320,9 +311,15 @@ std::unique_ptr<StreamingBackend> make_streaming_backend(const PipelineOptions& 
 CountReport count_with_backend(const GraphSource& g, const PipelineOptions& options,
                                StreamingBackend& backend);
 
-// The planner's options for a run: --gpu-memory, or the backend's free device memory minus a
-// reserve (max(512 MiB, 1/16)); --host-memory, or default_host_budget(). backend may be null
-// (no device limit).
+// The budget flags of the options (gpu_memory, host_memory, threads).
+BudgetFlags budget_flags(const PipelineOptions& options);
+// The planner's options for a run with these budgets (the scheme, parts and per-vertex choice of
+// the options; the budgets as they are). backend may be null (device_is_host then).
+PlanOptions plan_options(const PipelineOptions& options, const Budgets& budgets,
+                         const StreamingBackend* backend);
+// plan_options with options.budgets, or budgets resolved now (resolve_budgets) when it has none:
+// --gpu-memory, or the backend's free device memory minus a reserve (device_budget_of_free);
+// --host-memory, or default_host_budget(). backend may be null (no device limit).
 PlanOptions resolve_plan_options(const PipelineOptions& options, StreamingBackend* backend);
 
 // Runs one plan on a backend (no re-planning). Used by count_with_backend.
@@ -334,14 +331,5 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
 std::vector<eid_t> streamed_degrees(const GraphSource& g, unsigned threads = 0);
 // The host bytes streamed_degrees holds at its peak: the degrees and one chunk per thread.
 std::uint64_t streamed_degrees_bytes(const GraphSource& g, unsigned threads = 0);
-
-// The default host budget: 3/4 of the memory available to the process (MemAvailable and the
-// headroom under a cgroup v2 or v1 memory limit, whichever is lower).
-std::uint64_t default_host_budget();
-
-// SIGINT: count_file installs a handler that sets a flag the pipeline polls between units.
-void install_sigint_handler();
-bool interrupt_requested();
-void clear_interrupt();
 
 }  // namespace tristream

@@ -242,15 +242,12 @@ int cmd_count(int argc, char** argv) {
   const auto src = reader_source(reader);
   auto degrees_of_file = [&] { return streamed_degrees(*src, static_cast<unsigned>(threads)); };
   std::future<std::vector<eid_t>> degrees_future;
+  po.budgets = resolve_budgets(budget_flags(po), streaming.get());  // once for the command
   if (streaming->name() == "cuda") {
     // The concurrent degree stream holds n degrees and a chunk per thread while the count runs:
     // both come out of the host budget the pipeline plans with.
-    const std::uint64_t budget = host_memory ? host_memory : default_host_budget();
-    if (budget) {
-      const std::uint64_t degrees_bytes =
-          streamed_degrees_bytes(*src, static_cast<unsigned>(threads));
-      po.host_memory = budget > 2 * degrees_bytes ? budget - degrees_bytes : budget / 2;
-    }
+    po.budgets = set_aside_host(
+        *po.budgets, streamed_degrees_bytes(*src, static_cast<unsigned>(threads)), "the degrees");
     degrees_future = std::async(std::launch::async, degrees_of_file);
   }
   ProgressLine progress(!quiet && ::isatty(STDERR_FILENO));

@@ -1,4 +1,5 @@
-// cpu_counter.cpp — the CPU backend: exact, multithreaded count(A, B, C).
+// backends/cpu_counter.cpp — the CPU Counter: exact, multithreaded count(A, B, C) on the one
+// thread pool (common/thread_pool.hpp).
 //
 // Contract (see include/tristream/csr.hpp): rows of A, B, C sorted ascending without duplicates;
 // A.rows == B.rows; every column of A indexes a row of C; B's and C's columns share one id space
@@ -14,9 +15,9 @@
 //   - merge:   otherwise a branch-light linear merge, O(|B(u)| + |C(v)|).
 #include <algorithm>
 #include <atomic>
-#include <thread>
 #include <vector>
 
+#include "common/thread_pool.hpp"
 #include "tristream/counter.hpp"
 #include "tristream/error.hpp"
 
@@ -106,9 +107,8 @@ struct Worker {
 
 class CpuCounter final : public Counter {
  public:
-  explicit CpuCounter(const CounterOptions& options) : threads_(options.threads) {
-    if (threads_ == 0) threads_ = std::max(1u, std::thread::hardware_concurrency());
-  }
+  explicit CpuCounter(const CounterOptions& options)
+      : threads_(resolve_threads(options.threads)), pool_(threads_) {}
 
   std::string backend() const override { return "cpu"; }
   std::string describe() const override {
@@ -133,8 +133,7 @@ class CpuCounter final : public Counter {
     std::atomic<std::uint64_t> next{0};
     std::vector<count_t> partial(nthreads, 0);
     const std::uint64_t batch = 64;
-    std::vector<std::exception_ptr> errors(nthreads);
-    auto work = [&](unsigned t) {
+    auto work = [&](std::size_t t) {
       Worker w{A, B, C, pv, {}};
       if (want_bitmap) w.bits.assign((col_space + 63) / 64, 0);
       count_t local = 0;
@@ -147,19 +146,7 @@ class CpuCounter final : public Counter {
       }
       partial[t] = local;
     };
-    auto body = [&](unsigned t) noexcept {
-      try {
-        work(t);
-      } catch (...) {
-        errors[t] = std::current_exception();
-      }
-    };
-    std::vector<std::thread> pool;
-    for (unsigned t = 1; t < nthreads; ++t) pool.emplace_back(body, t);
-    body(0);
-    for (auto& th : pool) th.join();
-    for (auto& e : errors)
-      if (e) std::rethrow_exception(e);
+    pool_.run(nthreads, work);
 
     // 4. Reduce.
     count_t total = 0;
@@ -169,6 +156,7 @@ class CpuCounter final : public Counter {
 
  private:
   unsigned threads_;
+  ThreadPool pool_;
 };
 
 }  // namespace

@@ -1,13 +1,16 @@
-// count_file.cpp — the streamed count of a .tcsr file: the Reader as a GraphSource, the backend
-// choice, the SIGINT handler; and the CUDA streaming backend's stub in a build without CUDA.
-#include <csignal>
-#include <cstring>
-
+// stream/count.cpp — the count entry points (tristream/pipeline.hpp): the backend choice, the
+// budgets resolved once, planning, and re-planning with half the device budget when the backend
+// runs out of device memory (DeviceOutOfMemory); the .tcsr Reader as a GraphSource; and the CUDA
+// streaming backend's stub in a build without CUDA.
+#include "common/interrupt.hpp"
+#include "stream/clock.hpp"
 #include "tristream/error.hpp"
 #include "tristream/format.hpp"
 #include "tristream/pipeline.hpp"
 
 namespace tristream {
+
+using stream::now_s;
 
 namespace {
 
@@ -27,21 +30,6 @@ class ReaderSource final : public GraphSource {
  private:
   const tcsr::Reader& r_;
   std::uint64_t compressed_ = 0;
-};
-
-// Restores the previous SIGINT disposition when the count ends.
-struct SigintScope {
-  bool active = false;
-  struct sigaction old;
-  explicit SigintScope(bool on) : active(on) {
-    if (!active) return;
-    clear_interrupt();
-    sigaction(SIGINT, nullptr, &old);
-    install_sigint_handler();
-  }
-  ~SigintScope() {
-    if (active) sigaction(SIGINT, &old, nullptr);
-  }
 };
 
 }  // namespace
@@ -82,5 +70,37 @@ std::unique_ptr<StreamingBackend> make_cuda_streaming_backend(const CounterOptio
               "configure time); use --backend cpu");
 }
 #endif
+
+CountReport count_with_backend(const GraphSource& g, const PipelineOptions& options,
+                               StreamingBackend& backend) {
+  // 1. The budgets, once for the command (unless the caller resolved them already).
+  PipelineOptions run = options;
+  if (!run.budgets) run.budgets = resolve_budgets(budget_flags(options), &backend);
+  PlanOptions po = plan_options(run, *run.budgets, &backend);
+  // 2. Plan and run; on device out-of-memory, plan again with half the device budget.
+  std::uint64_t replans = 0;
+  for (;;) {
+    const double t0 = now_s();
+    Census census;
+    Plan plan = plan_graph(g, po, &census);
+    const double plan_s = now_s() - t0 - census.seconds;
+    try {
+      CountReport rep = run_plan(g, plan, backend, run);
+      rep.stats.replans = replans;
+      rep.stats.census_s = census.seconds;
+      rep.stats.plan_s = plan_s;
+      if (!options.trace_path.empty()) rep.stats.write_trace(options.trace_path);
+      return rep;
+    } catch (const DeviceOutOfMemory& e) {
+      backend.release();
+      if (static_cast<int>(replans) >= options.max_replans) throw;
+      ++replans;
+      const std::uint64_t had =
+          po.device_budget ? std::min(po.device_budget, plan.device_bytes) : plan.device_bytes;
+      po.device_budget = std::max<std::uint64_t>(had / 2, 1);
+      po.parts = 0;  // let the planner choose a larger p
+    }
+  }
+}
 
 }  // namespace tristream

@@ -1,0 +1,108 @@
+// common/host_memory_policy.cpp — MemAvailable and cgroup room (common/host_memory_policy.hpp).
+#include "common/host_memory_policy.hpp"
+
+#include <fstream>
+#include <sstream>
+
+namespace tristream {
+
+namespace {
+
+// A non-negative decimal (the whole first word of a cgroup file); none for "max" or junk.
+std::optional<std::uint64_t> parse_u64(const std::string& text) {
+  std::istringstream in(text);
+  std::string v;
+  if (!(in >> v) || v.empty() || v.size() > 19 || v.find_first_not_of("0123456789") != v.npos)
+    return std::nullopt;
+  return std::stoull(v);
+}
+
+// The room under one group's limit (limit - usage); none without a limit.
+std::optional<std::uint64_t> room_at(const ReadText& read, const std::string& dir,
+                                     const char* limit_name, const char* usage_name) {
+  const auto limit_text = read(dir + "/" + limit_name);
+  if (!limit_text) return std::nullopt;
+  const auto limit = parse_u64(*limit_text);
+  if (!limit || *limit >= (std::uint64_t{1} << 62)) return std::nullopt;
+  std::uint64_t usage = 0;
+  if (const auto usage_text = read(dir + "/" + usage_name))
+    usage = parse_u64(*usage_text).value_or(0);
+  return *limit > usage ? *limit - usage : 0;
+}
+
+}  // namespace
+
+std::uint64_t parse_mem_available(const std::string& meminfo) {
+  std::istringstream in(meminfo);
+  std::string line;
+  while (std::getline(in, line)) {
+    std::istringstream ls(line);
+    std::string key;
+    std::uint64_t kb = 0;
+    if (ls >> key >> kb && key == "MemAvailable:") return kb * 1024;
+  }
+  return 0;
+}
+
+CgroupPaths parse_self_cgroup(const std::string& text) {
+  CgroupPaths out;
+  std::istringstream in(text);
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.rfind("0::", 0) == 0) out.v2 = line.substr(3);
+    const auto colon = line.find(':');
+    const auto colon2 = colon == std::string::npos ? colon : line.find(':', colon + 1);
+    if (colon2 == std::string::npos) continue;
+    const std::string controllers = "," + line.substr(colon + 1, colon2 - colon - 1) + ",";
+    if (controllers.find(",memory,") != std::string::npos) out.v1 = line.substr(colon2 + 1);
+  }
+  return out;
+}
+
+std::vector<std::string> cgroup_levels(const std::string& mount, const std::string& path) {
+  std::vector<std::string> out;
+  std::string p = path;
+  while (!p.empty() && p.back() == '/') p.pop_back();
+  for (;;) {
+    out.push_back(mount + p);
+    if (p.empty()) break;
+    const auto slash = p.rfind('/');
+    p = slash == std::string::npos ? std::string() : p.substr(0, slash);
+  }
+  return out;
+}
+
+std::uint64_t available_host_memory(const ReadText& read) {
+  // (a room of 0 under a limit is known; MemAvailable's 0 means unknown)
+  std::optional<std::uint64_t> avail;
+  if (const auto meminfo = read("/proc/meminfo"))
+    if (const std::uint64_t m = parse_mem_available(*meminfo)) avail = m;
+  auto lower_to = [&](std::optional<std::uint64_t> room) {
+    if (room && (!avail || *room < *avail)) avail = room;
+  };
+  const auto self = read("/proc/self/cgroup");
+  const CgroupPaths groups = parse_self_cgroup(self.value_or(""));
+  if (groups.v2)
+    for (const std::string& dir : cgroup_levels("/sys/fs/cgroup", *groups.v2))
+      lower_to(room_at(read, dir, "memory.max", "memory.current"));
+  if (groups.v1)
+    for (const std::string& dir : cgroup_levels("/sys/fs/cgroup/memory", *groups.v1))
+      lower_to(room_at(read, dir, "memory.limit_in_bytes", "memory.usage_in_bytes"));
+  return avail.value_or(0);
+}
+
+std::uint64_t available_host_memory() {
+  return available_host_memory([](const std::string& path) -> std::optional<std::string> {
+    std::ifstream f(path);
+    if (!f) return std::nullopt;
+    std::ostringstream s;
+    s << f.rdbuf();
+    return s.str();
+  });
+}
+
+std::uint64_t default_host_budget() {
+  return available_host_memory() / 4 * 3;
+}
+
+}  // namespace tristream

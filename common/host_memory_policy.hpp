@@ -1,0 +1,44 @@
+// common/host_memory_policy.hpp — how much host memory this process may use: the one policy that
+// `convert` and `count` both apply.
+//
+// available_host_memory() is the lower of MemAvailable (/proc/meminfo) and the room under every
+// cgroup memory limit on the way from the process's group up to the root: cgroup v2
+// (memory.max - memory.current) and v1 (memory.limit_in_bytes - memory.usage_in_bytes, where a
+// value at or above 2^62 means no limit), nested groups included (a parent's tighter limit
+// counts). 0 means unknown. The parsing takes file texts, so tests give them as strings.
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace tristream {
+
+// MemAvailable in bytes from the text of /proc/meminfo (0 when absent or malformed).
+std::uint64_t parse_mem_available(const std::string& meminfo);
+
+// The process's memory groups from the text of /proc/self/cgroup: the v2 path ("0::PATH") and
+// the v1 memory controller's path (a line whose controllers include "memory").
+struct CgroupPaths {
+  std::optional<std::string> v2, v1;
+};
+CgroupPaths parse_self_cgroup(const std::string& text);
+
+// The directories from `mount + path` up to `mount` itself, innermost first.
+std::vector<std::string> cgroup_levels(const std::string& mount, const std::string& path);
+
+// Reads a whole file's text; none when it cannot be read.
+using ReadText = std::function<std::optional<std::string>(const std::string& path)>;
+
+// The policy over the files `read` gives (paths as on Linux: /proc/meminfo, /proc/self/cgroup,
+// /sys/fs/cgroup/...). 0 when nothing is known.
+std::uint64_t available_host_memory(const ReadText& read);
+// The same over the real files.
+std::uint64_t available_host_memory();
+
+// The default host budget of a count: 3/4 of available_host_memory() (0 = unknown).
+std::uint64_t default_host_budget();
+
+}  // namespace tristream

@@ -1,0 +1,32 @@
+// common/thread_priority.hpp — Linux nice values per thread, best effort.
+//
+// thread_nice() reads the calling thread's nice value and set_thread_nice() sets it (false where
+// it is not allowed or not supported: raising a thread above its value needs CAP_SYS_NICE or
+// RLIMIT_NICE). PriorityBoost raises the calling thread for its lifetime and restores it after.
+// A thread inherits its creator's value, and without the privilege a lowered thread cannot come
+// back up: threads meant to run above a base are created before their creator lowers itself.
+#pragma once
+
+namespace tristream {
+
+// The calling thread's nice value (0 where unsupported).
+int thread_nice();
+// Sets the calling thread's nice value; false when not allowed or unsupported.
+bool set_thread_nice(int value);
+
+// Raises the calling thread's priority by `by` (a lower nice value) for its lifetime.
+class PriorityBoost {
+ public:
+  explicit PriorityBoost(int by);
+  ~PriorityBoost();
+  PriorityBoost(const PriorityBoost&) = delete;
+  PriorityBoost& operator=(const PriorityBoost&) = delete;
+  // The nice value the thread had before (the base the other threads are set relative to).
+  int base() const { return base_; }
+
+ private:
+  int base_;
+  bool raised_ = false;
+};
+
+}  // namespace tristream

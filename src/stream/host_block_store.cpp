@@ -1,0 +1,214 @@
+// stream/host_block_store.cpp — the host block cache and its blocks' registration
+// (stream/host_block_store.hpp); the preload itself is in block_preload.cpp.
+#include "stream/host_block_store.hpp"
+
+#include <algorithm>
+
+#include "common/thread_pool.hpp"
+#include "stream/clock.hpp"
+
+namespace tristream::stream {
+
+HostBlockStore::HostBlockStore(const Plan& plan, BlockBuilder& builder, Recorder& rec,
+                               HostRegistrar* registrar, std::uint64_t preload_spare)
+    : plan_(plan),
+      builder_(builder),
+      reader_(builder.reader()),
+      rec_(rec),
+      registrar_(registrar),
+      preload_spare_(preload_spare),
+      threads_(builder.reader().pool().threads()),
+      block_cap_(plan.block_cache_bytes),
+      blocks_(plan.block_cache_bytes) {
+  enabled_ = block_cap_ > 0 && plan.partition.p > 1 && plan.partition.scheme != Scheme::Vertex;
+}
+
+HostBlockStore::~HostBlockStore() {
+  stop_preload();
+}
+
+double HostBlockStore::take_waited() {
+  const double w = waited_s_;
+  waited_s_ = 0;
+  return w;
+}
+
+// Builds row part a's blocks G_ab into the cache. With `built`, the blocks are handed to the
+// caller instead of being registered here (the preload's registrar pins them).
+bool HostBlockStore::build_row_part(std::uint32_t a, const std::vector<BlockKey>& protect,
+                                    std::int64_t unit, Made* built) {
+  const Partition& P = plan_.partition;
+  const std::uint32_t p = P.p;
+  const std::uint64_t R = P.rows(a);
+  // the blocks G_ab, b >= first (range: G_ab with b < a is empty and no unit needs it)
+  const std::uint32_t first = plan_.partition.first_block(a);
+  const std::uint32_t q = p - first;
+  if (plan_.row_part_bytes.at(a) > block_cap_) return false;
+  std::vector<std::uint64_t> needed;
+  builder_.rows_needed(a, needed);
+  if (!reader_.pin(needed, unit)) return false;
+  std::vector<std::shared_ptr<HostBlock>> made(q);
+  std::vector<BuildDest> dests(q);
+  std::vector<std::uint32_t> parts(q);
+  for (std::uint32_t d = 0; d < q; ++d) {
+    parts[d] = first + d;
+    made[d] = std::make_shared<HostBlock>();
+  }
+  const double tb = now_s();
+  builder_.build(a, parts.data(), q, dests.data(), [&](std::size_t d, eid_t edges) {
+    HostBlock& hb = *made[d];
+    hb.packed = dests[d].packed;
+    hb.packed_rows = dests[d].nonempty;
+    alloc_array(hb.off, hb.packed ? packed_bytes(hb.packed_rows) / sizeof(eid_t) : R + 1);
+    alloc_array(hb.cols, edges);
+    dests[d].off = hb.off.data();
+    dests[d].cols = hb.cols.data();
+    dests[d].cap = edges;
+  });
+  // Direct uploads: pin the blocks with columns here, on the pool and off the driver's path
+  // (a unit's empty block is registered when the unit first needs it).
+  const double tr = now_s();
+  rec_.span("build", unit, tb, tr, 0);
+  if (built) {
+    *built = made;
+  } else if (direct_) {
+    register_blocks(made, reader_.pool(), unit);
+  }
+  // insert, evicting the least recently used blocks the current unit does not need
+  std::lock_guard<std::mutex> lk(bmu_);
+  for (std::uint32_t d = 0; d < q; ++d) {
+    const BlockKey key{a, first + d};
+    blocks_.erase(key);
+    const std::uint64_t add = made[d]->bytes();
+    (void)blocks_.evict_for(add, [&](const BlockKey& k) {
+      return std::find(protect.begin(), protect.end(), k) != protect.end();
+    });
+    blocks_.insert(key, made[d], add);
+  }
+  return true;
+}
+
+// A block array in the arena while it has room, else in memory of its own.
+template <class T>
+void HostBlockStore::alloc_array(RawArray<T>& a, std::size_t n) {
+  if (unsigned char* p = arena_.take(std::max<std::size_t>(n, 1) * sizeof(T)))
+    a.view(reinterpret_cast<T*>(p), n, arena_.registered_flag());
+  else
+    a.alloc(n);
+}
+
+// Registers the blocks with columns of a row part on `pool` (the trace's "register" span).
+void HostBlockStore::register_blocks(const Made& made, ThreadPool& pool, std::int64_t unit) {
+  const double t0 = now_s();
+  pool.run(made.size(), [&](std::size_t d) {
+    if (made[d]->cols.size()) register_block(*made[d]);
+  });
+  rec_.span("register", unit, t0, now_s(), 0);
+}
+
+// Registers a cached block's arrays with the backend for direct uploads; true when both are.
+bool HostBlockStore::register_block(HostBlock& hb) {
+  const bool off = hb.off.register_with(*registrar_);
+  return off && (hb.cols.size() == 0 || hb.cols.register_with(*registrar_));
+}
+
+// The cached block G_ab, building row part a when missing; null when the cache cannot.
+// While the background preload runs, waits for row part key.first (only the preload builds
+// then); when the preload stopped short of it, joins the preload and builds it here.
+std::shared_ptr<HostBlock> HostBlockStore::cached_block(BlockKey key,
+                                                        const std::vector<BlockKey>& protect,
+                                                        std::int64_t unit) {
+  if (preload_thread_.joinable()) {
+    bool ready;
+    {
+      std::unique_lock<std::mutex> lk(bmu_);
+      ready = part_ready_[key.first] != 0;
+      if (!ready) {
+        const double w0 = now_s();
+        bcv_.wait(lk, [&] { return part_ready_[key.first] || !preload_running_; });
+        ready = part_ready_[key.first] != 0;
+        const double w1 = now_s();
+        lk.unlock();
+        rec_.span("wait", unit, w0, w1, 0);
+        waited_s_ += w1 - w0;
+      }
+    }
+    if (!ready) finish_preload();
+  }
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    {
+      std::lock_guard<std::mutex> lk(bmu_);
+      if (auto* hit = blocks_.find(key)) return *hit;
+    }
+    if (attempt == 0 && !build_row_part(key.first, protect, unit)) return nullptr;
+  }
+  return nullptr;
+}
+
+// A cached block's arrays as copies to their places in the slot: the offsets region (dense,
+// or the packed image, which `direct` leaves out: the backend uploads a packed block from
+// UnitLayout::host_packed) and the columns. Marks the slot's block packed like the cached one.
+void HostBlockStore::block_regions(const HostBlock& hb, SlotBlock& sb, bool direct,
+                                   std::vector<DirectUpload>& out) {
+  TS_CHECK(hb.cols.size() == sb.edges &&
+               hb.off.size() * sizeof(eid_t) ==
+                   (hb.packed ? packed_bytes(hb.packed_rows) : dense_offsets_bytes(sb.rows)),
+           "a cached block differs from the census");
+  sb.packed = hb.packed;
+  sb.packed_rows = hb.packed_rows;
+  if (!hb.packed || !direct)
+    out.push_back({reinterpret_cast<const unsigned char*>(hb.off.data()), sb.offsets_at,
+                   hb.off.size() * sizeof(eid_t)});
+  if (hb.cols.size())
+    out.push_back({reinterpret_cast<const unsigned char*>(hb.cols.data()), sb.cols_at,
+                   hb.cols.size() * sizeof(vid_t)});
+}
+
+// Builds every row part's blocks when the block cache holds them all: one parallel
+// pass over the graph (the counterpart of the in-core load), after which each unit only copies
+// its blocks into its slot — or, with a backend that registers them (direct uploads), has them
+// uploaded from where they are — so the steady state has no decompression or filtering at all.
+// The pass runs on background threads, row part after row part in the order the units first
+// need them, so the first units are counted while later row parts are built (a unit waits only
+// for the row parts of its own blocks). It is a pipeline (background_preload): the chunks of
+// the next batch of row parts are decompressed while the current batch is built, and the
+// blocks built are pinned for direct uploads while the next row part is built. The chunk
+// cache (plus the host budget's spare room) holds two batches; a chunk shared by two
+// consecutive batches is decompressed once, and the first unit waits for one row part only.
+void HostBlockStore::start_preload(int base_nice) {
+  base_nice_ = base_nice;
+  if (!enabled_) return;
+  const Partition& P = plan_.partition;
+  if (plan_.row_parts_bytes > block_cap_) return;  // every block of every row part
+  std::vector<std::uint32_t> order;
+  std::vector<char> seen(P.p, 0);
+  for (const auto& w : plan_.units)
+    for (std::uint32_t a : {w.i, w.j})
+      if (!seen[a]) {
+        seen[a] = 1;
+        order.push_back(a);
+      }
+  part_ready_.assign(P.p, 0);
+  direct_ = registrar_ != nullptr;
+  preload_running_ = true;
+  preload_thread_ = std::thread([this, order] { background_preload(order); });
+}
+
+// Waits for the background preload; rethrows its failure (a corrupt chunk).
+void HostBlockStore::finish_preload() {
+  if (!preload_thread_.joinable()) return;
+  preload_thread_.join();
+  if (preload_error_) {
+    std::exception_ptr e = preload_error_;
+    preload_error_ = nullptr;
+    std::rethrow_exception(e);
+  }
+}
+
+// Stops the background preload after its current row part.
+void HostBlockStore::stop_preload() {
+  stop_ = true;
+  if (preload_thread_.joinable()) preload_thread_.join();
+}
+
+}  // namespace tristream::stream

@@ -1,0 +1,127 @@
+// stream/host_block_store.hpp — the host block cache: blocks G_ab of range and hash partitions,
+// built a whole row part at a time, kept (LRU, within the plan's block_cache_bytes) so that
+// units copy or directly upload them instead of decompressing and filtering again.
+//
+// When every row part's blocks fit (plan.row_parts_bytes <= block_cache_bytes), start_preload()
+// builds them all on background threads (block_preload.cpp: decompress -> build -> register, each
+// a stage of its own) in the order the units first need them; cached_block() then waits for the
+// row part it needs only. With direct uploads (a registrar given: a backend with its own device
+// memory) the preload's blocks live in one PinnedArena registered once; blocks outside it are
+// registered one by one. Every registration is undone before its memory is freed. The store owns
+// its blocks; a unit that uploads from them keeps a shared_ptr until its count has finished.
+// Thread-safety: the driver's thread calls everything; the preload's threads work inside.
+#pragma once
+
+#include <atomic>
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <utility>
+#include <vector>
+
+#include "common/lru_cache.hpp"
+#include "stream/block_builder.hpp"
+#include "stream/pinned_arena.hpp"
+#include "tristream/packed_rows.hpp"
+
+namespace tristream::stream {
+
+// A cached block: `off` holds the dense offsets (rows + 1) or, packed, the packed image
+// (packed_bytes(packed_rows) bytes: ids, then offsets), exactly as the slot holds it.
+struct HostBlock {
+  RawArray<eid_t> off;
+  RawArray<vid_t> cols;
+  bool packed = false;
+  std::uint64_t packed_rows = 0;
+  std::uint64_t bytes() const { return off.size() * sizeof(eid_t) + cols.size() * sizeof(vid_t); }
+  PackedRows packed_view() const {
+    return packed ? packed_image(off.data(), packed_rows) : PackedRows{};
+  }
+};
+using BlockKey = std::pair<std::uint32_t, std::uint32_t>;  // (a, b) of G_ab
+
+class HostBlockStore {
+ public:
+  // registrar: the source of direct uploads, or null (no direct uploads). preload_spare: host
+  // bytes the preload may add to the chunk cache. plan, builder, rec and registrar outlive it.
+  HostBlockStore(const Plan& plan, BlockBuilder& builder, Recorder& rec, HostRegistrar* registrar,
+                 std::uint64_t preload_spare);
+  ~HostBlockStore();  // stops the preload
+  HostBlockStore(const HostBlockStore&) = delete;
+  HostBlockStore& operator=(const HostBlockStore&) = delete;
+
+  // Whether units take their blocks from the store (range or hash, p > 1, a block cache); off
+  // for the rest of the run once it could not hold a unit's blocks.
+  bool enabled() const { return enabled_; }
+  void disable() { enabled_ = false; }
+  // Direct uploads are on (the preload runs with a registrar).
+  bool direct() const { return direct_; }
+
+  // Starts the background preload when every block fits (nothing otherwise). base_nice: the
+  // run's base nice value (stream/clock.hpp's priorities).
+  void start_preload(int base_nice);
+  // Waits for the preload; rethrows its failure (a corrupt chunk).
+  void finish_preload();
+  // Stops the preload after its current row part.
+  void stop_preload();
+
+  // The cached block G_ab, building row part a when missing (protect: blocks not to evict); null
+  // when the store cannot hold it. While the preload runs, waits for row part a.
+  std::shared_ptr<HostBlock> cached_block(BlockKey key, const std::vector<BlockKey>& protect,
+                                          std::int64_t unit);
+  // Registers a block's arrays for direct uploads; true when both are.
+  bool register_block(HostBlock& hb);
+  // The seconds units waited for the preload since the last call.
+  double take_waited();
+  // The chunk reader's peak cache bytes.
+  std::uint64_t chunk_cache_peak_bytes() const { return builder_.reader().peak_bytes(); }
+
+  // A cached block's arrays as copies to their places in the slot: the offsets region (dense,
+  // or the packed image, which `direct` leaves out: the backend uploads a packed block from
+  // UnitLayout::host_packed) and the columns. Marks the slot's block packed like the cached one.
+  // Throws Error(Internal) when the block differs from the census.
+  static void block_regions(const HostBlock& hb, SlotBlock& sb, bool direct,
+                            std::vector<DirectUpload>& out);
+
+ private:
+  struct PreloadBatch;
+  using Made = std::vector<std::shared_ptr<HostBlock>>;
+  bool build_row_part(std::uint32_t a, const std::vector<BlockKey>& protect, std::int64_t unit,
+                      Made* built = nullptr);
+  template <class T>
+  void alloc_array(RawArray<T>& a, std::size_t n);
+  void register_blocks(const Made& made, ThreadPool& pool, std::int64_t unit);
+  // block_preload.cpp
+  std::vector<PreloadBatch> preload_batches(const std::vector<std::uint32_t>& order,
+                                            std::uint64_t cap) const;
+  void background_preload(const std::vector<std::uint32_t>& order);
+
+  const Plan& plan_;
+  BlockBuilder& builder_;
+  ChunkReader& reader_;
+  Recorder& rec_;
+  HostRegistrar* registrar_;
+  std::uint64_t preload_spare_;
+  unsigned threads_;
+  int base_nice_ = 0;
+  bool enabled_ = false;
+  std::uint64_t block_cap_ = 0;
+  double waited_s_ = 0;
+  // (before the blocks, which may live in it: it goes after them)
+  PinnedArena arena_;
+  std::atomic<bool> direct_{false};
+  // the background preload: row parts built so far, guarded by bmu_ (with blocks_)
+  std::thread preload_thread_;
+  std::mutex bmu_;
+  std::condition_variable bcv_;
+  std::vector<char> part_ready_;
+  bool preload_running_ = false;
+  std::exception_ptr preload_error_;
+  std::atomic<bool> stop_{false};
+  LruCache<BlockKey, std::shared_ptr<HostBlock>> blocks_;
+};
+
+}  // namespace tristream::stream

@@ -1,0 +1,109 @@
+// stream/unit_in_core.cpp — the in-core unit, whole or streamed in pieces
+// (stream/unit_in_core.hpp).
+#include "stream/unit_in_core.hpp"
+
+#include <algorithm>
+#include <cstring>
+#include <type_traits>
+
+#include "common/interrupt.hpp"
+#include "common/thread_pool.hpp"
+#include "stream/clock.hpp"
+#include "stream/column_cursor.hpp"
+
+namespace tristream::stream {
+
+InCoreUnitBuilder::InCoreUnitBuilder(ChunkReader& reader, ThreadPool& copy_pool, Recorder& rec)
+    : reader_(reader), g_(reader.graph()), copy_pool_(copy_pool), rec_(rec) {}
+
+double InCoreUnitBuilder::take_waited() {
+  const double w = waited_s_;
+  waited_s_ = 0;
+  return w;
+}
+
+// p = 1: offsets copied, columns decompressed straight into the slot.
+void InCoreUnitBuilder::build(unsigned char* slot, UnitLayout& L) {
+  SlotBlock& b = L.blocks[L.a];
+  const eid_t* off = g_.offsets();
+  rebased_offsets(0, b.rows + 1, reinterpret_cast<eid_t*>(slot + b.offsets_at));
+  reader_.read_range(off[0], off[b.rows], reinterpret_cast<vid_t*>(slot + b.cols_at), L.unit);
+}
+
+bool InCoreUnitBuilder::build_streamed(UnitLayout& L, Staging& sg) {
+  const SlotBlock& b = L.blocks[L.a];
+  const eid_t* off = g_.offsets();
+  const eid_t base = off[0];
+  const std::uint64_t off_lo = b.offsets_at, off_hi = off_lo + (b.rows + 1) * sizeof(eid_t);
+  const std::uint64_t col_lo = b.cols_at, col_hi = col_lo + b.edges * sizeof(vid_t);
+  TS_CHECK(sg.piece_bytes > 0 && sg.buffers > 0, "streamed staging needs pieces");
+  ColumnCursor cursor(g_, reader_.pool(), rec_, L.unit);
+  std::vector<eid_t> otmp;
+  std::vector<vid_t> ctmp;
+  // Writes bytes [lo, hi) of an array region starting at byte `at` whose elements (of type T)
+  // `make(i0, i1, T* out)` produces: straight into dst when element-aligned, else through tmp.
+  auto region = [](std::uint64_t lo, std::uint64_t hi, std::uint64_t at, unsigned char* dst,
+                   auto* tmp, auto&& make) {
+    using T = typename std::remove_pointer_t<decltype(tmp)>::value_type;
+    const std::uint64_t i0 = (lo - at) / sizeof(T), i1 = (hi - at + sizeof(T) - 1) / sizeof(T);
+    const bool aligned = (lo - at) % sizeof(T) == 0 && (hi - at) % sizeof(T) == 0 &&
+                         reinterpret_cast<std::uintptr_t>(dst) % alignof(T) == 0;
+    if (aligned) {
+      make(i0, i1, reinterpret_cast<T*>(dst));
+    } else {
+      tmp->resize(i1 - i0);
+      make(i0, i1, tmp->data());
+      std::memcpy(
+          dst, reinterpret_cast<const unsigned char*>(tmp->data()) + ((lo - at) - i0 * sizeof(T)),
+          hi - lo);
+    }
+  };
+  for (std::uint64_t lo = L.upload_from; lo < L.bytes; lo += sg.piece_bytes) {
+    if (interrupt_requested()) return false;
+    const std::uint64_t hi = std::min(L.bytes, lo + sg.piece_bytes);
+    const int buf = static_cast<int>(sg.next % static_cast<std::uint64_t>(sg.buffers));
+    const double w0 = now_s();
+    sg.backend->wait_staging(buf);
+    const double w1 = now_s();
+    if (sg.next >= static_cast<std::uint64_t>(sg.buffers)) {
+      rec_.span("wait", L.unit, w0, w1, 0);
+      waited_s_ += w1 - w0;
+    }
+    unsigned char* dst = sg.backend->staging_buffer(buf);
+    // the parts of [lo, hi): zero padding, offsets, columns
+    auto part = [&](std::uint64_t a, std::uint64_t z, auto&& fn) {
+      a = std::max(a, lo);
+      z = std::min(z, hi);
+      if (a < z) fn(a, z, dst + (a - lo));
+    };
+    auto zero = [](std::uint64_t a, std::uint64_t z, unsigned char* d) {
+      std::memset(d, 0, z - a);
+    };
+    part(0, off_lo, zero);
+    part(off_lo, off_hi, [&](std::uint64_t a, std::uint64_t z, unsigned char* d) {
+      region(a, z, off_lo, d, &otmp,
+             [&](std::uint64_t i0, std::uint64_t i1, eid_t* o) { rebased_offsets(i0, i1, o); });
+    });
+    part(off_hi, col_lo, zero);
+    part(col_lo, col_hi, [&](std::uint64_t a, std::uint64_t z, unsigned char* d) {
+      region(a, z, col_lo, d, &ctmp, [&](std::uint64_t i0, std::uint64_t i1, vid_t* o) {
+        cursor.read(base + i0, base + i1, o);
+      });
+    });
+    part(col_hi, L.bytes, zero);
+    sg.backend->upload_piece_async(sg.slot, lo, buf, hi - lo);
+    ++sg.next;
+  }
+  return true;
+}
+
+void InCoreUnitBuilder::rebased_offsets(std::uint64_t r0, std::uint64_t r1, eid_t* o) {
+  const eid_t* off = g_.offsets();
+  const eid_t base = off[0];
+  const std::uint64_t rows = r1 - r0;
+  copy_pool_.parallel_for(rows, 65536, [&](std::uint64_t lo, std::uint64_t hi) {
+    for (std::uint64_t r = r0 + lo; r < r0 + hi; ++r) o[r - r0] = off[r] - base;
+  });
+}
+
+}  // namespace tristream::stream

@@ -1,0 +1,37 @@
+// stream/unit_in_core.hpp — the in-core unit (p = 1): the whole graph as one block A.
+//
+// build(): the file's offsets rebased to 0 and the columns decompressed straight into the slot.
+// build_streamed(): the same slot image (offsets, columns, zero padding) produced piece by piece
+// into the backend's staging buffers (Staging), each piece uploaded to its offset in the device
+// slot as soon as it is built, so building piece k + 1 overlaps the copy of piece k. Pieces may
+// have any size; the host holds at most the staging buffers and two chunks.
+#pragma once
+
+#include <cstdint>
+
+#include "stream/chunk_reader.hpp"
+#include "stream/slot_state.hpp"
+
+namespace tristream::stream {
+
+class InCoreUnitBuilder {
+ public:
+  // copy_pool: the offsets' copy. All outlive the builder.
+  InCoreUnitBuilder(ChunkReader& reader, ThreadPool& copy_pool, Recorder& rec);
+  // Precondition: L's block A is placed (rows, edges, offsets_at, cols_at) in the host slot.
+  void build(unsigned char* slot, UnitLayout& L);
+  // Returns false when SIGINT stopped the build between two pieces. Precondition as build().
+  bool build_streamed(UnitLayout& L, Staging& sg);
+  // Seconds waited for staging buffers since the last call.
+  double take_waited();
+
+ private:
+  void rebased_offsets(std::uint64_t r0, std::uint64_t r1, eid_t* o);
+  ChunkReader& reader_;
+  const GraphSource& g_;
+  ThreadPool& copy_pool_;
+  Recorder& rec_;
+  double waited_s_ = 0;
+};
+
+}  // namespace tristream::stream

@@ -1,0 +1,163 @@
+// block_store_test.cpp — the host block store with a fake registrar: the preload's blocks equal a
+// naive filter, registered in one call (the arena) and all unregistered at the end; the chunk
+// cache's peak stays within its cap; a preload failure comes back to the caller.
+#include "stream/host_block_store.hpp"
+
+#include <gtest/gtest.h>
+
+#include "common/thread_pool.hpp"
+#include "stream/clock.hpp"
+#include "stream_util.hpp"
+#include "test_util.hpp"
+
+namespace tristream {
+namespace {
+
+using stream::BlockBuilder;
+using stream::ChunkReader;
+using stream::HostBlock;
+using stream::HostBlockStore;
+using stream::Recorder;
+
+OrientedGraph graph() {
+  const auto e = test::random_graph(900, 9000, 5);
+  return orient_edge_list(test::vertex_count(e), e);
+}
+
+Plan store_plan(const GraphSource& src, Scheme s, std::uint32_t p) {
+  PlanOptions po;
+  po.scheme = s;
+  po.parts = p;
+  po.threads = 2;
+  Plan plan = plan_graph(src, po);
+  plan.block_cache_bytes = std::max(plan.block_cache_bytes, plan.row_parts_bytes);
+  return plan;
+}
+
+void expect_naive(const OrientedGraph& g, const Partition& P, const HostBlock& hb, std::uint32_t a,
+                  std::uint32_t b) {
+  const test::DenseBlock want = test::naive_block(g.csr, P, a, b);
+  ASSERT_EQ(hb.cols.size(), want.cols.size());
+  EXPECT_EQ(test::dense_offsets(hb.off.data(), hb.packed, hb.packed_rows, P.rows(a)), want.offsets);
+  EXPECT_TRUE(std::equal(want.cols.begin(), want.cols.end(), hb.cols.data()));
+}
+
+TEST(HostBlockStore, PreloadRegistersOnceAndUnregistersAll) {
+  const OrientedGraph g = graph();
+  const auto src = memory_source(g, 256);
+  for (Scheme s : {Scheme::Range, Scheme::Hash}) {
+    const Plan plan = store_plan(*src, s, 4);
+    ASSERT_GT(plan.partition.p, 1u);
+    test::FakeRegistrar reg;
+    PipelineStats stats;
+    Recorder rec(stream::now_s(), stats);
+    ThreadPool pool(3);
+    ChunkReader reader(*src, pool, plan.window_chunks, plan.chunk_cache_bytes, rec);
+    BlockBuilder builder(plan.partition, reader);
+    {
+      HostBlockStore store(plan, builder, rec, &reg, 0);
+      ASSERT_TRUE(store.enabled());
+      store.start_preload(0);
+      for (const WorkUnit& w : plan.units) {
+        for (auto key :
+             {stream::BlockKey{w.i, w.j}, stream::BlockKey{w.i, w.k}, stream::BlockKey{w.j, w.k}}) {
+          auto hb = store.cached_block(key, {}, 0);
+          ASSERT_NE(hb, nullptr);
+          EXPECT_TRUE(store.register_block(*hb));
+          expect_naive(g, plan.partition, *hb, key.first, key.second);
+        }
+      }
+      store.finish_preload();
+      EXPECT_TRUE(store.direct());
+      EXPECT_EQ(reg.registrations(), 1u);  // the arena, which holds every block
+      EXPECT_LE(reader.peak_bytes(), plan.chunk_cache_bytes);
+    }
+    EXPECT_EQ(reg.live(), 0u);
+    EXPECT_EQ(reg.unregistrations(), reg.registrations());
+  }
+}
+
+TEST(HostBlockStore, WithoutARegistrarBlocksStayUnpinned) {
+  const OrientedGraph g = graph();
+  const auto src = memory_source(g, 256);
+  const Plan plan = store_plan(*src, Scheme::Range, 3);
+  PipelineStats stats;
+  Recorder rec(stream::now_s(), stats);
+  ThreadPool pool(2);
+  ChunkReader reader(*src, pool, plan.window_chunks, plan.chunk_cache_bytes, rec);
+  BlockBuilder builder(plan.partition, reader);
+  HostBlockStore store(plan, builder, rec, nullptr, 0);
+  store.start_preload(0);
+  auto hb = store.cached_block({0, 1}, {}, 0);
+  ASSERT_NE(hb, nullptr);
+  expect_naive(g, plan.partition, *hb, 0, 1);
+  store.finish_preload();
+  EXPECT_FALSE(store.direct());
+}
+
+TEST(HostBlockStore, SmallCacheEvictsWithinItsCap) {
+  const OrientedGraph g = graph();
+  const auto src = memory_source(g, 256);
+  Plan plan = store_plan(*src, Scheme::Range, 4);
+  // room for the largest row part only: no preload, blocks built on demand and evicted
+  std::uint64_t largest = 0;
+  for (auto b : plan.row_part_bytes) largest = std::max(largest, b);
+  plan.block_cache_bytes = largest;
+  PipelineStats stats;
+  Recorder rec(stream::now_s(), stats);
+  ThreadPool pool(2);
+  ChunkReader reader(*src, pool, plan.window_chunks, g.m() * sizeof(vid_t), rec);
+  BlockBuilder builder(plan.partition, reader);
+  HostBlockStore store(plan, builder, rec, nullptr, 0);
+  store.start_preload(0);  // (nothing: the blocks do not all fit)
+  for (std::uint32_t a = 0; a < plan.partition.p; ++a) {
+    auto hb = store.cached_block({a, a}, {}, 0);
+    ASSERT_NE(hb, nullptr);
+    expect_naive(g, plan.partition, *hb, a, a);
+  }
+}
+
+class FailingSource final : public GraphSource {
+ public:
+  explicit FailingSource(const GraphSource& g) : g_(g) {}
+  std::string name() const override { return "failing"; }
+  std::uint64_t n() const override { return g_.n(); }
+  eid_t m() const override { return g_.m(); }
+  const eid_t* offsets() const override { return g_.offsets(); }
+  const std::vector<tcsr::ChunkInfo>& chunks() const override { return g_.chunks(); }
+  void read_chunk(std::uint64_t k, vid_t* out) const override {
+    if (k + 1 == g_.chunks().size()) throw Error(ErrorKind::Input, "chunk " + std::to_string(k));
+    g_.read_chunk(k, out);
+  }
+  std::uint64_t compressed_bytes() const override { return g_.compressed_bytes(); }
+
+ private:
+  const GraphSource& g_;
+};
+
+TEST(HostBlockStore, PreloadFailureSurfacesAndUnregistersAll) {
+  const OrientedGraph g = graph();
+  const auto good = memory_source(g, 256);
+  const FailingSource src(*good);
+  const Plan plan = store_plan(*good, Scheme::Range, 4);
+  test::FakeRegistrar reg;
+  {
+    PipelineStats stats;
+    Recorder rec(stream::now_s(), stats);
+    ThreadPool pool(2);
+    ChunkReader reader(src, pool, plan.window_chunks, plan.chunk_cache_bytes, rec);
+    BlockBuilder builder(plan.partition, reader);
+    HostBlockStore store(plan, builder, rec, &reg, 0);
+    store.start_preload(0);
+    EXPECT_THROW(
+        {
+          for (const WorkUnit& w : plan.units) (void)store.cached_block({w.i, w.j}, {}, 0);
+          store.finish_preload();
+        },
+        Error);
+  }
+  EXPECT_EQ(reg.live(), 0u);
+}
+
+}  // namespace
+}  // namespace tristream

@@ -1,0 +1,98 @@
+// stream_util.hpp — helpers for the streaming engine's module tests (tests/stream/): a naive
+// block filter to compare built blocks against, and a host-registrar fake that records calls.
+#pragma once
+
+#include <cstdint>
+#include <mutex>
+#include <set>
+#include <vector>
+
+#include "tristream/csr.hpp"
+#include "tristream/host_registrar.hpp"
+#include "tristream/packed_rows.hpp"
+#include "tristream/plan.hpp"
+
+namespace tristream::test {
+
+// A block G_ab in dense CSR form.
+struct DenseBlock {
+  std::vector<eid_t> offsets{0};
+  std::vector<vid_t> cols;
+};
+// G_ab by the definition: the rows of part a in order, their columns in part b as local ids
+// (range: column - bounds[b]; hash: column / p).
+inline DenseBlock naive_block(const Csr& g, const Partition& P, std::uint32_t a, std::uint32_t b) {
+  DenseBlock out;
+  auto row = [&](std::uint64_t r) {
+    for (eid_t e = g.offsets[r]; e < g.offsets[r + 1]; ++e) {
+      const vid_t c = g.cols[e];
+      if (P.scheme == Scheme::Hash) {
+        if (c % P.p == b) out.cols.push_back(static_cast<vid_t>(c / P.p));
+      } else if (c >= P.bounds[b] && c < P.bounds[b + 1]) {
+        out.cols.push_back(static_cast<vid_t>(c - P.bounds[b]));
+      }
+    }
+    out.offsets.push_back(out.cols.size());
+  };
+  if (P.scheme == Scheme::Hash)
+    for (std::uint64_t r = a; r < g.rows(); r += P.p) row(r);
+  else
+    for (std::uint64_t r = P.bounds[a]; r < P.bounds[a + 1]; ++r) row(r);
+  return out;
+}
+// A block's dense offsets from its offsets region (dense, or the packed image of packed_rows).
+inline std::vector<eid_t> dense_offsets(const void* region, bool packed, std::uint64_t packed_rows,
+                                        std::uint64_t rows) {
+  std::vector<eid_t> out(rows + 1, 0);
+  if (packed)
+    expand_packed(packed_image(region, packed_rows), rows, out.data());
+  else
+    out.assign(static_cast<const eid_t*>(region), static_cast<const eid_t*>(region) + rows + 1);
+  return out;
+}
+// A partition of n vertices: range with p equal parts, or hash mod p.
+inline Partition test_partition(Scheme s, std::uint32_t p, std::uint64_t n) {
+  Partition P;
+  P.scheme = s;
+  P.p = p;
+  P.n = n;
+  if (s != Scheme::Hash)
+    for (std::uint32_t x = 0; x <= p; ++x) P.bounds.push_back(n * x / p);
+  return P;
+}
+
+// Records registrations (thread-safe); every registration succeeds.
+class FakeRegistrar final : public HostRegistrar {
+ public:
+  bool register_host(void* p, std::uint64_t bytes) override {
+    std::lock_guard<std::mutex> lk(mu_);
+    ++registrations_;
+    bytes_ += bytes;
+    live_.insert(p);
+    return true;
+  }
+  void unregister_host(void* p) noexcept override {
+    std::lock_guard<std::mutex> lk(mu_);
+    ++unregistrations_;
+    live_.erase(p);
+  }
+  std::uint64_t registrations() const {
+    std::lock_guard<std::mutex> lk(mu_);
+    return registrations_;
+  }
+  std::uint64_t unregistrations() const {
+    std::lock_guard<std::mutex> lk(mu_);
+    return unregistrations_;
+  }
+  std::size_t live() const {
+    std::lock_guard<std::mutex> lk(mu_);
+    return live_.size();
+  }
+
+ private:
+  mutable std::mutex mu_;
+  std::uint64_t registrations_ = 0, unregistrations_ = 0, bytes_ = 0;
+  std::set<void*> live_;
+};
+
+}  // namespace tristream::test
