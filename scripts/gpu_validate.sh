@@ -3,7 +3,11 @@
 # (sm_90), the gpu and cpu tests, the quickstart on the GPU, and the benchmark drivers.
 # Logs go to $OUT (default bench/out/gpu; at most 8 files), a summary to stdout.
 #
-#   PHASES   which phases to run, in order [build test sanitize run kernels ooc convert]
+#   PHASES   which phases to run, in order [build test sanitize run kernels ooc convert];
+#            `compare` (not in the default) builds BASE_SRC (a source tarball or folder, e.g.
+#            `git archive REV | gzip`) into build-base and runs scripts/bench_compare.sh at
+#            CSCALES (interleaved whole-command runs of both binaries, in core and at 1/4) and
+#            the kernel benchmark of both builds
 #   KSCALES  kernel benchmark scales [22,24]
 #   OSCALES  out-of-core benchmark scales [25]
 #   CSCALE   conversion benchmark scale [26]
@@ -15,6 +19,8 @@ PHASES=${PHASES:-build test sanitize run kernels ooc convert}
 KSCALES=${KSCALES:-22,24}
 OSCALES=${OSCALES:-25}
 CSCALE=${CSCALE:-26}
+CSCALES=${CSCALES:-25}
+BASE_SRC=${BASE_SRC:-}
 export BUILD_DIR=${BUILD_DIR:-build}
 . scripts/deps.sh
 tristream_find_cuda
@@ -63,6 +69,28 @@ for ph in $PHASES; do
       phase "conversion benchmark scale $CSCALE"
       BIN=$BUILD_DIR/tristream bash scripts/bench_convert.sh "$CSCALE" >"$OUT/convert.log" 2>&1 || status=1
       cat bench/out/convert/results.md 2>/dev/null || tail -30 "$OUT/convert.log"
+      ;;
+    basebuild)
+      phase "baseline build from $BASE_SRC"
+      rm -rf build-base-src && mkdir -p build-base-src
+      if [ -d "$BASE_SRC" ]; then cp -r "$BASE_SRC"/. build-base-src/; else tar xzf "$BASE_SRC" -C build-base-src; fi
+      { cmake -S build-base-src -B build-base -G Ninja -DCMAKE_BUILD_TYPE=Release \
+          -DCMAKE_CUDA_ARCHITECTURES=90 -DTRISTREAM_BUILD_TESTS=OFF &&
+        cmake --build build-base -j "$(nproc)" --target tristream kernels_bench; } >"$OUT/base_build.log" 2>&1 ||
+        { tail -20 "$OUT/base_build.log"; status=1; }
+      ;;
+    compare)
+      phase "baseline against this build, Kronecker $CSCALES"
+      # shellcheck disable=SC2086
+      BASE=build-base/tristream NEW=$BUILD_DIR/tristream OUT=bench/out/compare \
+        bash scripts/bench_compare.sh $CSCALES >"$OUT/compare.log" 2>&1 || status=1
+      tail -8 "$OUT/compare.log"
+      phase "kernel benchmark $KSCALES, baseline then this build"
+      for b in build-base "$BUILD_DIR"; do
+        "$b/bench/kernels_bench" --scales "$KSCALES" --kernels auto --reps 5 \
+          --tmp "${TMPDIR:-/tmp}" >"$OUT/kernels-$(basename "$b").log" 2>&1 || status=1
+        tail -6 "$OUT/kernels-$(basename "$b").log"
+      done
       ;;
     *) echo "unknown phase $ph"; status=1 ;;
   esac
