@@ -23,6 +23,7 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <unordered_map>
 
 #include "in_memory.hpp"
 #include "input.hpp"
@@ -128,6 +129,7 @@ class Driver {
     records_ += b.records;
     loops_ += b.loops;
     lines_ += b.lines;
+    if (options_.names) name_block(b);
     max_id_ = std::max(max_id_, b.max_id);
     b.text.reset();
     if (b.edges.empty()) return;
@@ -139,6 +141,27 @@ class Driver {
     // the jobs in flight and the spill buffers the rest.
     if (!spilling_ && held_records_ * sizeof(Edge64) > limit_ / 10 * 7) start_spilling();
     if (spilling_ && held_bytes_ > limit_ / 2) spill_held();
+  }
+
+  // --names: maps the block's local ids to ids of the whole input. The blocks come in input order
+  // and list their names in order of first appearance, so the ids follow the order in which the
+  // names first appear in the input, whatever the thread count.
+  void name_block(Block& b) {
+    std::vector<std::uint64_t> global(b.names.size());
+    for (std::uint64_t k = 0; k < b.names.size(); ++k) {
+      const auto ins = name_ids_.emplace(std::string(b.names[k]), names_.size());
+      if (ins.second) names_.add(b.names[k]);
+      global[k] = ins.first->second;
+    }
+    b.names = tcsr::Names();
+    std::uint64_t max_id = 0;
+    for (Edge64& e : b.edges) {
+      e = Edge64{global[e.a], global[e.b]};
+      if (e.a > e.b) std::swap(e.a, e.b);
+      max_id = std::max(max_id, e.b);
+    }
+    b.max_id = max_id;
+    if (b.sorted) sort_block(b);  // sorted by local ids: sort again
   }
 
   void spill_held() {
@@ -196,7 +219,13 @@ class Driver {
   }
 
   TailContext tail_context(std::uint64_t limit) {
-    return TailContext{output_, options_, limit, tmp_dir_, threads_, &progress_};
+    return TailContext{output_,
+                       options_,
+                       limit,
+                       tmp_dir_,
+                       threads_,
+                       &progress_,
+                       options_.names ? &names_ : nullptr};
   }
 
   TailResult finish_in_memory(std::uint64_t& m_out) {
@@ -253,6 +282,8 @@ class Driver {
   bool spilling_ = false;
   std::atomic<bool> spill_flag_{false};  // workers sort their blocks
   std::unique_ptr<SpillStore> store_;
+  tcsr::Names names_;  // --names: by id of the whole input
+  std::unordered_map<std::string, std::uint64_t> name_ids_;
 };
 
 }  // namespace

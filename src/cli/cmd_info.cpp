@@ -90,6 +90,7 @@ int cmd_info(int argc, char** argv) {
         .add("converted", resolved.converted())
         .add("version", h.version)
         .add("delta_coded", delta)
+        .add("names", r.has_names())
         .add("vertices", h.n)
         .add("edges", h.m)
         .add("max_degree", h.max_degree)
@@ -112,8 +113,8 @@ int cmd_info(int argc, char** argv) {
     return 0;
   }
   std::printf("file              %s\n", path.c_str());
-  std::printf("format            .tcsr version %u%s%s\n", h.version,
-              delta ? ", delta-coded rows" : "",
+  std::printf("format            .tcsr version %u%s%s%s\n", h.version,
+              delta ? ", delta-coded rows" : "", r.has_names() ? ", vertex names" : "",
               resolved.converted() ? " (converted from the edge list into a temporary file)" : "");
   std::printf("vertices          %" PRIu64 "\n", h.n);
   std::printf("edges             %" PRIu64 " (undirected, simple)\n", h.m);
