@@ -154,7 +154,8 @@ class TextParser {
       return fail("non-integer vertex id '" + token() + "'");
     if (!digits && c == '-' && p_ + 1 < end_ && is_digit(p_[1]))
       return fail("negative vertex id '" + token() + "'");
-    return fail("unparsable token '" + token() + "' (expected a vertex id)");
+    return fail("unparsable token '" + token() +
+                "' (expected a vertex id; --names reads vertex names)");
   }
 
   bool quoted_id(std::uint64_t& out) {

@@ -19,7 +19,7 @@ namespace tristream::cli {
 
 int cmd_info(int argc, char** argv) {
   std::string path, format = "auto", tmp_dir;
-  bool check = false, json = false;
+  bool check = false, json = false, names = false;
   std::uint64_t threads = 0;
   ArgParser p("tristream info",
               "Shows the header, degree statistics, chunking and compression of a\n"
@@ -35,6 +35,7 @@ int cmd_info(int argc, char** argv) {
                    kMaxThreads)
       .option("format", "", "FMT", "edge-list dialect of FILE (see `tristream convert --help`)",
               &format)
+      .flag("names", "", "the id columns of an edge-list FILE hold vertex names", &names)
       .option("tmp-dir", "", "DIR", "where a temporary .tcsr file goes [$TMPDIR or /tmp]",
               &tmp_dir);
   if (!p.parse(argc, argv)) return 0;
@@ -42,6 +43,7 @@ int cmd_info(int argc, char** argv) {
   // 1. Open (verifies header, section table, index and offsets) and optionally check it all.
   ConvertOptions conv;
   conv.format = format;
+  conv.names = names;
   conv.quiet = true;
   conv.threads = static_cast<unsigned>(threads);
   ResolvedInput resolved(path, conv, tmp_dir);
