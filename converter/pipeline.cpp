@@ -13,6 +13,9 @@
 // sort buffer 16, out-degree 4 then offsets 8, permutation 8 handed to the writer). Out of core,
 // the part alive while rows are written (32 bytes per vertex) is taken out of the limit before
 // the row ranges are sized; the rest lies beyond the limit.
+//
+// --names: the blocks' local names are mapped to ids in input order (name_block); the names table
+// is taken out of the limit (up to half of it) before the edges are sized against it.
 #include "pipeline.hpp"
 
 #include <sys/stat.h>
@@ -76,6 +79,7 @@ class Driver {
     stage_done("start");
     parse();
     producer_.finish(records_, lines_);
+    decltype(name_ids_)().swap(name_ids_);  // --names: the ids are final
     stage_done("parse");
     summary_.input_edges = records_;
     summary_.self_loops = loops_;
@@ -139,8 +143,8 @@ class Driver {
     held_.push_back(std::make_unique<Block>(std::move(b)));
     // In memory up to 7/10 of the limit: the switch needs a fifth more (see start_spilling), and
     // the jobs in flight and the spill buffers the rest.
-    if (!spilling_ && held_records_ * sizeof(Edge64) > limit_ / 10 * 7) start_spilling();
-    if (spilling_ && held_bytes_ > limit_ / 2) spill_held();
+    if (!spilling_ && held_records_ * sizeof(Edge64) > edge_limit() / 10 * 7) start_spilling();
+    if (spilling_ && held_bytes_ > edge_limit() / 2) spill_held();
   }
 
   // --names: maps the block's local ids to ids of the whole input. The blocks come in input order
@@ -169,13 +173,23 @@ class Driver {
     held_bytes_ = held_records_ = 0;
   }
 
+  // The limit less what the names table takes (--names; at most half of it): the table stays
+  // in memory for the whole conversion, so the edges get the rest.
+  std::uint64_t edge_limit() const {
+    // While parsing, a hash map node (string, id, links) about 64 bytes and the name a second
+    // time; then the table alone (the name and its offset).
+    const std::uint64_t names =
+        name_ids_.size() * 64 + names_.bytes.size() * 2 + (names_.offsets.size() - 1) * 8;
+    return limit_ - std::min(names, limit_ / 2);
+  }
+
   bool dense_ids() const {
     const std::uint64_t words = max_id_ / 64 + 1;
     return max_id_ < (std::uint64_t{1} << 40) &&
            words * 16 <= std::max<std::uint64_t>(limit_ / 4, std::uint64_t{64} << 20);
   }
   bool in_memory_fits() const {
-    return held_records_ * (dense_ids() ? 16 : 48) <= std::max<std::uint64_t>(limit_, 1);
+    return held_records_ * (dense_ids() ? 16 : 48) <= std::max<std::uint64_t>(edge_limit(), 1);
   }
 
   // Switches to out-of-core conversion: from now on workers sort their blocks, and the blocks
@@ -193,7 +207,7 @@ class Driver {
       std::size_t j = i;
       std::uint64_t bytes = 0;
       while (j < rest.size() &&
-             (j == i || bytes + rest[j]->edges.size() * sizeof(Edge64) <= limit_ / 5))
+             (j == i || bytes + rest[j]->edges.size() * sizeof(Edge64) <= edge_limit() / 5))
         bytes += rest[j++]->edges.size() * sizeof(Edge64);
       parallel_for(threads_, j - i, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
         for (std::size_t k = i + lo; k < i + hi; ++k)
@@ -207,7 +221,7 @@ class Driver {
         held_bytes_ += rest[i]->edges.size() * sizeof(Edge64) + rest[i]->ids.size() * 8;
         held_.push_back(std::move(rest[i]));
       }
-      if (held_bytes_ > limit_ / 2) spill_held();
+      if (held_bytes_ > edge_limit() / 2) spill_held();
     }
   }
 
@@ -234,7 +248,7 @@ class Driver {
         held_, held_records_, max_id_, dense_ids(), threads_,
         [this](std::uint64_t n) { check_vertices(n); }, progress_, e);
     m_out = e.source.count;
-    return write_graph(e.source, e.idmap.n(), e.degree, e.idmap, tail_context(limit_));
+    return write_graph(e.source, e.idmap.n(), e.degree, e.idmap, tail_context(edge_limit()));
   }
 
   TailResult finish_out_of_core(std::uint64_t& m_out) {
@@ -245,12 +259,12 @@ class Driver {
     const std::uint64_t n = idmap.n();
     check_vertices(n);
     MergedEdges e;
-    merge_runs(store_->runs(), idmap, threads_, limit_, tmp_dir_, e);
+    merge_runs(store_->runs(), idmap, threads_, edge_limit(), tmp_dir_, e);
     m_out = e.source.count;
     stage_done("merge runs");
     // The rows of G+ are filled by ranges when the keys stay on disk.
     return write_graph(e.source, n, e.degree, idmap,
-                       tail_context(e.in_memory ? limit_ : limit_ / 2));
+                       tail_context(e.in_memory ? edge_limit() : edge_limit() / 2));
   }
 
   // The output's size and its adjacency bytes, raw and compressed (best effort).
