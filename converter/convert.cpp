@@ -158,6 +158,7 @@ class FileProducer : public Producer, private HeaderLines {
     Dialect requested = parse_dialect(options.format);
     HeaderOptions ho;
     ho.header = options.header;
+    ho.names = options.names;
     ho.delimiter = parse_delimiter(options.delimiter);
     if (ho.delimiter == ' ' || ho.delimiter == '\t') {
       // Blank-separated columns are the plain dialect.
@@ -188,6 +189,9 @@ class FileProducer : public Producer, private HeaderLines {
       dialect_ = Dialect::Auto;  // text: read_header decides
     }
     if (dialect_ == Dialect::Bin32 || dialect_ == Dialect::Bin64) {
+      if (options.names)
+        throw Error(ErrorKind::Usage, std::string("--names: ") + dialect_name(dialect_) +
+                                          " input holds numbers; --names is for text edge lists");
       record_ = dialect_ == Dialect::Bin64 ? 16 : 8;
       job_ = std::max<std::size_t>(job_ / record_ * record_, record_);
       return;

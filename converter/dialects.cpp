@@ -247,7 +247,7 @@ void read_columns(Dialect d, TextLayout& out, const HeaderOptions& o, HeaderLine
   }
   std::string line;
   if (!skip_comments(in, s.comments, line)) return;
-  if (o.header || is_column_names(line, s.delimiter)) in.consume();
+  if (o.header || (!o.names && is_column_names(line, s.delimiter))) in.consume();
 }
 
 }  // namespace
@@ -350,6 +350,11 @@ TextLayout read_header(Dialect& d, const HeaderOptions& options, HeaderLines& in
     throw Error(ErrorKind::Usage, std::string("--header: ") + dialect_name(d) +
                                       " input has its own header; --header is for plain, csv, "
                                       "tsv and adjlist input");
+  if (options.names && d != Dialect::Plain && d != Dialect::Tsv && d != Dialect::Csv &&
+      d != Dialect::Adjlist)
+    throw Error(ErrorKind::Usage, std::string("--names: ") + dialect_name(d) +
+                                      " input numbers its vertices; --names is for plain, snap, "
+                                      "tsv, csv and adjlist input");
   switch (d) {
     case Dialect::Mtx:
       read_mtx(out, in, name);
@@ -363,6 +368,7 @@ TextLayout read_header(Dialect& d, const HeaderOptions& options, HeaderLines& in
     default:
       read_columns(d, out, options, in);
   }
+  out.spec.names = options.names;
   return out;
 }
 

@@ -57,10 +57,12 @@ struct HeaderOptions {
   bool header = false;          // the first non-comment line names the columns (skip it)
   char delimiter = 0;           // CSV delimiter (0: ',')
   bool from_extension = false;  // the dialect came from the file name (for hints)
+  bool names = false;           // --names: a first line of words is data, not column names
 };
 
 // Reads the header of a text input whose dialect is `d` (Auto: decided here from the first
-// lines — a DIMACS `c`/`p` line, a comma — else plain; `d` is updated). Throws input_error.
+// lines — a DIMACS `c`/`p` line, a comma — else plain; `d` is updated). Throws input_error, or
+// Error(Usage) for options the dialect does not take (--header, --names).
 TextLayout read_header(Dialect& d, const HeaderOptions& options, HeaderLines& in,
                        const std::string& name);
 

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cstring>
+#include <unordered_map>
 
 namespace tristream::conv {
 
@@ -153,7 +154,8 @@ class TextParser {
       return fail("non-integer vertex id '" + token() + "'");
     if (!digits && c == '-' && p_ + 1 < end_ && is_digit(p_[1]))
       return fail("negative vertex id '" + token() + "'");
-    return fail("unparsable token '" + token() + "' (expected a vertex id)");
+    return fail("unparsable token '" + token() +
+                "' (expected a vertex id; --names reads vertex names)");
   }
 
   bool quoted_id(std::uint64_t& out) {
@@ -239,13 +241,16 @@ class TextParser {
       if (next_field() != Field::Next)
         return fail("only one column; expected '" + spec_.shape + "'");
     }
-    std::uint64_t a, b;
-    if (!id(a)) return false;
+    std::uint64_t a = 0, b = 0;
+    if (!(spec_.names ? name(name_a_) : id(a))) return false;
     const Field f = next_field();
     if (f == Field::Error) return false;
     if (f == Field::LineEnd)
-      return fail("only one column ('" + std::to_string(a) + "'); an edge needs two vertex ids");
-    if (!id(b)) return false;
+      return fail(
+          "only one column ('" +
+          (spec_.names ? printable_token(name_a_.data(), name_a_.size()) : std::to_string(a)) +
+          "'); an edge needs two vertex " + (spec_.names ? "names" : "ids"));
+    if (!(spec_.names ? name(name_b_) : id(b))) return false;
     std::size_t values = 0;
     for (Field g; (g = next_field()) != Field::LineEnd; ++values) {
       if (g == Field::Error) return false;
@@ -267,12 +272,71 @@ class TextParser {
       if (!in_range(a, spec_.rows, spec_.mtx ? "row index" : "vertex id")) return false;
       if (!in_range(b, spec_.cols, spec_.mtx ? "column index" : "vertex id")) return false;
     }
-    return record(a, b);
+    return spec_.names ? named_record() : record(a, b);
+  }
+
+  // --names: the field at p_ (advanced past it) into `out`. A CSV field runs to the delimiter
+  // (trailing blanks dropped) or is quoted ("" is a quote inside); otherwise a token.
+  bool name(std::string& out) {
+    const char* const start = p_;
+    out.clear();
+    if (spec_.delimiter && p_ < end_ && *p_ == '"') {
+      const char* q = p_ + 1;
+      for (;; ++q) {
+        if (q == end_ || is_eol(*q)) return fail("unterminated quoted name '" + token() + "'");
+        if (*q != '"') {
+          out += *q;
+        } else if (q + 1 < end_ && q[1] == '"') {
+          out += *q++;
+        } else {
+          break;
+        }
+      }
+      p_ = q + 1;
+      if (p_ < end_ && !is_sep(*p_) && !is_eol(*p_) && *p_ != delim_) {
+        p_ = start;
+        return fail("text after the quoted name '" + token() + "'");
+      }
+    } else if (spec_.delimiter) {
+      while (p_ < end_ && !is_eol(*p_) && *p_ != delim_) ++p_;
+      const char* e = p_;
+      while (e > start && is_sep(e[-1])) --e;
+      p_ = e;
+      out.assign(start, e);
+    } else {
+      p_ = token_end(p_, end_, delim_);
+      out.assign(start, p_);
+    }
+    if (out.empty()) return fail("empty vertex name");
+    if (out.size() > tcsr::kMaxNameBytes)
+      return fail("vertex name longer than " + std::to_string(tcsr::kMaxNameBytes) + " bytes");
+    return true;
+  }
+
+  // --names: the local id of a name, numbered in order of first appearance.
+  std::uint64_t intern(const std::string& s) {
+    const auto ins = local_.emplace(s, out_.names.size());
+    if (ins.second) out_.names.add(s);
+    return ins.first->second;
+  }
+
+  // --names: the edge name_a_ - name_b_. Names get ids only in edges that are not self-loops, so
+  // every named vertex has an edge.
+  bool named_record() {
+    if (name_a_ == name_b_) return record(0, 0);
+    const std::uint64_t a = intern(name_a_);
+    return record(a, intern(name_b_));
   }
 
   // u v1 v2 ...
   bool adjlist_line() {
     std::uint64_t u, v;
+    if (spec_.names) {
+      if (!name(name_a_)) return false;
+      for (Field f; (f = next_field()) != Field::LineEnd;)
+        if (f == Field::Error || !name(name_b_) || !named_record()) return false;
+      return true;
+    }
     if (!id(u)) return false;
     for (Field f; (f = next_field()) != Field::LineEnd;)
       if (f == Field::Error || !id(v) || !record(u, v)) return false;
@@ -322,6 +386,8 @@ class TextParser {
   const char delim_;  // the delimiter; '\n' (a line end anyway) when columns are blank-separated
   Edge64* dst_;
   std::uint64_t line_ = 0, records_ = 0, loops_ = 0, max_id_ = 0, vertex_lines_ = 0;
+  std::string name_a_, name_b_;                           // --names: the line's two names
+  std::unordered_map<std::string, std::uint64_t> local_;  // --names: name -> local id
 };
 
 }  // namespace

@@ -6,6 +6,7 @@
 #include <memory>
 #include <string>
 
+#include "tristream/format.hpp"
 #include "util.hpp"
 
 namespace tristream::conv {
@@ -39,6 +40,9 @@ struct TextSpec {
   std::uint64_t first_vertex = 1;
   std::uint8_t vertex_values = 0;
   bool edge_weights = false;
+  // --names: the id columns hold names (any token; in CSV any field, quoted or not), numbered in
+  // the block's Block::names in order of first appearance in an edge that is not a self-loop.
+  bool names = false;
 };
 
 // One parsed block: its edges as canonical records (a < b; self-loops counted, not stored).
@@ -58,6 +62,9 @@ struct Block {
   bool sorted = false;
   std::exception_ptr failure;  // a job that threw (not an input error)
   std::shared_ptr<void> text;  // the raw input, kept until the driver has checked the block
+  // --names: the names of the block's local ids 0..k-1 (the edges hold local ids until the
+  // driver maps them to ids of the whole input).
+  tcsr::Names names;
 };
 
 // Parses text [p, p + len): whole lines, each ended by LF, CRLF or a lone CR (the last one may

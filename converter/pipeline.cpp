@@ -13,6 +13,9 @@
 // sort buffer 16, out-degree 4 then offsets 8, permutation 8 handed to the writer). Out of core,
 // the part alive while rows are written (32 bytes per vertex) is taken out of the limit before
 // the row ranges are sized; the rest lies beyond the limit.
+//
+// --names: the blocks' local names are mapped to ids in input order (name_block); the names table
+// is taken out of the limit (up to half of it) before the edges are sized against it.
 #include "pipeline.hpp"
 
 #include <sys/stat.h>
@@ -23,6 +26,7 @@
 #include <cerrno>
 #include <cstring>
 #include <memory>
+#include <unordered_map>
 
 #include "common/host_memory_policy.hpp"
 #include "in_memory.hpp"
@@ -76,6 +80,7 @@ class Driver {
     stage_done("start");
     parse();
     producer_.finish(records_, lines_);
+    decltype(name_ids_)().swap(name_ids_);  // --names: the ids are final
     stage_done("parse");
     summary_.input_edges = records_;
     summary_.self_loops = loops_;
@@ -129,6 +134,7 @@ class Driver {
     records_ += b.records;
     loops_ += b.loops;
     lines_ += b.lines;
+    if (options_.names) name_block(b);
     max_id_ = std::max(max_id_, b.max_id);
     b.text.reset();
     if (b.edges.empty()) return;
@@ -138,13 +144,44 @@ class Driver {
     held_.push_back(std::make_unique<Block>(std::move(b)));
     // In memory up to 7/10 of the limit: the switch needs a fifth more (see start_spilling), and
     // the jobs in flight and the spill buffers the rest.
-    if (!spilling_ && held_records_ * sizeof(Edge64) > limit_ / 10 * 7) start_spilling();
-    if (spilling_ && held_bytes_ > limit_ / 2) spill_held();
+    if (!spilling_ && held_records_ * sizeof(Edge64) > edge_limit() / 10 * 7) start_spilling();
+    if (spilling_ && held_bytes_ > edge_limit() / 2) spill_held();
+  }
+
+  // --names: maps the block's local ids to ids of the whole input. The blocks come in input order
+  // and list their names in order of first appearance, so the ids follow the order in which the
+  // names first appear in the input, whatever the thread count.
+  void name_block(Block& b) {
+    std::vector<std::uint64_t> global(b.names.size());
+    for (std::uint64_t k = 0; k < b.names.size(); ++k) {
+      const auto ins = name_ids_.emplace(std::string(b.names[k]), names_.size());
+      if (ins.second) names_.add(b.names[k]);
+      global[k] = ins.first->second;
+    }
+    b.names = tcsr::Names();
+    std::uint64_t max_id = 0;
+    for (Edge64& e : b.edges) {
+      e = Edge64{global[e.a], global[e.b]};
+      if (e.a > e.b) std::swap(e.a, e.b);
+      max_id = std::max(max_id, e.b);
+    }
+    b.max_id = max_id;
+    if (b.sorted) sort_block(b);  // sorted by local ids: sort again
   }
 
   void spill_held() {
     store_->spill(held_);
     held_bytes_ = held_records_ = 0;
+  }
+
+  // The limit less what the names table takes (--names; at most half of it): the table stays
+  // in memory for the whole conversion, so the edges get the rest.
+  std::uint64_t edge_limit() const {
+    // While parsing, a hash map node (string, id, links) about 64 bytes and the name a second
+    // time; then the table alone (the name and its offset).
+    const std::uint64_t names =
+        name_ids_.size() * 64 + names_.bytes.size() * 2 + (names_.offsets.size() - 1) * 8;
+    return limit_ - std::min(names, limit_ / 2);
   }
 
   bool dense_ids() const {
@@ -153,7 +190,7 @@ class Driver {
            words * 16 <= std::max<std::uint64_t>(limit_ / 4, std::uint64_t{64} << 20);
   }
   bool in_memory_fits() const {
-    return held_records_ * (dense_ids() ? 16 : 48) <= std::max<std::uint64_t>(limit_, 1);
+    return held_records_ * (dense_ids() ? 16 : 48) <= std::max<std::uint64_t>(edge_limit(), 1);
   }
 
   // Switches to out-of-core conversion: from now on workers sort their blocks, and the blocks
@@ -171,7 +208,7 @@ class Driver {
       std::size_t j = i;
       std::uint64_t bytes = 0;
       while (j < rest.size() &&
-             (j == i || bytes + rest[j]->edges.size() * sizeof(Edge64) <= limit_ / 5))
+             (j == i || bytes + rest[j]->edges.size() * sizeof(Edge64) <= edge_limit() / 5))
         bytes += rest[j++]->edges.size() * sizeof(Edge64);
       parallel_for(threads_, j - i, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
         for (std::size_t k = i + lo; k < i + hi; ++k)
@@ -185,7 +222,7 @@ class Driver {
         held_bytes_ += rest[i]->edges.size() * sizeof(Edge64) + rest[i]->ids.size() * 8;
         held_.push_back(std::move(rest[i]));
       }
-      if (held_bytes_ > limit_ / 2) spill_held();
+      if (held_bytes_ > edge_limit() / 2) spill_held();
     }
   }
 
@@ -197,7 +234,13 @@ class Driver {
   }
 
   TailContext tail_context(std::uint64_t limit) {
-    return TailContext{output_, options_, limit, tmp_dir_, threads_, &progress_};
+    return TailContext{output_,
+                       options_,
+                       limit,
+                       tmp_dir_,
+                       threads_,
+                       &progress_,
+                       options_.names ? &names_ : nullptr};
   }
 
   TailResult finish_in_memory(std::uint64_t& m_out) {
@@ -206,7 +249,7 @@ class Driver {
         held_, held_records_, max_id_, dense_ids(), threads_,
         [this](std::uint64_t n) { check_vertices(n); }, progress_, e);
     m_out = e.source.count;
-    return write_graph(e.source, e.idmap.n(), e.degree, e.idmap, tail_context(limit_));
+    return write_graph(e.source, e.idmap.n(), e.degree, e.idmap, tail_context(edge_limit()));
   }
 
   TailResult finish_out_of_core(std::uint64_t& m_out) {
@@ -217,12 +260,12 @@ class Driver {
     const std::uint64_t n = idmap.n();
     check_vertices(n);
     MergedEdges e;
-    merge_runs(store_->runs(), idmap, threads_, limit_, tmp_dir_, e);
+    merge_runs(store_->runs(), idmap, threads_, edge_limit(), tmp_dir_, e);
     m_out = e.source.count;
     stage_done("merge runs");
     // The rows of G+ are filled by ranges when the keys stay on disk.
     return write_graph(e.source, n, e.degree, idmap,
-                       tail_context(e.in_memory ? limit_ : limit_ / 2));
+                       tail_context(e.in_memory ? edge_limit() : edge_limit() / 2));
   }
 
   // The output's size and its adjacency bytes, raw and compressed (best effort).
@@ -254,6 +297,8 @@ class Driver {
   bool spilling_ = false;
   std::atomic<bool> spill_flag_{false};  // workers sort their blocks
   std::unique_ptr<SpillStore> store_;
+  tcsr::Names names_;  // --names: by id of the whole input
+  std::unordered_map<std::string, std::uint64_t> name_ids_;
 };
 
 }  // namespace

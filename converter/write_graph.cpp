@@ -186,6 +186,7 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
   tcsr::Writer writer(ctx.output, n, wo);
   writer.set_permutation(std::move(ranking.perm));
   writer.set_max_degree(res.max_degree);
+  if (ctx.names) writer.set_names(std::move(*ctx.names));
   const std::vector<std::uint64_t> start = row_ranges(src, offsets, n, ctx.limit);
   const std::size_t ranges = start.size() - 1;
 

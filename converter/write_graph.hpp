@@ -55,6 +55,7 @@ struct TailContext {
   std::string tmp_dir;
   unsigned threads = 1;
   Progress* progress = nullptr;
+  tcsr::Names* names = nullptr;  // --names: moved into the file (indexed by original id)
 };
 
 // Writes the .tcsr file. Preconditions: degree has n entries (undirected degrees of the compact

@@ -44,11 +44,15 @@ enum SectionKind : std::uint32_t {
   kRowOffsets = 1,
   kChunkIndex = 2,
   kAdjacency = 3,
-  kPermutation = 4
+  kPermutation = 4,
+  kNames = 5  // version 2 only
 };
-inline constexpr std::size_t kSectionCount = 4;
-inline constexpr const char* kSectionNames[kSectionCount] = {"row offsets", "chunk index",
-                                                             "adjacency", "permutation"};
+inline constexpr std::size_t kSectionCount = 4;       // version 1
+inline constexpr std::size_t kSectionCountNames = 5;  // version 2: the names section follows
+inline constexpr const char* kSectionNames[kSectionCountNames] = {
+    "row offsets", "chunk index", "adjacency", "permutation", "names"};
+// Version 2's fifth table entry takes the first 32 reserved bytes.
+inline constexpr std::size_t kOffReservedNames = kOffReserved + kSectionEntrySize;
 
 // A chunk index entry: eight u64 fields.
 inline constexpr std::size_t kChunkEntrySize = 64;

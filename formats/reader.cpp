@@ -12,6 +12,7 @@
 
 #include "input_file.hpp"
 #include "layout.hpp"
+#include "names.hpp"
 #include "parallel.hpp"
 #include "tristream/error.hpp"
 #include "tristream/format.hpp"
@@ -64,7 +65,9 @@ struct Reader::Impl {
   std::unique_ptr<InputFile> file;
   std::uint64_t size = 0;
   unsigned char head[kHeaderSize] = {};
-  Section sections[kSectionCount];
+  Section sections[kSectionCountNames];
+  std::size_t section_count = kSectionCount;  // kSectionCountNames in version 2
+  Names names;                                // version 2: read and validated at open
   std::vector<ChunkInfo> chunks;
   std::vector<std::uint64_t> frame_checksums;
   std::vector<eid_t> offset_store;  // n + 1 row offsets, read at open
@@ -100,6 +103,7 @@ struct Reader::Impl {
   void place_sections();
   void parse_offsets();
   void parse_index();
+  void parse_names();
   void read_chunk(std::uint64_t k, vid_t* out) const;
   [[noreturn]] void report_bad_row(std::uint64_t k, std::uint64_t r, const vid_t* begin,
                                    const vid_t* end) const;
@@ -124,9 +128,11 @@ void Reader::Impl::parse_header() {
   if (std::memcmp(h + kOffMagic, kMagic, sizeof kMagic) != 0)
     fail("header", "not a .tcsr file (bad magic)");
   header.version = get_u32(h + kOffVersion);
-  if (header.version != kFormatVersion)
+  if (header.version != kFormatVersion && header.version != kFormatVersionNames)
     fail("header", "unsupported .tcsr version " + std::to_string(header.version) +
-                       " (this build reads " + std::to_string(kFormatVersion) + ")");
+                       " (this build reads " + std::to_string(kFormatVersion) + " and " +
+                       std::to_string(kFormatVersionNames) + ")");
+  if (header.version == kFormatVersionNames) section_count = kSectionCountNames;
   if (get_u64(h + kOffHeaderChecksum) != xxh64(h, kOffHeaderChecksum))
     fail("header", "header checksum mismatch (file damaged)");
   // From here on the header is what a writer wrote; the remaining checks catch writer bugs and
@@ -134,10 +140,11 @@ void Reader::Impl::parse_header() {
   if (get_u32(h + kOffHeaderSize) != kHeaderSize)
     fail("header", "header size " + std::to_string(get_u32(h + kOffHeaderSize)) + " (expected " +
                        std::to_string(kHeaderSize) + ")");
-  if (get_u32(h + kOffSectionCount) != kSectionCount)
+  if (get_u32(h + kOffSectionCount) != section_count)
     fail("header", "section count " + std::to_string(get_u32(h + kOffSectionCount)) +
-                       " (expected " + std::to_string(kSectionCount) + ")");
-  for (std::size_t i = kOffReserved; i < kOffHeaderChecksum; ++i)
+                       " (expected " + std::to_string(section_count) + ")");
+  const std::size_t reserved = section_count == kSectionCount ? kOffReserved : kOffReservedNames;
+  for (std::size_t i = reserved; i < kOffHeaderChecksum; ++i)
     if (h[i] != 0) fail("header", "reserved byte " + std::to_string(i) + " is not zero");
   header.flags = get_u32(h + kOffFlags);
   if (header.flags & ~kKnownFlags) fail("header", "unknown flags " + hex(header.flags));
@@ -153,7 +160,7 @@ void Reader::Impl::parse_header() {
     fail("header",
          "n = " + std::to_string(header.n) + " needs 8-byte ids (at most 2^32-1 vertices)");
   check_header_counts();
-  for (std::size_t i = 0; i < kSectionCount; ++i) {
+  for (std::size_t i = 0; i < section_count; ++i) {
     const unsigned char* e = h + kOffSectionTable + i * kSectionEntrySize;
     const std::uint32_t kind = get_u32(e + kSecKind);
     if (kind != i + 1 || get_u32(e + kSecReserved) != 0)
@@ -211,9 +218,11 @@ void Reader::Impl::place_sections() {
   if (sec(kAdjacency).checksum != 0)
     fail("adjacency", "section checksum field must be 0 (frames are checked via the index)");
 
-  static constexpr SectionKind order[] = {kAdjacency, kRowOffsets, kChunkIndex, kPermutation};
+  static constexpr SectionKind order[] = {kAdjacency, kRowOffsets, kChunkIndex, kPermutation,
+                                          kNames};
   std::uint64_t cursor = kHeaderSize;
   for (SectionKind kind : order) {
+    if (kind == kNames && section_count == kSectionCount) break;
     const Section& s = sec(kind);
     const char* name = kSectionNames[kind - 1];
     const std::uint64_t align = kind == kAdjacency ? 1 : 8;
@@ -233,8 +242,9 @@ void Reader::Impl::place_sections() {
     cursor = s.offset + s.size;
   }
   if (cursor != size)
-    fail("permutation", std::to_string(size - cursor) +
-                            " unexpected bytes after the last section (trailing data)");
+    fail(
+        section_count == kSectionCount ? "permutation" : "names",
+        std::to_string(size - cursor) + " unexpected bytes after the last section (trailing data)");
 }
 
 void Reader::Impl::parse_offsets() {
@@ -319,6 +329,14 @@ void Reader::Impl::parse_index() {
                             std::to_string(adj.offset + adj.size));
 }
 
+void Reader::Impl::parse_names() {
+  if (section_count == kSectionCount) return;
+  std::vector<unsigned char> data(sec(kNames).size);  // inside the file (place_sections)
+  read_section(kNames, data.data());
+  const std::string bad = decode_names(data.data(), data.size(), header.n, names);
+  if (!bad.empty()) fail("names", bad);
+}
+
 void Reader::Impl::read_chunk(std::uint64_t k, vid_t* out) const {
   if (k >= chunks.size())
     throw Error(ErrorKind::Internal, path + ": read_chunk(" + std::to_string(k) + ") of " +
@@ -389,6 +407,7 @@ Reader::Reader(const std::string& path) : impl_(std::make_unique<Impl>()) {
   impl_->place_sections();
   impl_->parse_offsets();
   impl_->parse_index();
+  impl_->parse_names();
 }
 
 Reader::~Reader() = default;
@@ -451,6 +470,18 @@ std::vector<orig_id_t> Reader::permutation() const {
   return perm;
 }
 
+bool Reader::has_names() const {
+  return impl_->section_count == kSectionCountNames;
+}
+
+std::string_view Reader::name(orig_id_t original) const {
+  if (!has_names() || original >= n())
+    throw Error(ErrorKind::Internal, impl_->path + ": name(" + std::to_string(original) +
+                                         ") of a file with " +
+                                         (has_names() ? std::to_string(n()) : "no") + " names");
+  return impl_->names[original];
+}
+
 OrientedGraph Reader::load(bool with_perm, unsigned threads) const {
   OrientedGraph g;
   g.csr.offsets.assign(offsets(), offsets() + n() + 1);
@@ -470,6 +501,9 @@ void Reader::check(unsigned threads) const {
     std::sort(perm.begin(), perm.end());
     if (std::adjacent_find(perm.begin(), perm.end()) != perm.end())
       impl_->fail("permutation", "two vertices have the same original id");
+    if (has_names() && !perm.empty() && perm.back() >= n())
+      impl_->fail("permutation", "original id " + std::to_string(perm.back()) +
+                                     " has no name (a named file's ids are 0..n-1)");
   }
   // Every chunk decodes and validates (ids in range, above their row, ascending); in-degrees
   // give the undirected maximum degree; a row split between chunks must ascend across the cut.

@@ -35,7 +35,9 @@ void reseal(std::vector<unsigned char>& file) {
     }
   }
   // 2. The section checksums (the adjacency's stays as it is: 0 in a valid file).
-  for (SectionKind kind : {kRowOffsets, kChunkIndex, kPermutation}) {
+  const bool named = get_u32(b + kOffSectionCount) == kSectionCountNames;
+  for (SectionKind kind : {kRowOffsets, kChunkIndex, kPermutation, kNames}) {
+    if (kind == kNames && !named) break;
     unsigned char* e = entry(kind);
     const std::uint64_t offset = get_u64(e + kSecOffset), size = get_u64(e + kSecSize);
     if (inside(offset, size, total)) put_u64(e + kSecChecksum, xxh64(b + offset, size));

@@ -2,7 +2,7 @@
 // chunks in parallel, writes a temporary file beside the target, fsyncs and renames it.
 //
 // File order: header (written last, at offset 0) | adjacency frames | zero padding to 8 |
-// row offsets | chunk index | permutation. See FORMAT.md.
+// row offsets | chunk index | permutation [| names, version 2]. See FORMAT.md.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -101,6 +101,8 @@ struct Writer::Impl {
   std::uint64_t max_degree_given_value = 0;
   std::vector<orig_id_t> perm;
   bool perm_given = false;
+  Names names;
+  bool names_given = false;
 
   std::vector<vid_t> pending;  // edges [pending_first, pending_first + pending.size())
   eid_t pending_first = 0;
@@ -205,6 +207,24 @@ struct Writer::Impl {
     }
   }
 
+  // The names section (after the permutation, which ends 8-byte aligned): n + 1 u64 offsets,
+  // then the bytes. Names are indexed by original id, so the permutation must hold 0..n-1.
+  template <typename Section>
+  void write_names(Section& section) {
+    std::vector<bool> seen(n);
+    for (orig_id_t x : perm) {
+      if (x >= n || seen[x]) fail("set_names: the permutation is not a permutation of 0..n-1");
+      seen[x] = true;
+    }
+    const std::uint64_t offsets_bytes = names.offsets.size() * 8;
+    std::string body(offsets_bytes + names.bytes.size(), '\0');
+    std::memcpy(&body[0], names.offsets.data(), offsets_bytes);
+    std::memcpy(&body[offsets_bytes], names.bytes.data(), names.bytes.size());
+    section(4, kNames, file_pos, body.size(), xxh64(body.data(), body.size()));
+    write_all(fd, body.data(), body.size(), tmp);
+    file_pos += body.size();
+  }
+
   void finish() {
     const std::uint64_t rows = offsets.size() - 1;
     if (rows != n)
@@ -278,9 +298,10 @@ struct Writer::Impl {
     section(3, kPermutation, file_pos, perm_bytes, xxh64(perm.data(), perm_bytes));
     write_all(fd, perm.data(), perm_bytes, tmp);
     file_pos += perm_bytes;
+    if (names_given) write_names(section);
 
     std::memcpy(header + kOffMagic, kMagic, sizeof kMagic);
-    put_u32(header + kOffVersion, kFormatVersion);
+    put_u32(header + kOffVersion, names_given ? kFormatVersionNames : kFormatVersion);
     put_u32(header + kOffFlags, options.delta ? kFlagDelta : 0u);
     put_u64(header + kOffN, n);
     put_u64(header + kOffM, offsets.back());
@@ -289,7 +310,7 @@ struct Writer::Impl {
     put_u64(header + kOffChunkEdges, chunk_edges);
     put_u64(header + kOffNumChunks, chunks.size());
     put_u32(header + kOffHeaderSize, kHeaderSize);
-    put_u32(header + kOffSectionCount, kSectionCount);
+    put_u32(header + kOffSectionCount, names_given ? kSectionCountNames : kSectionCount);
     put_u64(header + kOffHeaderChecksum, xxh64(header, kOffHeaderChecksum));
     pwrite_all(fd, header, kHeaderSize, 0, tmp);
 
@@ -382,6 +403,20 @@ void Writer::set_max_degree(std::uint64_t d) {
     impl_->count_in_degrees = false;
     std::vector<vid_t>().swap(impl_->in_degree);
   }
+}
+
+void Writer::set_names(Names names) {
+  Impl& w = *impl_;
+  if (w.finished || w.failed) w.fail("set_names after finish() or after an error");
+  if (names.size() != w.n || names.offsets[0] != 0 || names.offsets.back() != names.bytes.size())
+    w.fail("set_names: " + std::to_string(names.size()) + " names for " + std::to_string(w.n) +
+           " vertices (or inconsistent offsets)");
+  for (std::uint64_t k = 0; k < w.n; ++k)
+    if (names.offsets[k + 1] <= names.offsets[k] ||
+        names.offsets[k + 1] - names.offsets[k] > kMaxNameBytes)
+      w.fail("set_names: name " + std::to_string(k) + " is empty or longer than 2^20 bytes");
+  w.names = std::move(names);
+  w.names_given = true;
 }
 
 void Writer::finish() {

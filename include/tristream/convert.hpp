@@ -23,6 +23,10 @@ struct ConvertOptions {
   // The first non-comment line of a plain, TSV, CSV or adjlist input names the columns and is
   // skipped (without it, such a line is skipped when its first column is not a number).
   bool header = false;
+  // The two id columns hold vertex names (any token; a CSV field), numbered 0, 1, ... in order
+  // of first appearance in an edge that is not a self-loop; the names go into the .tcsr file
+  // (plain, snap, tsv, csv and adjlist input; docs/convert.md).
+  bool names = false;
   std::uint64_t memory_limit = 0;  // bytes; 0 = a share of available RAM
   std::string tmp_dir;             // for spill files; empty = beside the output
   unsigned threads = 0;            // 0 = hardware concurrency

@@ -15,6 +15,7 @@
 
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "tristream/csr.hpp"
@@ -23,6 +24,9 @@
 namespace tristream::tcsr {
 
 inline constexpr std::uint32_t kFormatVersion = 1;
+// A file with vertex names (the names section) is version 2; version 1 readers refuse it by its
+// version. Files without names stay version 1.
+inline constexpr std::uint32_t kFormatVersionNames = 2;
 // The first 8 bytes of every .tcsr file.
 inline constexpr char kMagic[8] = {'\x89', 'T', 'C', 'S', 'R', '\r', '\n', '\x1a'};
 
@@ -59,6 +63,23 @@ struct ChunkInfo {
   std::uint64_t raw_size = 0;
 };
 
+// The longest vertex name (bytes) a file may hold.
+inline constexpr std::uint64_t kMaxNameBytes = std::uint64_t{1} << 20;
+
+// Vertex names indexed by original id: name k is bytes[offsets[k], offsets[k + 1]).
+struct Names {
+  std::vector<std::uint64_t> offsets{0};
+  std::string bytes;
+  std::uint64_t size() const { return offsets.size() - 1; }
+  std::string_view operator[](std::uint64_t k) const {
+    return std::string_view(bytes).substr(offsets[k], offsets[k + 1] - offsets[k]);
+  }
+  void add(std::string_view name) {
+    bytes.append(name.data(), name.size());
+    offsets.push_back(bytes.size());
+  }
+};
+
 struct WriteOptions {
   std::uint64_t chunk_bytes = 8ull << 20;  // raw bytes per chunk (about)
   int zstd_level = 3;
@@ -79,6 +100,10 @@ class Writer {
   void append_row(const vid_t* cols, std::uint64_t count);
   // Sets the permutation (new id -> original id); n entries. Optional: identity if never set.
   void set_permutation(std::vector<orig_id_t> perm);
+  // Sets the vertex names (the file becomes version 2): names[k] is the name of the vertex whose
+  // original id is k. Preconditions: n names, each 1..2^20 bytes; the permutation (set or the
+  // identity) holds exactly the original ids 0..n-1. Violations throw Error(Internal).
+  void set_names(Names names);
   // Undirected maximum degree for the header. Called before the first row, the writer trusts it
   // and does not count in-degrees (4 bytes per vertex and a random increment per edge saved;
   // Reader::check() still verifies it); called later, finish() checks it against the rows.
@@ -121,6 +146,11 @@ class Reader {
   void read_edges(eid_t first, eid_t last, vid_t* out) const;
   // The permutation section (new id -> original id); checksum verified on each call.
   std::vector<orig_id_t> permutation() const;
+  // Whether the file holds vertex names (version 2), read and validated at open.
+  bool has_names() const;
+  // The name of the vertex whose original id is `original`. Precondition: has_names() and
+  // original < n() (otherwise Error(Internal)).
+  std::string_view name(orig_id_t original) const;
   // Loads the whole graph (chunks decompressed in parallel). with_perm also loads perm.
   OrientedGraph load(bool with_perm = false, unsigned threads = 0) const;
   // Verifies everything: all checksums, every chunk, rows sorted, ids in range, orientation

@@ -122,7 +122,7 @@ void print_convert_summary(const ConvertSummary& s, const std::string& output, b
 int cmd_convert(int argc, char** argv) {
   std::string input, output, tmp_dir, format = "auto", delimiter;
   std::uint64_t memory_limit = 0, threads = 0, chunk_size = 0, zstd_level = 3;
-  bool quiet = false, json = false, header = false;
+  bool quiet = false, json = false, header = false, names = false;
   ArgParser p("tristream convert",
               "Converts an edge list into a .tcsr file: ids compacted, self-loops dropped,\n"
               "duplicate and reverse-duplicate edges merged, vertices ranked by degree, edges\n"
@@ -140,6 +140,10 @@ int cmd_convert(int argc, char** argv) {
               &delimiter)
       .flag("header", "", "the first line names the columns: skip it [skipped if not numeric]",
             &header)
+      .flag("names", "",
+            "the id columns hold vertex names (any token; a CSV field): numbered in order of "
+            "first appearance and kept in the file",
+            &names)
       .size_option("memory-limit",
                    "memory for edges; larger inputs go out of core [70% of "
                    "available RAM]",
@@ -160,6 +164,7 @@ int cmd_convert(int argc, char** argv) {
           ".bz2, .xz or .zst (detected from the content). See docs/convert.md.\n"
           "Examples:\n"
           "  tristream convert edges.txt -o graph.tcsr\n"
+          "  tristream convert people.csv --names -o people.tcsr\n"
           "  tristream convert web.mtx.gz -o web.tcsr --memory-limit 8G --tmp-dir /scratch\n"
           "  zcat edges.txt.gz | tristream convert - -o graph.tcsr");
   if (!p.parse(argc, argv)) return 0;
@@ -174,6 +179,7 @@ int cmd_convert(int argc, char** argv) {
   o.format = format;
   o.delimiter = delimiter;
   o.header = header;
+  o.names = names;
   o.memory_limit = memory_limit;
   o.tmp_dir = tmp_dir;
   o.threads = static_cast<unsigned>(threads);

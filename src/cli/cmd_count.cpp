@@ -124,6 +124,7 @@ int cmd_count(int argc, char** argv) {
   std::string scheme = "auto", trace_path, delimiter;
   std::uint64_t threads = 0, device = 0, gpu_memory = 0, host_memory = 0, parts = 0;
   bool json = false, clustering = false, quiet = false, count_isolated = false, header = false;
+  bool names = false;
   ArgParser p("tristream count",
               "Counts the triangles of INPUT exactly. INPUT is a .tcsr file or any edge list that\n"
               "`tristream convert` reads; an edge list is converted into a temporary .tcsr file\n"
@@ -152,6 +153,10 @@ int cmd_count(int argc, char** argv) {
               &format)
       .option("delimiter", "", "C", "CSV column delimiter of INPUT (implies csv) [,]", &delimiter)
       .flag("header", "", "the first line of INPUT names the columns: skip it", &header)
+      .flag("names", "",
+            "the id columns of INPUT hold vertex names (see `tristream convert --help`); "
+            "--per-vertex shows them",
+            &names)
       .option("tmp-dir", "", "DIR", "where a temporary .tcsr file goes [$TMPDIR or /tmp]", &tmp_dir)
       .size_option("gpu-memory",
                    "device budget for the two staging slots, e.g. 4G or 1.5G; a graph larger than "
@@ -205,6 +210,7 @@ int cmd_count(int argc, char** argv) {
   conv.format = format;
   conv.delimiter = delimiter;
   conv.header = header;
+  conv.names = names;
   conv.quiet = true;
   conv.threads = static_cast<unsigned>(threads);
   ResolvedInput resolved(input, conv, tmp_dir);
@@ -326,7 +332,7 @@ int cmd_count(int argc, char** argv) {
       pv_out.get(),
       [&](std::FILE* f) {
         write_per_vertex(f, per_vertex_separator(per_vertex_path), ids, pv_counts, degrees,
-                         isolated);
+                         isolated, reader.has_names() ? &reader : nullptr);
       },
       &status);
   commit_output(

@@ -19,7 +19,7 @@ namespace tristream::cli {
 
 int cmd_info(int argc, char** argv) {
   std::string path, format = "auto", tmp_dir;
-  bool check = false, json = false;
+  bool check = false, json = false, names = false;
   std::uint64_t threads = 0;
   ArgParser p("tristream info",
               "Shows the header, degree statistics, chunking and compression of a\n"
@@ -35,6 +35,7 @@ int cmd_info(int argc, char** argv) {
                    kMaxThreads)
       .option("format", "", "FMT", "edge-list dialect of FILE (see `tristream convert --help`)",
               &format)
+      .flag("names", "", "the id columns of an edge-list FILE hold vertex names", &names)
       .option("tmp-dir", "", "DIR", "where a temporary .tcsr file goes [$TMPDIR or /tmp]",
               &tmp_dir);
   if (!p.parse(argc, argv)) return 0;
@@ -42,6 +43,7 @@ int cmd_info(int argc, char** argv) {
   // 1. Open (verifies header, section table, index and offsets) and optionally check it all.
   ConvertOptions conv;
   conv.format = format;
+  conv.names = names;
   conv.quiet = true;
   conv.threads = static_cast<unsigned>(threads);
   ResolvedInput resolved(path, conv, tmp_dir);
@@ -90,6 +92,7 @@ int cmd_info(int argc, char** argv) {
         .add("converted", resolved.converted())
         .add("version", h.version)
         .add("delta_coded", delta)
+        .add("names", r.has_names())
         .add("vertices", h.n)
         .add("edges", h.m)
         .add("max_degree", h.max_degree)
@@ -112,8 +115,8 @@ int cmd_info(int argc, char** argv) {
     return 0;
   }
   std::printf("file              %s\n", path.c_str());
-  std::printf("format            .tcsr version %u%s%s\n", h.version,
-              delta ? ", delta-coded rows" : "",
+  std::printf("format            .tcsr version %u%s%s%s\n", h.version,
+              delta ? ", delta-coded rows" : "", r.has_names() ? ", vertex names" : "",
               resolved.converted() ? " (converted from the edge list into a temporary file)" : "");
   std::printf("vertices          %" PRIu64 "\n", h.n);
   std::printf("edges             %" PRIu64 " (undirected, simple)\n", h.m);

@@ -19,7 +19,7 @@ namespace tristream::cli {
 int cmd_plan(int argc, char** argv) {
   std::string input, scheme = "auto", backend = "auto", format = "auto", tmp_dir;
   std::uint64_t gpu_memory = 0, host_memory = 0, parts = 0, threads = 0, device = 0;
-  bool json = false, per_vertex = false;
+  bool json = false, per_vertex = false, names = false;
   ArgParser p("tristream plan",
               "Shows the partition plan for counting FILE (a .tcsr file): the scheme, the number\n"
               "of parts, the work units in execution order with their device bytes and estimated\n"
@@ -42,6 +42,7 @@ int cmd_plan(int argc, char** argv) {
                    kMaxThreads)
       .option("format", "", "FMT", "edge-list dialect of FILE (see `tristream convert --help`)",
               &format)
+      .flag("names", "", "the id columns of an edge-list FILE hold vertex names", &names)
       .option("tmp-dir", "", "DIR", "where a temporary .tcsr file goes [$TMPDIR or /tmp]", &tmp_dir)
       .flag("per-vertex", "", "plan room for per-vertex counts", &per_vertex)
       .flag("json", "-j", "print the plan as one JSON object", &json)
@@ -62,6 +63,7 @@ int cmd_plan(int argc, char** argv) {
 
   ConvertOptions conv;
   conv.format = format;
+  conv.names = names;
   conv.quiet = true;
   conv.threads = static_cast<unsigned>(threads);
   ResolvedInput resolved(input, conv, tmp_dir);

@@ -24,9 +24,20 @@ double local_clustering(count_t triangles, eid_t degree) {
   return 2.0 * static_cast<double>(triangles) / (d * (d - 1));
 }
 
+std::string csv_field(std::string_view text, char separator) {
+  if (text.find_first_of(std::string{separator, '"', '\n', '\r'}) == std::string_view::npos)
+    return std::string(text);
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"') out += '"';
+    out += c;
+  }
+  return out + '"';
+}
+
 void write_per_vertex(std::FILE* f, char separator, const std::vector<orig_id_t>& ids,
                       const std::vector<count_t>& triangles, const std::vector<eid_t>& degrees,
-                      const std::vector<orig_id_t>& isolated) {
+                      const std::vector<orig_id_t>& isolated, const tcsr::Reader* names) {
   TS_CHECK(ids.size() == triangles.size() && ids.size() == degrees.size(),
            "per-vertex columns differ in size");
   // 1. The vertices in original-id order.
@@ -48,8 +59,10 @@ void write_per_vertex(std::FILE* f, char separator, const std::vector<orig_id_t>
       continue;
     }
     const std::uint64_t v = order[a++];
-    std::fprintf(f, "%" PRIu64 "%c%" PRIu64 "%c%" PRIu64 "%c%s\n",
-                 static_cast<std::uint64_t>(ids[v]), separator,
+    const std::string vertex =
+        names ? csv_field(names->name(ids[v]), separator) : std::to_string(ids[v]);
+    std::fwrite(vertex.data(), 1, vertex.size(), f);  // a name may hold any byte
+    std::fprintf(f, "%c%" PRIu64 "%c%" PRIu64 "%c%s\n", separator,
                  static_cast<std::uint64_t>(degrees[v]), separator,
                  static_cast<std::uint64_t>(triangles[v]), separator,
                  json_number(local_clustering(triangles[v], degrees[v])).c_str());

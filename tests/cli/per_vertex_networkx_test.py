@@ -2,7 +2,8 @@
 """per_vertex_networkx_test.py — `tristream count --per-vertex` read back with the csv module and
 compared with networkx: triangles() and clustering() per vertex, average_clustering(),
 transitivity() and the number of nodes, on karate, seeded random graphs (with duplicates and
-self-loops) and a Matrix Market file declaring isolated vertices (--count-isolated).
+self-loops), a Matrix Market file declaring isolated vertices (--count-isolated) and a CSV file
+of vertex names with commas and quotes (--names), written and read back with the csv module.
 
 usage: per_vertex_networkx_test.py TRISTREAM_BINARY TESTS_DATA_DIR
 Exits 77 (CTest: skipped) with a message when networkx is not installed.
@@ -71,6 +72,25 @@ def compare(name, graph, path, *extra):
     print("ok: %s (%d nodes, %d triangles)" % (name, graph.number_of_nodes(), summary["triangles"]))
 
 
+def compare_named(name, edges, path):
+    """--names: the rows hold the names, in order of first appearance in a non-loop edge."""
+    summary, rows = count(path, "--names")
+    graph = simple_graph(edges)
+    first = []
+    for u, v in edges:
+        if u != v:
+            first += [x for x in (u, v) if x not in first]
+    check([r["vertex"] for r in rows] == first, name + ": rows by first appearance")
+    tri, cc = nx.triangles(graph), nx.clustering(graph)
+    for r in rows:
+        v = r["vertex"]
+        check(int(r["degree"]) == graph.degree(v), "%s: degree of %r" % (name, v))
+        check(int(r["triangles"]) == tri[v], "%s: triangles of %r" % (name, v))
+        check(abs(float(r["clustering"]) - cc[v]) <= 1e-15, "%s: clustering of %r" % (name, v))
+    check(summary["triangles"] == sum(tri.values()) // 3, name + ": triangles")
+    print("ok: %s (%d nodes, %d triangles)" % (name, graph.number_of_nodes(), summary["triangles"]))
+
+
 def simple_graph(edges, nodes=()):
     g = nx.Graph()
     g.add_nodes_from(nodes)
@@ -102,6 +122,15 @@ def main():
             f.writelines("%d %d\n" % e for e in kedges)
         compare("karate.mtx --count-isolated", simple_graph(kedges, range(1, 45)), mtx,
                 "--count-isolated")
+        # Names with the CSV delimiter, quotes and blanks inside, written by the csv module.
+        rnd = random.Random(22)
+        words = ["ann", "Smith, Bob", 'say "hi"', "New York", "x,y,z", "12", "a;b"]
+        words += ["w%d" % k for k in range(40)]
+        edges = [(rnd.choice(words), rnd.choice(words)) for _ in range(400)]
+        named = os.path.join(tmp, "named.csv")
+        with open(named, "w", newline="", encoding="utf-8") as f:
+            csv.writer(f).writerows(edges)
+        compare_named("named csv", edges, named)
     if failures:
         print("%d failure(s)" % len(failures))
         sys.exit(1)

@@ -588,13 +588,14 @@ TEST(FormatDamage, NewerVersionIsRefusedByName) {
   test::TempDir dir;
   const std::string path = small_file(dir, true);
   Edit e{read_bytes(path)};
-  put_u32(e.b.data() + kOffVersion, 2);
-  write_bytes(path, e.b);  // checksum not updated: the version is checked first
-  expect_input_error([&] { tcsr::Reader r(path); },
-                     {path, "section header", "unsupported .tcsr version 2 (this build reads 1)"});
+  put_u32(e.b.data() + kOffVersion, 3);  // (version 2 is a file with names)
+  write_bytes(path, e.b);                // checksum not updated: the version is checked first
+  expect_input_error(
+      [&] { tcsr::Reader r(path); },
+      {path, "section header", "unsupported .tcsr version 3 (this build reads 1 and 2)"});
   e.reseal_header();
   write_bytes(path, e.b);
-  expect_input_error([&] { tcsr::Reader r(path); }, {"unsupported .tcsr version 2"});
+  expect_input_error([&] { tcsr::Reader r(path); }, {"unsupported .tcsr version 3"});
 }
 
 TEST(FormatDamage, WideIdsAndUnknownFlagsAreRefused) {
