@@ -216,7 +216,7 @@ int cmd_count(int argc, char** argv) {
       pv_out.get(),
       [&](std::FILE* f) {
         write_per_vertex(f, per_vertex_separator(per_vertex_path), r.vertex_ids, r.per_vertex,
-                         r.degrees, {});
+                         r.degrees);
       },
       &status);
   commit_output(

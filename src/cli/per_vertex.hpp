@@ -21,12 +21,10 @@ char per_vertex_separator(const std::string& path);
 // networkx's local clustering of a vertex of degree `degree` in `triangles` triangles.
 double local_clustering(count_t triangles, eid_t degree);
 
-// Writes the header and one row per vertex, ordered by original id. ids[v] is vertex v's
-// original id, triangles[v] and degrees[v] its counts; `isolated` lists the original ids of
-// declared vertices without edges (degree 0), which get rows of zeros. Precondition: ids,
-// triangles and degrees have the same size; all ids (with `isolated`) distinct.
+// Writes the header and one row per vertex: ids[v] is a vertex's original id, triangles[v] and
+// degrees[v] its counts (CountResult's per-vertex arrays; a declared isolated vertex is a row of
+// degree 0). Precondition: the three have the same size; ids ascending.
 void write_per_vertex(std::FILE* f, char separator, const std::vector<orig_id_t>& ids,
-                      const std::vector<count_t>& triangles, const std::vector<eid_t>& degrees,
-                      const std::vector<orig_id_t>& isolated);
+                      const std::vector<count_t>& triangles, const std::vector<eid_t>& degrees);
 
 }  // namespace tristream::cli
