@@ -125,7 +125,8 @@ struct CountResult {
   std::string plan;            // the partition the planner chose: one JSON object
   std::string plan_summary;    // the same in one line for people ("range, p = 3, 9 units")
   std::string stats_summary;   // the measurements in one line for people
-  bool interrupted = false;    // handle_sigint and Ctrl-C: the counts are incomplete
+  bool interrupted = false;    // handle_sigint and Ctrl-C: the counts are incomplete (the
+                               // triangles of the units done; no degree or per-vertex figures)
   double seconds = 0;          // the whole call
   bool converted = false;      // the input was an edge list, converted to a temporary .tcsr
   double convert_seconds = 0;  // converting an edge-list input (0 for a .tcsr file)
@@ -148,7 +149,8 @@ CountResult count(const std::string& input, const CountOptions& options = {});
 // Counts the triangles of the graph with the m edges pairs[2i] -- pairs[2i + 1] (u0 v0 u1 v1 ...,
 // ids any values; self-loops are dropped, duplicate and reverse edges merged). The edges are
 // converted to a temporary .tcsr file under options.tmp_dir. Preconditions: pairs points to 2 m
-// readable ids (may be null when m == 0). options.format is ignored.
+// readable ids (may be null when m == 0). options.format, delimiter and header are ignored;
+// count_isolated throws Error(Usage) (an array declares no vertex count).
 CountResult count_edges(const std::uint64_t* pairs, std::size_t m,
                         const CountOptions& options = {});
 CountResult count_edges(const std::uint32_t* pairs, std::size_t m,

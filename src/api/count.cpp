@@ -211,11 +211,11 @@ template <class Id>
 CountResult count_pairs(const Id* pairs, std::size_t m, const CountOptions& o) {
   const auto t0 = Clock::now();
   pipeline_options(o);  // bad options fail before the conversion
-  api::TempDir tmp(o.tmp_dir);
-  const std::string path = tmp.path() + "/graph.tcsr";
   if (o.count_isolated)
     throw Error(ErrorKind::Usage,
                 "count_isolated: an edge array declares no vertex count; leave it off");
+  api::TempDir tmp(o.tmp_dir);
+  const std::string path = tmp.path() + "/graph.tcsr";
   convert_edges(pairs, m, path, convert_options(o, tmp.path()));
   return count_tcsr(path, o, t0, true, seconds_since(t0), 0);
 }
