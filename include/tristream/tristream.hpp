@@ -20,7 +20,9 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <cstdio>
 #include <functional>
+#include <memory>
 #include <string>
 #include <type_traits>
 #include <vector>
@@ -56,8 +58,10 @@ class ByteSize {
   std::uint64_t bytes_ = 0;
 };
 
-// Parses a size like the command line's --gpu-memory ("4G" -> 4 << 30). `what` names the value
-// in the error message. Throws Error(Usage).
+// Parses a size like the command line's --gpu-memory ("4G" -> 4 << 30, "1.5G" -> 3 << 29): a
+// decimal number, optionally with a fraction (which needs a suffix; the result is rounded down to
+// whole bytes), and an optional K/M/G/T suffix ("B", "KB", "KiB" accepted, any case). `what`
+// names the value in the error message. Throws Error(Usage).
 std::uint64_t parse_byte_size(const std::string& text, const std::string& what);
 
 // The options of `tristream count`, with the command line's names and defaults.
@@ -74,9 +78,17 @@ struct CountOptions {
   bool clustering = false;       // fill CountResult::clustering and average_clustering (implies
                                  // per-vertex counts)
   std::string format = "auto";   // edge-list dialect of a path input (see docs/convert.md)
-  std::string tmp_dir;           // where a temporary .tcsr goes; empty = $TMPDIR or /tmp
-  bool quiet = true;             // no progress output on stderr (the library prints nothing)
-  std::string trace;             // write a Chrome trace of the pipeline to this file; empty = none
+  std::string delimiter;         // CSV column delimiter of a path input (implies csv); empty = ,
+  bool names = false;            // a path input: the id columns hold vertex names (convert --names)
+  bool header = false;           // the first line of a path input names the columns: skip it
+  // Count the isolated vertices a path input declares (a Matrix Market size line: ids 1..rows)
+  // in vertices, average_clustering and the per-vertex arrays, as networkx does (implies
+  // per_vertex). Throws Error(Usage) for a .tcsr input, which does not record them.
+  bool count_isolated = false;
+  std::string tmp_dir;  // where a temporary .tcsr goes; empty = $TMPDIR or /tmp
+  bool quiet = true;    // no progress output on stderr (the library prints nothing)
+  std::string trace;    // write a Chrome trace of the pipeline to this file; empty = none
+                        // (CountResult::write_trace writes it later instead)
   // Called on the counting thread after each work unit: units done, units planned, seconds.
   // Must not throw.
   std::function<void(std::uint64_t, std::uint64_t, double)> progress;
@@ -86,31 +98,50 @@ struct CountOptions {
   bool handle_sigint = false;
 };
 
+struct PipelineStats;  // stats.hpp
+
 struct CountResult {
   std::uint64_t triangles = 0;
   std::uint64_t vertices = 0;  // n: vertices with at least one edge that is not a self-loop
   std::uint64_t edges = 0;     // undirected simple edges after cleaning
   double transitivity = 0;     // global clustering coefficient, 3 triangles / wedges
-  // With per_vertex or clustering, n entries each, ordered by original id (ascending):
+  // With per_vertex, clustering or count_isolated, one entry per vertex (n, plus the isolated
+  // vertices with count_isolated), ordered by original id (ascending):
   std::vector<std::uint64_t> vertex_ids;  // the vertices' ids as they appeared in the input
   std::vector<std::uint64_t> per_vertex;  // triangles through vertex_ids[i]
+  std::vector<std::uint64_t> degrees;     // the undirected degree of vertex_ids[i]
+  // With per_vertex, when the graph has vertex names (converted with names): vertex_ids[i]'s.
+  std::vector<std::string> vertex_names;
   // With clustering: the local clustering coefficient of vertex_ids[i] (0 for degree < 2, as
   // networkx does).
   std::vector<double> clustering;
-  double average_clustering = 0;  // with per_vertex or clustering: their mean over n vertices
-  std::string backend;            // "cpu" or "cuda"
-  std::string device;             // the backend's description
+  double average_clustering = 0;  // with per_vertex or clustering: their mean over the vertices
+  bool has_per_vertex = false;    // per_vertex, clustering or count_isolated was asked
+  // With count_isolated: the vertices the input declares (0 when it declares none) and those
+  // of them without an edge (counted in vertices and the per-vertex arrays, degree 0).
+  bool counted_isolated = false;
+  std::uint64_t declared_vertices = 0;
+  std::uint64_t isolated_vertices = 0;
+  std::string backend;         // "cpu" or "cuda"
+  std::string device;          // the backend's description
   std::string stats;           // the pipeline's measurements: one JSON object (docs/out-of-core.md)
   std::string plan;            // the partition the planner chose: one JSON object
   std::string plan_summary;    // the same in one line for people ("range, p = 3, 9 units")
   std::string stats_summary;   // the measurements in one line for people
-  bool interrupted = false;    // handle_sigint and Ctrl-C: the counts are incomplete
+  bool interrupted = false;    // handle_sigint and Ctrl-C: the counts are incomplete (the
+                               // triangles of the units done; no degree or per-vertex figures)
   double seconds = 0;          // the whole call
+  bool converted = false;      // the input was an edge list, converted to a temporary .tcsr
   double convert_seconds = 0;  // converting an edge-list input (0 for a .tcsr file)
   double plan_seconds = 0;     // the census and the planner
   double count_seconds = 0;    // the streamed count
   // The object `tristream count --json` prints ("input" is the given name).
   std::string to_json(const std::string& input = "") const;
+  // Writes the Chrome trace of the run (as CountOptions::trace does) to f. Precondition: f is
+  // open for writing; the result came from count or count_edges.
+  void write_trace(std::FILE* f) const;
+  // The pipeline's measurements behind stats and write_trace.
+  std::shared_ptr<const PipelineStats> pipeline_stats;
 };
 
 // Counts the triangles of `input`: a .tcsr file, or any edge list `tristream convert` reads
@@ -121,7 +152,8 @@ CountResult count(const std::string& input, const CountOptions& options = {});
 // Counts the triangles of the graph with the m edges pairs[2i] -- pairs[2i + 1] (u0 v0 u1 v1 ...,
 // ids any values; self-loops are dropped, duplicate and reverse edges merged). The edges are
 // converted to a temporary .tcsr file under options.tmp_dir. Preconditions: pairs points to 2 m
-// readable ids (may be null when m == 0). options.format is ignored.
+// readable ids (may be null when m == 0). options.format, delimiter and header are ignored;
+// count_isolated throws Error(Usage) (an array declares no vertex count).
 CountResult count_edges(const std::uint64_t* pairs, std::size_t m,
                         const CountOptions& options = {});
 CountResult count_edges(const std::uint32_t* pairs, std::size_t m,

@@ -1,22 +1,20 @@
 // count.cpp — tristream::count and count_edges: resolve the input to a .tcsr file (converting an
-// edge list or an edge array into a temporary one), run the streamed count (count_file), stream
-// the degrees for the clustering figures, and gather the result in original-id order.
-#include <sys/stat.h>
-
+// edge list or an edge array into a temporary one), resolve the budgets once (resolve_budgets),
+// run the streamed count (count_file), stream the degrees for the clustering figures, and gather
+// the result in original-id order (with the declared isolated vertices on request).
 #include <algorithm>
-#include <cerrno>
 #include <chrono>
-#include <cstring>
 #include <future>
 #include <numeric>
-#include <optional>
 
+#include "api/input.hpp"
 #include "api/temp_dir.hpp"
 #include "common/json.hpp"
 #include "tristream/analysis.hpp"
 #include "tristream/error.hpp"
 #include "tristream/format.hpp"
 #include "tristream/pipeline.hpp"
+#include "tristream/stats.hpp"
 #include "tristream/tristream.hpp"
 #include "units.hpp"
 
@@ -43,7 +41,7 @@ PipelineOptions pipeline_options(const CountOptions& o) {
   po.gpu_memory = o.gpu_memory.bytes();
   po.host_memory = o.host_memory.bytes();
   po.threads = o.threads;
-  po.per_vertex = o.per_vertex || o.clustering;
+  po.per_vertex = o.per_vertex || o.clustering || o.count_isolated;
   po.trace_path = o.trace;
   po.handle_sigint = o.handle_sigint;  // off by default: the process's handlers are its own
   if (o.progress) po.on_unit_done = o.progress;
@@ -53,6 +51,9 @@ PipelineOptions pipeline_options(const CountOptions& o) {
 ConvertOptions convert_options(const CountOptions& o, const std::string& tmp) {
   ConvertOptions c;
   c.format = o.format;
+  c.delimiter = o.delimiter;
+  c.header = o.header;
+  c.names = o.names;
   c.quiet = o.quiet;
   c.threads = o.threads;
   c.tmp_dir = tmp;
@@ -88,37 +89,94 @@ std::string plan_line(const Plan& plan) {
   return s;
 }
 
-// Counts the .tcsr file at `path`; t0 is the call's start (for CountResult::seconds).
+// The original ids 1..declared that no vertex of the graph has: the isolated vertices a Matrix
+// Market size line (ids 1..rows) declares. Precondition: ids ascending.
+std::vector<std::uint64_t> declared_isolated(const std::vector<std::uint64_t>& ids,
+                                             std::uint64_t declared) {
+  std::vector<std::uint64_t> out;
+  std::size_t a = 0;
+  for (std::uint64_t id = 1; id <= declared; ++id) {
+    while (a < ids.size() && ids[a] < id) ++a;
+    if (a == ids.size() || ids[a] != id) out.push_back(id);
+  }
+  return out;
+}
+
+// The per-vertex arrays in original-id order, with the declared isolated vertices (degree 0,
+// no triangle) merged in by id.
+void per_vertex_figures(const std::vector<orig_id_t>& perm, const std::vector<count_t>& counts,
+                        const std::vector<eid_t>& degrees, std::uint64_t declared, bool clustering,
+                        CountResult* r) {
+  // 1. The graph's vertices by original id.
+  std::vector<std::uint64_t> order(counts.size());
+  std::iota(order.begin(), order.end(), std::uint64_t{0});
+  std::sort(order.begin(), order.end(),
+            [&](std::uint64_t a, std::uint64_t b) { return perm[a] < perm[b]; });
+  std::vector<std::uint64_t> ids(order.size());
+  for (std::size_t i = 0; i < order.size(); ++i) ids[i] = perm[order[i]];
+  const std::vector<std::uint64_t> isolated = declared_isolated(ids, declared);
+  // 2. Both sequences merged by id.
+  const std::size_t total = order.size() + isolated.size();
+  r->vertex_ids.resize(total);
+  r->per_vertex.resize(total);
+  r->degrees.resize(total);
+  std::size_t a = 0, b = 0;
+  for (std::size_t i = 0; i < total; ++i) {
+    if (b < isolated.size() && (a == order.size() || isolated[b] < ids[a])) {
+      r->vertex_ids[i] = isolated[b++];
+      r->per_vertex[i] = 0;
+      r->degrees[i] = 0;
+      continue;
+    }
+    r->vertex_ids[i] = ids[a];
+    r->per_vertex[i] = counts[order[a]];
+    r->degrees[i] = degrees[order[a]];
+    ++a;
+  }
+  r->isolated_vertices = isolated.size();
+  // 3. The local clustering, networkx's: 2 t / (d (d - 1)), 0 below degree 2. The average is
+  //    over all vertices, the isolated ones included, as networkx's is.
+  if (clustering) {
+    r->clustering.resize(total);
+    for (std::size_t i = 0; i < total; ++i) {
+      const double d = static_cast<double>(r->degrees[i]);
+      r->clustering[i] = d < 2 ? 0.0 : 2.0 * static_cast<double>(r->per_vertex[i]) / (d * (d - 1));
+    }
+  }
+  const double n = static_cast<double>(counts.size());
+  r->average_clustering =
+      total ? average_local_clustering(counts, degrees) * n / static_cast<double>(total) : 0.0;
+}
+
+// Counts the .tcsr file at `path`; t0 is the call's start (for CountResult::seconds), converted
+// tells whether `path` is a temporary conversion. declared: the vertices the source declares
+// (count_isolated), 0 for none.
 CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::time_point t0,
-                       double convert_seconds) {
-  // 1. Make the backend before reading the graph, so a missing backend fails fast.
+                       bool converted, double convert_seconds, std::uint64_t declared) {
+  // 1. Make the backend before reading the graph, so a missing backend fails fast; the budgets,
+  //    once for the call.
   PipelineOptions po = pipeline_options(o);
   const auto backend = make_streaming_backend(po);
   tcsr::Reader reader(path);
   const auto src = reader_source(reader);
+  po.budgets = resolve_budgets(budget_flags(po), backend.get());
 
-  // 2. Count; with the GPU counting, the degrees are streamed on host threads meanwhile (their
-  //    bytes come out of the host budget, as on the command line).
+  // 2. Count; with the GPU counting, the degrees are streamed on host threads meanwhile: their
+  //    n degrees and a chunk per thread come out of the host budget the pipeline plans with.
   auto degrees_of_file = [&] { return streamed_degrees(*src, o.threads); };
   std::future<std::vector<eid_t>> degrees_future;
   if (backend->name() == "cuda") {
-    const std::uint64_t budget = po.host_memory ? po.host_memory : default_host_budget();
-    if (budget) {
-      const std::uint64_t d = streamed_degrees_bytes(*src, o.threads);
-      po.host_memory = budget > 2 * d ? budget - d : budget / 2;
-    }
+    po.budgets =
+        set_aside_host(*po.budgets, streamed_degrees_bytes(*src, o.threads), "the degrees");
     degrees_future = std::async(std::launch::async, degrees_of_file);
   }
   CountReport rep = count_file(reader, po, backend.get());
-  const std::vector<eid_t> degrees =
-      degrees_future.valid() ? degrees_future.get() : degrees_of_file();
 
-  // 3. The result; per-vertex figures in original-id order.
+  // 3. The result. An interrupted count stops here: its figures are incomplete.
   CountResult r;
   r.triangles = rep.triangles;
   r.vertices = reader.n();
   r.edges = reader.m();
-  r.transitivity = transitivity(rep.triangles, degrees);
   r.backend = rep.stats.backend;
   r.device = backend->describe();
   r.stats = rep.stats.to_json();
@@ -128,27 +186,28 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
   r.interrupted = rep.interrupted;
   r.plan_seconds = rep.stats.census_s + rep.stats.plan_s;
   r.count_seconds = rep.stats.wall_s;
+  r.converted = converted;
   r.convert_seconds = convert_seconds;
+  r.has_per_vertex = po.per_vertex;
+  r.counted_isolated = o.count_isolated;
+  r.declared_vertices = declared;
+  r.pipeline_stats = std::make_shared<const PipelineStats>(std::move(rep.stats));
+  if (r.interrupted) {
+    if (degrees_future.valid()) degrees_future.wait();
+    r.seconds = seconds_since(t0);
+    return r;
+  }
+  const std::vector<eid_t> degrees =
+      degrees_future.valid() ? degrees_future.get() : degrees_of_file();
+  r.transitivity = transitivity(rep.triangles, degrees);
   if (po.per_vertex) {
-    const std::vector<orig_id_t> perm = reader.permutation();
-    std::vector<std::uint64_t> order(rep.per_vertex.size());
-    std::iota(order.begin(), order.end(), std::uint64_t{0});
-    std::sort(order.begin(), order.end(),
-              [&](std::uint64_t a, std::uint64_t b) { return perm[a] < perm[b]; });
-    r.vertex_ids.resize(order.size());
-    r.per_vertex.resize(order.size());
-    for (std::size_t i = 0; i < order.size(); ++i) {
-      r.vertex_ids[i] = perm[order[i]];
-      r.per_vertex[i] = rep.per_vertex[order[i]];
+    per_vertex_figures(reader.permutation(), rep.per_vertex, degrees, declared, o.clustering, &r);
+    if (reader.has_names()) {
+      r.vertex_names.resize(r.vertex_ids.size());
+      for (std::size_t i = 0; i < r.vertex_ids.size(); ++i)
+        r.vertex_names[i] = reader.name(r.vertex_ids[i]);
     }
-    if (o.clustering) {
-      r.clustering.resize(order.size());
-      for (std::size_t i = 0; i < order.size(); ++i) {
-        const double d = static_cast<double>(degrees[order[i]]);
-        r.clustering[i] = d < 2 ? 0.0 : 2.0 * static_cast<double>(r.per_vertex[i]) / (d * (d - 1));
-      }
-    }
-    r.average_clustering = average_local_clustering(rep.per_vertex, degrees);
+    r.vertices += r.isolated_vertices;
   }
   r.seconds = seconds_since(t0);
   return r;
@@ -158,10 +217,13 @@ template <class Id>
 CountResult count_pairs(const Id* pairs, std::size_t m, const CountOptions& o) {
   const auto t0 = Clock::now();
   pipeline_options(o);  // bad options fail before the conversion
+  if (o.count_isolated)
+    throw Error(ErrorKind::Usage,
+                "count_isolated: an edge array declares no vertex count; leave it off");
   api::TempDir tmp(o.tmp_dir);
   const std::string path = tmp.path() + "/graph.tcsr";
   convert_edges(pairs, m, path, convert_options(o, tmp.path()));
-  return count_tcsr(path, o, t0, seconds_since(t0));
+  return count_tcsr(path, o, t0, true, seconds_since(t0), 0);
 }
 
 }  // namespace
@@ -169,19 +231,17 @@ CountResult count_pairs(const Id* pairs, std::size_t m, const CountOptions& o) {
 CountResult count(const std::string& input, const CountOptions& o) {
   const auto t0 = Clock::now();
   pipeline_options(o);  // bad options fail before the conversion
-  // 1. A .tcsr file is counted as it is.
-  if (input != "-") {
-    struct stat st {};
-    if (::stat(input.c_str(), &st) != 0)
-      throw Error(ErrorKind::Input, input + ": cannot open: " + std::strerror(errno));
-    if (S_ISDIR(st.st_mode)) throw Error(ErrorKind::Input, input + ": is a directory");
-    if (tcsr::has_tcsr_magic(input)) return count_tcsr(input, o, t0, 0.0);
-  }
-  // 2. An edge list is converted into a temporary .tcsr file first.
-  api::TempDir tmp(o.tmp_dir);
-  const std::string path = tmp.path() + "/graph.tcsr";
-  convert(input, path, convert_options(o, tmp.path()));
-  return count_tcsr(path, o, t0, seconds_since(t0));
+  // 1. A .tcsr file is counted as it is, an edge list converted into a temporary one first.
+  const api::TcsrInput resolved(input, convert_options(o, ""), o.tmp_dir);
+  const double convert_seconds = resolved.converted() ? seconds_since(t0) : 0.0;
+  // 2. The declared isolated vertices come from the conversion's header.
+  if (o.count_isolated && !resolved.converted())
+    throw Error(ErrorKind::Usage,
+                "--count-isolated: " + input +
+                    " is a .tcsr file, which does not record the vertices its source declared; "
+                    "count the source file (e.g. the .mtx) with --count-isolated instead");
+  const std::uint64_t declared = o.count_isolated ? resolved.summary().declared_vertices : 0;
+  return count_tcsr(resolved.tcsr_path(), o, t0, resolved.converted(), convert_seconds, declared);
 }
 
 CountResult count_edges(const std::uint64_t* pairs, std::size_t m, const CountOptions& o) {
@@ -201,16 +261,22 @@ std::string CountResult::to_json(const std::string& input) const {
       .add("backend", backend)
       .add("device", device)
       .add("transitivity", transitivity);
-  if (!per_vertex.empty())
+  if (has_per_vertex)
     o.add("average_clustering", average_clustering);
   else
     o.add_null("average_clustering");
+  if (counted_isolated) o.add("isolated_vertices", isolated_vertices);
   o.add("seconds", seconds)
       .add("convert_seconds", convert_seconds)
       .add("load_seconds", plan_seconds)
       .add("count_seconds", count_seconds);
   o.raw("plan", plan.empty() ? "null" : plan).raw("stats", stats.empty() ? "null" : stats);
   return o.str();
+}
+
+void CountResult::write_trace(std::FILE* f) const {
+  TS_CHECK(pipeline_stats != nullptr, "write_trace: the result has no pipeline measurements");
+  pipeline_stats->write_trace(f);
 }
 
 }  // namespace tristream

@@ -8,8 +8,9 @@ namespace tristream::api {
 
 class TempDir {
  public:
-  // Creates BASE/tristream-XXXXXX, BASE = `base`, else $TMPDIR, else /tmp.
-  // Throws Error(Input) when it cannot.
+  // Creates BASE/tristream-XXXXXX, BASE = `base`, else $TMPDIR, else /tmp. Throws Error(Usage)
+  // when BASE is not a directory ("--tmp-dir: 'BASE' is not a directory"), Error(Input) when
+  // the directory cannot be created.
   explicit TempDir(const std::string& base);
   ~TempDir();
   TempDir(const TempDir&) = delete;

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "tristream/error.hpp"
+#include "tristream/tristream.hpp"
 
 namespace tristream::cli {
 
@@ -66,41 +67,7 @@ std::uint64_t parse_uint(const std::string& text, const std::string& what, std::
 }
 
 std::uint64_t parse_size(const std::string& text, const std::string& what) {
-  const std::string expected = what + ": expected a size like 512M, 1.5G or 4096";
-  // 1. The number: digits, optionally '.' and more digits.
-  std::size_t i = 0;
-  while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
-  if (i == 0) throw usage(expected + ", got '" + text + "'");
-  const std::uint64_t whole = parse_uint(text.substr(0, i), what);
-  std::uint64_t frac = 0, frac_scale = 1;
-  if (i < text.size() && text[i] == '.') {
-    const std::size_t f0 = ++i;
-    while (i < text.size() && std::isdigit(static_cast<unsigned char>(text[i]))) ++i;
-    if (i == f0 || i - f0 > 18) throw usage(expected + ", got '" + text + "'");
-    frac = parse_uint(text.substr(f0, i - f0), what);
-    for (std::size_t k = f0; k < i; ++k) frac_scale *= 10;
-  }
-  // 2. The suffix.
-  std::string suffix = text.substr(i);
-  for (auto& c : suffix) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  int shift = -1;
-  if (suffix.empty() || suffix == "B") shift = 0;
-  const char* units = "KMGT";
-  for (int u = 0; u < 4; ++u) {
-    const std::string s(1, units[u]);
-    if (suffix == s || suffix == s + "B" || suffix == s + "IB") shift = 10 * (u + 1);
-  }
-  if (shift < 0)
-    throw usage(what + ": unknown size suffix '" + text.substr(i) + "' (use K, M, G or T)");
-  if (frac_scale > 1 && shift == 0)
-    throw usage(what + ": a fractional size needs a suffix (K, M, G or T), got '" + text + "'");
-  // 3. whole * 2^shift + floor(frac * 2^shift / frac_scale), without overflow.
-  if (whole > (UINT64_MAX >> shift)) throw usage(what + ": size '" + text + "' is too large");
-  const unsigned __int128 part =
-      (static_cast<unsigned __int128>(frac) << shift) / static_cast<unsigned __int128>(frac_scale);
-  const std::uint64_t base = whole << shift;
-  if (part > UINT64_MAX - base) throw usage(what + ": size '" + text + "' is too large");
-  return base + static_cast<std::uint64_t>(part);
+  return parse_byte_size(text, what);  // the API's: one size syntax for the CLI and the library
 }
 
 ArgParser::ArgParser(std::string command, std::string summary)

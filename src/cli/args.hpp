@@ -16,10 +16,10 @@
 
 namespace tristream::cli {
 
-// Parses a size: a decimal number, optionally with a fraction ("1.5G"), and an optional K/M/G/T
-// suffix (powers of 1024; "B", "KiB", "KB" accepted). A fraction needs a suffix; the result is
-// rounded down to whole bytes. Throws Error(Usage) naming `what` on a malformed or overflowing
-// value.
+// Parses a size: tristream::parse_byte_size (tristream.hpp), a decimal number, optionally with a
+// fraction ("1.5G"), and an optional K/M/G/T suffix (powers of 1024; "B", "KiB", "KB" accepted).
+// A fraction needs a suffix; the result is rounded down to whole bytes. Throws Error(Usage)
+// naming `what` on a malformed or overflowing value.
 std::uint64_t parse_size(const std::string& text, const std::string& what);
 // Parses an unsigned decimal integer in [lo, hi] (digits only: no sign, spaces or suffix).
 // Throws Error(Usage) naming `what` and the range otherwise.

@@ -5,12 +5,11 @@
 
 #include <cerrno>
 #include <cstdio>
-#include <cstdlib>
 #include <cstring>
-#include <filesystem>
 #include <string>
 #include <vector>
 
+#include "api/temp_dir.hpp"
 #include "args.hpp"
 #include "commands.hpp"
 #include "common/atomic_file.hpp"
@@ -28,28 +27,6 @@ void check_convert_output(const std::string& output, const std::string& input) {
   check_output_path("-o", output, {input});
   if (output != "-") probe_output_dir(output);
 }
-
-// A private temporary directory (mkdtemp) removed with everything in it on destruction.
-class PrivateDir {
- public:
-  explicit PrivateDir(const std::string& base) {
-    std::string templ = base + "/tristream-convert-XXXXXX";
-    std::vector<char> buf(templ.begin(), templ.end());
-    buf.push_back('\0');
-    if (!::mkdtemp(buf.data()))
-      throw Error(ErrorKind::Input,
-                  base + ": cannot create a temporary directory: " + std::strerror(errno));
-    path_ = buf.data();
-  }
-  ~PrivateDir() {
-    std::error_code ec;
-    std::filesystem::remove_all(path_, ec);
-  }
-  const std::string& path() const { return path_; }
-
- private:
-  std::string path_;
-};
 
 // Copies the file at `path` to standard output.
 void copy_to_stdout(const std::string& path) {
@@ -194,9 +171,7 @@ int cmd_convert(int argc, char** argv) {
     print_convert_summary(s, output, json);
     return 0;
   }
-  const char* env = std::getenv("TMPDIR");
-  const std::string base = !tmp_dir.empty() ? tmp_dir : env && *env ? env : "/tmp";
-  PrivateDir dir(base);
+  api::TempDir dir(tmp_dir);  // under --tmp-dir, else $TMPDIR or /tmp
   if (o.tmp_dir.empty()) o.tmp_dir = dir.path();
   const ConvertSummary s = convert(input, dir.path() + "/graph.tcsr", o);
   copy_to_stdout(dir.path() + "/graph.tcsr");

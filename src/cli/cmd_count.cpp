@@ -1,15 +1,15 @@
-// cmd_count.cpp — `tristream count INPUT`: counts the triangles of a .tcsr file or an edge list.
-// Every output (--per-vertex, --trace) is opened before the work; the figures are printed before
-// the outputs are committed, so a failing output never loses the count.
+// cmd_count.cpp — `tristream count INPUT`: counts the triangles of a .tcsr file or an edge list
+// through the library's tristream::count (tristream.hpp): flags -> CountOptions -> CountResult ->
+// text or JSON, the --per-vertex table and the --trace file. Every output is opened before the
+// work; the figures are printed before the outputs are committed, so a failing output never loses
+// the count.
 #include <unistd.h>
 
 #include <algorithm>
-#include <chrono>
 #include <cinttypes>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
-#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,33 +18,13 @@
 #include "commands.hpp"
 #include "common/atomic_file.hpp"
 #include "common/json.hpp"
-#include "input.hpp"
 #include "per_vertex.hpp"
-#include "tristream/analysis.hpp"
 #include "tristream/error.hpp"
-#include "tristream/format.hpp"
-#include "tristream/pipeline.hpp"
+#include "tristream/plan.hpp"  // kMaxParts
+#include "tristream/tristream.hpp"
 
 namespace tristream::cli {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-double seconds_since(Clock::time_point t0) {
-  return std::chrono::duration<double>(Clock::now() - t0).count();
-}
-
-// The original ids 1..declared that no vertex of the graph has: the isolated vertices a Matrix
-// Market size line (ids 1..rows) declares.
-std::vector<orig_id_t> declared_isolated(const std::vector<orig_id_t>& ids,
-                                         std::uint64_t declared) {
-  std::vector<bool> present(declared + 1, false);
-  for (orig_id_t id : ids)
-    if (id >= 1 && id <= declared) present[id] = true;
-  std::vector<orig_id_t> out;
-  for (std::uint64_t id = 1; id <= declared; ++id)
-    if (!present[id]) out.push_back(id);
-  return out;
-}
 
 // Commits an output after the figures were printed: a failure is reported on stderr and turns
 // into the exit status, the figures stay printed.
@@ -56,35 +36,6 @@ void commit_output(AtomicOutput* out, const std::function<void(std::FILE*)>& wri
     std::fprintf(stderr, "error: %s\n", e.what());
     *status = std::max(*status, e.exit_code());
   }
-}
-
-// The plan in the JSON output.
-std::string plan_json(const Plan& plan) {
-  JsonObject o;
-  o.add("scheme", scheme_name(plan.partition.scheme))
-      .add("parts", unsigned{plan.partition.p})
-      .add("units", std::uint64_t{plan.units.size()})
-      .add("slot_bytes", std::uint64_t{plan.slot_bytes})
-      .add("staging", plan.streamed_staging() ? "streamed" : "full")
-      .add("piece_bytes", std::uint64_t{plan.piece_bytes})
-      .add("host_staging_bytes", std::uint64_t{plan.host_staging_bytes()})
-      .add("device_bytes", std::uint64_t{plan.device_bytes})
-      .add("bytes_moved", std::uint64_t{plan.bytes_moved})
-      .add("in_flight", plan.in_flight)
-      .add("tail_cover_units", std::uint64_t{plan.tail_cover_units})
-      .add("tail_cover_slices", std::uint64_t{plan.tail_cover_slices})
-      .add("reason", plan.reason);
-  return o.str();
-}
-
-// The plan in one line of the text output.
-std::string plan_line(const Plan& plan) {
-  std::string s = scheme_name(plan.partition.scheme) + ", p = " + std::to_string(plan.partition.p) +
-                  ", " + std::to_string(plan.units.size()) + " units";
-  if (plan.streamed_staging())
-    s += ", streamed staging in " + std::to_string(plan.staging_buffers) + " x " +
-         format_bytes(plan.piece_bytes) + " pieces";
-  return s;
 }
 
 // A one-line progress display for out-of-core runs on a terminal: units done, elapsed time and
@@ -123,8 +74,8 @@ int cmd_count(int argc, char** argv) {
   std::string input, backend = "auto", kernel = "auto", format = "auto", per_vertex_path, tmp_dir;
   std::string scheme = "auto", trace_path, delimiter;
   std::uint64_t threads = 0, device = 0, gpu_memory = 0, host_memory = 0, parts = 0;
-  bool json = false, clustering = false, quiet = false, count_isolated = false, header = false;
-  bool names = false;
+  bool json = false, clustering = false, quiet = false, count_isolated = false, header = false,
+       names = false;
   ArgParser p("tristream count",
               "Counts the triangles of INPUT exactly. INPUT is a .tcsr file or any edge list that\n"
               "`tristream convert` reads; an edge list is converted into a temporary .tcsr file\n"
@@ -204,124 +155,63 @@ int cmd_count(int argc, char** argv) {
   }
   std::FILE* report = pv_out && pv_out->to_stdout() ? stderr : stdout;
 
-  // 2. Resolve the input (convert an edge list into a temporary .tcsr file).
-  const auto t0 = Clock::now();
-  ConvertOptions conv;
-  conv.format = format;
-  conv.delimiter = delimiter;
-  conv.header = header;
-  conv.names = names;
-  conv.quiet = true;
-  conv.threads = static_cast<unsigned>(threads);
-  ResolvedInput resolved(input, conv, tmp_dir);
-  const double convert_seconds = resolved.converted() ? seconds_since(t0) : 0.0;
-  if (count_isolated && !resolved.converted())
-    throw Error(ErrorKind::Usage,
-                "--count-isolated: " + input +
-                    " is a .tcsr file, which does not record the vertices its source declared; "
-                    "count the source file (e.g. the .mtx) with --count-isolated instead");
-  const std::uint64_t declared = count_isolated ? resolved.summary().declared_vertices : 0;
-  if (count_isolated && declared == 0)
+  // 2. The library's options, then the count: the input resolved (an edge list converted into a
+  //    temporary .tcsr file), the budgets, the streamed count and the degrees. Ctrl-C stops it
+  //    between work units.
+  CountOptions opt;
+  opt.backend = backend;
+  opt.kernel = kernel;
+  opt.device = static_cast<unsigned>(device);
+  opt.threads = static_cast<unsigned>(threads);
+  opt.gpu_memory = gpu_memory;
+  opt.host_memory = host_memory;
+  opt.scheme = scheme;
+  opt.parts = static_cast<std::uint32_t>(parts);
+  opt.per_vertex = per_vertex;
+  opt.clustering = clustering;
+  opt.count_isolated = count_isolated;
+  opt.format = format;
+  opt.delimiter = delimiter;
+  opt.header = header;
+  opt.names = names;
+  opt.tmp_dir = tmp_dir;
+  opt.quiet = true;          // the progress line below is the command's only progress output
+  opt.handle_sigint = true;  // exit 130 on Ctrl-C (below)
+  ProgressLine progress(!quiet && ::isatty(STDERR_FILENO));
+  opt.progress = [&](std::uint64_t done, std::uint64_t total, double sec) {
+    progress.update(done, total, sec);
+  };
+  const CountResult r = tristream::count(input, opt);
+  progress.clear();
+  if (r.interrupted) {
+    std::fprintf(stderr, "error: interrupted\n");
+    return 130;
+  }
+  if (count_isolated && r.declared_vertices == 0)
     std::fprintf(stderr,
                  "warning: --count-isolated: %s declares no vertex count (only a Matrix Market "
                  "size line does); no isolated vertices added\n",
                  input.c_str());
 
-  // 3. Make the backend before reading the graph, so a missing backend fails fast.
-  PipelineOptions po;
-  po.backend = backend;
-  po.counter.threads = static_cast<unsigned>(threads);
-  po.counter.kernel = kernel;
-  po.counter.device = static_cast<int>(device);
-  po.scheme = parse_scheme(scheme);
-  po.parts = static_cast<std::uint32_t>(parts);
-  po.gpu_memory = gpu_memory;
-  po.host_memory = host_memory;
-  po.threads = static_cast<unsigned>(threads);
-  po.per_vertex = per_vertex;
-  const auto streaming = make_streaming_backend(po);
-
-  // 4. Count, streamed: the planner picks in-core (p = 1) or an out-of-core partition. The
-  //    undirected degrees (for the clustering figures) are streamed from the file as well; with
-  //    the GPU counting, on host threads at the same time, otherwise afterwards.
-  tcsr::Reader reader(resolved.tcsr_path());
-  const auto src = reader_source(reader);
-  auto degrees_of_file = [&] { return streamed_degrees(*src, static_cast<unsigned>(threads)); };
-  std::future<std::vector<eid_t>> degrees_future;
-  po.budgets = resolve_budgets(budget_flags(po), streaming.get());  // once for the command
-  if (streaming->name() == "cuda") {
-    // The concurrent degree stream holds n degrees and a chunk per thread while the count runs:
-    // both come out of the host budget the pipeline plans with.
-    po.budgets = set_aside_host(
-        *po.budgets, streamed_degrees_bytes(*src, static_cast<unsigned>(threads)), "the degrees");
-    degrees_future = std::async(std::launch::async, degrees_of_file);
-  }
-  ProgressLine progress(!quiet && ::isatty(STDERR_FILENO));
-  po.on_unit_done = [&](std::uint64_t done, std::uint64_t total, double sec) {
-    progress.update(done, total, sec);
-  };
-  CountReport rep = count_file(reader, po, streaming.get());
-  progress.clear();
-  if (rep.interrupted) {
-    std::fprintf(stderr, "error: interrupted\n");
-    return 130;
-  }
-  const double load_seconds = rep.stats.census_s + rep.stats.plan_s;
-  const double count_seconds = rep.stats.wall_s;
-  const count_t triangles = rep.triangles;
-  std::vector<count_t> pv_counts = std::move(rep.per_vertex);
-
-  // 5. Degrees and the derived figures. Declared isolated vertices (--count-isolated) add
-  //    vertices of clustering 0: the average is over all of them, as networkx's is.
-  const std::vector<eid_t> degrees =
-      degrees_future.valid() ? degrees_future.get() : degrees_of_file();
-  const double total_seconds = seconds_since(t0);
-  std::vector<orig_id_t> ids, isolated;
-  if (pv_out || declared) ids = reader.permutation();
-  if (declared) isolated = declared_isolated(ids, declared);
-  const std::uint64_t vertices = reader.n() + isolated.size();
-  const double trans = transitivity(triangles, degrees);
-  const double avg_cc = per_vertex && vertices
-                            ? average_local_clustering(pv_counts, degrees) *
-                                  static_cast<double>(reader.n()) / static_cast<double>(vertices)
-                            : 0.0;
-
-  // 6. The figures, then the outputs.
+  // 3. The figures, then the outputs.
   if (json) {
-    JsonObject o;
-    o.add("input", input)
-        .add("triangles", std::uint64_t{triangles})
-        .add("vertices", std::uint64_t{vertices})
-        .add("edges", std::uint64_t{reader.m()})
-        .add("backend", rep.stats.backend)
-        .add("device", streaming->describe())
-        .add("transitivity", trans);
-    if (per_vertex)
-      o.add("average_clustering", avg_cc);
-    else
-      o.add_null("average_clustering");
-    if (count_isolated) o.add("isolated_vertices", std::uint64_t{isolated.size()});
-    o.add("seconds", total_seconds)
-        .add("convert_seconds", convert_seconds)
-        .add("load_seconds", load_seconds)
-        .add("count_seconds", count_seconds);
-    o.raw("plan", plan_json(rep.plan)).raw("stats", rep.stats.to_json());
-    std::fprintf(report, "%s\n", o.str().c_str());
+    std::fprintf(report, "%s\n", r.to_json(input).c_str());
   } else {
-    std::fprintf(report, "triangles     %" PRIu64 "\n", static_cast<std::uint64_t>(triangles));
+    std::fprintf(report, "triangles     %" PRIu64 "\n", r.triangles);
     std::fprintf(
-        report, "vertices      %" PRIu64 "%s\n", vertices,
-        count_isolated ? (" (" + std::to_string(isolated.size()) + " isolated)").c_str() : "");
-    std::fprintf(report, "edges         %" PRIu64 "\n", static_cast<std::uint64_t>(reader.m()));
-    std::fprintf(report, "transitivity  %s\n", json_number(trans).c_str());
+        report, "vertices      %" PRIu64 "%s\n", r.vertices,
+        count_isolated ? (" (" + std::to_string(r.isolated_vertices) + " isolated)").c_str() : "");
+    std::fprintf(report, "edges         %" PRIu64 "\n", r.edges);
+    std::fprintf(report, "transitivity  %s\n", json_number(r.transitivity).c_str());
     if (per_vertex)
-      std::fprintf(report, "avg. local clustering  %s\n", json_number(avg_cc).c_str());
-    std::fprintf(report, "backend       %s\n", streaming->describe().c_str());
-    std::fprintf(report, "plan          %s\n", plan_line(rep.plan).c_str());
-    std::fprintf(report, "pipeline      %s\n", rep.stats.summary().c_str());
-    std::fprintf(report, "seconds       %.3f (plan %.3f, count %.3f", total_seconds, load_seconds,
-                 count_seconds);
-    if (resolved.converted()) std::fprintf(report, ", convert %.3f", convert_seconds);
+      std::fprintf(report, "avg. local clustering  %s\n",
+                   json_number(r.average_clustering).c_str());
+    std::fprintf(report, "backend       %s\n", r.device.c_str());
+    std::fprintf(report, "plan          %s\n", r.plan_summary.c_str());
+    std::fprintf(report, "pipeline      %s\n", r.stats_summary.c_str());
+    std::fprintf(report, "seconds       %.3f (plan %.3f, count %.3f", r.seconds, r.plan_seconds,
+                 r.count_seconds);
+    if (r.converted) std::fprintf(report, ", convert %.3f", r.convert_seconds);
     std::fprintf(report, ")\n");
     if (pv_out && !pv_out->to_stdout())
       std::fprintf(report, "per-vertex    %s\n", per_vertex_path.c_str());
@@ -331,12 +221,12 @@ int cmd_count(int argc, char** argv) {
   commit_output(
       pv_out.get(),
       [&](std::FILE* f) {
-        write_per_vertex(f, per_vertex_separator(per_vertex_path), ids, pv_counts, degrees,
-                         isolated, reader.has_names() ? &reader : nullptr);
+        write_per_vertex(f, per_vertex_separator(per_vertex_path), r.vertex_ids, r.per_vertex,
+                         r.degrees, r.vertex_names.empty() ? nullptr : &r.vertex_names);
       },
       &status);
   commit_output(
-      trace_out.get(), [&](std::FILE* f) { rep.stats.write_trace(f); }, &status);
+      trace_out.get(), [&](std::FILE* f) { r.write_trace(f); }, &status);
   return status;
 }
 

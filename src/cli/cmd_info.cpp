@@ -8,10 +8,10 @@
 #include <string>
 #include <vector>
 
+#include "api/input.hpp"
 #include "args.hpp"
 #include "commands.hpp"
 #include "common/json.hpp"
-#include "input.hpp"
 #include "tristream/error.hpp"
 #include "tristream/format.hpp"
 
@@ -46,7 +46,7 @@ int cmd_info(int argc, char** argv) {
   conv.names = names;
   conv.quiet = true;
   conv.threads = static_cast<unsigned>(threads);
-  ResolvedInput resolved(path, conv, tmp_dir);
+  api::TcsrInput resolved(path, conv, tmp_dir);
   tcsr::Reader r(resolved.tcsr_path());
   double check_seconds = 0;
   if (check) {

@@ -4,10 +4,10 @@
 #include <cstdio>
 #include <string>
 
+#include "api/input.hpp"
 #include "args.hpp"
 #include "commands.hpp"
 #include "common/json.hpp"
-#include "input.hpp"
 #include "tristream/counter.hpp"
 #include "tristream/error.hpp"
 #include "tristream/format.hpp"
@@ -66,7 +66,7 @@ int cmd_plan(int argc, char** argv) {
   conv.names = names;
   conv.quiet = true;
   conv.threads = static_cast<unsigned>(threads);
-  ResolvedInput resolved(input, conv, tmp_dir);
+  api::TcsrInput resolved(input, conv, tmp_dir);
   tcsr::Reader reader(resolved.tcsr_path());
   std::unique_ptr<StreamingBackend> be;
   const bool cuda = backend == "cuda" || (backend == "auto" && cuda_device_count() > 0);

@@ -4,7 +4,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cinttypes>
-#include <numeric>
 
 #include "common/json.hpp"
 #include "tristream/error.hpp"
@@ -37,30 +36,16 @@ std::string csv_field(std::string_view text, char separator) {
 
 void write_per_vertex(std::FILE* f, char separator, const std::vector<orig_id_t>& ids,
                       const std::vector<count_t>& triangles, const std::vector<eid_t>& degrees,
-                      const std::vector<orig_id_t>& isolated, const tcsr::Reader* names) {
+                      const std::vector<std::string>* names) {
   TS_CHECK(ids.size() == triangles.size() && ids.size() == degrees.size(),
            "per-vertex columns differ in size");
-  // 1. The vertices in original-id order.
-  std::vector<std::uint64_t> order(ids.size());
-  std::iota(order.begin(), order.end(), std::uint64_t{0});
-  std::sort(order.begin(), order.end(),
-            [&](std::uint64_t a, std::uint64_t b) { return ids[a] < ids[b]; });
-  std::vector<orig_id_t> lonely = isolated;
-  std::sort(lonely.begin(), lonely.end());
-
-  // 2. Header, then both sequences merged by id. The clustering prints in the shortest form that
-  //    reads back to the same double, so it equals another tool's value to the last digit.
+  TS_CHECK(std::is_sorted(ids.begin(), ids.end()), "per-vertex ids are not in ascending order");
+  TS_CHECK(!names || names->size() == ids.size(), "per-vertex names differ in size");
+  // The clustering prints in the shortest form that reads back to the same double, so it equals
+  // another tool's value to the last digit.
   std::fprintf(f, "vertex%cdegree%ctriangles%cclustering\n", separator, separator, separator);
-  std::size_t a = 0, b = 0;
-  while (a < order.size() || b < lonely.size()) {
-    if (b < lonely.size() && (a == order.size() || lonely[b] < ids[order[a]])) {
-      std::fprintf(f, "%" PRIu64 "%c0%c0%c0\n", static_cast<std::uint64_t>(lonely[b++]), separator,
-                   separator, separator);
-      continue;
-    }
-    const std::uint64_t v = order[a++];
-    const std::string vertex =
-        names ? csv_field(names->name(ids[v]), separator) : std::to_string(ids[v]);
+  for (std::size_t v = 0; v < ids.size(); ++v) {
+    const std::string vertex = names ? csv_field((*names)[v], separator) : std::to_string(ids[v]);
     std::fwrite(vertex.data(), 1, vertex.size(), f);  // a name may hold any byte
     std::fprintf(f, "%c%" PRIu64 "%c%" PRIu64 "%c%s\n", separator,
                  static_cast<std::uint64_t>(degrees[v]), separator,

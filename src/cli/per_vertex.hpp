@@ -4,15 +4,14 @@
 // `clustering` is the local clustering coefficient as networkx defines it: 2 t / (d (d - 1)) for
 // a vertex of degree d >= 2 in t triangles, 0 below degree 2. The format is CSV with a header
 // line; TSV (same header, tab separated) when the file name ends in ".tsv"; "-" is standard
-// output (CSV). A file with vertex names (--names) shows the name in the vertex column, quoted as
-// CSV quotes a field when it holds the separator, a quote or a line end.
+// output (CSV).
 #pragma once
 
 #include <cstdio>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include "tristream/format.hpp"
 #include "tristream/types.hpp"
 
 namespace tristream::cli {
@@ -23,14 +22,14 @@ char per_vertex_separator(const std::string& path);
 // networkx's local clustering of a vertex of degree `degree` in `triangles` triangles.
 double local_clustering(count_t triangles, eid_t degree);
 
-// Writes the header and one row per vertex, ordered by original id. ids[v] is vertex v's
-// original id, triangles[v] and degrees[v] its counts; `isolated` lists the original ids of
-// declared vertices without edges (degree 0), which get rows of zeros. Precondition: ids,
-// triangles and degrees have the same size; all ids (with `isolated`) distinct. With `names`
-// (a file whose has_names() is true), the vertex column holds names->name(id).
+// Writes the header and one row per vertex: ids[v] is a vertex's original id, triangles[v] and
+// degrees[v] its counts (CountResult's per-vertex arrays; a declared isolated vertex is a row of
+// degree 0). With `names` (the graph's vertex names, CountResult::vertex_names), the vertex
+// column holds names[v] instead of the id. Precondition: the arrays (and names) have the same
+// size; ids ascending.
 void write_per_vertex(std::FILE* f, char separator, const std::vector<orig_id_t>& ids,
                       const std::vector<count_t>& triangles, const std::vector<eid_t>& degrees,
-                      const std::vector<orig_id_t>& isolated, const tcsr::Reader* names = nullptr);
+                      const std::vector<std::string>* names = nullptr);
 
 // A field as CSV (or TSV) writes it: as it is, or in quotes ("" for a quote inside) when it holds
 // the separator, a quote or a line end.
