@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cstring>
 
+#include "common/interrupt.hpp"
+
 namespace tristream::conv {
 
 namespace {
@@ -72,6 +74,8 @@ class TextParser {
 
   void run() {
     while (p_ < end_) {
+      // 0. SIGINT/SIGTERM every 16 Ki lines (the block's failure: Error(Interrupted)).
+      if ((line_ & 0x3fff) == 0) throw_if_interrupted();
       // 1. One line: blank, comment, or the dialect's line.
       const char* const line_start = p_;
       while (p_ < end_ && is_sep(*p_)) ++p_;

@@ -17,6 +17,7 @@
 #include "args.hpp"
 #include "commands.hpp"
 #include "common/atomic_file.hpp"
+#include "common/interrupt.hpp"
 #include "common/json.hpp"
 #include "input.hpp"
 #include "per_vertex.hpp"
@@ -256,10 +257,7 @@ int cmd_count(int argc, char** argv) {
   };
   CountReport rep = count_file(reader, po, streaming.get());
   progress.clear();
-  if (rep.interrupted) {
-    std::fprintf(stderr, "error: interrupted\n");
-    return 130;
-  }
+  if (rep.interrupted) throw_interrupted();
   const double load_seconds = rep.stats.census_s + rep.stats.plan_s;
   const double count_seconds = rep.stats.wall_s;
   const count_t triangles = rep.triangles;
@@ -280,7 +278,8 @@ int cmd_count(int argc, char** argv) {
                                   static_cast<double>(reader.n()) / static_cast<double>(vertices)
                             : 0.0;
 
-  // 6. The figures, then the outputs.
+  // 6. The figures, then the outputs (none after a signal during the degrees).
+  throw_if_interrupted();
   if (json) {
     JsonObject o;
     o.add("input", input)

@@ -6,6 +6,7 @@
 #include <cinttypes>
 #include <numeric>
 
+#include "common/interrupt.hpp"
 #include "common/json.hpp"
 #include "tristream/error.hpp"
 
@@ -42,6 +43,7 @@ void write_per_vertex(std::FILE* f, char separator, const std::vector<orig_id_t>
   std::fprintf(f, "vertex%cdegree%ctriangles%cclustering\n", separator, separator, separator);
   std::size_t a = 0, b = 0;
   while (a < order.size() || b < lonely.size()) {
+    if (((a + b) & 0xffff) == 0) throw_if_interrupted();  // the caller removes the temporary
     if (b < lonely.size() && (a == order.size() || lonely[b] < ids[order[a]])) {
       std::fprintf(f, "%" PRIu64 "%c0%c0%c0\n", static_cast<std::uint64_t>(lonely[b++]), separator,
                    separator, separator);

@@ -4,13 +4,15 @@
 // threads, each with its own histograms, within the census's host budget.
 //
 // Contract: the census is a pure function of the graph and the options, whatever the thread
-// count (the per-thread histograms are summed; the proxy bitmaps are OR-ed).
+// count (the per-thread histograms are summed; the proxy bitmaps are OR-ed). SIGINT or SIGTERM
+// (common/interrupt.hpp) stops a pass between chunks with Error(Interrupted).
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <exception>
 #include <thread>
 
+#include "common/interrupt.hpp"
 #include "plan/sizes.hpp"
 #include "tristream/plan.hpp"
 
@@ -30,6 +32,7 @@ void for_each_chunk(unsigned T, std::uint64_t chunks, Fn fn) {
       for (;;) {
         const std::uint64_t k = next.fetch_add(1);
         if (k >= chunks) break;
+        throw_if_interrupted();  // SIGINT/SIGTERM during a census of a large file
         fn(t, k);
       }
     } catch (...) {
