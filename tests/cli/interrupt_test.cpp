@@ -1,7 +1,8 @@
 // interrupt_test.cpp — SIGINT and SIGTERM sent to the tristream binary while it works: `count`
 // of a .tcsr file (one unit, in core, on the CPU) and of an edge list (in its convert step), and
-// `convert`. Each must exit 130 (SIGINT) or 143 (SIGTERM) soon after the signal, print no count
-// and leave no output, temporary output (OUT.tmp.*), spill file or temporary directory.
+// `convert` and `generate`. Each must exit 130 (SIGINT) or 143 (SIGTERM) soon after the signal,
+// print no count and leave no output, temporary output (OUT.tmp.*), spill file or temporary
+// directory.
 //
 // The graphs are generated large enough that the work takes well over the delay before the
 // signal; where a run still finishes first (a much faster machine), the test skips with a message.
@@ -193,6 +194,17 @@ TEST_F(CliInterrupt, ConvertLeavesNoOutputNorTemporaries) {
     check_stopped(o, c.sig);
     EXPECT_TRUE(entries(work_->path(), "out.tcsr").empty());  // neither OUT nor OUT.tmp.*
     EXPECT_TRUE(entries(spill).empty());
+  }
+}
+
+TEST_F(CliInterrupt, GenerateLeavesNoOutputNorTemporaries) {
+  for (const char* name : {"out.el", "out.tcsr"}) {
+    SCOPED_TRACE(name);
+    const auto o = interrupt_run({"generate", "kronecker", "--scale", "20", "-o", file(name)}, 0.3,
+                                 SIGTERM, work_->path(), tmpdir());
+    SKIP_IF_FINISHED_FIRST(o);
+    check_stopped(o, SIGTERM);
+    EXPECT_TRUE(entries(work_->path(), "out.").empty());
   }
 }
 
