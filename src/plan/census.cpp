@@ -119,6 +119,7 @@ struct FirstPass {
     std::uint64_t r = ch.first_row;
     std::uint32_t fu = bucket_of(c.fine_bounds, r), gu = bucket_of(c.vertex_bounds, r);
     for (; r < n && off[r] < e1; ++r) {
+      if ((r & 0xfff) == 0) throw_if_interrupted();  // a chunk holds up to 2^21 edges
       const eid_t s = std::max(off[r], e0), e = std::min(off[r + 1], e1);
       if (s >= e) continue;
       while (fu + 1 < F && r >= c.fine_bounds[fu + 1]) ++fu;
@@ -266,6 +267,7 @@ void exact_proxy_edges(Census& c, FirstPass& fp, const std::vector<std::uint32_t
     fp.raw += ch.edges * sizeof(vid_t);
     const eid_t e0 = ch.first_edge, e1 = ch.first_edge + ch.edges;
     for (std::uint64_t r = ch.first_row; r < n && off[r] < e1; ++r) {
+      if ((r & 0xfff) == 0) throw_if_interrupted();
       const std::uint16_t mv = mask[r];
       if (!mv) continue;
       const eid_t s0 = std::max(off[r], e0), s1 = std::min(off[r + 1], e1);
