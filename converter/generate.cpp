@@ -16,6 +16,7 @@
 #include <string>
 
 #include "common/atomic_file.hpp"
+#include "common/interrupt.hpp"
 #include "gen_models.hpp"
 #include "pipeline.hpp"
 #include "tristream/error.hpp"
@@ -69,7 +70,10 @@ class GenProducer : public Producer {
     return [model, lo, hi](Block& blk) {
       // 1. The pieces' raw edges.
       std::vector<GenEdge> raw;
-      for (std::uint64_t c = lo; c < hi; ++c) model->piece(c, raw);
+      for (std::uint64_t c = lo; c < hi; ++c) {
+        throw_if_interrupted();  // the block's failure, carried to the pipeline
+        model->piece(c, raw);
+      }
       // 2. Canonical edges without the self-loops, as the parsers make them.
       blk.edges.reserve(raw.size() + 1);
       Edge64* w = blk.edges.data();
@@ -156,7 +160,10 @@ std::uint64_t write_edge_file(const GenerateOptions& o, const std::string& outpu
         for (std::size_t k = a; k < b; ++k) {
           const std::uint64_t s = lo + k * per_batch, e = std::min(group_hi, s + per_batch);
           std::vector<GenEdge> edges;
-          for (std::uint64_t c = s; c < e; ++c) model->piece(c, edges);
+          for (std::uint64_t c = s; c < e; ++c) {
+            throw_if_interrupted();  // parallel_for carries it out; the temporary is removed
+            model->piece(c, edges);
+          }
           bytes[k].clear();
           format_edges(edges, text, bytes[k]);
           counts[k] = edges.size();
@@ -175,6 +182,7 @@ std::uint64_t write_edge_file(const GenerateOptions& o, const std::string& outpu
       throw Error(ErrorKind::Internal, output + ": write failed: " + std::strerror(errno));
     }
     f = nullptr;
+    throw_if_interrupted();
     if (std::rename(tmp.c_str(), output.c_str()) != 0)
       throw Error(ErrorKind::Internal, output + ": cannot rename: " + std::strerror(errno));
   } catch (...) {

@@ -1,8 +1,11 @@
 // merge_runs.cpp — the sorted runs of the out-of-core store into the unique edge stream in
-// compact ids, with the vertex degrees (spill.hpp: merge_runs).
+// compact ids, with the vertex degrees (spill.hpp: merge_runs). SIGINT/SIGTERM is polled per group
+// of runs and every 64 Ki edges of a part (common/interrupt.hpp): the merge stops with
+// Error(Interrupted).
 #include <algorithm>
 #include <cstring>
 
+#include "common/interrupt.hpp"
 #include "merge.hpp"
 #include "spill.hpp"
 
@@ -17,6 +20,7 @@ void reduce_runs(std::vector<std::unique_ptr<Run>>& runs, std::uint64_t limit,
   while (runs.size() > kFanIn) {
     std::vector<std::unique_ptr<Run>> next;
     for (std::size_t i = 0; i < runs.size(); i += kFanIn) {
+      throw_if_interrupted();
       const std::size_t j = std::min(runs.size(), i + kFanIn);
       if (j - i == 1) {
         next.push_back(std::move(runs[i]));
@@ -123,6 +127,7 @@ void merge_runs(std::vector<std::unique_ptr<Run>>& runs, const IdMap& idmap, uns
         __atomic_fetch_add(&out.degree[a], 1u, __ATOMIC_RELAXED);
         __atomic_fetch_add(&out.degree[b], 1u, __ATOMIC_RELAXED);
         const std::uint64_t key = (a << 32) | b;
+        if ((c & 0xffff) == 0) throw_if_interrupted();  // parallel_for carries it out
         if (uw)
           uw->push(key);
         else

@@ -6,6 +6,8 @@
 #include <cstring>
 #include <unordered_map>
 
+#include "common/interrupt.hpp"
+
 namespace tristream::conv {
 
 namespace {
@@ -73,6 +75,8 @@ class TextParser {
 
   void run() {
     while (p_ < end_) {
+      // 0. SIGINT/SIGTERM every 16 Ki lines (the block's failure: Error(Interrupted)).
+      if ((line_ & 0x3fff) == 0) throw_if_interrupted();
       // 1. One line: blank, comment, or the dialect's line.
       const char* const line_start = p_;
       while (p_ < end_ && is_sep(*p_)) ++p_;

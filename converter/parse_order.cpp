@@ -1,6 +1,7 @@
 // parse_order.cpp — reader thread -> workers -> caller, in input order (parse_order.hpp).
 #include "parse_order.hpp"
 
+#include <chrono>
 #include <condition_variable>
 #include <deque>
 #include <map>
@@ -9,6 +10,8 @@
 #include <thread>
 #include <utility>
 #include <vector>
+
+#include "common/interrupt.hpp"
 
 namespace tristream::conv {
 namespace {
@@ -101,7 +104,15 @@ std::exception_ptr parse_in_order(Producer& producer, unsigned threads,
       std::unique_ptr<Block> b;
       {
         std::unique_lock<std::mutex> lk(q.mu);
-        q.cv.wait(lk, [&] { return q.done.count(s) || (q.reader_done && s == q.produced); });
+        // Waits in short steps so that SIGINT/SIGTERM stops the parse at once.
+        while (!q.cv.wait_for(lk, std::chrono::milliseconds(20), [&] {
+          return q.done.count(s) || (q.reader_done && s == q.produced);
+        })) {
+          if (interrupt_requested()) {
+            lk.unlock();
+            throw_interrupted();
+          }
+        }
         if (!q.done.count(s)) break;
         b = std::move(q.done[s]);
         q.done.erase(s);

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "common/interrupt.hpp"
+
 namespace tristream::conv {
 
 double now_seconds() {
@@ -37,6 +39,7 @@ void stage_done(const char* what) {
 Progress::Progress(bool enabled) : enabled_(enabled), t0_(now_seconds()) {}
 
 void Progress::update(std::uint64_t done, std::uint64_t total, std::uint64_t edges, bool bytes) {
+  throw_if_interrupted();
   if (!enabled_) return;
   const double t = now_seconds();
   if (t - last_ < 0.2) return;
@@ -65,6 +68,7 @@ void Progress::update(std::uint64_t done, std::uint64_t total, std::uint64_t edg
 }
 
 void Progress::stage(const char* what) {
+  throw_if_interrupted();
   if (!enabled_) return;
   std::fprintf(stderr, "\r\033[K%s ...", what);
   std::fflush(stderr);

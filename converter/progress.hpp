@@ -1,5 +1,7 @@
 // progress.hpp — converter internals: the progress line on a terminal and the per-stage timing
-// report (TRISTREAM_CONVERT_TIMING=1). Neither changes what is converted.
+// report (TRISTREAM_CONVERT_TIMING=1). Neither changes what is converted. Both Progress calls
+// are also the pipeline's interrupt points: they throw Error(Interrupted) once SIGINT or SIGTERM
+// arrived (common/interrupt.hpp); the caller's temporaries are removed as the error unwinds.
 #pragma once
 
 #include <cstdint>
@@ -14,6 +16,7 @@ double now_seconds();
 void stage_done(const char* what);
 
 // A one-line progress display on stderr (only when enabled: not quiet and stderr a terminal).
+// Called from the converting thread only (update and stage may throw Error(Interrupted)).
 class Progress {
  public:
   explicit Progress(bool enabled);

@@ -13,6 +13,8 @@
 #include <utility>
 #include <vector>
 
+#include "common/interrupt.hpp"
+
 namespace tristream::conv {
 
 // A fixed-capacity array in anonymous mmap memory. Pages are zero-filled lazily and count in RSS
@@ -102,7 +104,8 @@ inline bool operator==(const Edge64& x, const Edge64& y) {
 unsigned resolve_threads(unsigned threads);
 
 // Runs fn(begin, end, worker) over [0, n) split into pieces of about `grain` indices handed out
-// dynamically to `threads` workers. Exceptions in fn are rethrown (the first one).
+// dynamically to `threads` workers. Exceptions in fn are rethrown (the first one). SIGINT or
+// SIGTERM (common/interrupt.hpp) stops it between pieces with Error(Interrupted).
 template <typename Fn>
 void parallel_for(unsigned threads, std::size_t n, std::size_t grain, Fn&& fn);
 
@@ -146,6 +149,7 @@ void parallel_for(unsigned threads, std::size_t n, std::size_t grain, Fn&& fn) {
   unsigned t = threads == 0 ? 1 : threads;
   if (t > pieces) t = static_cast<unsigned>(pieces);
   if (t <= 1) {
+    throw_if_interrupted();
     fn(std::size_t{0}, n, 0u);
     return;
   }
@@ -157,6 +161,7 @@ void parallel_for(unsigned threads, std::size_t n, std::size_t grain, Fn&& fn) {
     try {
       for (;;) {
         if (failed.load(std::memory_order_relaxed)) return;
+        throw_if_interrupted();
         const std::size_t piece = next.fetch_add(1, std::memory_order_relaxed);
         if (piece >= pieces) return;
         const std::size_t lo = piece * grain;

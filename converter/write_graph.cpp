@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <memory>
 
+#include "common/interrupt.hpp"
 #include "tristream/format.hpp"
 
 namespace tristream::conv {
@@ -216,9 +217,12 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
     });
     stage_done("sort rows");
     progress.stage("compressing and writing");
-    for (std::uint64_t r = r0; r < r1; ++r)
+    for (std::uint64_t r = r0; r < r1; ++r) {
+      if ((r & 0xfff) == 0) throw_if_interrupted();  // the writer removes its temporary
       writer.append_row(cols + (offsets[r] - base), offsets[r + 1] - offsets[r]);
+    }
   }
+  throw_if_interrupted();
   writer.finish();
   stage_done("write");
   return res;

@@ -4,8 +4,11 @@
 //
 // Steps, all on one stream: zero the device total; for a slice, C's window offsets in
 // stream-ordered scratch (freed in stream order after the count's kernels); the count through
-// enqueue_count (kernel dispatch, launch.cu); the total copied to the caller's host word.
+// enqueue_count (kernel dispatch, launch.cu); the total copied to the caller's host word. A
+// SIGINT/SIGTERM (common/interrupt.hpp) received before the launch throws Error(Interrupted)
+// instead: a unit's kernels, once launched, run to their end.
 #include "check.hpp"
+#include "common/interrupt.hpp"
 #include "launch.hpp"
 #include "memory.hpp"
 
@@ -14,6 +17,7 @@ namespace tristream::cuda {
 void enqueue_device_count(const DeviceCount& job, const std::string& kernel,
                           unsigned long long* d_total, unsigned long long* h_total, void* stream) {
   const auto s = static_cast<cudaStream_t>(stream);
+  throw_if_interrupted();  // nothing enqueued yet
   // 1. The total starts at 0 (enqueue_count adds into it).
   TS_CUDA_CHECK(cudaMemsetAsync(d_total, 0, sizeof(unsigned long long), s));
   {

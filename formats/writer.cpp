@@ -15,6 +15,7 @@
 #include <numeric>
 
 #include "common/atomic_file.hpp"
+#include "common/interrupt.hpp"
 #include "layout.hpp"
 #include "parallel.hpp"
 #include "tristream/error.hpp"
@@ -230,6 +231,7 @@ struct Writer::Impl {
     if (rows != n)
       fail("finish() after " + std::to_string(rows) + " of " + std::to_string(n) + " rows");
     flush(true);
+    throw_if_interrupted();
 
     std::uint64_t max_degree = 0;
     if (count_in_degrees) {
@@ -315,6 +317,7 @@ struct Writer::Impl {
     pwrite_all(fd, header, kHeaderSize, 0, tmp);
 
     if (::fsync(fd) != 0) sys_fail("fsync failed", tmp);
+    throw_if_interrupted();  // SIGINT/SIGTERM: no output (the destructor removes the temporary)
     const int closing = fd;
     fd = -1;
     if (::close(closing) != 0) sys_fail("close failed", tmp);

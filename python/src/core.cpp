@@ -113,6 +113,7 @@ NB_MODULE(_core, m) {
       if (e.kind() == tristream::ErrorKind::Input) type = input_error;
       if (e.kind() == tristream::ErrorKind::Usage) type = usage_error;
       if (e.kind() == tristream::ErrorKind::Device) type = device_error;
+      if (e.kind() == tristream::ErrorKind::Interrupted) type = PyExc_KeyboardInterrupt;
       PyErr_SetString(type, e.what());
     }
   });

@@ -7,7 +7,9 @@
 // as w in B(u) ∩ C(v); per-vertex counts add 1 to u, v and w for each.
 //
 // Work assignment: rows of A are handed out in small batches through an atomic counter (dynamic
-// scheduling copes with skewed degrees). Intersection, chosen per pair by list lengths:
+// scheduling copes with skewed degrees). Each row polls the SIGINT/SIGTERM flag: on a signal the
+// workers abandon the unit and count() throws Error(Interrupted) (common/interrupt.hpp).
+// Intersection, chosen per pair by list lengths:
 //   - marked:  when u has several out-edges and B(u) is not tiny, B(u) is marked once in a
 //              thread-local bitmap over the column space; each C(v) is then probed in O(|C(v)|);
 //   - search:  when C(v) is much longer than B(u), each element of B(u) is located in C(v) by
@@ -17,6 +19,7 @@
 #include <atomic>
 #include <vector>
 
+#include "common/interrupt.hpp"
 #include "common/thread_pool.hpp"
 #include "tristream/counter.hpp"
 #include "tristream/error.hpp"
@@ -141,12 +144,18 @@ class CpuCounter final : public Counter {
         const std::uint64_t first = next.fetch_add(batch, std::memory_order_relaxed);
         if (first >= A.rows) break;
         const std::uint64_t last = std::min(A.rows, first + batch);
-        for (std::uint64_t u = first; u < last; ++u)
+        for (std::uint64_t u = first; u < last; ++u) {
+          if (interrupt_requested()) {  // one relaxed load a row: milliseconds between polls
+            next.store(A.rows, std::memory_order_relaxed);
+            break;
+          }
           local += pv.wanted() ? w.row<true>(u) : w.row<false>(u);
+        }
       }
       partial[t] = local;
     };
     pool_.run(nthreads, work);
+    throw_if_interrupted();  // the unit was abandoned (or finished as the signal came)
 
     // 4. Reduce.
     count_t total = 0;

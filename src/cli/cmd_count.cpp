@@ -17,6 +17,7 @@
 #include "args.hpp"
 #include "commands.hpp"
 #include "common/atomic_file.hpp"
+#include "common/interrupt.hpp"
 #include "common/json.hpp"
 #include "per_vertex.hpp"
 #include "tristream/error.hpp"
@@ -176,24 +177,22 @@ int cmd_count(int argc, char** argv) {
   opt.names = names;
   opt.tmp_dir = tmp_dir;
   opt.quiet = true;          // the progress line below is the command's only progress output
-  opt.handle_sigint = true;  // exit 130 on Ctrl-C (below)
+  opt.handle_sigint = true;  // exit 130 on Ctrl-C, 143 on SIGTERM (below)
   ProgressLine progress(!quiet && ::isatty(STDERR_FILENO));
   opt.progress = [&](std::uint64_t done, std::uint64_t total, double sec) {
     progress.update(done, total, sec);
   };
   const CountResult r = tristream::count(input, opt);
   progress.clear();
-  if (r.interrupted) {
-    std::fprintf(stderr, "error: interrupted\n");
-    return 130;
-  }
+  if (r.interrupted) throw_interrupted();  // main: "interrupted", exit 130 (SIGTERM: 143)
   if (count_isolated && r.declared_vertices == 0)
     std::fprintf(stderr,
                  "warning: --count-isolated: %s declares no vertex count (only a Matrix Market "
                  "size line does); no isolated vertices added\n",
                  input.c_str());
 
-  // 3. The figures, then the outputs.
+  // 3. The figures, then the outputs (none after a signal during the degrees).
+  throw_if_interrupted();
   if (json) {
     std::fprintf(report, "%s\n", r.to_json(input).c_str());
   } else {

@@ -1,6 +1,9 @@
 // tristream — exact triangle counting for graphs larger than GPU memory and host RAM.
 // Entry point: dispatches to the subcommands and maps errors to exit statuses
-// (0 success, 1 bad input or usage, 2 internal or device error, 130 interrupted).
+// (0 success, 1 bad input or usage, 2 internal or device error, 130 interrupted by SIGINT, 143
+// by SIGTERM). The commands that write files (convert, count, generate) take SIGINT and SIGTERM
+// as a flag their loops poll (common/interrupt.hpp): they stop within about 100 ms, remove their
+// temporary files and leave no output; the others end by the signal's default action.
 #include <cstdio>
 #include <cstring>
 #include <exception>
@@ -8,6 +11,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "common/interrupt.hpp"
 #include "tristream/error.hpp"
 
 namespace {
@@ -16,15 +20,19 @@ struct Command {
   const char* name;
   const char* summary;
   int (*run)(int, char**);
+  bool polls_interrupts;  // its long loops poll the SIGINT/SIGTERM flag
 };
 
 const Command kCommands[] = {
-    {"convert", "convert an edge list into a .tcsr file", tristream::cli::cmd_convert},
-    {"count", "count the triangles of a .tcsr file or an edge list", tristream::cli::cmd_count},
+    {"convert", "convert an edge list into a .tcsr file", tristream::cli::cmd_convert, true},
+    {"count", "count the triangles of a .tcsr file or an edge list", tristream::cli::cmd_count,
+     true},
     {"info", "show (and with --check, verify) a .tcsr file or an edge list",
-     tristream::cli::cmd_info},
-    {"generate", "generate a Kronecker or uniform random graph", tristream::cli::cmd_generate},
-    {"plan", "show how a graph would be partitioned for a device budget", tristream::cli::cmd_plan},
+     tristream::cli::cmd_info, false},
+    {"generate", "generate a Kronecker or uniform random graph", tristream::cli::cmd_generate,
+     true},
+    {"plan", "show how a graph would be partitioned for a device budget", tristream::cli::cmd_plan,
+     false},
 };
 
 void print_usage(std::FILE* to) {
@@ -37,7 +45,8 @@ void print_usage(std::FILE* to) {
       to,
       "\nRun 'tristream help COMMAND' (or 'tristream COMMAND --help') for the options of a\n"
       "command. The outputs are defined in docs/outputs.md.\n"
-      "Exit status: 0 success, 1 bad input or usage, 2 internal or device error.\n");
+      "Exit status: 0 success, 1 bad input or usage, 2 internal or device error, 130\n"
+      "interrupted (SIGINT), 143 terminated (SIGTERM).\n");
 }
 
 }  // namespace
@@ -69,10 +78,12 @@ int main(int argc, char** argv) {
   }
   for (const auto& c : kCommands) {
     if (name != c.name) continue;
+    if (c.polls_interrupts) tristream::install_interrupt_handlers();
     try {
       return c.run(argc - 1, argv + 1);
     } catch (const tristream::Error& e) {
       std::fprintf(stderr, "error: %s\n", e.what());
+      if (e.kind() == tristream::ErrorKind::Interrupted) return tristream::interrupt_exit_status();
       return e.exit_code();
     } catch (const std::bad_alloc&) {
       std::fprintf(stderr, "error: out of memory\n");

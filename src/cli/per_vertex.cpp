@@ -5,6 +5,7 @@
 #include <cctype>
 #include <cinttypes>
 
+#include "common/interrupt.hpp"
 #include "common/json.hpp"
 #include "tristream/error.hpp"
 
@@ -45,6 +46,7 @@ void write_per_vertex(std::FILE* f, char separator, const std::vector<orig_id_t>
   // another tool's value to the last digit.
   std::fprintf(f, "vertex%cdegree%ctriangles%cclustering\n", separator, separator, separator);
   for (std::size_t v = 0; v < ids.size(); ++v) {
+    if ((v & 0xffff) == 0) throw_if_interrupted();  // the caller removes the temporary
     const std::string vertex = names ? csv_field((*names)[v], separator) : std::to_string(ids[v]);
     std::fwrite(vertex.data(), 1, vertex.size(), f);  // a name may hold any byte
     std::fprintf(f, "%c%" PRIu64 "%c%" PRIu64 "%c%s\n", separator,

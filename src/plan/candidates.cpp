@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "common/interrupt.hpp"
 #include "plan/build.hpp"
 #include "plan/order.hpp"
 #include "tristream/error.hpp"
@@ -106,6 +107,7 @@ Search search_candidates(const std::vector<CandidateSpec>& specs, const GraphSha
   for (const CandidateSpec& spec : specs) {
     int& since_fit = after_feasible[static_cast<int>(spec.scheme)];
     if (spec.p > 1 && since_fit >= kAfterFeasible) continue;  // more parts only move more bytes
+    throw_if_interrupted();  // SIGINT/SIGTERM while planning (common/interrupt.hpp)
     Candidate c = evaluate(spec, g, census, hm, o);
     if (spec.p > 1 && (c.feasible || since_fit >= 0)) ++since_fit;
     if (better(c, s.best >= 0 ? &s.all[static_cast<std::size_t>(s.best)] : nullptr)) {

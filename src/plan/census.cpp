@@ -4,13 +4,15 @@
 // threads, each with its own histograms, within the census's host budget.
 //
 // Contract: the census is a pure function of the graph and the options, whatever the thread
-// count (the per-thread histograms are summed; the proxy bitmaps are OR-ed).
+// count (the per-thread histograms are summed; the proxy bitmaps are OR-ed). SIGINT or SIGTERM
+// (common/interrupt.hpp) stops a pass between chunks with Error(Interrupted).
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <exception>
 #include <thread>
 
+#include "common/interrupt.hpp"
 #include "plan/sizes.hpp"
 #include "tristream/plan.hpp"
 
@@ -30,6 +32,7 @@ void for_each_chunk(unsigned T, std::uint64_t chunks, Fn fn) {
       for (;;) {
         const std::uint64_t k = next.fetch_add(1);
         if (k >= chunks) break;
+        throw_if_interrupted();  // SIGINT/SIGTERM during a census of a large file
         fn(t, k);
       }
     } catch (...) {
@@ -116,6 +119,7 @@ struct FirstPass {
     std::uint64_t r = ch.first_row;
     std::uint32_t fu = bucket_of(c.fine_bounds, r), gu = bucket_of(c.vertex_bounds, r);
     for (; r < n && off[r] < e1; ++r) {
+      if ((r & 0xfff) == 0) throw_if_interrupted();  // a chunk holds up to 2^21 edges
       const eid_t s = std::max(off[r], e0), e = std::min(off[r + 1], e1);
       if (s >= e) continue;
       while (fu + 1 < F && r >= c.fine_bounds[fu + 1]) ++fu;
@@ -263,6 +267,7 @@ void exact_proxy_edges(Census& c, FirstPass& fp, const std::vector<std::uint32_t
     fp.raw += ch.edges * sizeof(vid_t);
     const eid_t e0 = ch.first_edge, e1 = ch.first_edge + ch.edges;
     for (std::uint64_t r = ch.first_row; r < n && off[r] < e1; ++r) {
+      if ((r & 0xfff) == 0) throw_if_interrupted();
       const std::uint16_t mv = mask[r];
       if (!mv) continue;
       const eid_t s0 = std::max(off[r], e0), s1 = std::min(off[r + 1], e1);

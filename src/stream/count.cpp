@@ -82,7 +82,15 @@ CountReport count_with_backend(const GraphSource& g, const PipelineOptions& opti
   for (;;) {
     const double t0 = now_s();
     Census census;
-    Plan plan = plan_graph(g, po, &census);
+    Plan plan;
+    try {
+      plan = plan_graph(g, po, &census);
+    } catch (const Error& e) {  // SIGINT/SIGTERM during the census: nothing counted
+      if (e.kind() != ErrorKind::Interrupted) throw;
+      CountReport rep;
+      rep.interrupted = true;
+      return rep;
+    }
     const double plan_s = now_s() - t0 - census.seconds;
     try {
       CountReport rep = run_plan(g, plan, backend, run);

@@ -1,7 +1,9 @@
 // stream/degrees.cpp — undirected degrees streamed chunk by chunk (streamed_degrees,
-// tristream/pipeline.hpp), for transitivity and clustering without loading the graph.
+// tristream/pipeline.hpp), for transitivity and clustering without loading the graph. A signal
+// (common/interrupt.hpp) skips the remaining chunks and throws Error(Interrupted).
 #include <algorithm>
 
+#include "common/interrupt.hpp"
 #include "common/thread_pool.hpp"
 #include "tristream/pipeline.hpp"
 
@@ -15,6 +17,7 @@ std::vector<eid_t> streamed_degrees(const GraphSource& g, unsigned threads) {
   ThreadPool pool(resolve_threads(threads));
   const auto& chunks = g.chunks();
   pool.run(chunks.size(), [&](std::size_t k) {
+    if (interrupt_requested()) return;
     std::vector<vid_t> buf(chunks[k].edges);
     g.read_chunk(k, buf.data());
     for (vid_t v : buf) {
@@ -22,6 +25,7 @@ std::vector<eid_t> streamed_degrees(const GraphSource& g, unsigned threads) {
       __atomic_fetch_add(&d[v], eid_t{1}, __ATOMIC_RELAXED);
     }
   });
+  throw_if_interrupted();
   return d;
 }
 

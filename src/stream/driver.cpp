@@ -5,8 +5,9 @@
 // mapped to global ids, spans) before its slot is reused. With the device block cache more than
 // two units are in flight: units are collected in order, the oldest early when the cache lacks
 // room for the next unit's blocks; only two host slots exist, taken in turn by the units that
-// build into one. SIGINT stops between units (rep.interrupted). The backend is released at the
-// end, also on failure.
+// build into one. SIGINT or SIGTERM stops between units (rep.interrupted), and inside a unit where
+// the backend polls the flag (common/interrupt.hpp). The backend is released at the end, also on
+// failure.
 #include <algorithm>
 #include <array>
 #include <deque>
@@ -307,8 +308,17 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
   run.allocate(prep);
   // 4. Every unit in order, until SIGINT.
   prep.start_preload(boost.base());
-  for (std::size_t u = 0; u < plan.units.size() && !rep.interrupted; ++u)
-    rep.interrupted = interrupt_requested() || !run.launch(u, prep);
+  for (std::size_t u = 0; u < plan.units.size() && !rep.interrupted; ++u) {
+    try {
+      rep.interrupted = interrupt_requested() || !run.launch(u, prep);
+    } catch (const Error& e) {  // the backend saw the signal before launching the unit
+      if (e.kind() != ErrorKind::Interrupted) throw;
+      rep.interrupted = true;
+    }
+  }
+  // A signal during the last unit (the only one, in core): the backend abandons it (its wait
+  // throws Error(Interrupted)), which the interrupted drain discards.
+  rep.interrupted = rep.interrupted || interrupt_requested();
   // 5. Drain, and end the preload (rethrowing its failure).
   run.drain(rep.interrupted);
   if (rep.interrupted)

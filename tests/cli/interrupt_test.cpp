@@ -1,0 +1,212 @@
+// interrupt_test.cpp — SIGINT and SIGTERM sent to the tristream binary while it works: `count`
+// of a .tcsr file (one unit, in core, on the CPU) and of an edge list (in its convert step), and
+// `convert` and `generate`. Each must exit 130 (SIGINT) or 143 (SIGTERM) soon after the signal,
+// print no count and leave no output, temporary output (OUT.tmp.*), spill file or temporary
+// directory.
+//
+// The graphs are generated large enough that the work takes well over the delay before the
+// signal; where a run still finishes first (a much faster machine), the test skips with a message.
+// The only time bound asserted is a generous one (kExitBound after the signal).
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "test_util.hpp"
+
+namespace tristream {
+namespace {
+
+namespace fs = std::filesystem;
+using Clock = std::chrono::steady_clock;
+
+constexpr double kExitBound = 3.0;  // seconds from the signal to the exit (about 0.1 expected)
+
+struct Outcome {
+  bool finished_first = false;  // exited before the signal was sent
+  int status = -1;              // exit status, or 128 + the signal that ended it
+  double seconds_after_signal = 0;
+  std::string out, err;
+};
+
+// Runs the binary with `args` (stdout and stderr into files in `dir`, TMPDIR = `tmpdir`), sends
+// `sig` after `delay` seconds and waits for its end.
+Outcome interrupt_run(const std::vector<std::string>& args, double delay, int sig,
+                      const std::string& dir, const std::string& tmpdir) {
+  const std::string out = dir + "/stdout", err = dir + "/stderr";
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    if (!freopen(out.c_str(), "w", stdout) || !freopen(err.c_str(), "w", stderr)) _exit(127);
+    ::setenv("TMPDIR", tmpdir.c_str(), 1);
+    std::vector<char*> argv;
+    argv.push_back(const_cast<char*>(TRISTREAM_BINARY));
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execv(TRISTREAM_BINARY, argv.data());
+    _exit(127);
+  }
+  Outcome o;
+  int raw = 0;
+  auto decode = [&] {
+    o.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + (WIFSIGNALED(raw) ? WTERMSIG(raw) : 0);
+  };
+  // 1. The delay, watching for an early end.
+  const auto start = Clock::now();
+  while (std::chrono::duration<double>(Clock::now() - start).count() < delay) {
+    if (::waitpid(pid, &raw, WNOHANG) == pid) {
+      o.finished_first = true;
+      decode();
+      o.out = test::read_text(out);
+      return o;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  // 2. The signal, then its end (killed after a hard cap so that a hang fails the test).
+  const auto signalled = Clock::now();
+  ::kill(pid, sig);
+  for (;;) {
+    if (::waitpid(pid, &raw, WNOHANG) == pid) break;
+    if (std::chrono::duration<double>(Clock::now() - signalled).count() > 30) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &raw, 0);
+      ADD_FAILURE() << "still running 30 s after the signal";
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  o.seconds_after_signal = std::chrono::duration<double>(Clock::now() - signalled).count();
+  decode();
+  o.out = test::read_text(out);
+  o.err = test::read_text(err);
+  return o;
+}
+
+// Names in `dir` that start with `prefix`.
+std::vector<std::string> entries(const std::string& dir, const std::string& prefix = "") {
+  std::vector<std::string> names;
+  for (const auto& e : fs::directory_iterator(dir)) {
+    const std::string n = e.path().filename().string();
+    if (n.compare(0, prefix.size(), prefix) == 0) names.push_back(n);
+  }
+  return names;
+}
+
+// The graphs, generated once: a Kronecker graph as .tcsr and as a text edge list.
+class CliInterrupt : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    dir_ = new test::TempDir;
+    for (const char* name : {"g.tcsr", "g.el"}) {
+      const auto r =
+          test::run_cli("generate kronecker --scale 18 --seed 7 -q -o '" + dir_->file(name) + "'");
+      ASSERT_EQ(r.status, 0) << r.err;
+    }
+  }
+  static void TearDownTestSuite() {
+    delete dir_;
+    dir_ = nullptr;
+  }
+  static std::string graph(const char* name) { return dir_->file(name); }
+
+  void SetUp() override {
+    work_ = std::make_unique<test::TempDir>();
+    fs::create_directory(tmpdir());
+  }
+  std::string tmpdir() const { return work_->file("tmp"); }
+  std::string file(const std::string& name) const { return work_->file(name); }
+
+  // Checks the common outcome of an interrupted run; false (skipped) when it ended first.
+  bool check_stopped(const Outcome& o, int sig) {
+    if (o.finished_first) return false;
+    EXPECT_EQ(o.status, 128 + sig) << o.err;
+    EXPECT_LT(o.seconds_after_signal, kExitBound);
+    EXPECT_NE(o.err.find(sig == SIGTERM ? "terminated" : "interrupted"), std::string::npos)
+        << o.err;
+    return true;
+  }
+
+  static test::TempDir* dir_;
+  std::unique_ptr<test::TempDir> work_;
+};
+
+test::TempDir* CliInterrupt::dir_ = nullptr;
+
+#define SKIP_IF_FINISHED_FIRST(o) \
+  if ((o).finished_first) GTEST_SKIP() << "the run ended before the signal (a faster machine)"
+
+TEST_F(CliInterrupt, CountInCoreOnTheCpuStopsInsideTheUnit) {
+  for (const double delay : {0.05, 0.3}) {
+    const auto o = interrupt_run({"count", graph("g.tcsr"), "--backend", "cpu", "--per-vertex",
+                                  file("pv.csv"), "--parts", "1"},
+                                 delay, SIGINT, work_->path(), tmpdir());
+    SKIP_IF_FINISHED_FIRST(o);
+    check_stopped(o, SIGINT);
+    EXPECT_EQ(o.out, "");  // no count printed
+    EXPECT_TRUE(entries(work_->path(), "pv.csv").empty());
+  }
+}
+
+TEST_F(CliInterrupt, CountSigtermExits143) {
+  const auto o = interrupt_run({"count", graph("g.tcsr"), "--backend", "cpu", "--json"}, 0.3,
+                               SIGTERM, work_->path(), tmpdir());
+  SKIP_IF_FINISHED_FIRST(o);
+  check_stopped(o, SIGTERM);
+  EXPECT_EQ(o.out, "");
+}
+
+TEST_F(CliInterrupt, CountOfAnEdgeListRemovesItsTemporaryDirectory) {
+  for (const double delay : {0.1, 0.5}) {
+    const auto o = interrupt_run({"count", graph("g.el"), "--backend", "cpu"}, delay, SIGINT,
+                                 work_->path(), tmpdir());
+    SKIP_IF_FINISHED_FIRST(o);
+    check_stopped(o, SIGINT);
+    EXPECT_EQ(o.out, "");
+    EXPECT_TRUE(entries(tmpdir(), "tristream-").empty());
+  }
+}
+
+TEST_F(CliInterrupt, ConvertLeavesNoOutputNorTemporaries) {
+  // Early (parsing) and late (sorting, writing) in the conversion, in memory and out of core
+  // (spill files in --tmp-dir), for both signals.
+  struct Case {
+    double delay;
+    int sig;
+    const char* memory_limit;
+  };
+  for (const Case c :
+       {Case{0.1, SIGINT, nullptr}, Case{0.6, SIGINT, nullptr}, Case{0.3, SIGTERM, nullptr},
+        Case{0.7, SIGTERM, nullptr}, Case{0.5, SIGINT, "64M"}, Case{1.5, SIGTERM, "64M"}}) {
+    SCOPED_TRACE(std::to_string(c.delay) + " s, signal " + std::to_string(c.sig));
+    const std::string spill = file("spill");
+    fs::create_directories(spill);
+    std::vector<std::string> args = {"convert",        graph("g.el"), "-o",
+                                     file("out.tcsr"), "--tmp-dir",   spill};
+    if (c.memory_limit) args.insert(args.end(), {"--memory-limit", c.memory_limit});
+    const auto o = interrupt_run(args, c.delay, c.sig, work_->path(), tmpdir());
+    SKIP_IF_FINISHED_FIRST(o);
+    check_stopped(o, c.sig);
+    EXPECT_TRUE(entries(work_->path(), "out.tcsr").empty());  // neither OUT nor OUT.tmp.*
+    EXPECT_TRUE(entries(spill).empty());
+  }
+}
+
+TEST_F(CliInterrupt, GenerateLeavesNoOutputNorTemporaries) {
+  for (const char* name : {"out.el", "out.tcsr"}) {
+    SCOPED_TRACE(name);
+    const auto o = interrupt_run({"generate", "kronecker", "--scale", "20", "-o", file(name)}, 0.3,
+                                 SIGTERM, work_->path(), tmpdir());
+    SKIP_IF_FINISHED_FIRST(o);
+    check_stopped(o, SIGTERM);
+    EXPECT_TRUE(entries(work_->path(), "out.").empty());
+  }
+}
+
+}  // namespace
+}  // namespace tristream
