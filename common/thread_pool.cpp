@@ -1,6 +1,8 @@
 // common/thread_pool.cpp — the thread pool (common/thread_pool.hpp).
 #include "common/thread_pool.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <string>
 #include <system_error>
 
@@ -83,6 +85,39 @@ void ThreadPool::parallel_for(std::uint64_t n, std::uint64_t grain,
     const ChunkRange r = chunk_range(n, pieces, x);
     if (r.lo < r.hi) fn(r.lo, r.hi);
   });
+}
+
+void ThreadPool::for_each_item(std::size_t count,
+                               const std::function<void(std::size_t, unsigned)>& fn) {
+  if (count == 0) return;
+  const std::size_t tasks = std::min<std::size_t>(threads(), count);
+  std::atomic<std::size_t> next{0};
+  std::atomic<bool> failed{false};
+  run(tasks, [&](std::size_t task) {
+    try {
+      for (;;) {
+        if (failed.load(std::memory_order_relaxed)) return;
+        const std::size_t i = next.fetch_add(1, std::memory_order_relaxed);
+        if (i >= count) return;
+        fn(i, static_cast<unsigned>(task));
+      }
+    } catch (...) {
+      failed = true;
+      throw;
+    }
+  });
+}
+
+void for_each_item(unsigned threads, std::size_t count,
+                   const std::function<void(std::size_t, unsigned)>& fn) {
+  if (count == 0) return;
+  const std::size_t t = std::min<std::size_t>(std::max(threads, 1u), count);
+  if (t == 1) {
+    for (std::size_t i = 0; i < count; ++i) fn(i, 0u);
+    return;
+  }
+  ThreadPool pool(static_cast<unsigned>(t));
+  pool.for_each_item(count, fn);
 }
 
 void ThreadPool::work() {

@@ -4,8 +4,11 @@
 // ThreadPool(t) starts t - 1 workers; run(k, fn) calls fn(0) .. fn(k - 1) on the workers and the
 // calling thread and returns when all have returned, rethrowing the first exception (the other
 // tasks still run). parallel_for(n, grain, fn) cuts [0, n) into pieces of about `grain` items
-// (at most a few per thread) and calls fn(lo, hi) for each. One run at a time per pool: run is
-// not reentrant and must be called from one thread at a time.
+// (at most a few per thread) and calls fn(lo, hi) for each. for_each_item(count, fn) hands items
+// out one at a time and tells fn which task runs it (for per-task scratch). One run at a time per
+// pool: run is not reentrant (a task must not call run, parallel_for or for_each_item on its own
+// pool; make a pool at the inner call instead) and must be called from one thread at a time.
+// for_each_item(threads, count, fn), the free function, makes a pool for one loop.
 //
 // The constructor fails cleanly: when a worker cannot be created it stops and joins the workers
 // already started and throws tristream::Error (ErrorKind::Internal) naming the cause.
@@ -63,6 +66,11 @@ class ThreadPool {
   // fn(lo, hi) over pieces of [0, n) of at least `grain` items (piece_count(n, grain, threads)).
   void parallel_for(std::uint64_t n, std::uint64_t grain,
                     const std::function<void(std::uint64_t lo, std::uint64_t hi)>& fn);
+  // fn(i, task) for i in [0, count) on min(threads(), count) tasks, each taking the next item not
+  // yet taken (task < that number; no two calls with the same task run at once). The first
+  // failure stops the handing out of items and is rethrown once all tasks have returned.
+  void for_each_item(std::size_t count,
+                     const std::function<void(std::size_t item, unsigned task)>& fn);
 
  private:
   void stop_workers();
@@ -77,5 +85,10 @@ class ThreadPool {
   bool stop_ = false;
   std::exception_ptr error_;
 };
+
+// for_each_item on a pool of min(max(threads, 1), count) threads made for this one loop (the
+// caller's thread included). Use it where the loop may itself run inside another pool's task.
+void for_each_item(unsigned threads, std::size_t count,
+                   const std::function<void(std::size_t item, unsigned task)>& fn);
 
 }  // namespace tristream

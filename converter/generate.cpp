@@ -201,7 +201,7 @@ std::vector<std::pair<std::uint64_t, std::uint64_t>> generate_edges(
   const auto model = conv::make_model(options);
   const std::uint64_t P = model->pieces();
   std::vector<std::vector<conv::GenEdge>> parts(static_cast<std::size_t>(P));
-  conv::parallel_for(conv::resolve_threads(options.threads), parts.size(), 1,
+  conv::parallel_for(resolve_threads(options.threads), parts.size(), 1,
                      [&](std::size_t lo, std::size_t hi, unsigned) {
                        for (std::size_t c = lo; c < hi; ++c) model->piece(c, parts[c]);
                      });

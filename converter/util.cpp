@@ -1,4 +1,4 @@
-// util.cpp — mmap buffers, parallel sort, spill files, available memory.
+// util.cpp — mmap buffers, parallel sort, spill files.
 #include "util.hpp"
 
 #include <fcntl.h>
@@ -8,8 +8,6 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
-#include <fstream>
-#include <sstream>
 #include <vector>
 
 #include "tristream/error.hpp"
@@ -38,12 +36,6 @@ void drop_pages(void* p, std::size_t bytes) noexcept {
   auto lo = (reinterpret_cast<std::uintptr_t>(p) + page - 1) / page * page;
   auto hi = (reinterpret_cast<std::uintptr_t>(p) + bytes) / page * page;
   if (hi > lo) ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
-}
-
-unsigned resolve_threads(unsigned threads) {
-  if (threads) return threads;
-  const unsigned hc = std::thread::hardware_concurrency();
-  return hc ? hc : 1;
 }
 
 namespace {
@@ -217,18 +209,6 @@ bool has_suffix(const std::string& s, const std::string& suffix) {
            return std::tolower(static_cast<unsigned char>(a)) ==
                   std::tolower(static_cast<unsigned char>(b));
          });
-}
-
-std::uint64_t available_memory() {
-  std::ifstream in("/proc/meminfo");
-  std::string key;
-  std::uint64_t value = 0;
-  std::string unit;
-  while (in >> key >> value) {
-    std::getline(in, unit);
-    if (key == "MemAvailable:") return value * 1024;
-  }
-  return 0;
 }
 
 }  // namespace tristream::conv

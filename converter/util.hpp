@@ -3,17 +3,15 @@
 // and temporary spill files that remove themselves.
 #pragma once
 
-#include <atomic>
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
-#include <exception>
 #include <string>
-#include <thread>
 #include <utility>
 #include <vector>
 
 #include "common/interrupt.hpp"
+#include "common/thread_pool.hpp"
 
 namespace tristream::conv {
 
@@ -101,10 +99,10 @@ inline bool operator==(const Edge64& x, const Edge64& y) {
   return x.a == y.a && x.b == y.b;
 }
 
-unsigned resolve_threads(unsigned threads);
-
-// Runs fn(begin, end, worker) over [0, n) split into pieces of about `grain` indices handed out
-// dynamically to `threads` workers. Exceptions in fn are rethrown (the first one). SIGINT or
+// Runs fn(begin, end, worker) over [0, n) split into pieces of `grain` indices (the last may be
+// shorter) handed out dynamically to min(threads, pieces) workers of a pool made for the call
+// (for_each_item, common/thread_pool.hpp), so it may run inside another pool's task; worker <
+// that number. The first exception stops the handing out of pieces and is rethrown; SIGINT or
 // SIGTERM (common/interrupt.hpp) stops it between pieces with Error(Interrupted).
 template <typename Fn>
 void parallel_for(unsigned threads, std::size_t n, std::size_t grain, Fn&& fn);
@@ -136,9 +134,6 @@ class TempFile {
 // True when s ends with suffix, ignoring ASCII case (file extensions).
 bool has_suffix(const std::string& s, const std::string& suffix);
 
-// Memory available to the process: MemAvailable from /proc/meminfo (0 if unknown).
-std::uint64_t available_memory();
-
 // ---- template definitions ---------------------------------------------------------------------
 
 template <typename Fn>
@@ -146,39 +141,16 @@ void parallel_for(unsigned threads, std::size_t n, std::size_t grain, Fn&& fn) {
   if (n == 0) return;
   if (grain == 0) grain = 1;
   const std::size_t pieces = (n + grain - 1) / grain;
-  unsigned t = threads == 0 ? 1 : threads;
-  if (t > pieces) t = static_cast<unsigned>(pieces);
-  if (t <= 1) {
+  if (threads <= 1 || pieces == 1) {
     throw_if_interrupted();
     fn(std::size_t{0}, n, 0u);
     return;
   }
-  std::atomic<std::size_t> next{0};
-  std::atomic<bool> failed{false};
-  std::exception_ptr error;
-  std::atomic_flag error_set = ATOMIC_FLAG_INIT;
-  auto work = [&](unsigned w) {
-    try {
-      for (;;) {
-        if (failed.load(std::memory_order_relaxed)) return;
-        throw_if_interrupted();
-        const std::size_t piece = next.fetch_add(1, std::memory_order_relaxed);
-        if (piece >= pieces) return;
-        const std::size_t lo = piece * grain;
-        const std::size_t hi = lo + grain < n ? lo + grain : n;
-        fn(lo, hi, w);
-      }
-    } catch (...) {
-      failed = true;
-      if (!error_set.test_and_set()) error = std::current_exception();
-    }
-  };
-  std::vector<std::thread> pool;
-  pool.reserve(t - 1);
-  for (unsigned w = 1; w < t; ++w) pool.emplace_back(work, w);
-  work(0);
-  for (auto& th : pool) th.join();
-  if (error) std::rethrow_exception(error);
+  for_each_item(threads, pieces, [&](std::size_t piece, unsigned w) {
+    throw_if_interrupted();
+    const std::size_t lo = piece * grain;
+    fn(lo, lo + grain < n ? lo + grain : n, w);
+  });
 }
 
 }  // namespace tristream::conv

@@ -12,10 +12,9 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
-#include <thread>
-#include <vector>
 
 #include "check.hpp"
+#include "common/thread_pool.hpp"
 #include "tristream/error.hpp"
 #include "tristream/host_memory.hpp"
 
@@ -33,19 +32,23 @@ unsigned char* pin_host(std::uint64_t bytes, const char* what) {
     throw Error(ErrorKind::Internal,
                 "cannot allocate " + std::to_string(bytes) + " bytes of host memory for " + what);
   // 2. Touch it on up to one thread per 64 MiB (page-aligned pieces).
-  const std::uint64_t pieces = std::min<std::uint64_t>(
-      std::max(1u, std::thread::hardware_concurrency()), size / (64ull << 20) + 1);
+  const unsigned pieces =
+      static_cast<unsigned>(std::min<std::uint64_t>(resolve_threads(0), size / (64ull << 20) + 1));
   if (pieces <= 1) {
     std::memset(p, 0, size);
   } else {
-    std::vector<std::thread> touch;
-    for (std::uint64_t x = 0; x < pieces; ++x)
-      touch.emplace_back([=] {
-        const std::uint64_t lo = size * x / pieces / kPage * kPage;
-        const std::uint64_t hi = x + 1 == pieces ? size : size * (x + 1) / pieces / kPage * kPage;
+    try {
+      ThreadPool touch(pieces);
+      touch.run(pieces, [&](std::size_t x) {
+        const ChunkRange r = chunk_range(size, pieces, x);
+        const std::uint64_t lo = r.lo / kPage * kPage;
+        const std::uint64_t hi = x + 1 == pieces ? size : r.hi / kPage * kPage;
         std::memset(p + lo, 0, hi - lo);
       });
-    for (auto& t : touch) t.join();
+    } catch (...) {
+      std::free(p);  // a worker could not start
+      throw;
+    }
   }
   // 3. Register it.
   const cudaError_t e = cudaHostRegister(p, size, cudaHostRegisterPortable);

@@ -10,10 +10,10 @@
 #include <cstdio>
 #include <cstring>
 
+#include "common/thread_pool.hpp"
 #include "input_file.hpp"
 #include "layout.hpp"
 #include "names.hpp"
-#include "parallel.hpp"
 #include "tristream/error.hpp"
 #include "tristream/format.hpp"
 #include "xxh64.hpp"
@@ -487,7 +487,7 @@ OrientedGraph Reader::load(bool with_perm, unsigned threads) const {
   g.csr.offsets.assign(offsets(), offsets() + n() + 1);
   g.csr.cols.resize(m());
   g.csr.col_space = n();
-  parallel_for(impl_->chunks.size(), threads, [&](std::size_t k, unsigned) {
+  for_each_item(resolve_threads(threads), impl_->chunks.size(), [&](std::size_t k, unsigned) {
     read_chunk(k, g.csr.cols.data() + impl_->chunks[k].first_edge);
   });
   if (with_perm) g.perm = permutation();
@@ -513,7 +513,7 @@ void Reader::check(unsigned threads) const {
   std::vector<vid_t> first_id(chunks.size()), last_id(chunks.size());
   const unsigned workers = resolve_threads(threads);
   std::vector<std::vector<vid_t>> buffers(workers);
-  parallel_for(chunks.size(), workers, [&](std::size_t k, unsigned worker) {
+  for_each_item(workers, chunks.size(), [&](std::size_t k, unsigned worker) {
     auto& buffer = buffers[worker];
     buffer.resize(chunks[k].edges);
     read_chunk(k, buffer.data());

@@ -16,8 +16,8 @@
 
 #include "common/atomic_file.hpp"
 #include "common/interrupt.hpp"
+#include "common/thread_pool.hpp"
 #include "layout.hpp"
-#include "parallel.hpp"
 #include "tristream/error.hpp"
 #include "tristream/format.hpp"
 #include "xxh64.hpp"
@@ -91,6 +91,7 @@ struct Writer::Impl {
   std::uint64_t n = 0;
   WriteOptions options;
   unsigned threads = 1;
+  std::unique_ptr<ThreadPool> pool;  // `threads` threads, for compressing a batch of chunks
   std::uint64_t chunk_edges = 0;
   std::uint64_t batch_chunks = 1;
 
@@ -133,7 +134,7 @@ struct Writer::Impl {
     std::vector<std::vector<unsigned char>> frames(count);
     std::vector<ChunkInfo> infos(count);
     std::vector<std::uint64_t> sums(count);
-    parallel_for(count, threads, [&](std::size_t i, unsigned worker) {
+    pool->for_each_item(count, [&](std::size_t i, unsigned worker) {
       const std::uint64_t begin = i * chunk_edges;
       const std::uint64_t len = std::min<std::uint64_t>(chunk_edges, pending.size() - begin);
       const eid_t e0 = pending_first + begin, e1 = e0 + len;
@@ -347,6 +348,7 @@ Writer::Writer(const std::string& path, std::uint64_t n, const WriteOptions& opt
   w.n = n;
   w.options = options;
   w.threads = resolve_threads(options.threads);
+  w.pool = std::make_unique<ThreadPool>(w.threads);
   w.chunk_edges = options.chunk_bytes / sizeof(vid_t);
   w.batch_chunks = std::clamp<std::uint64_t>(kBatchBytes / options.chunk_bytes, w.threads,
                                              std::max<std::uint64_t>(w.threads, kMaxBatchChunks));

@@ -9,10 +9,9 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
-#include <exception>
-#include <thread>
 
 #include "common/interrupt.hpp"
+#include "common/thread_pool.hpp"
 #include "plan/sizes.hpp"
 #include "tristream/plan.hpp"
 
@@ -20,33 +19,6 @@ namespace tristream {
 namespace {
 
 using plan_internal::align_up;
-
-// Runs fn(t, k) for every chunk k on T threads (t: the thread's index), each thread taking the
-// next chunk not yet taken; the first exception stops the others and is rethrown.
-template <typename Fn>
-void for_each_chunk(unsigned T, std::uint64_t chunks, Fn fn) {
-  std::atomic<std::uint64_t> next{0};
-  std::vector<std::exception_ptr> errors(T);
-  auto worker = [&](unsigned t) {
-    try {
-      for (;;) {
-        const std::uint64_t k = next.fetch_add(1);
-        if (k >= chunks) break;
-        throw_if_interrupted();  // SIGINT/SIGTERM during a census of a large file
-        fn(t, k);
-      }
-    } catch (...) {
-      errors[t] = std::current_exception();
-      next = chunks;
-    }
-  };
-  std::vector<std::thread> pool;
-  for (unsigned t = 1; t < T; ++t) pool.emplace_back(worker, t);
-  worker(0);
-  for (auto& th : pool) th.join();
-  for (auto& e : errors)
-    if (e) std::rethrow_exception(e);
-}
 
 // The bucket of a sorted boundary list holding x.
 std::uint32_t bucket_of(const std::vector<std::uint64_t>& bounds, std::uint64_t x) {
@@ -72,8 +44,8 @@ std::vector<std::uint64_t> fine_buckets(std::uint64_t n, const eid_t* off, std::
 // holds an F x F histogram and one decompressed chunk beside the shared bitmaps).
 unsigned census_threads(const CensusOptions& o, const std::vector<tcsr::ChunkInfo>& chunks,
                         std::uint32_t F, std::uint64_t fixed_bytes) {
-  unsigned T = std::max<unsigned>(1, std::min<unsigned>(plan_internal::resolve_threads(o.threads),
-                                                        std::max<std::size_t>(chunks.size(), 1)));
+  unsigned T = std::max<unsigned>(
+      1, std::min<unsigned>(resolve_threads(o.threads), std::max<std::size_t>(chunks.size(), 1)));
   if (o.max_bytes) {
     std::uint64_t max_chunk = 0;
     for (const auto& ch : chunks)
@@ -225,7 +197,8 @@ bool vertex_may_fit(const Census& c, const std::vector<std::uint32_t>& cand_p, s
 // v -> w with both ends in X. mask[v] holds the groups whose X contains v; a per-candidate table
 // folds a group mask into a part mask. Frees the bitmaps.
 void exact_proxy_edges(Census& c, FirstPass& fp, const std::vector<std::uint32_t>& cand_p,
-                       unsigned T) {
+                       ThreadPool& pool) {
+  const unsigned T = pool.threads();
   const GraphSource& g = fp.g;
   const std::uint64_t n = g.n();
   const eid_t* off = g.offsets();
@@ -254,7 +227,7 @@ void exact_proxy_edges(Census& c, FirstPass& fp, const std::vector<std::uint32_t
     }
   }
   std::vector<std::vector<eid_t>> counts(T, std::vector<eid_t>(C * 16, 0));
-  for_each_chunk(T, chunks.size(), [&](unsigned t, std::uint64_t k) {
+  pool.for_each_item(chunks.size(), [&](std::uint64_t k, unsigned t) {
     auto& cnt = counts[t];
     std::vector<vid_t>& buf = fp.buffers[t];
     const auto& ch = chunks[k];
@@ -312,7 +285,8 @@ Census take_census(const GraphSource& g, const CensusOptions& options) {
   fp.hash_local.assign(T, std::vector<eid_t>(static_cast<std::size_t>(fp.H) * fp.H, 0));
   fp.buffers.resize(T);
   // 3. The first pass: the range and hash histograms and the vertex groups' bitmaps.
-  for_each_chunk(T, g.chunks().size(), [&fp](unsigned t, std::uint64_t k) { fp.chunk(t, k); });
+  ThreadPool pool(T);
+  pool.for_each_item(g.chunks().size(), [&fp](std::uint64_t k, unsigned t) { fp.chunk(t, k); });
   fp.merge();
   std::vector<std::vector<eid_t>>().swap(fp.fine_local);
   std::vector<std::vector<eid_t>>().swap(fp.hash_local);
@@ -321,7 +295,7 @@ Census take_census(const GraphSource& g, const CensusOptions& options) {
     const std::vector<std::uint32_t> cand_p = vertex_candidates(c, fp, off);
     // 5. Their exact proxy edges when some vertex candidate may fit the device.
     if (G <= 16 && n > 0 && vertex_may_fit(c, cand_p, G, off, options.device_budget))
-      exact_proxy_edges(c, fp, cand_p, T);
+      exact_proxy_edges(c, fp, cand_p, pool);
   }
   c.decompressed_bytes = fp.raw.load();
   c.seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();

@@ -3,6 +3,7 @@
 
 #include <algorithm>
 
+#include "common/thread_pool.hpp"
 #include "plan/sizes.hpp"
 
 namespace tristream::plan_internal {

@@ -76,7 +76,7 @@ std::vector<std::uint64_t> BlockBuilder::segments(std::uint32_t part, std::uint6
   const std::uint64_t r0 = P.bounds[part], r1 = P.bounds[part + 1];
   const eid_t e0 = off[r0], E = off[r1] - e0;
   for (std::uint64_t x = 1; x < S; ++x) {
-    const eid_t target = e0 + E * x / S;
+    const eid_t target = e0 + chunk_range(E, S, x).lo;
     const std::uint64_t r =
         static_cast<std::uint64_t>(std::lower_bound(off + r0, off + r1, target) - off);
     seg[x] = std::max(seg[x - 1], std::min(r, r1) - r0);

@@ -2,6 +2,7 @@
 // work (slice_bounds, tristream/pipeline.hpp).
 #include <vector>
 
+#include "common/thread_pool.hpp"
 #include "tristream/pipeline.hpp"
 
 namespace tristream {
@@ -42,7 +43,7 @@ std::vector<std::uint64_t> slice_bounds(const UnitLayout& L, std::uint32_t slice
   std::vector<std::uint64_t> bounds(slices + 1, c_rows);
   bounds[0] = 0;
   if (total <= 0) {
-    for (std::uint32_t x = 1; x < slices; ++x) bounds[x] = c_rows * x / slices;
+    for (std::uint32_t x = 1; x < slices; ++x) bounds[x] = chunk_range(c_rows, slices, x).lo;
     return bounds;
   }
   double sum = 0;

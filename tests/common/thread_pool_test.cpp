@@ -4,6 +4,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <stdexcept>
 #include <system_error>
@@ -24,6 +25,57 @@ TEST(ThreadPool, RunCallsEveryTaskOnce) {
       for (auto& h : hits) EXPECT_EQ(h.load(), 1);
     }
   }
+}
+
+TEST(ThreadPool, ForEachItemCallsEveryItemOnceWithTasksInRange) {
+  for (unsigned threads : {1u, 2u, 4u}) {
+    for (std::size_t count : {0u, 1u, 3u, 1000u}) {
+      std::vector<std::atomic<int>> hits(count);
+      const std::size_t tasks = std::min<std::size_t>(threads, count);
+      std::vector<std::atomic<int>> busy(tasks ? tasks : 1);
+      std::atomic<bool> overlap{false}, out_of_range{false};
+      auto fn = [&](std::size_t i, unsigned task) {
+        if (task >= tasks) {
+          out_of_range = true;
+          return;
+        }
+        if (busy[task]++ != 0) overlap = true;
+        hits[i]++;
+        busy[task]--;
+      };
+      ThreadPool pool(threads);
+      pool.for_each_item(count, fn);
+      for (auto& h : hits) EXPECT_EQ(h.exchange(0), 1);
+      for_each_item(threads, count, fn);
+      for (auto& h : hits) EXPECT_EQ(h.load(), 1);
+      EXPECT_FALSE(overlap.load());
+      EXPECT_FALSE(out_of_range.load());
+    }
+  }
+}
+
+TEST(ThreadPool, ForEachItemRethrowsAndStopsHandingOut) {
+  for (unsigned threads : {1u, 2u, 4u}) {
+    std::atomic<int> calls{0};
+    EXPECT_THROW(for_each_item(threads, 1000,
+                               [&](std::size_t i, unsigned) {
+                                 calls++;
+                                 if (i == 0) throw std::runtime_error("item 0");
+                               }),
+                 std::runtime_error);
+    if (threads == 1) {
+      EXPECT_EQ(calls.load(), 1);  // nothing after the failure on one thread
+    }
+  }
+}
+
+TEST(ThreadPool, ForEachItemInsideAnotherPoolsTask) {
+  ThreadPool outer(2);
+  std::atomic<int> sum{0};
+  outer.run(4, [&](std::size_t) {
+    for_each_item(3, 10, [&](std::size_t i, unsigned) { sum += static_cast<int>(i); });
+  });
+  EXPECT_EQ(sum.load(), 4 * 45);
 }
 
 TEST(ThreadPool, ParallelForCoversTheRangeOnce) {
