@@ -5,6 +5,7 @@
 #include <nanobind/nanobind.h>
 #include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include <cstdint>
 #include <string>
@@ -39,6 +40,7 @@ nb::dict result_dict(tristream::CountResult&& r, bool per_vertex, bool clusterin
   d["vertex_ids"] = per_vertex ? numpy_of(std::move(r.vertex_ids)) : nb::none();
   d["per_vertex"] = per_vertex ? numpy_of(std::move(r.per_vertex)) : nb::none();
   d["clustering"] = clustering ? numpy_of(std::move(r.clustering)) : nb::none();
+  d["vertex_names"] = per_vertex && !r.vertex_names.empty() ? nb::cast(r.vertex_names) : nb::none();
   d["backend"] = r.backend;
   d["device"] = r.device;
   d["stats"] = r.stats;
@@ -140,12 +142,19 @@ NB_MODULE(_core, m) {
       .def_rw("per_vertex", &tristream::CountOptions::per_vertex)
       .def_rw("clustering", &tristream::CountOptions::clustering)
       .def_rw("format", &tristream::CountOptions::format)
+      .def_rw("delimiter", &tristream::CountOptions::delimiter)
+      .def_rw("header", &tristream::CountOptions::header)
+      .def_rw("names", &tristream::CountOptions::names)
+      .def_rw("count_isolated", &tristream::CountOptions::count_isolated)
       .def_rw("tmp_dir", &tristream::CountOptions::tmp_dir)
       .def_rw("quiet", &tristream::CountOptions::quiet)
       .def_rw("trace", &tristream::CountOptions::trace);
   nb::class_<tristream::ConvertOptions>(m, "ConvertOptions")
       .def(nb::init<>())
       .def_rw("format", &tristream::ConvertOptions::format)
+      .def_rw("delimiter", &tristream::ConvertOptions::delimiter)
+      .def_rw("header", &tristream::ConvertOptions::header)
+      .def_rw("names", &tristream::ConvertOptions::names)
       .def_prop_rw(
           "memory_limit", [](const tristream::ConvertOptions& o) { return o.memory_limit; },
           [](tristream::ConvertOptions& o, const std::string& s) {

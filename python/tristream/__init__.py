@@ -24,9 +24,10 @@ __version__ = _core.__version__
 __all__ = ["count", "convert", "Result", "Error", "InputError", "UsageError", "DeviceError"]
 
 _COUNT_OPTIONS = ("backend", "kernel", "device", "threads", "gpu_memory", "host_memory", "scheme",
-                  "parts", "per_vertex", "clustering", "format", "tmp_dir", "quiet", "trace")
-_CONVERT_OPTIONS = ("format", "memory_limit", "tmp_dir", "threads", "quiet", "chunk_size",
-                    "zstd_level")
+                  "parts", "per_vertex", "clustering", "format", "delimiter", "header", "names",
+                  "count_isolated", "tmp_dir", "quiet", "trace")
+_CONVERT_OPTIONS = ("format", "delimiter", "header", "names", "memory_limit", "tmp_dir", "threads",
+                    "quiet", "chunk_size", "zstd_level")
 _SIZES = ("gpu_memory", "host_memory", "memory_limit", "chunk_size")
 # A dense per-vertex array indexed by original id is refused beyond this many entries when the
 # ids are sparse (more than 8 slots per vertex): use Result.vertex_ids with vertex_triangles.
@@ -148,7 +149,9 @@ def count(graph, **options) -> Result:
     for bad input, tristream.UsageError for a bad option value, TypeError for an unknown one."""
     o = _options(_core.CountOptions, _COUNT_OPTIONS, options)
     if isinstance(graph, (str, os.PathLike)):
-        return Result(_core.count_path(os.fspath(graph), o))
+        raw = _core.count_path(os.fspath(graph), o)
+        # A graph with vertex names (names=True): per-vertex figures are dicts keyed by name.
+        return Result(raw, raw.get("vertex_names"))
     if _is_networkx(graph):
         nodes = list(graph.nodes())
         index = {node: i for i, node in enumerate(nodes)}

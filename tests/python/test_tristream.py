@@ -159,3 +159,20 @@ def test_threads_count_concurrently():
     for t in threads:
         t.join()
     assert results == [nx_reference(g)[0] for g in graphs]
+
+
+def test_names_give_per_vertex_dicts_keyed_by_name(tmp_path):
+    # Words as vertex ids (names=True, as `tristream count --names`): a triangle and a pendant.
+    path = tmp_path / "named.txt"
+    path.write_text("alice bob\nbob carol\ncarol alice\ncarol dave\n")
+    r = tristream.count(path, backend="cpu", names=True, per_vertex=True)
+    assert r.triangles == 1
+    assert r.per_vertex == {"alice": 1, "bob": 1, "carol": 1, "dave": 0}
+    with pytest.raises(tristream.InputError):
+        tristream.count(path, backend="cpu")  # words without names=True are refused
+
+
+def test_csv_options_as_keywords(tmp_path):
+    path = tmp_path / "edges.csv"
+    path.write_text("source;target\n1;2\n2;3\n3;1\n")
+    assert tristream.count(path, backend="cpu", delimiter=";", header=True).triangles == 1
