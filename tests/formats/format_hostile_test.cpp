@@ -20,29 +20,12 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace tcsr::detail;
-using Bytes = std::vector<unsigned char>;
+using test::Bytes;
 
-Bytes read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return Bytes(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
+using test::read_bytes;
+using test::write_bytes;
 
-void write_bytes(const std::string& path, const Bytes& b) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
-}
-
-// Runs f and expects an Error of kind Input whose message contains every one of `parts`.
-void expect_input_error(const std::function<void()>& f, const std::vector<std::string>& parts) {
-  try {
-    f();
-    ADD_FAILURE() << "no error; expected one mentioning " << parts.back();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::Input) << e.what();
-    for (const auto& p : parts)
-      EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
-  }
-}
+using test::expect_input_error;
 
 // A hand-made file: the header's counts, the row offsets and one entry per chunk are given; the
 // frames are placeholder bytes (the reader must refuse the file before it decompresses any).

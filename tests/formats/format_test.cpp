@@ -21,7 +21,7 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace tcsr::detail;
-using Bytes = std::vector<unsigned char>;
+using test::Bytes;
 
 OrientedGraph random_oriented(vid_t n, std::uint64_t m, std::uint64_t seed, bool skewed = false) {
   return orient_edge_list(n,
@@ -38,15 +38,8 @@ void expect_same(const OrientedGraph& a, const OrientedGraph& b) {
   EXPECT_EQ(a.csr.col_space, b.csr.col_space);
 }
 
-Bytes read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return Bytes(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
-}
-
-void write_bytes(const std::string& path, const Bytes& b) {
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
-}
+using test::read_bytes;
+using test::write_bytes;
 
 std::vector<std::string> dir_entries(const std::string& dir) {
   std::vector<std::string> names;
@@ -55,17 +48,7 @@ std::vector<std::string> dir_entries(const std::string& dir) {
   return names;
 }
 
-// Runs f and expects an Error of kind Input whose message contains every one of `parts`.
-void expect_input_error(const std::function<void()>& f, const std::vector<std::string>& parts) {
-  try {
-    f();
-    ADD_FAILURE() << "no error; expected one mentioning " << parts.front();
-  } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::Input) << e.what();
-    for (const auto& p : parts)
-      EXPECT_NE(std::string(e.what()).find(p), std::string::npos) << e.what();
-  }
-}
+using test::expect_input_error;
 
 void expect_internal_error(const std::function<void()>& f) {
   try {

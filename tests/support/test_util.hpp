@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -66,5 +67,14 @@ std::string data_file(const std::string& name);
 // (WorkUnit::slices), each slice right after the previous one, then finished again (bytes, the
 // device cache's replay) with the plan's units in flight.
 Plan sliced_plan(const Plan& plan, std::uint32_t slices, bool per_vertex, std::size_t first = 0);
+
+// A file's bytes; a file (re)written from bytes.
+using Bytes = std::vector<unsigned char>;
+Bytes read_bytes(const std::string& path);
+void write_bytes(const std::string& path, const Bytes& b);
+
+// Runs f and expects a tristream::Error of kind Input whose message contains every one of
+// `parts` (a GoogleTest failure otherwise).
+void expect_input_error(const std::function<void()>& f, const std::vector<std::string>& parts);
 
 }  // namespace tristream::test
