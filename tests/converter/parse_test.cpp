@@ -47,11 +47,12 @@ std::string convert_error(const TempDir& d, const std::string& name, const std::
   return "";
 }
 
-// AddressSanitizer reserves terabytes of address space: no `ulimit -v` under it.
-#if defined(__SANITIZE_ADDRESS__)
+// AddressSanitizer and ThreadSanitizer reserve terabytes of address space: no `ulimit -v` under
+// them.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
 constexpr bool kAddressLimit = false;
 #elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
 constexpr bool kAddressLimit = false;
 #else
 constexpr bool kAddressLimit = true;
