@@ -280,8 +280,10 @@ struct PipelineOptions {
   std::string trace_path;     // --trace FILE: a Chrome trace of the run
   bool handle_sigint = true;  // install the SIGINT handler for the run
   int max_replans = 4;
-  // Tests: the balance of uploads against kernels the planner assumes (PlanRates), e.g. a slow
-  // link, under which the order and the units in flight matter on a small graph.
+  // The balance of uploads against kernels the planner assumes (PlanRates; the reference H100's
+  // by default): a machine whose link or GPU differs plans its unit order and units in flight
+  // better with its own measured rates (the tests use a slow link to exercise them on small
+  // graphs).
   PlanRates plan_rates;
   // Progress: called on the driving thread after each unit's count has been collected, with the
   // units done, the units planned and the seconds since the run started. Must not throw.
