@@ -18,9 +18,7 @@ using cli::parse_size;
 using cli::parse_uint;
 using test::run_cli;
 
-std::string q(const std::string& s) {
-  return "'" + s + "'";
-}
+using test::q;
 
 // Parses a command line (words separated by spaces) with `p`.
 bool parse(ArgParser& p, const std::string& line) {

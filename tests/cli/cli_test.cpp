@@ -16,9 +16,7 @@ namespace {
 
 using test::run_cli;
 
-std::string q(const std::string& s) {
-  return "'" + s + "'";
-}
+using test::q;
 
 // Extracts an unsigned integer field from a flat JSON object.
 std::uint64_t json_uint(const std::string& json, const std::string& key) {

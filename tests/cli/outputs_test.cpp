@@ -17,9 +17,7 @@ namespace {
 namespace fs = std::filesystem;
 using test::run_cli;
 
-std::string q(const std::string& s) {
-  return "'" + s + "'";
-}
+using test::q;
 
 // Runs a bash script (the binary is $T); stdout and stderr through pipes, so a file size limit
 // set inside the script applies to the outputs the binary writes and not to these captures.

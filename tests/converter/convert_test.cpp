@@ -29,16 +29,7 @@ using test::write_text;
 
 using OrigEdge = std::pair<std::uint64_t, std::uint64_t>;
 
-std::string q(const std::string& s) {
-  return "'" + s + "'";
-}
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
-}
+using test::q;
 
 // The undirected simple edge set of a .tcsr file, in original ids, as (min, max) pairs.
 std::set<OrigEdge> edge_set(const std::string& path) {
@@ -164,10 +155,10 @@ TEST(Convert, BinaryPairs) {
   ConvertOptions o = quiet_options();
   o.format = "bin64";
   convert(d.file("g.raw"), d.file("raw.tcsr"), o);
-  const std::string ref = read_bytes(d.file("t.tcsr"));
-  EXPECT_EQ(read_bytes(d.file("b32.tcsr")), ref);
-  EXPECT_EQ(read_bytes(d.file("b64.tcsr")), ref);
-  EXPECT_EQ(read_bytes(d.file("raw.tcsr")), ref);
+  const std::string ref = test::read_text(d.file("t.tcsr"));
+  EXPECT_EQ(test::read_text(d.file("b32.tcsr")), ref);
+  EXPECT_EQ(test::read_text(d.file("b64.tcsr")), ref);
+  EXPECT_EQ(test::read_text(d.file("raw.tcsr")), ref);
   EXPECT_EQ(count_file(d.file("t.tcsr")), test::brute_force_triangles(test::vertex_count(e), e));
   // Without --format, unknown binary content is refused.
   auto r = run_cli("convert " + q(d.file("g.raw")) + " -o " + q(d.file("x.tcsr")));
@@ -209,7 +200,7 @@ TEST(Convert, CompressedInputsAndTruncation) {
   const EdgeList e = test::random_graph(2000, 60000, 11);
   write_text(d.file("g.el"), edge_text(e));
   convert(d.file("g.el"), d.file("ref.tcsr"), quiet_options());
-  const std::string ref = read_bytes(d.file("ref.tcsr"));
+  const std::string ref = test::read_text(d.file("ref.tcsr"));
   struct Tool {
     const char* bin;
     const char* ext;
@@ -231,21 +222,21 @@ TEST(Convert, CompressedInputsAndTruncation) {
       --tested;
       continue;
     }
-    EXPECT_EQ(read_bytes(out), ref) << t.bin;
+    EXPECT_EQ(test::read_text(out), ref) << t.bin;
     // Concatenated streams (as pigz, pbzip2 or `cat a.gz b.gz` make) are read one after another:
     // the same edges twice, so everything the second copy adds is a duplicate.
     const std::string twice = d.file(std::string("twice.el.") + t.ext);
     ASSERT_EQ(std::system(("cat " + q(z) + " " + q(z) + " > " + q(twice)).c_str()), 0);
     const ConvertSummary s2 = convert(twice, d.file("twice.tcsr"), quiet_options());
     EXPECT_EQ(s2.input_edges, 2 * e.size()) << t.bin;
-    EXPECT_EQ(read_bytes(d.file("twice.tcsr")), ref) << t.bin;
+    EXPECT_EQ(test::read_text(d.file("twice.tcsr")), ref) << t.bin;
     // Standard input.
     const std::string cmd = "cat " + q(z) + " | '" + TRISTREAM_BINARY + "' convert - -q -o " +
                             q(d.file("stdin.tcsr")) + " >/dev/null";
     ASSERT_EQ(std::system(cmd.c_str()), 0);
-    EXPECT_EQ(read_bytes(d.file("stdin.tcsr")), ref) << t.bin;
+    EXPECT_EQ(test::read_text(d.file("stdin.tcsr")), ref) << t.bin;
     // Truncated: an error naming the file and a line, exit 1, no output.
-    const std::string whole = read_bytes(z);
+    const std::string whole = test::read_text(z);
     const std::string cut = d.file(std::string("cut.el.") + t.ext);
     write_text(cut, whole.substr(0, whole.size() * 2 / 3));
     const std::string bad_out = d.file(std::string("cut_") + t.ext + ".tcsr");
@@ -339,7 +330,7 @@ TEST(Convert, OutOfCoreIsByteIdenticalToInMemory) {
     EXPECT_EQ(ooc.edges, mem.edges);
     EXPECT_EQ(ooc.duplicates, mem.duplicates);
     EXPECT_EQ(ooc.self_loops, mem.self_loops);
-    EXPECT_EQ(read_bytes(d.file("ooc.tcsr")), read_bytes(d.file("mem.tcsr"))) << threads;
+    EXPECT_EQ(test::read_text(d.file("ooc.tcsr")), test::read_text(d.file("mem.tcsr"))) << threads;
   }
   // No spill files are left behind.
   for (const auto& entry : std::filesystem::directory_iterator(d.path()))
@@ -360,7 +351,7 @@ TEST(Convert, OutOfCoreWithHugeIds) {
   o.memory_limit = 128 << 10;
   o.tmp_dir = d.path();
   EXPECT_TRUE(convert(d.file("h.el"), d.file("ooc.tcsr"), o).out_of_core);
-  EXPECT_EQ(read_bytes(d.file("ooc.tcsr")), read_bytes(d.file("mem.tcsr")));
+  EXPECT_EQ(test::read_text(d.file("ooc.tcsr")), test::read_text(d.file("mem.tcsr")));
   EXPECT_EQ(edge_set(d.file("ooc.tcsr")), clean(e));
 }
 
@@ -386,7 +377,7 @@ TEST(Convert, OutOfCorePeakMemoryStaysNearTheLimit) {
   EXPECT_LT(peak, bound) << "peak RSS " << (peak >> 20) << " MiB";
   ConvertOptions o = quiet_options();
   convert(d.file("u.bin"), d.file("mem.tcsr"), o);
-  EXPECT_EQ(read_bytes(d.file("u.tcsr")), read_bytes(d.file("mem.tcsr")));
+  EXPECT_EQ(test::read_text(d.file("u.tcsr")), test::read_text(d.file("mem.tcsr")));
 }
 
 TEST(Convert, SameGraphAsOrientEdgeList) {

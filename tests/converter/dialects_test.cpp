@@ -20,9 +20,7 @@ using test::run_cli;
 using test::TempDir;
 using test::write_text;
 
-std::string q(const std::string& s) {
-  return "'" + s + "'";
-}
+using test::q;
 
 ConvertOptions options(const std::string& format = "auto") {
   ConvertOptions o;

@@ -22,16 +22,7 @@ using test::run_cli;
 using test::TempDir;
 using Raw = std::vector<std::pair<std::uint64_t, std::uint64_t>>;
 
-std::string q(const std::string& s) {
-  return "'" + s + "'";
-}
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
-}
+using test::q;
 
 GenerateOptions model(const char* kind, unsigned scale, unsigned threads = 2) {
   GenerateOptions g;
@@ -135,7 +126,7 @@ TEST(GenerateModels, TcsrBytesIndependentOfThreadsAndMemory) {
     c.memory_limit = 64 << 10;
     c.tmp_dir = d.path();
     EXPECT_TRUE(generate(g, d.file("b.tcsr"), c).out_of_core) << g.kind;
-    EXPECT_EQ(read_bytes(d.file("a.tcsr")), read_bytes(d.file("b.tcsr"))) << g.kind;
+    EXPECT_EQ(test::read_text(d.file("a.tcsr")), test::read_text(d.file("b.tcsr"))) << g.kind;
   }
 }
 

@@ -18,16 +18,7 @@ namespace {
 using test::run_cli;
 using test::TempDir;
 
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
-}
-
-std::string q(const std::string& s) {
-  return "'" + s + "'";
-}
+using test::q;
 
 GenerateOptions opts(const char* kind, unsigned scale, unsigned threads, std::uint64_t seed = 1) {
   GenerateOptions g;
@@ -80,12 +71,12 @@ TEST(Generate, OutputKindsAgreeAndTcsrIsThreadIndependent) {
   g.threads = 3;
   c.threads = 3;
   generate(g, d.file("b.tcsr"), c);
-  EXPECT_EQ(read_bytes(d.file("a.tcsr")), read_bytes(d.file("b.tcsr")));
+  EXPECT_EQ(test::read_text(d.file("a.tcsr")), test::read_text(d.file("b.tcsr")));
   // Out of core gives the same file.
   c.memory_limit = 64 << 10;
   c.tmp_dir = d.path();
   EXPECT_TRUE(generate(g, d.file("c.tcsr"), c).out_of_core);
-  EXPECT_EQ(read_bytes(d.file("a.tcsr")), read_bytes(d.file("c.tcsr")));
+  EXPECT_EQ(test::read_text(d.file("a.tcsr")), test::read_text(d.file("c.tcsr")));
   // .el and .bin converted give the same file too.
   EXPECT_EQ(generate(g, d.file("g.el"), {}).input_edges, 8u << 13);
   EXPECT_EQ(generate(g, d.file("g.bin"), {}).input_edges, 8u << 13);
@@ -94,8 +85,8 @@ TEST(Generate, OutputKindsAgreeAndTcsrIsThreadIndependent) {
   q1.quiet = true;
   convert(d.file("g.el"), d.file("el.tcsr"), q1);
   convert(d.file("g.bin"), d.file("bin.tcsr"), q1);
-  EXPECT_EQ(read_bytes(d.file("el.tcsr")), read_bytes(d.file("a.tcsr")));
-  EXPECT_EQ(read_bytes(d.file("bin.tcsr")), read_bytes(d.file("a.tcsr")));
+  EXPECT_EQ(test::read_text(d.file("el.tcsr")), test::read_text(d.file("a.tcsr")));
+  EXPECT_EQ(test::read_text(d.file("bin.tcsr")), test::read_text(d.file("a.tcsr")));
   // The triangle count matches the brute force over the raw edge list.
   test::EdgeList e;
   for (auto [u, v] : generate_edges(g))

@@ -25,16 +25,7 @@ using test::run_cli;
 using test::TempDir;
 using test::write_text;
 
-std::string q(const std::string& s) {
-  return "'" + s + "'";
-}
-
-std::string read_bytes(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  std::ostringstream os;
-  os << in.rdbuf();
-  return os.str();
-}
+using test::q;
 
 ConvertOptions named_options() {
   ConvertOptions o;
@@ -190,11 +181,11 @@ TEST(Names, IdsDoNotDependOnThreadsOrMemory) {
   convert(d.file("w.txt"), d.file("t1.tcsr"), o);
   o.threads = 2;
   convert(d.file("w.txt"), d.file("t2.tcsr"), o);
-  EXPECT_EQ(read_bytes(d.file("t1.tcsr")), read_bytes(d.file("t2.tcsr")));
+  EXPECT_EQ(test::read_text(d.file("t1.tcsr")), test::read_text(d.file("t2.tcsr")));
   o.memory_limit = 256 << 10;
   o.tmp_dir = d.path();
   EXPECT_TRUE(convert(d.file("w.txt"), d.file("ooc.tcsr"), o).out_of_core);
-  EXPECT_EQ(read_bytes(d.file("ooc.tcsr")), read_bytes(d.file("t1.tcsr")));
+  EXPECT_EQ(test::read_text(d.file("ooc.tcsr")), test::read_text(d.file("t1.tcsr")));
   // The first line's names are ids 0 and 1.
   tcsr::Reader r(d.file("t1.tcsr"));
   const std::string first = text.substr(0, text.find('\n'));
@@ -226,7 +217,7 @@ TEST(Names, DamagedNamesSectionIsRefusedWithFileAndSection) {
   TempDir d;
   write_text(d.file("k.txt"), named_karate());
   convert(d.file("k.txt"), d.file("k.tcsr"), named_options());
-  std::string b = read_bytes(d.file("k.tcsr"));
+  std::string b = test::read_text(d.file("k.tcsr"));
   b[b.size() - 1] ^= 0x01;  // the last byte of the last name
   {
     std::ofstream out(d.file("k.tcsr"), std::ios::binary | std::ios::trunc);

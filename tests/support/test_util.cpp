@@ -151,6 +151,10 @@ void write_text(const std::string& path, const std::string& text) {
   if (!f) throw std::runtime_error("cannot write " + path);
 }
 
+std::string q(const std::string& s) {
+  return "'" + s + "'";
+}
+
 std::string read_text(const std::string& path) {
   std::ifstream f(path, std::ios::binary);
   std::ostringstream s;

@@ -50,6 +50,8 @@ class TempDir {
 
 void write_text(const std::string& path, const std::string& text);
 std::string read_text(const std::string& path);
+// A path in single quotes, for the shell command lines run_cli takes.
+std::string q(const std::string& s);
 void write_edge_list(const std::string& path, const EdgeList& e);
 
 struct RunResult {
