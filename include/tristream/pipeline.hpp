@@ -255,9 +255,6 @@ class StreamingBackend : public HostRegistrar {
 
 struct CpuBackendOptions {
   CounterOptions counter;
-  // Tests: pretend the device has this many free bytes and throw DeviceOutOfMemory when
-  // allocate asks for more (0 = no limit).
-  std::uint64_t simulated_device_bytes = 0;
 };
 // The CPU backend around a Counter (make_cpu_counter when null).
 std::unique_ptr<StreamingBackend> make_cpu_streaming_backend(std::unique_ptr<Counter> counter,
@@ -280,11 +277,6 @@ struct PipelineOptions {
   std::string trace_path;     // --trace FILE: a Chrome trace of the run
   bool handle_sigint = true;  // install the SIGINT handler for the run
   int max_replans = 4;
-  // The balance of uploads against kernels the planner assumes (PlanRates; the reference H100's
-  // by default): a machine whose link or GPU differs plans its unit order and units in flight
-  // better with its own measured rates (the tests use a slow link to exercise them on small
-  // graphs).
-  PlanRates plan_rates;
   // Progress: called on the driving thread after each unit's count has been collected, with the
   // units done, the units planned and the seconds since the run started. Must not throw.
   std::function<void(std::uint64_t done, std::uint64_t total, double seconds)> on_unit_done;
