@@ -29,6 +29,7 @@
 #include "stream_staging.hpp"
 #include "tristream/error.hpp"
 #include "tristream/pipeline.hpp"
+#include "wait.hpp"
 
 #if defined(__has_include)
 #if __has_include(<nvtx3/nvToolsExt.h>)
@@ -238,7 +239,7 @@ class CudaStreamingBackend final : public StreamingBackend {
     {
       NvtxRange n("wait u" + std::to_string(sl.layout.unit));
       sl.pending = false;
-      TS_CUDA_CHECK(cudaEventSynchronize(sl.k_end));
+      cuda::wait_event(sl.k_end);  // SIGINT/SIGTERM: Error(Interrupted); release() drains
     }
     if (cache_on_) {  // the unit's blocks may now be evicted for later units
       cache_.release(s);
