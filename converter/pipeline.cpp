@@ -105,6 +105,8 @@ class Driver {
     progress_.clear();
     describe_output();
     summary_.seconds = now_seconds() - start;
+    stage_done("summary");
+    stage_report();
     return summary_;
   }
 

@@ -221,10 +221,11 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
       if ((r & 0xfff) == 0) throw_if_interrupted();  // the writer removes its temporary
       writer.append_row(cols + (offsets[r] - base), offsets[r + 1] - offsets[r]);
     }
+    stage_done("compress and write rows");
   }
   throw_if_interrupted();
   writer.finish();
-  stage_done("write");
+  stage_done("finish file");
   return res;
 }
 
