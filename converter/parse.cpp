@@ -66,7 +66,10 @@ class TextParser {
         end_(p + len),
         spec_(spec),
         out_(out),
-        delim_(spec.delimiter ? spec.delimiter : '\n') {
+        delim_(spec.delimiter ? spec.delimiter : '\n'),
+        fast_(spec.kind == LineKind::Edge && !spec.delimiter && !spec.prefix && !spec.names &&
+              !spec.ranged && spec.min_values == 0 && spec.entry_limit == UINT64_MAX &&
+              !std::strpbrk(spec.comments, "0123456789")) {
     out.bytes = len;
     // An edge line takes at least 4 bytes ("1 2\n"); an adjacency entry at least 2.
     out.edges.reserve((spec.kind == LineKind::Edge ? len / 4 : len / 2) + 2);
@@ -79,15 +82,7 @@ class TextParser {
       if ((line_ & 0x3fff) == 0) throw_if_interrupted();
       // 1. One line: blank, comment, or the dialect's line.
       const char* const line_start = p_;
-      while (p_ < end_ && is_sep(*p_)) ++p_;
-      const bool blank = p_ == end_ || is_eol(*p_);
-      if (blank) {
-        if (spec_.kind == LineKind::Metis && !metis_line(true)) return;
-      } else if (std::strchr(spec_.comments, *p_) && *p_ != '\0') {
-        while (p_ < end_ && !is_eol(*p_)) ++p_;
-      } else if (!line()) {
-        return;
-      }
+      if (!(fast_ && fast_line()) && !general_line()) return;
       // 2. The line cap, then the line end (LF, CRLF or a lone CR).
       if (static_cast<std::size_t>(p_ - line_start) > spec_.max_line) {
         fail("line longer than " + std::to_string(spec_.max_line) + " bytes");
@@ -106,6 +101,38 @@ class TextParser {
   }
 
  private:
+  // Blank, comment or the dialect's line, from its first byte; false on an error.
+  bool general_line() {
+    while (p_ < end_ && is_sep(*p_)) ++p_;
+    if (p_ == end_ || is_eol(*p_)) return spec_.kind != LineKind::Metis || metis_line(true);
+    if (std::strchr(spec_.comments, *p_) && *p_ != '\0') {
+      while (p_ < end_ && !is_eol(*p_)) ++p_;
+      return true;
+    }
+    return line();
+  }
+
+  // The plain edge line "u v" (ids of at most 19 digits, one run of blanks between them, LF
+  // or the end of the block right after): parsed without the general reader. Any other line
+  // (comments, value columns, CR, long ids, errors) returns false with p_ unmoved, for the
+  // general reader.
+  bool fast_line() {
+    const char* q = p_;
+    std::uint64_t a = 0, b = 0;
+    if (!fast_id(q, a) || q == end_ || !is_sep(*q)) return false;
+    do ++q;
+    while (q < end_ && is_sep(*q));
+    if (!fast_id(q, b) || (q != end_ && *q != '\n')) return false;
+    p_ = q;
+    return record(a, b);  // (no entry limit on this path: never fails)
+  }
+  bool fast_id(const char*& q, std::uint64_t& v) const {
+    const char* const s = q;
+    v = 0;
+    while (q < end_ && is_digit(*q)) v = v * 10 + static_cast<unsigned>(*q++ - '0');
+    return q > s && q - s <= 19;
+  }
+
   bool line() {
     switch (spec_.kind) {
       case LineKind::Metis:
@@ -388,6 +415,7 @@ class TextParser {
   const TextSpec& spec_;
   Block& out_;
   const char delim_;  // the delimiter; '\n' (a line end anyway) when columns are blank-separated
+  const bool fast_;   // plain edge lines may take fast_line
   Edge64* dst_;
   std::uint64_t line_ = 0, records_ = 0, loops_ = 0, max_id_ = 0, vertex_lines_ = 0;
   std::string name_a_, name_b_;                           // --names: the line's two names
