@@ -67,13 +67,12 @@ class TextParser {
         spec_(spec),
         out_(out),
         delim_(spec.delimiter ? spec.delimiter : '\n'),
+        // An edge line takes at least 4 bytes ("1 2\n"); an adjacency entry at least 2.
+        dst_(out, (spec.kind == LineKind::Edge ? len / 4 : len / 2) + 2),
         fast_(spec.kind == LineKind::Edge && !spec.delimiter && !spec.prefix && !spec.names &&
               !spec.ranged && spec.min_values == 0 && spec.entry_limit == UINT64_MAX &&
               !std::strpbrk(spec.comments, "0123456789")) {
     out.bytes = len;
-    // An edge line takes at least 4 bytes ("1 2\n"); an adjacency entry at least 2.
-    out.edges.reserve((spec.kind == LineKind::Edge ? len / 4 : len / 2) + 2);
-    dst_ = out.edges.data();
   }
 
   void run() {
@@ -93,7 +92,7 @@ class TextParser {
         ++line_;
       }
     }
-    out_.edges.resize(static_cast<std::size_t>(dst_ - out_.edges.data()));
+    dst_.finish();
     out_.records = records_;
     out_.loops = loops_;
     out_.lines = line_;
@@ -251,7 +250,7 @@ class TextParser {
       return true;
     }
     if (a > b) std::swap(a, b);
-    *dst_++ = Edge64{a, b};
+    dst_.add(a, b);
     if (b > max_id_) max_id_ = b;
     return true;
   }
@@ -415,8 +414,8 @@ class TextParser {
   const TextSpec& spec_;
   Block& out_;
   const char delim_;  // the delimiter; '\n' (a line end anyway) when columns are blank-separated
-  const bool fast_;   // plain edge lines may take fast_line
-  Edge64* dst_;
+  EdgeWriter dst_;
+  const bool fast_;  // plain edge lines may take fast_line
   std::uint64_t line_ = 0, records_ = 0, loops_ = 0, max_id_ = 0, vertex_lines_ = 0;
   std::string name_a_, name_b_;                           // --names: the line's two names
   std::unordered_map<std::string, std::uint64_t> local_;  // --names: name -> local id
@@ -484,8 +483,7 @@ void parse_binary(const char* p, std::size_t len, bool wide, Block& out) {
   const std::size_t rec = wide ? 16 : 8;
   const std::size_t n = len / rec;
   out.bytes = len;
-  out.edges.reserve(n + 1);
-  Edge64* dst = out.edges.data();
+  EdgeWriter dst(out, n + 1);
   std::uint64_t loops = 0, max_id = 0;
   for (std::size_t i = 0; i < n; ++i) {
     std::uint64_t a, b;
@@ -504,16 +502,49 @@ void parse_binary(const char* p, std::size_t len, bool wide, Block& out) {
       continue;
     }
     if (a > b) std::swap(a, b);
-    *dst++ = Edge64{a, b};
+    dst.add(a, b);
     if (b > max_id) max_id = b;
   }
-  out.edges.resize(static_cast<std::size_t>(dst - out.edges.data()));
+  dst.finish();
   out.records = n;
   out.loops = loops;
   out.max_id = max_id;
 }
 
+void EdgeWriter::finish() {
+  if (kdst_)
+    b_.keys.resize(static_cast<std::size_t>(kdst_ - b_.keys.data()));
+  else
+    b_.edges.resize(static_cast<std::size_t>(edst_ - b_.edges.data()));
+}
+
+void EdgeWriter::add_wide(std::uint64_t a, std::uint64_t b) {
+  if (kdst_) {
+    // The first id of 2^32 or more: the keys so far become records.
+    b_.keys.resize(static_cast<std::size_t>(kdst_ - b_.keys.data()));
+    b_.edges.reserve(cap_);
+    edst_ = b_.edges.data();
+    for (const std::uint64_t k : b_.keys) *edst_++ = Edge64{k >> 32, k & 0xffffffffu};
+    b_.keys.release();
+    b_.wide = true;
+    kdst_ = nullptr;
+  }
+  *edst_++ = Edge64{a, b};
+}
+
+void widen(Block& b) {
+  if (b.wide) return;
+  BigBuffer<Edge64> edges(b.keys.size() + 1);
+  edges.resize(b.keys.size());
+  for (std::size_t i = 0; i < b.keys.size(); ++i)
+    edges[i] = Edge64{b.keys[i] >> 32, b.keys[i] & 0xffffffffu};
+  b.keys.release();
+  b.edges = std::move(edges);
+  b.wide = true;
+}
+
 void sort_block(Block& b) {
+  widen(b);
   std::sort(b.edges.begin(), b.edges.end());
   b.edges.resize(
       static_cast<std::size_t>(std::unique(b.edges.begin(), b.edges.end()) - b.edges.begin()));
