@@ -91,7 +91,7 @@ std::string PipelineStats::to_json() const {
       .add("wall_s", wall_s)
       .add("exposed_transfer_s", exposed_transfer_s)
       .add("overlap", overlap);
-  if (ranks > 1) o.add("ranks", ranks);
+  if (ranks > 1) o.add("ranks", ranks).add("rank_split", rank_split);
   if (!workers.empty()) {
     std::string arr = "[";
     for (std::size_t w = 0; w < workers.size(); ++w) {

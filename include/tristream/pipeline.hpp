@@ -309,6 +309,9 @@ struct PipelineOptions {
   // Several workers (stream/workers.hpp): this worker's units; null = every unit in plan order.
   // With a feed the slots carry no A block between units (WorkUnit::reuse_a assumes plan order).
   UnitFeed* feed = nullptr;
+  // Several processes (mpirun): how they share the units: "auto" (the planner's estimate),
+  // "static" (contiguous runs of about equal work) or "dynamic" (batches from a shared counter).
+  std::string rank_split = "auto";
 };
 
 struct CountReport {

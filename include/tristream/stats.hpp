@@ -63,6 +63,7 @@ struct PipelineStats {
   std::vector<WorkerStats> workers;
   // MPI ranks (src/mpi/): the ranks that counted (1 = one process).
   int ranks = 1;
+  std::string rank_split;  // with several ranks: "static" or "dynamic"
 
   // Computes exposed_transfer_s and overlap from the spans (kernel and upload) and wall_s.
   void finish_from_spans();

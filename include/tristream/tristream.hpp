@@ -75,6 +75,8 @@ struct CountOptions {
   std::string devices;
   bool hybrid = false;
   unsigned cpu_workers = 0;
+  // Under mpirun: how the ranks share the units: auto, static or dynamic.
+  std::string rank_split = "auto";
   unsigned threads = 0;         // CPU threads (decompression, CPU backend); 0 = all cores
   ByteSize gpu_memory;          // device budget; 0 = free GPU memory minus a reserve
   ByteSize host_memory;         // host budget; 0 = a share of the available memory

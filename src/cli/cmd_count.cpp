@@ -74,7 +74,7 @@ class ProgressLine {
 
 int cmd_count(int argc, char** argv) {
   std::string input, backend = "auto", kernel = "auto", format = "auto", per_vertex_path, tmp_dir;
-  std::string scheme = "auto", trace_path, delimiter, devices;
+  std::string scheme = "auto", trace_path, delimiter, devices, rank_split = "auto";
   std::uint64_t threads = 0, device = 0, gpu_memory = 0, host_memory = 0, parts = 0, workers = 0;
   bool hybrid = false;
   bool json = false, clustering = false, quiet = false, count_isolated = false, header = false,
@@ -98,6 +98,10 @@ int cmd_count(int argc, char** argv) {
             "the CPU counts beside the GPU(s): it takes a unit only when it would finish it "
             "before the GPUs (measured rates)",
             &hybrid)
+      .option("rank-split", "", "MODE",
+              "under mpirun: the ranks take contiguous runs of the units (static) or batches "
+              "from a shared counter (dynamic); auto chooses by the estimated finish [auto]",
+              &rank_split)
       .uint_option("workers", "N", "N CPU workers sharing the units (with --backend cpu) [1]",
                    &workers, 1, 64)
       .uint_option("threads", "N",
@@ -186,6 +190,7 @@ int cmd_count(int argc, char** argv) {
   opt.device = static_cast<unsigned>(device);
   opt.devices = devices;
   opt.hybrid = hybrid;
+  opt.rank_split = rank_split;
   opt.cpu_workers = workers > 1 ? static_cast<unsigned>(workers) : 0;
   opt.threads = static_cast<unsigned>(threads);
   opt.gpu_memory = gpu_memory;

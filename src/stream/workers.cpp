@@ -86,13 +86,13 @@ bool make_shared_plan(const GraphSource& g, const PlanOptions& po, Communicator*
 
 // The units of this process: all of them, its static run, or (dynamic) none yet and a refill
 // that fetches the next batch from the shared counter.
-void share_units(const Plan& plan, Communicator* comm, std::vector<std::size_t>* units,
-                 UnitSplit* split) {
+void share_units(const Plan& plan, Communicator* comm, const std::string& mode,
+                 std::vector<std::size_t>* units, UnitSplit* split) {
   if (!comm || comm->size() <= 1) {
     for (std::size_t u = 0; u < plan.units.size(); ++u) units->push_back(u);
     return;
   }
-  *split = mpi_split(plan, comm->size());
+  *split = mpi_split(plan, comm->size(), mode);
   if (split->dynamic) return;
   const auto r = static_cast<std::size_t>(comm->rank());
   for (std::size_t u = split->bounds[r]; u < split->bounds[r + 1]; ++u) units->push_back(u);
@@ -261,7 +261,10 @@ void set_communicator(Communicator* comm) {
   g_comm = comm;
 }
 
-UnitSplit mpi_split(const Plan& plan, int ranks) {
+UnitSplit mpi_split(const Plan& plan, int ranks, const std::string& mode) {
+  if (mode != "auto" && mode != "static" && mode != "dynamic")
+    throw Error(ErrorKind::Usage,
+                "--rank-split: expected auto, static or dynamic, got '" + mode + "'");
   UnitSplit s;
   const std::size_t N = plan.units.size();
   double total = 0, largest = 0;
@@ -290,7 +293,7 @@ UnitSplit mpi_split(const Plan& plan, int ranks) {
       run += std::max(plan.units[u].work, 1.0);
     worst = std::max(worst, run);
   }
-  if (worst > total / static_cast<double>(R) + largest) {
+  if (mode == "dynamic" || (mode == "auto" && worst > total / static_cast<double>(R) + largest)) {
     s.dynamic = true;
     s.bounds = cut(std::min<std::size_t>(N, 4 * R));
   }
@@ -322,7 +325,7 @@ CountReport count_with_workers(const GraphSource& g, const PipelineOptions& opti
     const double plan_s = now_s() - t0 - census.seconds;
     std::vector<std::size_t> units;
     UnitSplit split;
-    share_units(plan, comm, &units, &split);
+    share_units(plan, comm, options.rank_split, &units, &split);
     UnitQueue queue(plan, cutoff, units, !many);
     if (split.dynamic)
       queue.set_refill([&](std::vector<std::size_t>& out) {
@@ -337,7 +340,10 @@ CountReport count_with_workers(const GraphSource& g, const PipelineOptions& opti
       rep.stats.replans = replans;
       rep.stats.census_s = census.seconds;
       rep.stats.plan_s = plan_s;
-      if (many) reduce_ranks(rep, *comm);
+      if (many) {
+        reduce_ranks(rep, *comm);
+        rep.stats.rank_split = split.dynamic ? "dynamic" : "static";
+      }
       if (!options.trace_path.empty() && (!many || comm->rank() == 0))
         rep.stats.write_trace(options.trace_path);
       return rep;

@@ -48,7 +48,8 @@ struct UnitSplit {
 // Static: `ranks` contiguous runs of about equal estimated work; dynamic (chosen when the
 // static runs' largest exceeds total / ranks + the largest unit, the list-scheduling bound of
 // handing out batches) batches of about total / (4 ranks) work each.
-UnitSplit mpi_split(const Plan& plan, int ranks);
+// `mode`: "auto", or "static" / "dynamic" to force one; anything else throws Error(Usage).
+UnitSplit mpi_split(const Plan& plan, int ranks, const std::string& mode = "auto");
 
 // The count over the workers (and the processes of `comm`, when not null and of size > 1).
 // Workers must not be empty. With several processes every rank gets the reduced triangles;
