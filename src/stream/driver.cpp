@@ -301,7 +301,12 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
   const double origin = now_s();
   Recorder rec(origin, st);
   backend.set_clock_origin(origin);
-  if (plan.units.empty()) {
+  // A worker of several takes its first unit before anything is allocated, so that one that
+  // gets none (the CPU beside GPUs that count everything) costs nothing. (Nothing is in flight
+  // yet: never kCollectFirst.)
+  const std::int64_t first = options.feed && !plan.units.empty() ? options.feed->next() : 0;
+  if (plan.units.empty() || first < 0) {
+    rep.interrupted = first < 0 && interrupt_requested();
     st.wall_s = now_s() - origin;
     st.finish_from_spans();
     return rep;
@@ -328,7 +333,9 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
         rep.interrupted = true;
         break;
       }
-      std::int64_t u = options.feed ? options.feed->next() : static_cast<std::int64_t>(k);
+      std::int64_t u = !options.feed ? static_cast<std::int64_t>(k)
+                       : k == 0      ? first
+                                     : options.feed->next();
       while (u == UnitFeed::kCollectFirst) {
         TS_CHECK(run.collect_oldest(), "the scheduler waits for a unit that is not in flight");
         u = options.feed->next();

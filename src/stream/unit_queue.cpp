@@ -24,7 +24,7 @@ bool cutoff_takes(double c, std::uint64_t own_flying, double own_left, double ow
                   double others_left, double others_rate) {
   if (others_rate <= 0) return false;
   if (own_rate <= 0) return own_flying == 0 && c <= others_left / 8;
-  return (own_left + c) / own_rate <= std::max(0.0, others_left) / others_rate;
+  return kCutoffMargin * (own_left + c) / own_rate <= std::max(0.0, others_left) / others_rate;
 }
 
 UnitQueue::UnitQueue(const Plan& plan, std::vector<bool> cutoff, std::vector<std::size_t> units,
@@ -138,6 +138,10 @@ void UnitQueue::done(int wi, std::size_t u, double seconds) {
     if (w.flying) --w.flying;
     w.done_work += work(u);
     w.last_done_s = seconds;
+    if (w.first_done_s < 0) {
+      w.first_done_s = seconds;
+      w.first_work = w.done_work;
+    }
   }
   cv_.notify_all();
 }

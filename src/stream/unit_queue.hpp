@@ -25,10 +25,12 @@
 namespace tristream::stream {
 
 // The cut-off: a worker with `own_left` estimated work in flight and rate own_rate (work per
-// second; 0 = not measured yet) takes a unit of work `c` when it finishes it no later than the
-// others finish `others_left` at their summed rate others_rate (> 0). Without a rate of its own
+// second; 0 = not measured yet) takes a unit of work `c` when it finishes it (its estimate with
+// a margin of kCutoffMargin) no later than the others finish `others_left` at their summed rate
+// others_rate (> 0). Without a rate of its own
 // it takes the unit as a probe when nothing of its own is in flight (own_flying == 0) and
 // c <= others_left / 8.
+constexpr double kCutoffMargin = 1.5;
 bool cutoff_takes(double c, std::uint64_t own_flying, double own_left, double own_rate,
                   double others_left, double others_rate);
 
@@ -64,6 +66,7 @@ class UnitQueue {
     double left = 0;           // estimated work taken, not yet collected
     std::uint64_t flying = 0;  // units taken, not yet collected
     double done_work = 0, last_done_s = 0;
+    double first_work = 0, first_done_s = -1;  // the first unit collected (start-up included)
     std::uint64_t taken = 0;
   };
   double work(std::size_t u) const;
@@ -73,7 +76,11 @@ class UnitQueue {
   std::int64_t take_near(Worker& w);
   // lock held: the cut-off worker's decision; -3 = wait, else as next()
   std::int64_t cutoff_next(Worker& w);
+  // Work per second since its first unit was collected (the start-up, the first row part's
+  // build and the pipeline's filling, left out), or before a second one since its start.
   static double rate_of(const Worker& w) {
+    if (w.first_done_s >= 0 && w.last_done_s > w.first_done_s)
+      return (w.done_work - w.first_work) / (w.last_done_s - w.first_done_s);
     return w.last_done_s > 0 ? w.done_work / w.last_done_s : 0.0;
   }
 

@@ -142,8 +142,9 @@ TEST(Workers, CutoffRule) {
   EXPECT_FALSE(cutoff_takes(20, 0, 0, 0, 100, 5));  // too large for a probe
   EXPECT_FALSE(cutoff_takes(1, 1, 1, 0, 100, 5));   // a probe in flight already
   // (left + c) / own rate against the others' time for the rest
-  EXPECT_TRUE(cutoff_takes(10, 1, 10, 2, 200, 10));    // 10 s <= 20 s
-  EXPECT_FALSE(cutoff_takes(100, 1, 10, 2, 200, 10));  // 55 s > 20 s
+  EXPECT_TRUE(cutoff_takes(10, 1, 10, 2, 200, 10));    // 1.5 x 10 s <= 20 s
+  EXPECT_FALSE(cutoff_takes(20, 1, 10, 2, 200, 10));   // 1.5 x 15 s > 20 s
+  EXPECT_FALSE(cutoff_takes(100, 1, 10, 2, 200, 10));  // 1.5 x 55 s > 20 s
   EXPECT_FALSE(cutoff_takes(1, 0, 0, 1, 0, 10));       // nothing left for the others
 }
 
