@@ -127,12 +127,14 @@ class CudaStreamingBackend final : public StreamingBackend {
   unsigned char* staging_buffer(int b) override { return staging_.buffer(b); }
 
   void wait_staging(int b) override {
+    select();
     int slot = 0;
     UploadPiece piece;
     if (staging_.wait(b, clock_, &slot, &piece)) slots_[slot].pieces.push_back(piece);
   }
 
   void upload_piece_async(int s, std::uint64_t at, int b, std::uint64_t bytes) override {
+    select();
     cuda::UnitSlot& sl = slots_[s];
     (void)staging_.buffer(b);  // an unknown buffer throws before anything is enqueued
     if (at + bytes > slot_bytes_ || bytes > staging_.piece_bytes())
@@ -145,11 +147,13 @@ class CudaStreamingBackend final : public StreamingBackend {
   // ---- a unit: upload, count, wait ----
 
   bool device_cache_fits(const UnitLayout& L) override {
+    select();
     if (!cache_on_) return true;
     return cache_.fits(L);
   }
 
   void upload_async(int s, const UnitLayout& L) override {
+    select();
     cuda::UnitSlot& sl = slots_[s];
     NvtxRange r("upload u" + std::to_string(L.unit));
     // The device slot is free once its previous kernel has finished (streamed: the pieces are
@@ -177,6 +181,7 @@ class CudaStreamingBackend final : public StreamingBackend {
   }
 
   void count_async(int s, const UnitLayout& L) override {
+    select();
     cuda::UnitSlot& sl = slots_[s];
     NvtxRange r("count u" + std::to_string(L.unit));
     sl.layout = L;
@@ -233,6 +238,7 @@ class CudaStreamingBackend final : public StreamingBackend {
   }
 
   SlotResult wait(int s) override {
+    select();
     cuda::UnitSlot& sl = slots_[s];
     SlotResult r;
     if (!sl.pending) return r;
@@ -262,6 +268,7 @@ class CudaStreamingBackend final : public StreamingBackend {
   }
 
   void release() override {
+    TS_CUDA_CHECK_NOTHROW(cudaSetDevice(opts_.device));
     // 1. Nothing runs any more; a failure of what ran was reported (or is sticky).
     TS_CUDA_CHECK_NOTHROW(cudaStreamSynchronize(copy_));
     TS_CUDA_CHECK_NOTHROW(cudaStreamSynchronize(compute_));
@@ -280,6 +287,9 @@ class CudaStreamingBackend final : public StreamingBackend {
   }
 
  private:
+  // The CUDA device is a property of the calling host thread: several workers (one backend per
+  // device) drive their backends from threads of their own, so every call path selects it.
+  void select() const { TS_CUDA_CHECK(cudaSetDevice(opts_.device)); }
   // Device slots (and per-vertex arrays) for `slots` units, with pinned host slots (host_slots)
   // or with `buffers` pinned staging buffers of piece_bytes (streamed staging).
   void allocate_slots(int slots, std::uint64_t slot_bytes, std::uint64_t pv_rows, bool host_slots,

@@ -10,6 +10,7 @@
 #include "api/input.hpp"
 #include "api/temp_dir.hpp"
 #include "common/json.hpp"
+#include "stream/workers.hpp"
 #include "tristream/analysis.hpp"
 #include "tristream/error.hpp"
 #include "tristream/format.hpp"
@@ -43,6 +44,8 @@ PipelineOptions pipeline_options(const CountOptions& o) {
   po.threads = o.threads;
   po.per_vertex = o.per_vertex || o.clustering || o.count_isolated;
   po.trace_path = o.trace;
+  po.rank_split = o.rank_split;
+  mpi_split(Plan{}, 1, o.rank_split);  // a bad mode fails before any work
   po.handle_sigint = o.handle_sigint;  // off by default: the process's handlers are its own
   if (o.progress) po.on_unit_done = o.progress;
   return po;
@@ -153,24 +156,34 @@ void per_vertex_figures(const std::vector<orig_id_t>& perm, const std::vector<co
 // (count_isolated), 0 for none.
 CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::time_point t0,
                        bool converted, double convert_seconds, std::uint64_t declared) {
-  // 1. Make the backend before reading the graph, so a missing backend fails fast; the budgets,
-  //    once for the call.
+  // 1. Make the workers' backends before reading the graph, so a missing backend fails fast;
+  //    the budgets, once for the call. Launched by mpirun, rank 0 reports the figures: the
+  //    other ranks count their units only.
   PipelineOptions po = pipeline_options(o);
-  const auto backend = make_streaming_backend(po);
+  Communicator* comm = communicator();
+  const bool root = !comm || comm->rank() == 0;
+  std::vector<Worker> workers =
+      make_workers(po, o.devices.empty() ? std::vector<int>{} : parse_devices(o.devices),
+                   o.cpu_workers, o.hybrid);
+  StreamingBackend* backend = workers.front().backend.get();
   tcsr::Reader reader(path);
   const auto src = reader_source(reader);
-  po.budgets = resolve_budgets(budget_flags(po), backend.get());
+  po.budgets = resolve_budgets(budget_flags(po), backend);
 
   // 2. Count; with the GPU counting, the degrees are streamed on host threads meanwhile: their
   //    n degrees and a chunk per thread come out of the host budget the pipeline plans with.
   auto degrees_of_file = [&] { return streamed_degrees(*src, o.threads); };
   std::future<std::vector<eid_t>> degrees_future;
-  if (backend->name() == "cuda") {
+  if (backend->name() == "cuda" && root) {
     po.budgets =
         set_aside_host(*po.budgets, streamed_degrees_bytes(*src, o.threads), "the degrees");
     degrees_future = std::async(std::launch::async, degrees_of_file);
   }
-  CountReport rep = count_file(reader, po, backend.get());
+  CountReport rep;
+  {
+    SigintScope sigint(po.handle_sigint);
+    rep = count_with_workers(*src, po, workers, comm);
+  }
 
   // 3. The result. An interrupted count stops here: its figures are incomplete.
   CountResult r;
@@ -179,6 +192,8 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
   r.edges = reader.m();
   r.backend = rep.stats.backend;
   r.device = backend->describe();
+  for (std::size_t w = 1; w < workers.size(); ++w)
+    r.device += "; " + workers[w].backend->describe();
   r.stats = rep.stats.to_json();
   r.plan = plan_json(rep.plan);
   r.plan_summary = plan_line(rep.plan);
@@ -192,7 +207,7 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
   r.counted_isolated = o.count_isolated;
   r.declared_vertices = declared;
   r.pipeline_stats = std::make_shared<const PipelineStats>(std::move(rep.stats));
-  if (r.interrupted) {
+  if (r.interrupted || !root) {
     if (degrees_future.valid()) degrees_future.wait();
     r.seconds = seconds_since(t0);
     return r;
