@@ -57,6 +57,7 @@ echo "# kernels_bench over ${#files[@]} graphs" >&2
   --csv "$WORK/times.csv" >"$WORK/times.txt" || status=1
 cat "$WORK/times.txt" >&2
 grep -q MISMATCH "$WORK/times.txt" && status=1
+[ -s "$WORK/times.csv" ] || { echo "kernel_suite: kernels_bench wrote no times" >&2; exit 1; }
 
 # 4. The profile: one ncu report per shape and kernel.
 NCU=${NCU:-$(command -v ncu || echo /usr/local/cuda/bin/ncu)}
@@ -82,7 +83,7 @@ if [ "$NCU" != none ] && [ -x "$NCU" ]; then
     done
   done
 else
-  echo "# Nsight Compute not found (ncu): no roofline table" >&2
+  echo "# no Nsight Compute (ncu): no roofline table" >&2
 fi
 
 # 5. Markdown: the times, then the roofline.
