@@ -248,7 +248,9 @@ class StreamingBackend : public HostRegistrar {
   // Counts the unit in the slot after its upload. Returns at once.
   virtual void count_async(int slot, const UnitLayout& layout) = 0;
   // Waits for the slot's count and returns it (per-vertex pointers valid until the next
-  // count_async on that slot). Rethrows a failure of the count.
+  // count_async on that slot). Rethrows a failure of the count. Throws Error(Interrupted) when
+  // SIGINT/SIGTERM (common/interrupt.hpp) comes before the count has finished; release() then
+  // waits for the work still running.
   virtual SlotResult wait(int slot) = 0;
   // Frees the slots (pinned and device memory). Safe to call twice.
   virtual void release() = 0;
