@@ -103,6 +103,10 @@ void radix_sort_low_bits(std::uint64_t* data, std::size_t k, int bits,
 
 }  // namespace
 
+void radix_sort_u64(std::uint64_t* data, std::size_t k, std::vector<std::uint64_t>& scratch) {
+  radix_sort_low_bits(data, k, 64, scratch);
+}
+
 std::size_t parallel_sort_unique_u64(BigBuffer<std::uint64_t>& keys, BigBuffer<std::uint64_t>& tmp,
                                      unsigned threads) {
   const std::size_t n = keys.size();

@@ -108,6 +108,9 @@ inline bool operator==(const Edge64& x, const Edge64& y) {
 template <typename Fn>
 void parallel_for(unsigned threads, std::size_t n, std::size_t grain, Fn&& fn);
 
+// Sorts data[0..k) ascending on one thread (LSD radix over the bits that vary; scratch grows to k).
+void radix_sort_u64(std::uint64_t* data, std::size_t k, std::vector<std::uint64_t>& scratch);
+
 // Counts in parallel: fn(lo, hi, inc) calls inc(v), v < n, for the items [lo, hi) of [0, items),
 // and counts[v] grows by the number of such calls. Each worker counts into an array of its own
 // (the arrays summed at the end) when those take at most `budget` bytes; else all add to counts
