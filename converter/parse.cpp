@@ -544,16 +544,25 @@ void widen(Block& b) {
 }
 
 void sort_block(Block& b) {
-  widen(b);
-  std::sort(b.edges.begin(), b.edges.end());
-  b.edges.resize(
-      static_cast<std::size_t>(std::unique(b.edges.begin(), b.edges.end()) - b.edges.begin()));
+  // 1. The edges sorted, repeats removed: packed keys sort as numbers (a, then b) by radix.
+  std::vector<std::uint64_t> scratch;
+  if (!b.wide) {
+    radix_sort_u64(b.keys.data(), b.keys.size(), scratch);
+    b.keys.resize(
+        static_cast<std::size_t>(std::unique(b.keys.begin(), b.keys.end()) - b.keys.begin()));
+    widen(b);
+  } else {
+    std::sort(b.edges.begin(), b.edges.end());
+    b.edges.resize(
+        static_cast<std::size_t>(std::unique(b.edges.begin(), b.edges.end()) - b.edges.begin()));
+  }
   b.edges.trim();
+  // 2. The sorted unique endpoints: the second ones sorted, the (already sorted) first ones
+  //    merged in.
   BigBuffer<std::uint64_t> ids(2 * b.edges.size() + 1);
   std::uint64_t* w = ids.data();
   for (const Edge64& e : b.edges) *w++ = e.b;
-  std::sort(ids.data(), w);
-  // Merge in the (already sorted) first endpoints.
+  radix_sort_u64(ids.data(), static_cast<std::size_t>(w - ids.data()), scratch);
   std::uint64_t* firsts = w;
   for (const Edge64& e : b.edges) *w++ = e.a;
   std::inplace_merge(ids.data(), firsts, w);

@@ -68,12 +68,13 @@ std::vector<eid_t> orient_and_count(const KeySource& src, std::uint64_t n, Orien
   fill.resize(n);
   if (src.mem) {
     BigBuffer<std::uint64_t>& keys = *src.mem;
-    parallel_for(threads, src.count, 1 << 16, [&](std::size_t lo, std::size_t hi, unsigned) {
-      for (std::size_t i = lo; i < hi; ++i) {
-        keys[i] = orient(keys[i]);
-        __atomic_fetch_add(&fill[keys[i] >> 32], 1u, __ATOMIC_RELAXED);
-      }
-    });
+    parallel_count(threads, src.count, fill.data(), n, src.count,
+                   [&](std::size_t lo, std::size_t hi, auto&& inc) {
+                     for (std::size_t i = lo; i < hi; ++i) {
+                       keys[i] = orient(keys[i]);
+                       inc(keys[i] >> 32);
+                     }
+                   });
   } else {
     src.for_each_block(kBlock, [&](const std::uint64_t* k, std::size_t cnt) {
       parallel_for(threads, cnt, 1 << 16, [&](std::size_t lo, std::size_t hi, unsigned) {
