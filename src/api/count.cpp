@@ -162,6 +162,9 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
   PipelineOptions po = pipeline_options(o);
   Communicator* comm = communicator();
   const bool root = !comm || comm->rank() == 0;
+  // Ranks on one machine take its GPUs in turn unless a device was named.
+  if (comm && comm->size() > 1 && o.devices.empty() && o.device == 0 && cuda_device_count() > 0)
+    po.counter.device = comm->local_rank() % cuda_device_count();
   std::vector<Worker> workers =
       make_workers(po, o.devices.empty() ? std::vector<int>{} : parse_devices(o.devices),
                    o.cpu_workers, o.hybrid);
