@@ -128,7 +128,7 @@ WorkerStats worker_stats(const Worker& w, const CountReport& rep) {
 void merge(CountReport& into, CountReport& rep, int worker, double offset) {
   into.triangles += rep.triangles;
   into.interrupted = into.interrupted || rep.interrupted;
-  if (!rep.per_vertex.empty()) {
+  if (!rep.per_vertex.empty() && rep.stats.units > 0) {
     if (into.per_vertex.empty()) into.per_vertex.assign(rep.per_vertex.size(), 0);
     for (std::size_t v = 0; v < rep.per_vertex.size(); ++v) into.per_vertex[v] += rep.per_vertex[v];
   }
