@@ -19,6 +19,10 @@ namespace {
 
 Communicator* g_comm = nullptr;
 
+// The nice offset of the hybrid CPU worker's counting threads: below the GPU's decompressor
+// (stream/clock.hpp: +8), so that counting on the CPU never starves the GPUs' feed.
+constexpr int kHybridCpuNice = 10;
+
 // A worker's view of the shared queue.
 class WorkerFeed final : public UnitFeed {
  public:
@@ -263,8 +267,13 @@ std::vector<Worker> make_workers(const PipelineOptions& options, const std::vect
   for (unsigned i = 0; i < cpu_workers; ++i)
     out.push_back({make_cpu_streaming_backend(make_cpu_counter(options.counter)), false, -1});
   if (out.empty()) out.push_back({make_streaming_backend(options), false, -1});
-  if (hybrid)
-    out.push_back({make_cpu_streaming_backend(make_cpu_counter(options.counter)), true, -1});
+  if (hybrid) {
+    // The CPU counts below the threads that feed the GPUs (their decompressor runs at +8).
+    CpuBackendOptions c;
+    c.counter = options.counter;
+    c.counter.nice = kHybridCpuNice;
+    out.push_back({make_cpu_streaming_backend(make_cpu_counter(c.counter), c), true, -1});
+  }
   return out;
 }
 
