@@ -45,6 +45,9 @@ PipelineOptions pipeline_options(const CountOptions& o) {
   po.per_vertex = o.per_vertex || o.clustering || o.count_isolated;
   po.trace_path = o.trace;
   po.rank_split = o.rank_split;
+  if (!o.devices.empty() && o.backend == "cpu")
+    throw Error(ErrorKind::Usage,
+                "--devices names CUDA devices: leave out --backend cpu (or use --workers N)");
   mpi_split(Plan{}, 1, o.rank_split);  // a bad mode fails before any work
   po.handle_sigint = o.handle_sigint;  // off by default: the process's handlers are its own
   if (o.progress) po.on_unit_done = o.progress;
