@@ -5,7 +5,7 @@
 # footprint (--gpu-memory) and on a hub-dominated graph. Whole command elapsed (process start to
 # exit), median of REPEAT runs; every count must equal the GPU alone's.
 #
-# usage: scripts/bench_hybrid.sh [SCALE...]   (default: 24 25)
+# usage: scripts/bench_hybrid.sh [SCALE...]   (default: 24 25; "none" = the hub graph only)
 #   BIN        the tristream binary [build/tristream]
 #   OUT        output folder [bench/out/hybrid]
 #   REPEAT     runs per configuration (the median is kept) [3]
@@ -15,6 +15,8 @@
 #              [hub --hubs 8 --hub-share 0.3 --scale 22]
 #   MPI        1 = also run `mpirun -np 2` (needs a build with MPI) [1]
 #   EXTRA      extra arguments for every count
+#   APPEND     1 = add to OUT/results.jsonl instead of starting it afresh (one scale per call,
+#              then the table covers every call) [0]
 #   BACKEND    the "GPU" runs' backend [cuda] (cpu tries the script on a machine without a GPU:
 #              the --devices runs then fail and are marked so)
 # Prints a markdown table: per graph and budget the seconds of each configuration, r_gpu and
@@ -40,7 +42,7 @@ SCALES=("$@")
 }
 mkdir -p "$OUT"
 RES="$OUT/results.jsonl"
-: >"$RES"
+[ "${APPEND:-0}" = 1 ] || : >"$RES"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 if [ "$MPI" = 1 ] && ! command -v mpirun >/dev/null 2>&1; then
   echo "bench_hybrid: no mpirun; the MPI runs are skipped" >&2
@@ -109,6 +111,7 @@ bench() {
 }
 
 for s in "${SCALES[@]}"; do
+  [ "$s" = none ] && continue
   f="$OUT/kron$s.tcsr"
   [ -s "$f" ] || "$BIN" generate kronecker --scale "$s" -o "$f" -q
   bench "kronecker $s" "$f"
