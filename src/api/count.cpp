@@ -45,6 +45,9 @@ PipelineOptions pipeline_options(const CountOptions& o) {
   po.per_vertex = o.per_vertex || o.clustering || o.count_isolated;
   po.trace_path = o.trace;
   po.rank_split = o.rank_split;
+  if (!o.devices.empty() && o.backend == "cpu")
+    throw Error(ErrorKind::Usage,
+                "--devices names CUDA devices: leave out --backend cpu (or use --workers N)");
   mpi_split(Plan{}, 1, o.rank_split);  // a bad mode fails before any work
   po.handle_sigint = o.handle_sigint;  // off by default: the process's handlers are its own
   if (o.progress) po.on_unit_done = o.progress;
@@ -162,6 +165,9 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
   PipelineOptions po = pipeline_options(o);
   Communicator* comm = communicator();
   const bool root = !comm || comm->rank() == 0;
+  // Ranks on one machine take its GPUs in turn unless a device was named.
+  if (comm && comm->size() > 1 && o.devices.empty() && o.device == 0 && cuda_device_count() > 0)
+    po.counter.device = comm->local_rank() % cuda_device_count();
   std::vector<Worker> workers =
       make_workers(po, o.devices.empty() ? std::vector<int>{} : parse_devices(o.devices),
                    o.cpu_workers, o.hybrid);

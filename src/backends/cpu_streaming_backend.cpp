@@ -11,6 +11,7 @@
 #include <mutex>
 #include <thread>
 
+#include "common/thread_priority.hpp"
 #include "stream/clock.hpp"
 #include "tristream/pipeline.hpp"
 
@@ -22,7 +23,10 @@ class CpuBackend final : public StreamingBackend {
  public:
   explicit CpuBackend(std::unique_ptr<Counter> counter) : counter_(std::move(counter)) {
     TS_CHECK(counter_ != nullptr, "the CPU streaming backend needs a counter");
-    worker_ = std::thread([this] { loop(); });
+    worker_ = std::thread([this, nice = o.counter.nice] {
+      if (nice) set_thread_nice(thread_nice() + nice);  // (best effort)
+      loop();
+    });
   }
   ~CpuBackend() override {
     {

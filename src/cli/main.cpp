@@ -40,8 +40,9 @@ const Command kCommands[] = {
      false},
 };
 
-// Launched by mpirun with several ranks, a failing rank ends every rank (they would wait for it
-// in the reduction): its message is printed, then MPI aborts the job with the exit status.
+// Launched by mpirun with several ranks, a failing (or interrupted) rank ends every rank (they
+// would wait for it in a collective call): its message is printed, then MPI aborts the job with
+// the exit status.
 int fail(int status, const std::string& message) {
   std::fprintf(stderr, "error: %s\n", message.c_str());
   if (tristream::Communicator* comm = tristream::communicator(); comm && comm->size() > 1)
@@ -102,10 +103,8 @@ int main(int argc, char** argv) {
     try {
       return c.run(argc - 1, argv + 1);
     } catch (const tristream::Error& e) {
-      if (e.kind() == tristream::ErrorKind::Interrupted) {
-        std::fprintf(stderr, "error: %s\n", e.what());
-        return tristream::interrupt_exit_status();
-      }
+      if (e.kind() == tristream::ErrorKind::Interrupted)
+        return fail(tristream::interrupt_exit_status(), e.what());
       return fail(e.exit_code(), e.what());
     } catch (const std::bad_alloc&) {
       return fail(2, "out of memory");

@@ -155,6 +155,21 @@ TEST(Workers, ParseDevices) {
     EXPECT_THROW(parse_devices(bad), Error) << bad;
 }
 
+TEST(Workers, BadWorkerOptionsAreUsageErrors) {
+  test::TempDir tmp;
+  const std::string el = tmp.file("g.el");
+  test::write_edge_list(el, test::complete_graph(6));
+  for (const std::string bad : {"--backend cpu --devices 0", "--devices 0,x", "--devices 1,,2",
+                                "--rank-split sometimes", "--workers 0"}) {
+    const test::RunResult r = test::run_cli("count " + test::q(el) + " " + bad);
+    EXPECT_EQ(r.status, 1) << bad << ": " << r.err;
+    EXPECT_NE(r.err.find("error:"), std::string::npos) << bad;
+  }
+  const test::RunResult ok = test::run_cli("count " + test::q(el) + " --backend cpu --workers 3");
+  EXPECT_EQ(ok.status, 0) << ok.err;
+  EXPECT_NE(ok.out.find("triangles     20"), std::string::npos) << ok.out;
+}
+
 TEST(Workers, SplitIsContiguousAndCoversEveryUnit) {
   const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(test::skewed_graph(600, 5000, 3));
   auto src = memory_source(g, 64);
