@@ -11,6 +11,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "common/host_peak.hpp"
 #include "common/interrupt.hpp"
 #include "tristream/error.hpp"
 
@@ -52,6 +53,7 @@ void print_usage(std::FILE* to) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  tristream::release_freed_memory_promptly();  // the host budget counts resident memory
   if (argc < 2) {
     print_usage(stderr);
     return 1;
