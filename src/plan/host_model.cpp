@@ -185,8 +185,10 @@ CountHost count_host(std::uint64_t n, const std::vector<tcsr::ChunkInfo>& chunks
   }
   h.offsets = (n + 1) * sizeof(eid_t);
   h.runtime = std::max(resident, h.offsets);
-  // the pools of the count (decompression, copies) and the backend's worker
-  h.threads = (2 * T + 2) * kThreadBytes + T * max_frame;
+  // the pools of the count (building, copies), the preload's decompressor and the calling
+  // thread; every one of them may read chunks and keeps the largest compressed frame it read
+  // (the reader's per-thread buffer)
+  h.threads = (2 * T + 2) * (kThreadBytes + max_frame);
   h.window = 2 * max_raw;
   h.census = census_bytes(n, max_raw);
   // n degrees and a chunk per thread; beside them the per-vertex counts when kept
