@@ -143,6 +143,10 @@ struct CountResult {
   double convert_seconds = 0;  // converting an edge-list input (0 for a .tcsr file)
   double plan_seconds = 0;     // the census and the planner
   double count_seconds = 0;    // the streamed count
+  // The host budget of the whole process (0 = unlimited) and the process's peak resident memory
+  // when the call returned (VmHWM, common/host_peak.hpp; 0 when unknown): docs/memory.md.
+  std::uint64_t host_budget_bytes = 0;
+  std::uint64_t host_peak_bytes = 0;
   // The object `tristream count --json` prints ("input" is the given name).
   std::string to_json(const std::string& input = "") const;
   // Writes the Chrome trace of the run (as CountOptions::trace does) to f. Precondition: f is

@@ -12,6 +12,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "common/host_peak.hpp"
 #include "common/interrupt.hpp"
 #include "stream/communicator.hpp"
 #include "tristream/error.hpp"
@@ -67,6 +68,7 @@ void print_usage(std::FILE* to) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  tristream::release_freed_memory_promptly();  // the host budget counts resident memory
   if (argc < 2) {
     print_usage(stderr);
     return 1;

@@ -2,9 +2,12 @@
 #include "plan/host_model.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "common/thread_pool.hpp"
 #include "plan/sizes.hpp"
+#include "tristream/error.hpp"
+#include "units.hpp"
 
 namespace tristream::plan_internal {
 namespace {
@@ -127,3 +130,87 @@ void size_host_caches(const HostModel& hm, Plan& pl, const PlanOptions& o, eid_t
 }
 
 }  // namespace tristream::plan_internal
+
+namespace tristream {
+namespace {
+
+// Per worker thread beside its data: the stack it touches, a zstd decompression context and
+// what the allocator keeps per thread (measured: about 0.5 MiB; twice that for safety).
+constexpr std::uint64_t kThreadBytes = std::uint64_t{1} << 20;
+
+// The census of the default planner options (plan/planner.cpp: census_options) at its least,
+// on one thread (census_threads drops threads to fit the budget): an F x F fine histogram and a
+// decompressed chunk per thread, the merged histogram (later its prefix sums), the vertex
+// groups' n-bit bitmaps and the proxy mask; F = min(n, 1024) unless --parts asks more.
+std::uint64_t census_bytes(std::uint64_t n, std::uint64_t max_chunk) {
+  const std::uint64_t F = std::min<std::uint64_t>(std::max<std::uint64_t>(n, 1), 1024);
+  const std::uint64_t hist = F * F * sizeof(eid_t);
+  const std::uint64_t bitmaps = 16 * ((n + 63) / 64 * 8) + n * 2;
+  return 2 * hist + max_chunk + bitmaps;
+}
+
+}  // namespace
+
+std::uint64_t CountHost::plan_budget(std::uint64_t budget) const {
+  if (!budget) return 0;
+  const std::uint64_t outside = (runtime > offsets ? runtime - offsets : 0) + threads;
+  return budget > outside ? budget - outside : 1;
+}
+
+std::uint64_t CountHost::floor(std::string* part) const {
+  struct Need {
+    std::uint64_t bytes;
+    const char* what;  // a plural subject (the message says "need")
+  };
+  const std::uint64_t base = runtime + threads;
+  const Need needs[] = {{base + window, "two decompressed chunks"},
+                        {base + census, "the census's histograms and bitmaps"},
+                        {base + degrees, "the degrees and the degree pass's chunks"},
+                        {base + figures, "per-vertex arrays"}};
+  const Need* top = &needs[0];
+  for (const Need& x : needs)
+    if (x.bytes > top->bytes) top = &x;
+  if (part) *part = top->what;
+  return top->bytes;
+}
+
+CountHost count_host(std::uint64_t n, const std::vector<tcsr::ChunkInfo>& chunks, unsigned threads,
+                     std::uint64_t resident, bool per_vertex, bool clustering, bool names) {
+  CountHost h;
+  const std::uint64_t T = resolve_threads(threads);
+  std::uint64_t max_raw = 0, max_frame = 0;
+  for (const auto& c : chunks) {
+    max_raw = std::max<std::uint64_t>(max_raw, c.edges * sizeof(vid_t));
+    max_frame = std::max<std::uint64_t>(max_frame, c.compressed_size);
+  }
+  h.offsets = (n + 1) * sizeof(eid_t);
+  h.runtime = std::max(resident, h.offsets);
+  // the pools of the count (building, copies), the preload's decompressor and the calling
+  // thread; every one of them may read chunks and keeps the largest compressed frame it read
+  // (the reader's per-thread buffer)
+  h.threads = (2 * T + 2) * (kThreadBytes + max_frame);
+  h.window = 2 * max_raw;
+  h.census = census_bytes(n, max_raw);
+  // n degrees and a chunk per thread; beside them the per-vertex counts when kept
+  h.degrees = n * sizeof(eid_t) + T * max_raw + (per_vertex ? n * sizeof(count_t) : 0);
+  if (per_vertex) {
+    // at the peak (api/count.cpp: per_vertex_figures): the counts and degrees by rank, the
+    // order by id and the ids, plus one result column; then the clustering; names as strings
+    h.figures = 5 * n * 8 + (clustering ? n * sizeof(double) : 0) + (names ? 48 * n : 0);
+  }
+  return h;
+}
+
+void check_host_floor(const CountHost& h, std::uint64_t budget) {
+  if (!budget) return;
+  std::string part;
+  const std::uint64_t need = h.floor(&part);
+  if (need <= budget) return;
+  throw Error(ErrorKind::Usage, part + " need " + format_bytes(need) + " of host memory; " +
+                                    format_bytes(budget) + " given (the process itself holds " +
+                                    format_bytes(h.runtime + h.threads) +
+                                    "); raise --host-memory or the memory limit to " +
+                                    format_bytes(need) + " or more");
+}
+
+}  // namespace tristream
