@@ -153,13 +153,35 @@ void per_vertex_figures(const std::vector<orig_id_t>& perm, const std::vector<co
 // (count_isolated), 0 for none.
 CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::time_point t0,
                        bool converted, double convert_seconds, std::uint64_t declared) {
-  // 1. Make the backend before reading the graph, so a missing backend fails fast; the budgets,
-  //    once for the call.
+  // 1. The backend is made on its own thread (the device's initialisation: a CUDA context,
+  //    streams, the kernels' first-launch costs), while this one opens the file; then the
+  //    budgets, once for the call. A missing backend still fails before any count.
   PipelineOptions po = pipeline_options(o);
-  const auto backend = make_streaming_backend(po);
-  tcsr::Reader reader(path);
+  const auto stage0 = Clock::now();
+  double startup_s = 0;
+  std::future<std::unique_ptr<StreamingBackend>> backend_future =
+      std::async(std::launch::async, [&po, &startup_s] {
+        const auto b0 = Clock::now();
+        auto b = make_streaming_backend(po);
+        startup_s = seconds_since(b0);
+        return b;
+      });
+  std::unique_ptr<tcsr::Reader> reader_owner;
+  try {
+    reader_owner = std::make_unique<tcsr::Reader>(path);
+  } catch (...) {
+    backend_future.wait();  // its failure, if any, is not the one to report
+    throw;
+  }
+  const tcsr::Reader& reader = *reader_owner;
   const auto src = reader_source(reader);
+  const double open_s = seconds_since(stage0);
+  const auto wait0 = Clock::now();
+  const std::unique_ptr<StreamingBackend> backend = backend_future.get();
+  const double wait_s = seconds_since(wait0);
+  const auto budgets0 = Clock::now();
   po.budgets = resolve_budgets(budget_flags(po), backend.get());
+  double budgets_s = seconds_since(budgets0);
 
   // 2. Count; with the GPU counting, the degrees are streamed on host threads meanwhile: their
   //    n degrees and a chunk per thread come out of the host budget the pipeline plans with.
@@ -170,7 +192,10 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
         set_aside_host(*po.budgets, streamed_degrees_bytes(*src, o.threads), "the degrees");
     degrees_future = std::async(std::launch::async, degrees_of_file);
   }
+  const auto count0 = Clock::now();
   CountReport rep = count_file(reader, po, backend.get());
+  const double count_s = seconds_since(count0);
+  const auto finish0 = Clock::now();
 
   // 3. The result. An interrupted count stops here: its figures are incomplete.
   CountResult r;
@@ -191,9 +216,22 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
   r.has_per_vertex = po.per_vertex;
   r.counted_isolated = o.count_isolated;
   r.declared_vertices = declared;
+  r.census = rep.census;
+  if (rep.census == "pass" && !reader.has_census())
+    r.note = path + " has no stored census: the plan passed over the graph first (" +
+             std::to_string(rep.stats.census_s).substr(0, 5) + " s); `tristream reindex " + path +
+             "` (or converting it again) stores one and makes planning fast";
+  r.timing.startup = startup_s;
+  r.timing.startup_wait = wait_s;
+  r.timing.open = open_s;
+  r.timing.census = rep.stats.census_s;
+  // What count_file did besides the census and the pipeline: the budgets, the planner.
+  r.timing.plan = budgets_s + std::max(0.0, count_s - rep.stats.census_s - rep.stats.wall_s);
+  r.timing.pipeline = rep.stats.wall_s;
   r.pipeline_stats = std::make_shared<const PipelineStats>(std::move(rep.stats));
   if (r.interrupted) {
     if (degrees_future.valid()) degrees_future.wait();
+    r.timing.finish = seconds_since(finish0);
     r.seconds = seconds_since(t0);
     return r;
   }
@@ -209,6 +247,7 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
     }
     r.vertices += r.isolated_vertices;
   }
+  r.timing.finish = seconds_since(finish0);
   r.seconds = seconds_since(t0);
   return r;
 }
@@ -270,6 +309,17 @@ std::string CountResult::to_json(const std::string& input) const {
       .add("convert_seconds", convert_seconds)
       .add("load_seconds", plan_seconds)
       .add("count_seconds", count_seconds);
+  JsonObject t;
+  t.add("before_call", timing.before_call)
+      .add("startup", timing.startup)
+      .add("startup_wait", timing.startup_wait)
+      .add("open", timing.open)
+      .add("census", timing.census)
+      .add("plan", timing.plan)
+      .add("pipeline", timing.pipeline)
+      .add("finish", timing.finish)
+      .add("census_source", census);
+  o.raw("timing", t.str());
   o.raw("plan", plan.empty() ? "null" : plan).raw("stats", stats.empty() ? "null" : stats);
   return o.str();
 }
