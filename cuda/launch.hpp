@@ -73,4 +73,10 @@ struct DeviceCount {
 void enqueue_device_count(const DeviceCount& job, const std::string& kernel,
                           unsigned long long* d_total, unsigned long long* h_total, void* stream);
 
+// Pays the kernels' first-launch costs (module loading, the scratch pool, occupancy queries) with
+// a tiny count per kernel family `kernel` may use ("auto": all of them), on `stream`, and waits
+// for it (cuda/warm_up.cu). Throws Error(Device) on a CUDA failure, Error(Internal) on a wrong
+// count.
+void warm_up_kernels(const std::string& kernel, void* stream);
+
 }  // namespace tristream::cuda

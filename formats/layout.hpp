@@ -53,6 +53,13 @@ inline constexpr const char* kSectionNames[kSectionCountNames] = {
     "row offsets", "chunk index", "adjacency", "permutation", "names"};
 // Version 2's fifth table entry takes the first 32 reserved bytes.
 inline constexpr std::size_t kOffReservedNames = kOffReserved + kSectionEntrySize;
+// Version 3 (the census extension): its offset and checksum take the last 16 reserved bytes; its
+// size is the rest of the file.
+inline constexpr std::size_t kOffCensusOffset = 232;    // u64
+inline constexpr std::size_t kOffCensusChecksum = 240;  // u64: XXH64 of the extension, seed 0
+// The census extension is one zstd frame; its content may be at most this large (the reader
+// allocates it).
+inline constexpr std::uint64_t kMaxCensusBytes = std::uint64_t{1} << 28;
 
 // A chunk index entry: eight u64 fields.
 inline constexpr std::size_t kChunkEntrySize = 64;

@@ -68,6 +68,8 @@ struct Reader::Impl {
   Section sections[kSectionCountNames];
   std::size_t section_count = kSectionCount;  // kSectionCountNames in version 2
   Names names;                                // version 2: read and validated at open
+  Section census_section;                     // version 3: the census extension
+  std::vector<unsigned char> census;          // its bytes, read and verified at open
   std::vector<ChunkInfo> chunks;
   std::vector<std::uint64_t> frame_checksums;
   std::vector<eid_t> offset_store;  // n + 1 row offsets, read at open
@@ -104,6 +106,7 @@ struct Reader::Impl {
   void parse_offsets();
   void parse_index();
   void parse_names();
+  void parse_census();
   void read_chunk(std::uint64_t k, vid_t* out) const;
   [[noreturn]] void report_bad_row(std::uint64_t k, std::uint64_t r, const vid_t* begin,
                                    const vid_t* end) const;
@@ -128,13 +131,17 @@ void Reader::Impl::parse_header() {
   if (std::memcmp(h + kOffMagic, kMagic, sizeof kMagic) != 0)
     fail("header", "not a .tcsr file (bad magic)");
   header.version = get_u32(h + kOffVersion);
-  if (header.version != kFormatVersion && header.version != kFormatVersionNames)
+  if (header.version != kFormatVersion && header.version != kFormatVersionNames &&
+      header.version != kFormatVersionCensus)
     fail("header", "unsupported .tcsr version " + std::to_string(header.version) +
-                       " (this build reads " + std::to_string(kFormatVersion) + " and " +
-                       std::to_string(kFormatVersionNames) + ")");
+                       " (this build reads 1, 2 and 3)");
   if (header.version == kFormatVersionNames) section_count = kSectionCountNames;
   if (get_u64(h + kOffHeaderChecksum) != xxh64(h, kOffHeaderChecksum))
     fail("header", "header checksum mismatch (file damaged)");
+  // Version 3 is a version 1 or 2 layout (4 or 5 sections) plus the census extension.
+  const bool with_census = header.version == kFormatVersionCensus;
+  if (with_census && get_u32(h + kOffSectionCount) == kSectionCountNames)
+    section_count = kSectionCountNames;
   // From here on the header is what a writer wrote; the remaining checks catch writer bugs and
   // files crafted by hand.
   if (get_u32(h + kOffHeaderSize) != kHeaderSize)
@@ -144,7 +151,8 @@ void Reader::Impl::parse_header() {
     fail("header", "section count " + std::to_string(get_u32(h + kOffSectionCount)) +
                        " (expected " + std::to_string(section_count) + ")");
   const std::size_t reserved = section_count == kSectionCount ? kOffReserved : kOffReservedNames;
-  for (std::size_t i = reserved; i < kOffHeaderChecksum; ++i)
+  const std::size_t reserved_end = with_census ? kOffCensusOffset : kOffHeaderChecksum;
+  for (std::size_t i = reserved; i < reserved_end; ++i)
     if (h[i] != 0) fail("header", "reserved byte " + std::to_string(i) + " is not zero");
   header.flags = get_u32(h + kOffFlags);
   if (header.flags & ~kKnownFlags) fail("header", "unknown flags " + hex(header.flags));
@@ -168,6 +176,8 @@ void Reader::Impl::parse_header() {
                          std::to_string(kind) + " (expected " + std::to_string(i + 1) + ")");
     sections[i] = {get_u64(e + kSecOffset), get_u64(e + kSecSize), get_u64(e + kSecChecksum)};
   }
+  if (with_census)
+    census_section = {get_u64(h + kOffCensusOffset), 0, get_u64(h + kOffCensusChecksum)};
 }
 
 // What the counts in the header imply, checked before any of them sizes an allocation: a simple
@@ -241,10 +251,52 @@ void Reader::Impl::place_sections() {
         fail(name, "padding byte " + std::to_string(i) + " before it is not zero");
     cursor = s.offset + s.size;
   }
+  if (header.version == kFormatVersionCensus) {
+    // The census extension: 8-byte aligned after the last section, to the end of the file.
+    Section& c = census_section;
+    const std::uint64_t expected = (cursor + 7) / 8 * 8;
+    if (c.offset != expected)
+      fail("census", "starts at byte " + std::to_string(c.offset) + ", expected " +
+                         std::to_string(expected) + " (misplaced)");
+    if (c.offset >= size)
+      fail("census", "starts at byte " + std::to_string(c.offset) +
+                         ", at or after the end of the " + std::to_string(size) +
+                         "-byte file (truncated?)");
+    unsigned char padding[8] = {};
+    file->read(cursor, c.offset - cursor, padding);
+    for (std::uint64_t i = cursor; i < c.offset; ++i)
+      if (padding[i - cursor] != 0)
+        fail("census", "padding byte " + std::to_string(i) + " before it is not zero");
+    c.size = size - c.offset;
+    cursor = size;
+  }
   if (cursor != size)
     fail(
         section_count == kSectionCount ? "permutation" : "names",
         std::to_string(size - cursor) + " unexpected bytes after the last section (trailing data)");
+}
+
+void Reader::Impl::parse_census() {
+  if (header.version != kFormatVersionCensus) return;
+  const Section& c = census_section;
+  std::vector<unsigned char> frame(c.size);  // inside the file (place_sections)
+  file->read(c.offset, c.size, frame.data());
+  if (xxh64(frame.data(), c.size) != c.checksum) {
+    if (file->changed()) file->fail_changed();
+    fail("census", "checksum mismatch (file damaged)");
+  }
+  // One zstd frame with its content size, at most kMaxCensusBytes.
+  const unsigned long long raw = ZSTD_getFrameContentSize(frame.data(), frame.size());
+  if (raw == ZSTD_CONTENTSIZE_ERROR || raw == ZSTD_CONTENTSIZE_UNKNOWN || raw == 0 ||
+      raw > kMaxCensusBytes || raw > c.size * kMaxFrameExpansion)
+    fail("census", "not a zstd frame with a content size of 1 to " +
+                       std::to_string(kMaxCensusBytes) + " bytes");
+  if (ZSTD_findFrameCompressedSize(frame.data(), frame.size()) != frame.size())
+    fail("census", "not exactly one zstd frame");
+  census.resize(static_cast<std::size_t>(raw));
+  const std::size_t got =
+      ZSTD_decompressDCtx(thread_dctx(), census.data(), census.size(), frame.data(), frame.size());
+  if (ZSTD_isError(got) || got != raw) fail("census", "the zstd frame does not decompress");
 }
 
 void Reader::Impl::parse_offsets() {
@@ -408,6 +460,7 @@ Reader::Reader(const std::string& path) : impl_(std::make_unique<Impl>()) {
   impl_->parse_offsets();
   impl_->parse_index();
   impl_->parse_names();
+  impl_->parse_census();
 }
 
 Reader::~Reader() = default;
@@ -472,6 +525,14 @@ std::vector<orig_id_t> Reader::permutation() const {
 
 bool Reader::has_names() const {
   return impl_->section_count == kSectionCountNames;
+}
+
+bool Reader::has_census() const {
+  return impl_->header.version == kFormatVersionCensus;
+}
+
+const std::vector<unsigned char>& Reader::census() const {
+  return impl_->census;
 }
 
 std::string_view Reader::name(orig_id_t original) const {

@@ -42,7 +42,12 @@ void reseal(std::vector<unsigned char>& file) {
     const std::uint64_t offset = get_u64(e + kSecOffset), size = get_u64(e + kSecSize);
     if (inside(offset, size, total)) put_u64(e + kSecChecksum, xxh64(b + offset, size));
   }
-  // 3. The header, which covers the section table.
+  // 3. The census extension (version 3): from its offset to the end of the image.
+  if (get_u32(b + kOffVersion) == 3) {
+    const std::uint64_t offset = get_u64(b + kOffCensusOffset);
+    if (offset <= total) put_u64(b + kOffCensusChecksum, xxh64(b + offset, total - offset));
+  }
+  // 4. The header, which covers the section table.
   put_u64(b + kOffHeaderChecksum, xxh64(b, kOffHeaderChecksum));
 }
 

@@ -27,6 +27,9 @@ inline constexpr std::uint32_t kFormatVersion = 1;
 // A file with vertex names (the names section) is version 2; version 1 readers refuse it by its
 // version. Files without names stay version 1.
 inline constexpr std::uint32_t kFormatVersionNames = 2;
+// A file with the census extension (a version 1 or 2 layout plus the planner's block census,
+// appended by attach_census) is version 3; older readers refuse it by its version.
+inline constexpr std::uint32_t kFormatVersionCensus = 3;
 // The first 8 bytes of every .tcsr file.
 inline constexpr char kMagic[8] = {'\x89', 'T', 'C', 'S', 'R', '\r', '\n', '\x1a'};
 
@@ -117,6 +120,13 @@ class Writer {
   std::unique_ptr<Impl> impl_;
 };
 
+// Adds (or replaces) the census extension of the valid .tcsr file at `path`: the file is copied
+// to a temporary beside it with `payload` appended and a version-3 header, fsynced and renamed
+// over `path` (readers see the old file or the new one). Throws Error(Input) for a file that is
+// not valid, Error(Internal) on I/O failures (the temporary is removed). Precondition: payload
+// is not empty.
+void attach_census(const std::string& path, const std::vector<unsigned char>& payload);
+
 // Convenience: writes a whole in-memory oriented graph.
 void write_file(const std::string& path, const OrientedGraph& g, const WriteOptions& options = {});
 
@@ -151,6 +161,10 @@ class Reader {
   // The name of the vertex whose original id is `original`. Precondition: has_names() and
   // original < n() (otherwise Error(Internal)).
   std::string_view name(orig_id_t original) const;
+  // Whether the file carries the census extension (version 3); its bytes (checksum verified at
+  // open; their meaning is the planner's: src/plan/census_store.cpp), empty without one.
+  bool has_census() const;
+  const std::vector<unsigned char>& census() const;
   // Loads the whole graph (chunks decompressed in parallel). with_perm also loads perm.
   OrientedGraph load(bool with_perm = false, unsigned threads = 0) const;
   // Verifies everything: all checksums, every chunk, rows sorted, ids in range, orientation

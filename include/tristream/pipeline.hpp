@@ -314,6 +314,9 @@ struct CountReport {
   bool interrupted = false;         // SIGINT: the count is incomplete; exit with 130
   Plan plan;
   PipelineStats stats;
+  // Where the plan's block census came from: "none" (the in-core plan needs none), "stored" (the
+  // file's census extension) or "pass" (a pass over the graph, take_census).
+  std::string census = "none";
 };
 
 // The whole streamed count of a graph (p = 1 in-core included): plans, streams, counts, maps

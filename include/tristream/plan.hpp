@@ -53,6 +53,8 @@ class GraphSource {
   virtual const std::vector<tcsr::ChunkInfo>& chunks() const = 0;
   virtual void read_chunk(std::uint64_t k, vid_t* out) const = 0;
   virtual std::uint64_t compressed_bytes() const = 0;  // adjacency bytes on disk
+  // The file's stored census (its census extension's bytes), or null when it has none.
+  virtual const std::vector<unsigned char>* stored_census() const { return nullptr; }
 };
 
 // A source over a tcsr::Reader (which must outlive it).
@@ -102,11 +104,13 @@ struct Census {
     std::uint32_t p = 0;
     std::vector<std::uint64_t> proxies;    // |X_i| per part
     std::vector<eid_t> proxy_edges_bound;  // sum of out-degrees over X_i per part (>= C edges)
+    std::vector<eid_t> proxy_edges_upper;  // when exact: the upper bounds it replaced (else empty)
   };
   std::vector<VertexParts> vertex;  // one entry per p dividing G
   bool vertex_exact = false;        // the proxy block edges were counted (else upper bounds)
   double seconds = 0;
   std::uint64_t decompressed_bytes = 0;
+  bool stored = false;  // read from the file's census extension (census_from_store), not taken
   bool empty() const { return fine_bounds.empty(); }
   // (F + 1) x (F + 1) inclusive 2D prefix sums of fine_hist (computed on first use).
   const std::vector<eid_t>& fine_prefix() const;
@@ -119,6 +123,22 @@ struct Census {
 std::vector<std::uint64_t> balanced_bounds(std::uint64_t n, const eid_t* offsets, std::uint32_t p,
                                            bool by_wedges);
 Census take_census(const GraphSource& g, const CensusOptions& options);
+
+// The census stored in a .tcsr file (its census extension, FORMAT.md; `tristream reindex`): the
+// census the automatic plan (no forced --parts, unlimited budgets) asks for, with the vertex
+// scheme's exact proxy edges and their upper bounds, so that any device budget and any scheme
+// without forced parts plans from it exactly as from take_census.
+CensusOptions stored_census_options(std::uint64_t n);
+// Takes the stored census of g (stored_census_options, on `threads` threads) and encodes it.
+std::vector<unsigned char> encode_stored_census(const GraphSource& g, unsigned threads);
+// The census for `wanted` from a stored census's bytes: false (out untouched) when it was taken
+// with other boundaries than `wanted` asks for (forced --parts, a host budget too small for 16
+// vertex groups). Throws Error(Input) naming g and "section census" when the bytes are damaged or
+// do not belong to g's graph.
+bool census_from_store(const std::vector<unsigned char>& bytes, const GraphSource& g,
+                       const CensusOptions& wanted, Census* out);
+// The census plan_graph uses: the stored one when g has one that fits `wanted`, else take_census.
+Census obtain_census(const GraphSource& g, const CensusOptions& wanted);
 
 // The balance of uploads against kernels the planner assumes when it chooses the units in flight
 // and the tail cover (plan.cpp: estimated_exposed_upload): seconds per byte uploaded and per unit
@@ -156,6 +176,8 @@ struct PlanOptions {
 // The census a plan with these options needs (fine/hash_mod/vertex_groups chosen from the forced
 // scheme and parts), or none (returns false) when the graph fits in-core.
 bool census_needed(std::uint64_t n, eid_t m, const PlanOptions& options, CensusOptions* out);
+// The census options for a plan with these options, whether or not it needs one.
+CensusOptions census_options(std::uint64_t n, const PlanOptions& options);
 
 struct BlockInfo {
   std::uint32_t row_part = 0, col_part = 0;  // range/hash: G_ab; vertex: (i, 0) = A, (i, 1) = C

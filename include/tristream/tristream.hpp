@@ -147,6 +147,24 @@ struct CountResult {
   // when the call returned (VmHWM, common/host_peak.hpp; 0 when unknown): docs/memory.md.
   std::uint64_t host_budget_bytes = 0;
   std::uint64_t host_peak_bytes = 0;
+  // Where the call's seconds went (docs/outputs.md, "Timing"). The stages of the calling thread
+  // run one after the other: [convert], open, [wait for startup], census, plan, pipeline, finish;
+  // startup (the backend's device initialisation) runs on its own thread from the call's start.
+  struct Timing {
+    double before_call = 0;   // the process's start to the call (set by the command line)
+    double startup = 0;       // making the backend: CUDA context, streams, kernel warm-up
+    double startup_wait = 0;  // the part of startup the calling thread waited for after open
+    double open = 0;          // opening the .tcsr file (header, offsets, chunk index, census)
+    double census = 0;        // the block census (a pass, or reading the stored one)
+    double plan = 0;          // resolving the budgets and the planner
+    double pipeline = 0;      // the streamed count (= count_seconds)
+    double finish = 0;        // after the pipeline: degrees, per-vertex figures, the result
+  } timing;
+  // Where the block census came from: "none" (in-core), "stored" (the file's) or "pass".
+  std::string census = "none";
+  // Advice for the user (one line, or empty): e.g. that `tristream reindex FILE` would store the
+  // census of a file that needed a pass over the graph.
+  std::string note;
   // The object `tristream count --json` prints ("input" is the given name).
   std::string to_json(const std::string& input = "") const;
   // Writes the Chrome trace of the run (as CountOptions::trace does) to f. Precondition: f is
@@ -178,6 +196,12 @@ ConvertSummary convert_edges(const std::uint64_t* pairs, std::size_t m, const st
                              const ConvertOptions& options = {});
 ConvertSummary convert_edges(const std::uint32_t* pairs, std::size_t m, const std::string& output,
                              const ConvertOptions& options = {});
+
+// Stores the planner's block census in the .tcsr file at `path` (its census extension, format
+// version 3; formats/FORMAT.md), replacing an older one, so that out-of-core plans of the file
+// need no pass over the graph. The file is rewritten atomically (a copy renamed over it).
+// Returns the census extension's bytes. Throws Error(Input) for a file that is not valid .tcsr.
+std::uint64_t reindex(const std::string& path, unsigned threads = 0);
 
 // The file conversion itself is convert.hpp's:
 //   ConvertSummary convert(const std::string& input, const std::string& output,

@@ -186,21 +186,42 @@ void per_vertex_figures(std::vector<orig_id_t> perm, std::vector<count_t> counts
 // (count_isolated), 0 for none.
 CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::time_point t0,
                        bool converted, double convert_seconds, std::uint64_t declared) {
-  // 1. Make the workers' backends before reading the graph, so a missing backend fails fast;
-  //    the budgets, once for the call. Launched by mpirun, rank 0 reports the figures: the
-  //    other ranks count their units only.
+  // 1. The workers' backends are made on their own thread (the devices' initialisation: CUDA
+  //    contexts, streams, the kernels' first-launch costs), while this one opens the file; then
+  //    the budgets, once for the call. A missing backend still fails before any count. Launched
+  //    by mpirun, rank 0 reports the figures: the other ranks count their units only.
   PipelineOptions po = pipeline_options(o);
   Communicator* comm = communicator();
   const bool root = !comm || comm->rank() == 0;
   // Ranks on one machine take its GPUs in turn unless a device was named.
   if (comm && comm->size() > 1 && o.devices.empty() && o.device == 0 && cuda_device_count() > 0)
     po.counter.device = comm->local_rank() % cuda_device_count();
-  std::vector<Worker> workers =
-      make_workers(po, o.devices.empty() ? std::vector<int>{} : parse_devices(o.devices),
-                   o.cpu_workers, o.hybrid);
-  StreamingBackend* backend = workers.front().backend.get();
-  tcsr::Reader reader(path);
+  const std::vector<int> devices =
+      o.devices.empty() ? std::vector<int>{} : parse_devices(o.devices);
+  const auto stage0 = Clock::now();
+  double startup_s = 0;
+  std::future<std::vector<Worker>> workers_future =
+      std::async(std::launch::async, [&po, &devices, &o, &startup_s] {
+        const auto b0 = Clock::now();
+        auto w = make_workers(po, devices, o.cpu_workers, o.hybrid);
+        startup_s = seconds_since(b0);
+        return w;
+      });
+  std::unique_ptr<tcsr::Reader> reader_owner;
+  try {
+    reader_owner = std::make_unique<tcsr::Reader>(path);
+  } catch (...) {
+    workers_future.wait();  // its failure, if any, is not the one to report
+    throw;
+  }
+  const tcsr::Reader& reader = *reader_owner;
   const auto src = reader_source(reader);
+  const double open_s = seconds_since(stage0);
+  const auto wait0 = Clock::now();
+  std::vector<Worker> workers = workers_future.get();
+  StreamingBackend* backend = workers.front().backend.get();
+  const double wait_s = seconds_since(wait0);
+  const auto budgets0 = Clock::now();
   po.budgets = resolve_budgets(budget_flags(po), backend);
   // 2. The host budget covers the whole process: what it holds already (the program, the row
   //    offsets), the threads, the census, the degree pass and the per-vertex arrays beside the
@@ -214,6 +235,7 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
     po.budgets->host_bytes = host.plan_budget(host_budget);
     po.budgets->host_from += ", less what the process holds beside the plan";
   }
+  double budgets_s = seconds_since(budgets0);
 
   // 3. Count; with the GPU counting, the degrees are streamed on host threads meanwhile: their
   //    n degrees and a chunk per thread come out of the host budget the pipeline plans with.
@@ -224,11 +246,14 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
         set_aside_host(*po.budgets, streamed_degrees_bytes(*src, o.threads), "the degrees");
     degrees_future = std::async(std::launch::async, degrees_of_file);
   }
+  const auto count0 = Clock::now();
   CountReport rep;
   {
     SigintScope sigint(po.handle_sigint);
     rep = count_with_workers(*src, po, workers, comm);
   }
+  const double count_s = seconds_since(count0);
+  const auto finish0 = Clock::now();
 
   // 4. The result. An interrupted count stops here: its figures are incomplete.
   CountResult r;
@@ -252,10 +277,23 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
   r.has_per_vertex = po.per_vertex;
   r.counted_isolated = o.count_isolated;
   r.declared_vertices = declared;
+  r.census = rep.census;
+  if (rep.census == "pass" && !reader.has_census())
+    r.note = path + " has no stored census: the plan passed over the graph first (" +
+             std::to_string(rep.stats.census_s).substr(0, 5) + " s); `tristream reindex " + path +
+             "` (or converting it again) stores one and makes planning fast";
+  r.timing.startup = startup_s;
+  r.timing.startup_wait = wait_s;
+  r.timing.open = open_s;
+  r.timing.census = rep.stats.census_s;
+  // What count_file did besides the census and the pipeline: the budgets, the planner.
+  r.timing.plan = budgets_s + std::max(0.0, count_s - rep.stats.census_s - rep.stats.wall_s);
+  r.timing.pipeline = rep.stats.wall_s;
   r.pipeline_stats = std::make_shared<const PipelineStats>(std::move(rep.stats));
   r.host_budget_bytes = host_budget;
   if (r.interrupted || !root) {
     if (degrees_future.valid()) degrees_future.wait();
+    r.timing.finish = seconds_since(finish0);
     r.seconds = seconds_since(t0);
     r.host_peak_bytes = host_peak_bytes();
     return r;
@@ -272,6 +310,7 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
     }
     r.vertices += r.isolated_vertices;
   }
+  r.timing.finish = seconds_since(finish0);
   r.seconds = seconds_since(t0);
   r.host_peak_bytes = host_peak_bytes();
   return r;
@@ -335,6 +374,17 @@ std::string CountResult::to_json(const std::string& input) const {
       .add("convert_seconds", convert_seconds)
       .add("load_seconds", plan_seconds)
       .add("count_seconds", count_seconds);
+  JsonObject t;
+  t.add("before_call", timing.before_call)
+      .add("startup", timing.startup)
+      .add("startup_wait", timing.startup_wait)
+      .add("open", timing.open)
+      .add("census", timing.census)
+      .add("plan", timing.plan)
+      .add("pipeline", timing.pipeline)
+      .add("finish", timing.finish)
+      .add("census_source", census);
+  o.raw("timing", t.str());
   o.raw("plan", plan.empty() ? "null" : plan).raw("stats", stats.empty() ? "null" : stats);
   return o.str();
 }

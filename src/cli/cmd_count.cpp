@@ -3,14 +3,17 @@
 // text or JSON, the --per-vertex table and the --trace file. Every output is opened before the
 // work; the figures are printed before the outputs are committed, so a failing output never loses
 // the count.
+#include <time.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cinttypes>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <memory>
+#include <sstream>
 #include <string>
 #include <vector>
 
@@ -69,6 +72,28 @@ class ProgressLine {
   bool shown_ = false;
   double last_ = -1;
 };
+
+// Seconds since the process started (exec), from /proc/self/stat's start time (in clock ticks
+// since boot, a 10 ms grain on Linux) against CLOCK_BOOTTIME; -1 where that is not available.
+double seconds_since_process_start() {
+  std::ifstream in("/proc/self/stat");
+  std::string line;
+  if (!std::getline(in, line)) return -1;
+  const auto close = line.rfind(')');  // the command name may hold spaces
+  if (close == std::string::npos) return -1;
+  std::istringstream fields(line.substr(close + 2));
+  std::string f;
+  for (int i = 3; i <= 22 && fields >> f; ++i)
+    if (i == 22) {
+      const long tick = ::sysconf(_SC_CLK_TCK);
+      timespec now{};
+      if (tick <= 0 || ::clock_gettime(CLOCK_BOOTTIME, &now) != 0) return -1;
+      const double start = std::stod(f) / static_cast<double>(tick);
+      const double t = static_cast<double>(now.tv_sec) + static_cast<double>(now.tv_nsec) * 1e-9;
+      return std::max(0.0, t - start);
+    }
+  return -1;
+}
 
 }  // namespace
 
@@ -211,8 +236,15 @@ int cmd_count(int argc, char** argv) {
   opt.progress = [&](std::uint64_t done, std::uint64_t total, double sec) {
     progress.update(done, total, sec);
   };
-  const CountResult r = tristream::count(input, opt);
+  const double before_call = std::max(0.0, seconds_since_process_start());
+  CountResult r = tristream::count(input, opt);
   progress.clear();
+  // `seconds` is the whole command: the process's start (as near as it can be measured) to the
+  // figures' output.
+  r.timing.before_call = before_call;
+  const double whole = seconds_since_process_start();
+  if (whole > r.seconds) r.seconds = whole;
+  if (!r.note.empty()) std::fprintf(stderr, "note: %s\n", r.note.c_str());
   if (r.interrupted) throw_interrupted();  // main: "interrupted", exit 130 (SIGTERM: 143)
   if (count_isolated && r.declared_vertices == 0)
     std::fprintf(stderr,

@@ -128,9 +128,10 @@ int cmd_generate(int argc, char** argv) {
   if (output == "-") throw Error(ErrorKind::Usage, "tristream generate: -o needs a file name");
   if (!tmp_dir.empty()) check_directory("--tmp-dir", tmp_dir);
   probe_output_dir(output);
-  const ConvertSummary s = generate(g, output, c);
+  ConvertSummary s = generate(g, output, c);
   const bool tcsr = output.size() >= 5 && output.compare(output.size() - 5, 5, ".tcsr") == 0;
   if (tcsr) {
+    store_census(output, g.threads, &s);
     print_convert_summary(s, output, json);
   } else if (json) {
     JsonObject o;

@@ -4,6 +4,9 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
+
+#include "tristream/convert.hpp"
 
 namespace tristream::cli {
 
@@ -12,6 +15,11 @@ int cmd_count(int argc, char** argv);
 int cmd_info(int argc, char** argv);
 int cmd_generate(int argc, char** argv);
 int cmd_plan(int argc, char** argv);
+int cmd_reindex(int argc, char** argv);
+
+// Stores the planner's census in the .tcsr file just written (tristream::reindex) and updates
+// the summary's file size and seconds (cmd_convert.cpp).
+void store_census(const std::string& path, unsigned threads, ConvertSummary* s);
 
 // The most --threads any command accepts: more threads than this is a typo, not a machine.
 inline constexpr std::uint64_t kMaxThreads = 4096;

@@ -39,6 +39,8 @@ const Command kCommands[] = {
      true},
     {"plan", "show how a graph would be partitioned for a device budget", tristream::cli::cmd_plan,
      false},
+    {"reindex", "store the planner's census in a .tcsr file (fast out-of-core planning)",
+     tristream::cli::cmd_reindex, true},
 };
 
 // Launched by mpirun with several ranks, a failing (or interrupted) rank ends every rank (they

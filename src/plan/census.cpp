@@ -12,19 +12,12 @@
 
 #include "common/interrupt.hpp"
 #include "common/thread_pool.hpp"
+#include "plan/census_store.hpp"
 #include "plan/sizes.hpp"
 #include "tristream/plan.hpp"
 
 namespace tristream {
-namespace {
-
-using plan_internal::align_up;
-
-// The bucket of a sorted boundary list holding x.
-std::uint32_t bucket_of(const std::vector<std::uint64_t>& bounds, std::uint64_t x) {
-  return static_cast<std::uint32_t>(std::upper_bound(bounds.begin(), bounds.end(), x) -
-                                    bounds.begin() - 1);
-}
+namespace plan_internal {
 
 // Fine range buckets: half cut by out-edges, half by rows (the high ranks hold few out-edges but
 // the hubs' columns), merged, without empty buckets.
@@ -38,6 +31,40 @@ std::vector<std::uint64_t> fine_buckets(std::uint64_t n, const eid_t* off, std::
   b.erase(std::unique(b.begin(), b.end()), b.end());
   if (b.size() < 2) b = {0, n};
   return b;
+}
+
+// Could any vertex candidate fit the device budget? At least two units of A_i (the rows of V_i
+// with their edges) plus the offsets of X_i each; when none can, the exact pass cannot change
+// the plan (the upper bounds rule the candidates out too) and is skipped.
+bool vertex_may_fit(const Census& c, const std::vector<std::uint32_t>& cand_p, std::uint32_t G,
+                    const eid_t* off, std::uint64_t device_budget) {
+  bool may_fit = device_budget == 0;
+  for (std::size_t ci = 0; ci < cand_p.size() && !may_fit; ++ci) {
+    const std::uint32_t p = cand_p[ci], per = G / p;
+    if (p < 2) continue;  // not a vertex candidate (that is the in-core plan)
+    std::uint64_t unit = 0;
+    for (std::uint32_t a = 0; a < p; ++a) {
+      const std::uint64_t r0 = c.vertex_bounds[a * per], r1 = c.vertex_bounds[(a + 1) * per];
+      unit = std::max(unit, block_bytes(r1 - r0, off[r1] - off[r0]) +
+                                align_up((c.vertex[ci].proxies[a] + 1) * sizeof(eid_t)));
+    }
+    may_fit = 2 * unit <= device_budget;
+  }
+  return may_fit;
+}
+
+}  // namespace plan_internal
+
+namespace {
+
+using plan_internal::align_up;
+using plan_internal::fine_buckets;
+using plan_internal::vertex_may_fit;
+
+// The bucket of a sorted boundary list holding x.
+std::uint32_t bucket_of(const std::vector<std::uint64_t>& bounds, std::uint64_t x) {
+  return static_cast<std::uint32_t>(std::upper_bound(bounds.begin(), bounds.end(), x) -
+                                    bounds.begin() - 1);
 }
 
 // The census's threads: at most one per chunk, and within max_bytes when it is set (each thread
@@ -173,26 +200,6 @@ std::vector<std::uint32_t> vertex_candidates(Census& c, const FirstPass& fp, con
   return cand_p;
 }
 
-// Could any vertex candidate fit the device budget? At least two units of A_i (the rows of V_i
-// with their edges) plus the offsets of X_i each; when none can, the exact pass cannot change
-// the plan (the upper bounds rule the candidates out too) and is skipped.
-bool vertex_may_fit(const Census& c, const std::vector<std::uint32_t>& cand_p, std::uint32_t G,
-                    const eid_t* off, std::uint64_t device_budget) {
-  bool may_fit = device_budget == 0;
-  for (std::size_t ci = 0; ci < cand_p.size() && !may_fit; ++ci) {
-    const std::uint32_t p = cand_p[ci], per = G / p;
-    if (p < 2) continue;  // not a vertex candidate (that is the in-core plan)
-    std::uint64_t unit = 0;
-    for (std::uint32_t a = 0; a < p; ++a) {
-      const std::uint64_t r0 = c.vertex_bounds[a * per], r1 = c.vertex_bounds[(a + 1) * per];
-      unit = std::max(unit, block_bytes(r1 - r0, off[r1] - off[r0]) +
-                                align_up((c.vertex[ci].proxies[a] + 1) * sizeof(eid_t)));
-    }
-    may_fit = 2 * unit <= device_budget;
-  }
-  return may_fit;
-}
-
 // Exact proxy blocks (G <= 16): a second pass counts, for every candidate part, the edges
 // v -> w with both ends in X. mask[v] holds the groups whose X contains v; a per-candidate table
 // folds a group mask into a part mask. Frees the bitmaps.
@@ -261,6 +268,7 @@ void exact_proxy_edges(Census& c, FirstPass& fp, const std::vector<std::uint32_t
     for (std::uint32_t a = 0; a < cand_p[ci]; ++a) {
       eid_t sum = 0;
       for (unsigned t = 0; t < T; ++t) sum += counts[t][ci * 16 + a];
+      c.vertex[ci].proxy_edges_upper.push_back(c.vertex[ci].proxy_edges_bound[a]);
       c.vertex[ci].proxy_edges_bound[a] = sum;  // exact
     }
 }

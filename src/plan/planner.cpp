@@ -33,8 +33,19 @@ PlanOptions capped_parts(const PlanOptions& o, std::uint64_t n) {
   return c;
 }
 
-// The census options for a plan with these options (fine/hash_mod/vertex_groups chosen from the
-// forced scheme and parts).
+// The plan of a graph without edges: one in-core plan with no unit.
+Plan empty_plan(std::uint64_t n, const eid_t* offsets, const PlanOptions& o) {
+  Plan plan;
+  plan_internal::in_core_unit(plan, n, 0, offsets);
+  plan_internal::finish_units(plan, o.per_vertex);
+  plan.device_budget = o.device_budget;
+  plan.host_budget = o.host_budget;
+  plan.reason = "empty graph: nothing to count";
+  return plan;
+}
+
+}  // namespace
+
 CensusOptions census_options(std::uint64_t n, const PlanOptions& options) {
   const PlanOptions o = capped_parts(options, n);
   CensusOptions c;
@@ -54,19 +65,6 @@ CensusOptions census_options(std::uint64_t n, const PlanOptions& options) {
   c.device_budget = o.device_budget;
   return c;
 }
-
-// The plan of a graph without edges: one in-core plan with no unit.
-Plan empty_plan(std::uint64_t n, const eid_t* offsets, const PlanOptions& o) {
-  Plan plan;
-  plan_internal::in_core_unit(plan, n, 0, offsets);
-  plan_internal::finish_units(plan, o.per_vertex);
-  plan.device_budget = o.device_budget;
-  plan.host_budget = o.host_budget;
-  plan.reason = "empty graph: nothing to count";
-  return plan;
-}
-
-}  // namespace
 
 bool census_needed(std::uint64_t n, eid_t m, const PlanOptions& options, CensusOptions* out) {
   const PlanOptions o = capped_parts(options, n);
@@ -124,7 +122,7 @@ Plan plan_graph(const GraphSource& g, const PlanOptions& options, Census* census
   CensusOptions co;
   Census census;
   const bool took = census_needed(g.n(), g.m(), options, &co);
-  if (took) census = take_census(g, co);
+  if (took) census = obtain_census(g, co);
   Plan plan;
   try {
     plan = make_plan(g.n(), g.m(), g.offsets(), g.chunks(), census, options);
@@ -132,7 +130,7 @@ Plan plan_graph(const GraphSource& g, const PlanOptions& options, Census* census
     // census_needed's estimate expected the in-core plan to fit, but it does not: plan again
     // with the census (the out-of-core candidates).
     if (took || e.kind() != ErrorKind::Usage || options.parts != 0 || g.m() == 0) throw;
-    census = take_census(g, census_options(g.n(), options));
+    census = obtain_census(g, census_options(g.n(), options));
     plan = make_plan(g.n(), g.m(), g.offsets(), g.chunks(), census, options);
   }
   if (census_out) *census_out = std::move(census);

@@ -26,6 +26,9 @@ class ReaderSource final : public GraphSource {
   const std::vector<tcsr::ChunkInfo>& chunks() const override { return r_.chunks(); }
   void read_chunk(std::uint64_t k, vid_t* out) const override { r_.read_chunk(k, out); }
   std::uint64_t compressed_bytes() const override { return compressed_; }
+  const std::vector<unsigned char>* stored_census() const override {
+    return r_.has_census() ? &r_.census() : nullptr;
+  }
 
  private:
   const tcsr::Reader& r_;
@@ -97,6 +100,7 @@ CountReport count_with_backend(const GraphSource& g, const PipelineOptions& opti
       rep.stats.replans = replans;
       rep.stats.census_s = census.seconds;
       rep.stats.plan_s = plan_s;
+      rep.census = census.empty() ? "none" : census.stored ? "stored" : "pass";
       if (!options.trace_path.empty()) rep.stats.write_trace(options.trace_path);
       return rep;
     } catch (const DeviceOutOfMemory& e) {

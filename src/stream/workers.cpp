@@ -363,6 +363,7 @@ CountReport count_with_workers(const GraphSource& g, const PipelineOptions& opti
       rep.stats.replans = replans;
       rep.stats.census_s = census.seconds;
       rep.stats.plan_s = plan_s;
+      rep.census = census.empty() ? "none" : census.stored ? "stored" : "pass";
       if (many) {
         reduce_ranks(rep, *comm);
         rep.stats.rank_split = split.dynamic ? "dynamic" : "static";

@@ -571,14 +571,14 @@ TEST(FormatDamage, NewerVersionIsRefusedByName) {
   test::TempDir dir;
   const std::string path = small_file(dir, true);
   Edit e{read_bytes(path)};
-  put_u32(e.b.data() + kOffVersion, 3);  // (version 2 is a file with names)
+  put_u32(e.b.data() + kOffVersion, 4);  // (2: names, 3: the census extension)
   write_bytes(path, e.b);                // checksum not updated: the version is checked first
   expect_input_error(
       [&] { tcsr::Reader r(path); },
-      {path, "section header", "unsupported .tcsr version 3 (this build reads 1 and 2)"});
+      {path, "section header", "unsupported .tcsr version 4 (this build reads 1, 2 and 3)"});
   e.reseal_header();
   write_bytes(path, e.b);
-  expect_input_error([&] { tcsr::Reader r(path); }, {"unsupported .tcsr version 3"});
+  expect_input_error([&] { tcsr::Reader r(path); }, {"unsupported .tcsr version 4"});
 }
 
 TEST(FormatDamage, WideIdsAndUnknownFlagsAreRefused) {

@@ -1,0 +1,103 @@
+// census_extension_test.cpp — the census extension (format version 3, tcsr::attach_census): the
+// payload comes back, the graph reads as before, a second attach replaces the first, and every
+// flipped byte and every truncation of a version-3 file is an input error.
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "test_util.hpp"
+#include "tristream/csr.hpp"
+#include "tristream/format.hpp"
+
+namespace tristream {
+namespace {
+
+namespace fs = std::filesystem;
+using test::Bytes;
+
+std::string small_file(const test::TempDir& dir) {
+  const std::string path = dir.file("small.tcsr");
+  tcsr::WriteOptions opt;
+  opt.chunk_bytes = 32;
+  opt.threads = 1;
+  tcsr::write_file(path, orient_edge_list(40, test::random_graph(40, 150, 3)), opt);
+  return path;
+}
+
+std::vector<unsigned char> payload(std::size_t n, unsigned char seed) {
+  std::vector<unsigned char> p(n);
+  for (std::size_t i = 0; i < n; ++i) p[i] = static_cast<unsigned char>(seed + i * 7);
+  return p;
+}
+
+TEST(CensusExtension, AttachKeepsTheGraphAndReturnsThePayload) {
+  test::TempDir dir;
+  const std::string path = small_file(dir);
+  const OrientedGraph before = tcsr::Reader(path).load(true, 1);
+  EXPECT_FALSE(tcsr::Reader(path).has_census());
+  tcsr::attach_census(path, payload(1000, 1));
+  {
+    const tcsr::Reader r(path);
+    EXPECT_TRUE(r.has_census());
+    EXPECT_EQ(r.header().version, tcsr::kFormatVersionCensus);
+    EXPECT_EQ(r.census(), payload(1000, 1));
+    const OrientedGraph after = r.load(true, 1);
+    EXPECT_EQ(before.csr.offsets, after.csr.offsets);
+    EXPECT_EQ(before.csr.cols, after.csr.cols);
+    EXPECT_EQ(before.perm, after.perm);
+    r.check(1);
+  }
+  // A second attach replaces the extension.
+  tcsr::attach_census(path, payload(33, 9));
+  const tcsr::Reader r(path);
+  EXPECT_EQ(r.census(), payload(33, 9));
+  EXPECT_EQ(r.load(false, 1).csr.cols, before.csr.cols);
+  for (const auto& e : fs::directory_iterator(dir.path()))
+    EXPECT_EQ(e.path().filename(), "small.tcsr") << "a temporary was left";
+}
+
+TEST(CensusExtension, EveryFlippedByteIsDetected) {
+  test::TempDir dir;
+  const std::string path = small_file(dir);
+  tcsr::attach_census(path, payload(200, 5));
+  const Bytes good = test::read_bytes(path);
+  const std::string bad = dir.file("bad.tcsr");
+  for (std::size_t i = 0; i < good.size(); ++i) {
+    Bytes b = good;
+    b[i] ^= 0x41;
+    test::write_bytes(bad, b);
+    SCOPED_TRACE(i);
+    test::expect_input_error(
+        [&] {
+          const tcsr::Reader r(bad);
+          r.check(1);
+        },
+        {bad});
+  }
+}
+
+TEST(CensusExtension, EveryTruncationIsDetected) {
+  test::TempDir dir;
+  const std::string path = small_file(dir);
+  tcsr::attach_census(path, payload(200, 5));
+  const Bytes good = test::read_bytes(path);
+  const std::string bad = dir.file("bad.tcsr");
+  test::write_bytes(bad, good);
+  for (std::size_t len = good.size(); len-- > 0;) {
+    fs::resize_file(bad, len);
+    test::expect_input_error([&] { tcsr::Reader r(bad); }, {bad + ": section "});
+  }
+}
+
+TEST(CensusExtension, AnInvalidFileIsNotRewritten) {
+  test::TempDir dir;
+  const std::string path = dir.file("edges.tcsr");
+  test::write_text(path, "1 2\n");
+  test::expect_input_error([&] { tcsr::attach_census(path, payload(10, 1)); }, {path});
+  EXPECT_EQ(test::read_text(path), "1 2\n");
+}
+
+}  // namespace
+}  // namespace tristream
