@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "cuda/launch.hpp"
 #include "cuda/testing/graph_suite.hpp"
 #include "test_util.hpp"
 #include "tristream/counter.hpp"
@@ -68,6 +69,34 @@ TEST(KernelShapes, EveryKernelOnEveryShapeEqualsTheCpuCounter) {
       const count_t t = expect_every_kernel(g, what, cuda::suite_closed_form(shape, scale));
       EXPECT_GT(t, 0u);
     }
+}
+
+// `auto` in core (docs/kernels.md): gui for the meshes (short rows joining nearby ids), trust:lite
+// for even degrees over random ids (uniform, sparse or not, and community), trust:in for skew.
+// choose_kernel is host code: no device needed.
+TEST(KernelShapes, AutoPicksGuiForMeshesOnly) {
+  auto choice = [](const GenerateOptions& o) {
+    const OrientedGraph g = generated(o);
+    const CsrView v = g.csr.view();
+    cuda::HostViews h;
+    h.a_cols = v.cols;
+    h.b_offsets = v.offsets;
+    h.c_offsets = v.offsets;
+    return cuda::choose_kernel(v, v, v, v.offsets, h);
+  };
+  for (const unsigned scale : {13u, 16u}) {
+    SCOPED_TRACE("scale " + std::to_string(scale));
+    EXPECT_EQ(choice(cuda::suite_shape("mesh2d", scale)), "gui");
+    EXPECT_EQ(choice(cuda::suite_shape("mesh3d", scale)), "gui");
+    EXPECT_EQ(choice(cuda::suite_shape("kronecker", scale)), "trust:in");
+    EXPECT_EQ(choice(cuda::suite_shape("uniform", scale)), "trust:lite");
+    EXPECT_EQ(choice(cuda::suite_shape("community", scale)), "trust:lite");
+    for (const unsigned ef : {2u, 4u}) {
+      GenerateOptions u = cuda::suite_shape("uniform", scale);
+      u.edge_factor = ef;
+      EXPECT_EQ(choice(u), "trust:lite") << "uniform, edge factor " << ef;
+    }
+  }
 }
 
 TEST(KernelShapes, ClosedFormsOnEveryKernel) {
