@@ -16,7 +16,13 @@ void map_dense(const Blocks& blocks, std::uint64_t held_records, std::uint64_t m
   BigBuffer<std::uint64_t> bits(W);
   bits.resize(W);
   const unsigned t = static_cast<unsigned>(std::min<std::size_t>(threads, blocks.size()));
-  if (t > 1 && static_cast<std::uint64_t>(W) * 8 * t <= held_records) {
+  if (t <= 1) {
+    for (const auto& blk : blocks)
+      for_each_edge(*blk, [&](std::uint64_t a, std::uint64_t b) {
+        bits[a >> 6] |= std::uint64_t{1} << (a & 63);
+        bits[b >> 6] |= std::uint64_t{1} << (b & 63);
+      });
+  } else if (static_cast<std::uint64_t>(W) * 8 * t <= held_records) {
     std::vector<BigBuffer<std::uint64_t>> local(t);
     for (auto& l : local) {
       l.reserve(W);

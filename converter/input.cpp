@@ -296,6 +296,11 @@ std::shared_ptr<const MappedFile> ByteReader::map() const {
 ByteReader::ByteReader(const std::string& path) : path_(path == "-" ? "<stdin>" : path) {
   if (path == "-") {
     fd_ = 0;
+#ifdef F_SETPIPE_SZ
+    // A pipe of 1 MiB instead of 64 KiB: 16 times fewer reads and wake-ups of the writer (best
+    // effort; fails harmlessly on anything but a pipe or above the system's pipe-max-size).
+    ::fcntl(fd_, F_SETPIPE_SZ, 1 << 20);
+#endif
   } else {
     fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd_ < 0) throw Error(ErrorKind::Input, path + ": cannot open: " + std::strerror(errno));

@@ -181,19 +181,28 @@ std::size_t parallel_sort_unique_u64(BigBuffer<std::uint64_t>& keys, BigBuffer<s
     }
   });
   scratch.clear();
-  // 5. Close the gaps the repeats left, in place in tmp (bucket b moves left by the repeats of
-  //    the buckets before it: in bucket order no key is overwritten before it moves), and hand
-  //    tmp's memory to keys; the memory keys had (its pages dropped) becomes tmp.
-  std::size_t m = 0;
-  for (std::size_t b = 0; b < B; ++b) {
-    if (m != bucket_start[b] && unique_count[b])
-      std::memmove(tmp.data() + m, tmp.data() + bucket_start[b],
-                   unique_count[b] * sizeof(std::uint64_t));
-    m += unique_count[b];
+  // 5. Without repeats the keys are in place in tmp: hand tmp's memory to keys (the memory keys
+  //    had, its pages dropped, becomes tmp). With repeats, every bucket copies its keys to their
+  //    place in keys in parallel, dropping the pages of tmp it has copied.
+  std::vector<std::size_t> out_start(B + 1, 0);
+  for (std::size_t b = 0; b < B; ++b) out_start[b + 1] = out_start[b] + unique_count[b];
+  const std::size_t m = out_start[B];
+  if (m == n) {
+    keys.swap(tmp);
+    tmp.clear();
+    return m;
   }
-  tmp.resize(m);
-  keys.swap(tmp);
+  parallel_for(t, B, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
+    for (std::size_t b = lo; b < hi; ++b) {
+      if (unique_count[b])
+        std::memcpy(keys.data() + out_start[b], tmp.data() + bucket_start[b],
+                    unique_count[b] * sizeof(std::uint64_t));
+      drop_pages(tmp.data() + bucket_start[b],
+                 (bucket_start[b + 1] - bucket_start[b]) * sizeof(std::uint64_t));
+    }
+  });
   tmp.clear();
+  keys.resize(m);
   return m;
 }
 

@@ -20,9 +20,11 @@
 #   MEMORY_LIMIT  the out-of-core row's limit [8G]; "off" skips the row
 #   BIG_FACTOR    edge factor of the standard-input row [27]; 0 skips the row
 #   REPS          runs of every row and binary (the table shows each) [1]
+#   ROWS          which rows: any of "bin text limit stdin" [all four]
 # Disk: one input at a time is kept (scale 26: text 18 GB, binary 17 GB, the bin64 input of
-# edge factor 27 29 GB), plus the output and, out of core, spill files of about 16 bytes per edge:
-# about 40 GB at most at scale 26. Writes WORK/results.md and WORK/stages.txt.
+# edge factor 27 29 GB), plus the output and, out of core, spill files: the runs (16 bytes per
+# unique edge) with the merged stream (8), then the stream with the row buckets (8): about 45 GB
+# at most at scale 26 under an 8G limit. Writes WORK/results.md and WORK/stages.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SCALE=${1:-26}
@@ -33,6 +35,8 @@ THREADS=${THREADS:-0}
 MEMORY_LIMIT=${MEMORY_LIMIT:-8G}
 BIG_FACTOR=${BIG_FACTOR:-27}
 REPS=${REPS:-1}
+ROWS=${ROWS:-bin text limit stdin}
+want() { case " $ROWS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 
 if [ ! -x "$BIN" ]; then
   echo "bench_convert: building $BIN" >&2
@@ -88,7 +92,7 @@ convert_one() {
         rate\>=*) verdict=">= ${target#rate>=} M/s: $(calc "$rate >= ${target#rate>=}" '')" ;;
         *) verdict="-" ;;
       esac
-      rows+=("| $label | $(basename "$bin") | $size | $edges | $wall | $rate | $rss | $mode | $verdict |")
+      rows+=("| $label | $bin | $size | $edges | $wall | $rate | $rss | $mode | $verdict |")
       { echo "== $label ($bin, run $rep): $wall s"; grep '^\[convert\]' "$errfile" || true; } >>"$STAGES"
       echo "bench_convert: $label ($bin): $wall s, $rate M edges/s, peak RSS $rss GiB ($mode)" >&2
       rm -f "$out"
@@ -107,19 +111,23 @@ gen() {  # gen PATH [generate args] — a Kronecker graph of this scale, unless 
 }
 
 # 1. Binary file.
-gen "$WORK/kron$SCALE.bin"
-convert_one "binary file (.bin)" "$WORK/kron$SCALE.bin" "s<=6" file
-rm -f "$WORK/kron$SCALE.bin"
-# 2. Text file, in memory and out of core.
-gen "$WORK/kron$SCALE.el"
-convert_one "text file (.el)" "$WORK/kron$SCALE.el" "s<=8" file
-if [ "$MEMORY_LIMIT" != off ]; then
-  convert_one "text file, --memory-limit $MEMORY_LIMIT" "$WORK/kron$SCALE.el" "s<=25" file \
-    --memory-limit "$MEMORY_LIMIT"
+if want bin; then
+  gen "$WORK/kron$SCALE.bin"
+  convert_one "binary file (.bin)" "$WORK/kron$SCALE.bin" "s<=6" file
+  rm -f "$WORK/kron$SCALE.bin"
 fi
-rm -f "$WORK/kron$SCALE.el"
+# 2. Text file, in memory and out of core.
+if want text || want limit; then
+  gen "$WORK/kron$SCALE.el"
+  want text && convert_one "text file (.el)" "$WORK/kron$SCALE.el" "s<=8" file
+  if want limit && [ "$MEMORY_LIMIT" != off ]; then
+    convert_one "text file, --memory-limit $MEMORY_LIMIT" "$WORK/kron$SCALE.el" "s<=25" file \
+      --memory-limit "$MEMORY_LIMIT"
+  fi
+  rm -f "$WORK/kron$SCALE.el"
+fi
 # 3. A larger bin64 input on standard input.
-if [ "$BIG_FACTOR" != 0 ]; then
+if want stdin && [ "$BIG_FACTOR" != 0 ]; then
   gen "$WORK/big$SCALE.bin" --edge-factor "$BIG_FACTOR"
   convert_one "bin64 through cat (edge factor $BIG_FACTOR)" "$WORK/big$SCALE.bin" "rate>=100" cat \
     --format bin64
