@@ -71,6 +71,7 @@ TEST(KernelShapes, EveryKernelOnEveryShapeEqualsTheCpuCounter) {
     }
 }
 
+#ifdef TRISTREAM_HAVE_CUDA  // (choose_kernel lives in the CUDA library)
 // `auto` in core (docs/kernels.md): gui for the meshes (short rows joining nearby ids), trust:lite
 // for even degrees over random ids (uniform, sparse or not, and community), trust:in for skew.
 // choose_kernel is host code: no device needed.
@@ -98,6 +99,7 @@ TEST(KernelShapes, AutoPicksGuiForMeshesOnly) {
     }
   }
 }
+#endif
 
 TEST(KernelShapes, ClosedFormsOnEveryKernel) {
   SKIP_WITHOUT_GPU();
