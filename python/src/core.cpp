@@ -126,6 +126,10 @@ NB_MODULE(_core, m) {
       .def_rw("backend", &tristream::CountOptions::backend)
       .def_rw("kernel", &tristream::CountOptions::kernel)
       .def_rw("device", &tristream::CountOptions::device)
+      .def_rw("devices", &tristream::CountOptions::devices)
+      .def_rw("hybrid", &tristream::CountOptions::hybrid)
+      .def_rw("cpu_workers", &tristream::CountOptions::cpu_workers)
+      .def_rw("rank_split", &tristream::CountOptions::rank_split)
       .def_rw("threads", &tristream::CountOptions::threads)
       .def_prop_rw(
           "gpu_memory", [](const tristream::CountOptions& o) { return o.gpu_memory.bytes(); },

@@ -50,7 +50,12 @@ PipelineOptions pipeline_options(const CountOptions& o) {
   if (!o.devices.empty() && o.backend == "cpu")
     throw Error(ErrorKind::Usage,
                 "--devices names CUDA devices: leave out --backend cpu (or use --workers N)");
-  mpi_split(Plan{}, 1, o.rank_split);  // a bad mode fails before any work
+  if (o.cpu_workers > kMaxCpuWorkers)
+    throw Error(ErrorKind::Usage, "cpu_workers (--workers): at most " +
+                                      std::to_string(kMaxCpuWorkers) + " are supported, got " +
+                                      std::to_string(o.cpu_workers));
+  if (!o.devices.empty()) parse_devices(o.devices);  // bad ordinals fail before any work
+  mpi_split(Plan{}, 1, o.rank_split);                // a bad mode fails before any work
   po.handle_sigint = o.handle_sigint;  // off by default: the process's handlers are its own
   if (o.progress) po.on_unit_done = o.progress;
   return po;

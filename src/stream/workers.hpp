@@ -33,6 +33,9 @@ struct Worker {
 // ordinal may repeat: two workers on one device). Throws Error(Usage) on anything else.
 std::vector<int> parse_devices(const std::string& text);
 
+// The most CPU workers one count takes (the command line's --workers, CountOptions::cpu_workers).
+constexpr unsigned kMaxCpuWorkers = 64;
+
 // The workers of a count: one CUDA backend per device (counter options as given, the device
 // replaced), `cpu_workers` CPU backends, and with `hybrid` one CPU cut-off worker. Empty
 // devices and cpu_workers 0: the backend options.backend names (one worker). Workers that share
