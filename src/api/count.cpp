@@ -193,7 +193,7 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
   const std::uint64_t host_budget = po.budgets->host_bytes;
   const CountHost host =
       count_host(reader.n(), reader.chunks(), po.budgets->threads, host_resident_bytes(),
-                 po.per_vertex, o.clustering, reader.has_names());
+                 po.per_vertex, o.clustering, reader.has_names(), po.budgets->host_bytes);
   check_host_floor(host, host_budget);
   if (host_budget) {
     po.budgets->host_bytes = host.plan_budget(host_budget);
@@ -202,7 +202,9 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
 
   // 3. Count; with the GPU counting, the degrees are streamed on host threads meanwhile: their
   //    n degrees and a chunk per thread come out of the host budget the pipeline plans with.
-  auto degrees_of_file = [&] { return streamed_degrees(*src, o.threads); };
+  auto degrees_of_file = [&] {
+    return streamed_degrees(*src, o.threads, host.degrees_budget(host_budget));
+  };
   std::future<std::vector<eid_t>> degrees_future;
   if (backend->name() == "cuda") {
     po.budgets =
