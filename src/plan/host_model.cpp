@@ -178,10 +178,14 @@ std::uint64_t CountHost::floor(std::string* part) const {
     const char* what;  // a plural subject (the message says "need")
   };
   const std::uint64_t base = runtime + threads;
-  const Need needs[] = {{base + window, "two decompressed chunks"},
-                        {base + census, "the census's histograms and bitmaps"},
-                        {base + degrees, "the degrees and the degree pass's chunks"},
-                        {base + figures, "per-vertex arrays"}};
+  // the plan gets 4 MiB at the least (the offsets, two chunks, two small slots; and below it
+  // the census's buckets are not capped by the budget)
+  const std::uint64_t least_plan = std::max(offsets + window, std::uint64_t{4} << 20);
+  const Need needs[] = {
+      {base - offsets + least_plan, "the row offsets and two decompressed chunks"},
+      {base + census, "the census's histograms and bitmaps"},
+      {base + degrees, "the degrees and the degree pass's chunks"},
+      {base + figures, "per-vertex arrays"}};
   const Need* top = &needs[0];
   for (const Need& x : needs)
     if (x.bytes > top->bytes) top = &x;
@@ -206,7 +210,8 @@ CountHost count_host(std::uint64_t n, const std::vector<tcsr::ChunkInfo>& chunks
   // compressed frame each while they read a chunk
   h.threads = (2 * T + 2) * kThreadBytes + (T + 2) * max_frame;
   h.window = 2 * max_raw;
-  h.census = census_bytes(n, max_raw, h.plan_budget(budget));
+  // (at the smallest plan budget that passes the floor, 4 MiB, the buckets are capped)
+  h.census = census_bytes(n, max_raw, std::max(h.plan_budget(budget), std::uint64_t{4} << 20));
   // n degrees and a chunk (on one thread at the least); beside them the per-vertex counts
   h.kept_counts = per_vertex ? n * sizeof(count_t) : 0;
   h.degrees = n * sizeof(eid_t) + max_raw + h.kept_counts;
