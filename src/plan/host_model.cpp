@@ -142,7 +142,7 @@ namespace tristream {
 namespace {
 
 // Per worker thread beside its data: the stack it touches, a zstd decompression context and
-// what the allocator keeps per thread (measured: about 0.5 MiB; twice that for safety).
+// what the allocator keeps per thread: an allowance, not a measurement.
 constexpr std::uint64_t kThreadBytes = std::uint64_t{1} << 20;
 
 // The census of the default planner options (plan/planner.cpp: census_options) at its least,
