@@ -202,13 +202,17 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
 
   // 3. Count; with the GPU counting, the degrees are streamed on host threads meanwhile: their
   //    n degrees and a chunk per thread come out of the host budget the pipeline plans with.
+  //    When they would take more than a quarter of the plan's share, they follow the count (as
+  //    on the CPU), within what the budget leaves then.
+  const std::uint64_t degrees_bytes = streamed_degrees_bytes(*src, o.threads);
+  const bool concurrent =
+      backend->name() == "cuda" && (!host_budget || 4 * degrees_bytes <= po.budgets->host_bytes);
   auto degrees_of_file = [&] {
-    return streamed_degrees(*src, o.threads, host.degrees_budget(host_budget));
+    return streamed_degrees(*src, o.threads, concurrent ? 0 : host.degrees_budget(host_budget));
   };
   std::future<std::vector<eid_t>> degrees_future;
-  if (backend->name() == "cuda") {
-    po.budgets =
-        set_aside_host(*po.budgets, streamed_degrees_bytes(*src, o.threads), "the degrees");
+  if (concurrent) {
+    po.budgets = set_aside_host(*po.budgets, degrees_bytes, "the degrees");
     degrees_future = std::async(std::launch::async, degrees_of_file);
   }
   CountReport rep = count_file(reader, po, backend.get());
