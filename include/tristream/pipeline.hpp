@@ -350,8 +350,10 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
                      const PipelineOptions& options);
 
 // Undirected degrees (out + in) of every vertex, streamed chunk by chunk on `threads` threads
-// (for transitivity and clustering without loading the graph).
-std::vector<eid_t> streamed_degrees(const GraphSource& g, unsigned threads = 0);
+// (for transitivity and clustering without loading the graph); with max_bytes, on fewer threads
+// when n degrees and a chunk per thread would exceed it (one at least).
+std::vector<eid_t> streamed_degrees(const GraphSource& g, unsigned threads = 0,
+                                    std::uint64_t max_bytes = 0);
 // The host bytes streamed_degrees holds at its peak: the degrees and one chunk per thread.
 std::uint64_t streamed_degrees_bytes(const GraphSource& g, unsigned threads = 0);
 

@@ -49,6 +49,8 @@ nb::dict result_dict(tristream::CountResult&& r, bool per_vertex, bool clusterin
   d["convert_seconds"] = r.convert_seconds;
   d["plan_seconds"] = r.plan_seconds;
   d["count_seconds"] = r.count_seconds;
+  d["host_budget_bytes"] = r.host_budget_bytes;
+  d["host_peak_bytes"] = r.host_peak_bytes;
   return d;
 }
 

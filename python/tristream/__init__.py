@@ -109,6 +109,8 @@ class Result:
         triangles (path and array inputs).
     stats, plan: the pipeline's measurements and the partition (dicts).
     backend, device, seconds: where and how long.
+    host_budget_bytes, host_peak_bytes: the process's host budget (0 = unlimited) and its peak
+        resident memory when the count returned (docs/memory.md).
     """
 
     def __init__(self, raw, nodes=None):
@@ -121,6 +123,8 @@ class Result:
         self.seconds = raw["seconds"]
         self.convert_seconds = raw["convert_seconds"]
         self.count_seconds = raw["count_seconds"]
+        self.host_budget_bytes = raw["host_budget_bytes"]
+        self.host_peak_bytes = raw["host_peak_bytes"]
         self.stats = json.loads(raw["stats"])
         self.plan = json.loads(raw["plan"])
         self.vertex_ids = raw["vertex_ids"]

@@ -234,7 +234,7 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
   const std::uint64_t host_budget = po.budgets->host_bytes;
   const CountHost host =
       count_host(reader.n(), reader.chunks(), po.budgets->threads, host_resident_bytes(),
-                 po.per_vertex, o.clustering, reader.has_names());
+                 po.per_vertex, o.clustering, reader.has_names(), po.budgets->host_bytes);
   check_host_floor(host, host_budget);
   if (host_budget) {
     po.budgets->host_bytes = host.plan_budget(host_budget);
@@ -244,11 +244,17 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
 
   // 3. Count; with the GPU counting, the degrees are streamed on host threads meanwhile: their
   //    n degrees and a chunk per thread come out of the host budget the pipeline plans with.
-  auto degrees_of_file = [&] { return streamed_degrees(*src, o.threads); };
+  //    When they would take more than a quarter of the plan's share, they follow the count (as
+  //    on the CPU), within what the budget leaves then.
+  const std::uint64_t degrees_bytes = streamed_degrees_bytes(*src, o.threads);
+  const bool concurrent =
+      backend->name() == "cuda" && (!host_budget || 4 * degrees_bytes <= po.budgets->host_bytes);
+  auto degrees_of_file = [&] {
+    return streamed_degrees(*src, o.threads, concurrent ? 0 : host.degrees_budget(host_budget));
+  };
   std::future<std::vector<eid_t>> degrees_future;
-  if (backend->name() == "cuda" && root) {
-    po.budgets =
-        set_aside_host(*po.budgets, streamed_degrees_bytes(*src, o.threads), "the degrees");
+  if (concurrent && root) {
+    po.budgets = set_aside_host(*po.budgets, degrees_bytes, "the degrees");
     degrees_future = std::async(std::launch::async, degrees_of_file);
   }
   const auto count0 = Clock::now();

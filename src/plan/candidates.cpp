@@ -66,6 +66,21 @@ bool better(const Candidate& c, const Candidate* best) {
            (c.plan.imbalance <= best->plan.imbalance * 1.01 && c.units < best->units)));
 }
 
+// The most units a candidate may have: every one is a WorkUnit the planner holds while it
+// builds the candidate (twice while its vector grows), out of a quarter of the host budget.
+// No limit without a budget or below 4 MiB (the planner's tests of tiny graphs).
+std::uint64_t max_units(const PlanOptions& o) {
+  if (o.host_budget < (std::uint64_t{4} << 20)) return UINT64_MAX;
+  return o.host_budget / 4 / (2 * sizeof(WorkUnit));
+}
+
+// The units a candidate has (an estimate: tasks with an empty block are left out): range and
+// hash p(p+1)(p+2)/6 tasks, vertex p.
+std::uint64_t least_units(const CandidateSpec& spec) {
+  const std::uint64_t p = spec.p;
+  return spec.scheme == Scheme::Vertex ? p : p * (p + 1) * (p + 2) / 6;
+}
+
 }  // namespace
 
 std::vector<CandidateSpec> list_candidates(const Census& census, const PlanOptions& o) {
@@ -107,6 +122,7 @@ Search search_candidates(const std::vector<CandidateSpec>& specs, const GraphSha
   for (const CandidateSpec& spec : specs) {
     int& since_fit = after_feasible[static_cast<int>(spec.scheme)];
     if (spec.p > 1 && since_fit >= kAfterFeasible) continue;  // more parts only move more bytes
+    if (spec.p > 1 && least_units(spec) > max_units(o)) continue;  // its units alone do not fit
     throw_if_interrupted();  // SIGINT/SIGTERM while planning (common/interrupt.hpp)
     Candidate c = evaluate(spec, g, census, hm, o);
     if (spec.p > 1 && (c.feasible || since_fit >= 0)) ++since_fit;
