@@ -3,7 +3,9 @@
 #include "tristream/convert.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
+#include <mutex>
 #include <vector>
 
 #include "dialects.hpp"
@@ -16,10 +18,50 @@ namespace tristream {
 namespace conv {
 namespace {
 
+// Read buffers handed back by the chunks that are done with them, so that every job does not
+// map (and the kernel zero) fresh pages.
+class BufferPool {
+ public:
+  BigBuffer<char> get(std::size_t capacity) {
+    {
+      std::lock_guard<std::mutex> lk(mu_);
+      for (auto& b : free_)
+        if (b.capacity() >= capacity) {
+          BigBuffer<char> out = std::move(b);
+          b = std::move(free_.back());
+          free_.pop_back();
+          return out;
+        }
+    }
+    return BigBuffer<char>(capacity);
+  }
+  void put(BigBuffer<char> b) {
+    std::lock_guard<std::mutex> lk(mu_);
+    if (free_.size() < kKeep) free_.push_back(std::move(b));
+  }
+
+ private:
+  static constexpr std::size_t kKeep = 8;
+  std::mutex mu_;
+  std::vector<BigBuffer<char>> free_;
+};
+
+// One job's bytes: read into a buffer of the pool, or a range of the mapped input.
 struct TextChunk {
   BigBuffer<char> buf;
+  std::shared_ptr<BufferPool> pool;       // takes buf back
+  std::shared_ptr<const MappedFile> map;  // or: the mapped input, from `offset` on
+  std::uint64_t offset = 0;
   std::size_t len = 0;
   TextSpec spec;  // how it is parsed
+  const char* data() const { return map ? map->data() + offset : buf.data(); }
+  // The job is parsed: the mapped pages leave the process (a re-check reads them again).
+  void parsed() const {
+    if (map) map->drop(offset, len);
+  }
+  ~TextChunk() {
+    if (pool && buf.capacity()) pool->put(std::move(buf));
+  }
 };
 
 // A file (or standard input) cut into jobs: text blocks end right after a line end (LF, CRLF or
@@ -32,6 +74,10 @@ class FileProducer : public Producer, private HeaderLines {
     // A UTF-8 byte order mark is not part of the first line.
     if (pending_.compare(0, 3, "\xEF\xBB\xBF") == 0) pending_.erase(0, 3);
     detect(path, options);
+    // A plain regular file is parsed in place: the jobs are ranges of the mapping, from the
+    // first byte not yet consumed by the header on.
+    map_ = reader_.map();
+    if (map_) map_pos_ = reader_.raw_bytes() - pending_.size();
   }
 
   // Vertices the header declares (Matrix Market rows, METIS and DIMACS n); 0 when none.
@@ -39,23 +85,26 @@ class FileProducer : public Producer, private HeaderLines {
 
   std::string name() const override { return name_; }
   std::uint64_t first_line() const override { return header_lines_; }
-  std::uint64_t done() const override { return reader_.raw_bytes(); }
+  std::uint64_t done() const override {
+    return map_ ? map_done_.load(std::memory_order_relaxed) : reader_.raw_bytes();
+  }
   std::uint64_t total() const override { return reader_.raw_size(); }
 
   std::function<void(Block&)> next() override {
     if (dialect_ == Dialect::Bin32 || dialect_ == Dialect::Bin64) return next_binary();
     auto chunk = std::make_shared<TextChunk>();
-    const std::size_t len = next_text(*chunk);
+    const std::size_t len = map_ ? next_mapped_text(*chunk) : next_text(*chunk);
     if (len == 0) return {};
     chunk->len = len;
     chunk->spec = layout_.spec;
     if (chunk->spec.kind == LineKind::Metis) {
       // The vertex of a METIS line is its rank in the file: count them here, in input order.
       chunk->spec.first_vertex = vertex_lines_ + 1;
-      vertex_lines_ += count_vertex_lines(chunk->buf.data(), len, chunk->spec);
+      vertex_lines_ += count_vertex_lines(chunk->data(), len, chunk->spec);
     }
     return [chunk](Block& b) {
-      parse_text(chunk->buf.data(), chunk->len, chunk->spec, b);
+      parse_text(chunk->data(), chunk->len, chunk->spec, b);
+      chunk->parsed();
       b.text = chunk;
     };
   }
@@ -68,7 +117,7 @@ class FileProducer : public Producer, private HeaderLines {
     TextSpec spec = chunk->spec;
     spec.entry_limit = layout_.declared_records - records_before;
     Block again;
-    parse_text(chunk->buf.data(), chunk->len, spec, again);
+    parse_text(chunk->data(), chunk->len, spec, again);
     b.error = true;
     b.error_line = again.error_line;
     b.error_msg = "more " + layout_.declared_noun + " than the " +
@@ -218,7 +267,9 @@ class FileProducer : public Producer, private HeaderLines {
   std::size_t next_text(TextChunk& chunk) {
     const std::size_t line_cap = layout_.spec.max_line;
     std::size_t cap = pending_.size() + job_;
-    chunk.buf.reserve(cap);
+    chunk.pool = pool_;
+    chunk.buf = pool_->get(cap);
+    cap = chunk.buf.capacity();
     std::memcpy(chunk.buf.data(), pending_.data(), pending_.size());
     std::size_t len = pending_.size();
     pending_.clear();
@@ -274,9 +325,69 @@ class FileProducer : public Producer, private HeaderLines {
     return before;
   }
 
-  std::function<void(Block&)> next_binary() {
+  // Mapped input: the next whole lines from map_pos_ on, at least job_ bytes unless the input
+  // ends first; returns their length (0 at the end). The cut follows next_text's rules.
+  std::size_t next_mapped_text(TextChunk& chunk) {
+    const std::uint64_t size = map_->size();
+    const std::uint64_t pos = map_pos_;
+    if (pos >= size) return 0;
+    const std::size_t line_cap = layout_.spec.max_line;
+    std::size_t keep = 0;
+    for (std::uint64_t want = job_;; want *= 2) {
+      const std::uint64_t end = std::min(size, pos + want);
+      const std::size_t len = static_cast<std::size_t>(end - pos);
+      if (end == size) {
+        keep = len;  // the last line may lack its line end
+        break;
+      }
+      keep = last_line_end(map_->data() + pos, len, false);
+      if (keep > 0) break;
+      // (+ 1: the last byte may be a CR whose LF comes next.)
+      if (len > line_cap + 1)
+        throw StreamError("line longer than " + std::to_string(line_cap) + " bytes");
+    }
+    chunk.map = map_;
+    chunk.offset = pos;
+    map_pos_ = pos + keep;
+    map_done_.store(map_pos_, std::memory_order_relaxed);
+    map_->prefetch(map_pos_, job_);  // the next job's bytes, read ahead
+    return keep;
+  }
+
+  std::function<void(Block&)> next_mapped_binary() {
+    const std::uint64_t size = map_->size();
+    if (map_pos_ >= size) return {};
     auto chunk = std::make_shared<TextChunk>();
-    chunk->buf.reserve(job_);
+    std::uint64_t len = std::min<std::uint64_t>(job_, size - map_pos_);
+    if (len % record_ != 0) {
+      if (map_pos_ + len < size) len -= len % record_;  // job_ is whole records: not reached
+      if (len % record_ != 0) throw truncated_binary(len % record_);
+    }
+    chunk->map = map_;
+    chunk->offset = map_pos_;
+    chunk->len = static_cast<std::size_t>(len);
+    map_pos_ += len;
+    map_done_.store(map_pos_, std::memory_order_relaxed);
+    map_->prefetch(map_pos_, job_);
+    const bool wide = dialect_ == Dialect::Bin64;
+    return [chunk, wide](Block& b) {
+      parse_binary(chunk->data(), chunk->len, wide, b);
+      chunk->parsed();
+    };
+  }
+
+  Error truncated_binary(std::size_t have) const {
+    return input_error(name_, 0,
+                       "truncated binary edge list: the last record has " + std::to_string(have) +
+                           " of " + std::to_string(record_) + " bytes (" + dialect_name(dialect_) +
+                           ")");
+  }
+
+  std::function<void(Block&)> next_binary() {
+    if (map_) return next_mapped_binary();
+    auto chunk = std::make_shared<TextChunk>();
+    chunk->pool = pool_;
+    chunk->buf = pool_->get(job_);
     std::size_t len = std::min(pending_.size(), job_);
     std::memcpy(chunk->buf.data(), pending_.data(), len);
     pending_.erase(0, len);
@@ -296,16 +407,12 @@ class FileProducer : public Producer, private HeaderLines {
         len += got;
         chunk->buf = std::move(bigger);
       }
-      if (len % record_ != 0)
-        throw input_error(name_, 0,
-                          "truncated binary edge list: the last record has " +
-                              std::to_string(len % record_) + " of " + std::to_string(record_) +
-                              " bytes (" + dialect_name(dialect_) + ")");
+      if (len % record_ != 0) throw truncated_binary(len % record_);
     }
     if (len == 0) return {};
     chunk->len = len;
     const bool wide = dialect_ == Dialect::Bin64;
-    return [chunk, wide](Block& b) { parse_binary(chunk->buf.data(), chunk->len, wide, b); };
+    return [chunk, wide](Block& b) { parse_binary(chunk->data(), chunk->len, wide, b); };
   }
 
   std::string name_;
@@ -322,6 +429,10 @@ class FileProducer : public Producer, private HeaderLines {
   std::uint64_t header_lines_ = 0;
   std::size_t header_cap_ = kEdgeLineCap;  // the line cap (adjacency dialects: larger)
   std::uint64_t vertex_lines_ = 0;         // METIS vertex lines handed out
+  std::shared_ptr<BufferPool> pool_ = std::make_shared<BufferPool>();
+  std::shared_ptr<const MappedFile> map_;   // a plain regular file, parsed in place
+  std::uint64_t map_pos_ = 0;               // the next job's first byte in map_
+  std::atomic<std::uint64_t> map_done_{0};  // map_pos_ for the progress line
 };
 
 }  // namespace

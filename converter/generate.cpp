@@ -75,8 +75,7 @@ class GenProducer : public Producer {
         model->piece(c, raw);
       }
       // 2. Canonical edges without the self-loops, as the parsers make them.
-      blk.edges.reserve(raw.size() + 1);
-      Edge64* w = blk.edges.data();
+      EdgeWriter w(blk, raw.size() + 1);
       std::uint64_t loops = 0, max_id = 0;
       for (auto [u, v] : raw) {
         if (u == v) {
@@ -84,10 +83,10 @@ class GenProducer : public Producer {
           continue;
         }
         if (u > v) std::swap(u, v);
-        *w++ = Edge64{u, v};
-        max_id = std::max(max_id, v);
+        w.add(u, v);
+        max_id = std::max<std::uint64_t>(max_id, v);
       }
-      blk.edges.resize(static_cast<std::size_t>(w - blk.edges.data()));
+      w.finish();
       blk.records = raw.size();
       blk.loops = loops;
       blk.max_id = max_id;

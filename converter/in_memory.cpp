@@ -13,10 +13,10 @@ void map_dense(const Blocks& blocks, std::uint64_t max_id, unsigned threads, IdM
   bits.resize(W);
   parallel_for(threads, blocks.size(), 1, [&](std::size_t lo, std::size_t hi, unsigned) {
     for (std::size_t i = lo; i < hi; ++i)
-      for (const Edge64& e : blocks[i]->edges) {
-        __atomic_fetch_or(&bits[e.a >> 6], std::uint64_t{1} << (e.a & 63), __ATOMIC_RELAXED);
-        __atomic_fetch_or(&bits[e.b >> 6], std::uint64_t{1} << (e.b & 63), __ATOMIC_RELAXED);
-      }
+      for_each_edge(*blocks[i], [&](std::uint64_t a, std::uint64_t b) {
+        __atomic_fetch_or(&bits[a >> 6], std::uint64_t{1} << (a & 63), __ATOMIC_RELAXED);
+        __atomic_fetch_or(&bits[b >> 6], std::uint64_t{1} << (b & 63), __ATOMIC_RELAXED);
+      });
   });
   idmap.from_bitmap(std::move(bits));
 }
@@ -25,15 +25,15 @@ void map_dense(const Blocks& blocks, std::uint64_t max_id, unsigned threads, IdM
 void map_sparse(const Blocks& blocks, std::uint64_t held_records, unsigned threads, IdMap& idmap) {
   BigBuffer<std::uint64_t> ends(2 * held_records + 1), tmp(2 * held_records + 1);
   std::vector<std::size_t> at(blocks.size() + 1, 0);
-  for (std::size_t i = 0; i < blocks.size(); ++i) at[i + 1] = at[i] + 2 * blocks[i]->edges.size();
+  for (std::size_t i = 0; i < blocks.size(); ++i) at[i + 1] = at[i] + 2 * blocks[i]->size();
   ends.resize(at.back());
   parallel_for(threads, blocks.size(), 1, [&](std::size_t lo, std::size_t hi, unsigned) {
     for (std::size_t i = lo; i < hi; ++i) {
       std::uint64_t* w = ends.data() + at[i];
-      for (const Edge64& e : blocks[i]->edges) {
-        *w++ = e.a;
-        *w++ = e.b;
-      }
+      for_each_edge(*blocks[i], [&](std::uint64_t a, std::uint64_t b) {
+        *w++ = a;
+        *w++ = b;
+      });
     }
   });
   parallel_sort_unique_u64(ends, tmp, threads);
@@ -46,12 +46,13 @@ void map_sparse(const Blocks& blocks, std::uint64_t held_records, unsigned threa
 void compact_keys(Blocks& blocks, const IdMap& idmap, unsigned threads,
                   BigBuffer<std::uint64_t>& keys) {
   std::vector<std::size_t> at(blocks.size() + 1, 0);
-  for (std::size_t i = 0; i < blocks.size(); ++i) at[i + 1] = at[i] + blocks[i]->edges.size();
+  for (std::size_t i = 0; i < blocks.size(); ++i) at[i + 1] = at[i] + blocks[i]->size();
   keys.resize(at.back());
   parallel_for(threads, blocks.size(), 1, [&](std::size_t lo, std::size_t hi, unsigned) {
     for (std::size_t i = lo; i < hi; ++i) {
       std::uint64_t* w = keys.data() + at[i];
-      for (const Edge64& e : blocks[i]->edges) *w++ = (idmap(e.a) << 32) | idmap(e.b);
+      for_each_edge(*blocks[i],
+                    [&](std::uint64_t a, std::uint64_t b) { *w++ = (idmap(a) << 32) | idmap(b); });
       blocks[i].reset();
     }
   });

@@ -66,11 +66,13 @@ class TextParser {
         end_(p + len),
         spec_(spec),
         out_(out),
-        delim_(spec.delimiter ? spec.delimiter : '\n') {
+        delim_(spec.delimiter ? spec.delimiter : '\n'),
+        // An edge line takes at least 4 bytes ("1 2\n"); an adjacency entry at least 2.
+        dst_(out, (spec.kind == LineKind::Edge ? len / 4 : len / 2) + 2),
+        fast_(spec.kind == LineKind::Edge && !spec.delimiter && !spec.prefix && !spec.names &&
+              !spec.ranged && spec.min_values == 0 && spec.entry_limit == UINT64_MAX &&
+              !std::strpbrk(spec.comments, "0123456789")) {
     out.bytes = len;
-    // An edge line takes at least 4 bytes ("1 2\n"); an adjacency entry at least 2.
-    out.edges.reserve((spec.kind == LineKind::Edge ? len / 4 : len / 2) + 2);
-    dst_ = out.edges.data();
   }
 
   void run() {
@@ -79,15 +81,7 @@ class TextParser {
       if ((line_ & 0x3fff) == 0) throw_if_interrupted();
       // 1. One line: blank, comment, or the dialect's line.
       const char* const line_start = p_;
-      while (p_ < end_ && is_sep(*p_)) ++p_;
-      const bool blank = p_ == end_ || is_eol(*p_);
-      if (blank) {
-        if (spec_.kind == LineKind::Metis && !metis_line(true)) return;
-      } else if (std::strchr(spec_.comments, *p_) && *p_ != '\0') {
-        while (p_ < end_ && !is_eol(*p_)) ++p_;
-      } else if (!line()) {
-        return;
-      }
+      if (!(fast_ && fast_line()) && !general_line()) return;
       // 2. The line cap, then the line end (LF, CRLF or a lone CR).
       if (static_cast<std::size_t>(p_ - line_start) > spec_.max_line) {
         fail("line longer than " + std::to_string(spec_.max_line) + " bytes");
@@ -98,7 +92,7 @@ class TextParser {
         ++line_;
       }
     }
-    out_.edges.resize(static_cast<std::size_t>(dst_ - out_.edges.data()));
+    dst_.finish();
     out_.records = records_;
     out_.loops = loops_;
     out_.lines = line_;
@@ -106,6 +100,38 @@ class TextParser {
   }
 
  private:
+  // Blank, comment or the dialect's line, from its first byte; false on an error.
+  bool general_line() {
+    while (p_ < end_ && is_sep(*p_)) ++p_;
+    if (p_ == end_ || is_eol(*p_)) return spec_.kind != LineKind::Metis || metis_line(true);
+    if (std::strchr(spec_.comments, *p_) && *p_ != '\0') {
+      while (p_ < end_ && !is_eol(*p_)) ++p_;
+      return true;
+    }
+    return line();
+  }
+
+  // The plain edge line "u v" (ids of at most 19 digits, one run of blanks between them, LF
+  // or the end of the block right after): parsed without the general reader. Any other line
+  // (comments, value columns, CR, long ids, errors) returns false with p_ unmoved, for the
+  // general reader.
+  bool fast_line() {
+    const char* q = p_;
+    std::uint64_t a = 0, b = 0;
+    if (!fast_id(q, a) || q == end_ || !is_sep(*q)) return false;
+    do ++q;
+    while (q < end_ && is_sep(*q));
+    if (!fast_id(q, b) || (q != end_ && *q != '\n')) return false;
+    p_ = q;
+    return record(a, b);  // (no entry limit on this path: never fails)
+  }
+  bool fast_id(const char*& q, std::uint64_t& v) const {
+    const char* const s = q;
+    v = 0;
+    while (q < end_ && is_digit(*q)) v = v * 10 + static_cast<unsigned>(*q++ - '0');
+    return q > s && q - s <= 19;
+  }
+
   bool line() {
     switch (spec_.kind) {
       case LineKind::Metis:
@@ -224,7 +250,7 @@ class TextParser {
       return true;
     }
     if (a > b) std::swap(a, b);
-    *dst_++ = Edge64{a, b};
+    dst_.add(a, b);
     if (b > max_id_) max_id_ = b;
     return true;
   }
@@ -388,7 +414,8 @@ class TextParser {
   const TextSpec& spec_;
   Block& out_;
   const char delim_;  // the delimiter; '\n' (a line end anyway) when columns are blank-separated
-  Edge64* dst_;
+  EdgeWriter dst_;
+  const bool fast_;  // plain edge lines may take fast_line
   std::uint64_t line_ = 0, records_ = 0, loops_ = 0, max_id_ = 0, vertex_lines_ = 0;
   std::string name_a_, name_b_;                           // --names: the line's two names
   std::unordered_map<std::string, std::uint64_t> local_;  // --names: name -> local id
@@ -456,8 +483,7 @@ void parse_binary(const char* p, std::size_t len, bool wide, Block& out) {
   const std::size_t rec = wide ? 16 : 8;
   const std::size_t n = len / rec;
   out.bytes = len;
-  out.edges.reserve(n + 1);
-  Edge64* dst = out.edges.data();
+  EdgeWriter dst(out, n + 1);
   std::uint64_t loops = 0, max_id = 0;
   for (std::size_t i = 0; i < n; ++i) {
     std::uint64_t a, b;
@@ -476,16 +502,49 @@ void parse_binary(const char* p, std::size_t len, bool wide, Block& out) {
       continue;
     }
     if (a > b) std::swap(a, b);
-    *dst++ = Edge64{a, b};
+    dst.add(a, b);
     if (b > max_id) max_id = b;
   }
-  out.edges.resize(static_cast<std::size_t>(dst - out.edges.data()));
+  dst.finish();
   out.records = n;
   out.loops = loops;
   out.max_id = max_id;
 }
 
+void EdgeWriter::finish() {
+  if (kdst_)
+    b_.keys.resize(static_cast<std::size_t>(kdst_ - b_.keys.data()));
+  else
+    b_.edges.resize(static_cast<std::size_t>(edst_ - b_.edges.data()));
+}
+
+void EdgeWriter::add_wide(std::uint64_t a, std::uint64_t b) {
+  if (kdst_) {
+    // The first id of 2^32 or more: the keys so far become records.
+    b_.keys.resize(static_cast<std::size_t>(kdst_ - b_.keys.data()));
+    b_.edges.reserve(cap_);
+    edst_ = b_.edges.data();
+    for (const std::uint64_t k : b_.keys) *edst_++ = Edge64{k >> 32, k & 0xffffffffu};
+    b_.keys.release();
+    b_.wide = true;
+    kdst_ = nullptr;
+  }
+  *edst_++ = Edge64{a, b};
+}
+
+void widen(Block& b) {
+  if (b.wide) return;
+  BigBuffer<Edge64> edges(b.keys.size() + 1);
+  edges.resize(b.keys.size());
+  for (std::size_t i = 0; i < b.keys.size(); ++i)
+    edges[i] = Edge64{b.keys[i] >> 32, b.keys[i] & 0xffffffffu};
+  b.keys.release();
+  b.edges = std::move(edges);
+  b.wide = true;
+}
+
 void sort_block(Block& b) {
+  widen(b);
   std::sort(b.edges.begin(), b.edges.end());
   b.edges.resize(
       static_cast<std::size_t>(std::unique(b.edges.begin(), b.edges.end()) - b.edges.begin()));

@@ -45,9 +45,15 @@ struct TextSpec {
   bool names = false;
 };
 
-// One parsed block: its edges as canonical records (a < b; self-loops counted, not stored).
+// One parsed block: its edges canonical (a < b; self-loops counted, not stored). While every id
+// is below 2^32 they are packed as keys a << 32 | b (8 bytes an edge); a larger id makes the
+// block wide: records (16 bytes an edge). EdgeWriter fills a block, widen() converts one.
 struct Block {
-  BigBuffer<Edge64> edges;
+  BigBuffer<std::uint64_t> keys;  // the edges while !wide
+  BigBuffer<Edge64> edges;        // the edges once wide
+  bool wide = false;
+  std::size_t size() const { return wide ? edges.size() : keys.size(); }
+  std::uint64_t edge_bytes() const { return wide ? edges.size() * 16 : keys.size() * 8; }
   std::uint64_t records = 0;  // edge records (entries) read, self-loops included
   std::uint64_t loops = 0;
   std::uint64_t lines = 0;  // newline characters in the block
@@ -66,6 +72,46 @@ struct Block {
   // driver maps them to ids of the whole input).
   tcsr::Names names;
 };
+
+// Fills a block's edges: packed keys while both ids are below 2^32, then records. At most
+// `capacity` edges; finish() sets the block's edge count.
+class EdgeWriter {
+ public:
+  EdgeWriter(Block& b, std::size_t capacity) : b_(b), cap_(capacity) {
+    b.wide = false;
+    b.keys.reserve(capacity);
+    kdst_ = b.keys.data();
+  }
+  // Precondition: a < b, fewer than `capacity` edges so far.
+  void add(std::uint64_t a, std::uint64_t b) {
+    if (kdst_ && (b >> 32) == 0) {
+      *kdst_++ = (a << 32) | b;
+      return;
+    }
+    add_wide(a, b);
+  }
+  void finish();
+
+ private:
+  void add_wide(std::uint64_t a, std::uint64_t b);
+  Block& b_;
+  std::size_t cap_;
+  std::uint64_t* kdst_ = nullptr;  // null once wide
+  Edge64* edst_ = nullptr;
+};
+
+// Converts a block's packed keys into records (no-op for a wide block).
+void widen(Block& b);
+
+// Calls fn(a, b) for every edge of the block, in order.
+template <typename Fn>
+void for_each_edge(const Block& blk, Fn&& fn) {
+  if (blk.wide) {
+    for (const Edge64& e : blk.edges) fn(e.a, e.b);
+  } else {
+    for (const std::uint64_t k : blk.keys) fn(k >> 32, k & 0xffffffffu);
+  }
+}
 
 // Parses text [p, p + len): whole lines, each ended by LF, CRLF or a lone CR (the last one may
 // lack its line end).

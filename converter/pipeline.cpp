@@ -105,6 +105,8 @@ class Driver {
     progress_.clear();
     describe_output();
     summary_.seconds = now_seconds() - start;
+    stage_done("summary");
+    stage_report();
     return summary_;
   }
 
@@ -137,14 +139,16 @@ class Driver {
     if (options_.names) name_block(b);
     max_id_ = std::max(max_id_, b.max_id);
     b.text.reset();
-    if (b.edges.empty()) return;
+    if (b.size() == 0) return;
+    b.keys.trim();
     b.edges.trim();
-    held_records_ += b.edges.size();
-    held_bytes_ += b.edges.size() * sizeof(Edge64) + b.ids.size() * 8;
+    held_records_ += b.size();
+    held_bytes_ += b.edge_bytes() + b.ids.size() * 8;
+    wide_ |= b.wide;
     held_.push_back(std::make_unique<Block>(std::move(b)));
     // In memory up to 7/10 of the limit: the switch needs a fifth more (see start_spilling), and
     // the jobs in flight and the spill buffers the rest.
-    if (!spilling_ && held_records_ * sizeof(Edge64) > edge_limit() / 10 * 7) start_spilling();
+    if (!spilling_ && held_records_ * record_bytes() > edge_limit() / 10 * 7) start_spilling();
     if (spilling_ && held_bytes_ > edge_limit() / 2) spill_held();
   }
 
@@ -152,6 +156,7 @@ class Driver {
   // and list their names in order of first appearance, so the ids follow the order in which the
   // names first appear in the input, whatever the thread count.
   void name_block(Block& b) {
+    widen(b);
     std::vector<std::uint64_t> global(b.names.size());
     for (std::uint64_t k = 0; k < b.names.size(); ++k) {
       const auto ins = name_ids_.emplace(std::string(b.names[k]), names_.size());
@@ -189,8 +194,15 @@ class Driver {
     return max_id_ < (std::uint64_t{1} << 40) &&
            words * 16 <= std::max<std::uint64_t>(limit_ / 4, std::uint64_t{64} << 20);
   }
+  // Peak bytes per held edge of the in-memory path: packed keys (8) turned into sorted keys in
+  // place, with a few pages to spare (10); records (16) turned into keys (16); sparse ids: the
+  // records, every endpoint and its sort buffer (48).
+  std::uint64_t record_bytes() const {
+    if (!dense_ids()) return 48;
+    return wide_ ? 16 : 10;
+  }
   bool in_memory_fits() const {
-    return held_records_ * (dense_ids() ? 16 : 48) <= std::max<std::uint64_t>(edge_limit(), 1);
+    return held_records_ * record_bytes() <= std::max<std::uint64_t>(edge_limit(), 1);
   }
 
   // Switches to out-of-core conversion: from now on workers sort their blocks, and the blocks
@@ -208,8 +220,8 @@ class Driver {
       std::size_t j = i;
       std::uint64_t bytes = 0;
       while (j < rest.size() &&
-             (j == i || bytes + rest[j]->edges.size() * sizeof(Edge64) <= edge_limit() / 5))
-        bytes += rest[j++]->edges.size() * sizeof(Edge64);
+             (j == i || bytes + rest[j]->size() * sizeof(Edge64) <= edge_limit() / 5))
+        bytes += rest[j++]->size() * sizeof(Edge64);
       parallel_for(threads_, j - i, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
         for (std::size_t k = i + lo; k < i + hi; ++k)
           if (!rest[k]->sorted) {
@@ -218,8 +230,8 @@ class Driver {
           }
       });
       for (; i < j; ++i) {
-        held_records_ += rest[i]->edges.size();
-        held_bytes_ += rest[i]->edges.size() * sizeof(Edge64) + rest[i]->ids.size() * 8;
+        held_records_ += rest[i]->size();
+        held_bytes_ += rest[i]->edge_bytes() + rest[i]->ids.size() * 8;
         held_.push_back(std::move(rest[i]));
       }
       if (held_bytes_ > edge_limit() / 2) spill_held();
@@ -294,6 +306,7 @@ class Driver {
   std::uint64_t records_ = 0, loops_ = 0, lines_ = 0, max_id_ = 0;
   std::vector<std::unique_ptr<Block>> held_;  // parsed blocks not yet spilled
   std::uint64_t held_records_ = 0, held_bytes_ = 0;
+  bool wide_ = false;  // a held block has ids of 2^32 or more
   bool spilling_ = false;
   std::atomic<bool> spill_flag_{false};  // workers sort their blocks
   std::unique_ptr<SpillStore> store_;

@@ -6,6 +6,8 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "common/interrupt.hpp"
 
@@ -15,12 +17,28 @@ double now_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
-void stage_done(const char* what) {
-  static const bool on = std::getenv("TRISTREAM_CONVERT_TIMING") != nullptr;
-  static double last = now_seconds();
-  if (!on) return;
-  const double t = now_seconds();
-  std::uint64_t rss = 0, hwm = 0;
+namespace {
+
+// The stage clock: totals per stage name, in order of first appearance.
+struct StageClock {
+  int level = 0;  // TRISTREAM_CONVERT_TIMING: 0 off, 1 the totals, 2 also every call
+  double last = 0;
+  std::vector<std::pair<std::string, double>> totals;
+  StageClock() {
+    const char* v = std::getenv("TRISTREAM_CONVERT_TIMING");
+    level = v ? std::max(1, std::atoi(v)) : 0;
+    last = now_seconds();
+  }
+};
+
+StageClock& stage_clock() {
+  static StageClock c;
+  return c;
+}
+
+// VmRSS and VmHWM in KiB.
+void memory_kib(std::uint64_t& rss, std::uint64_t& hwm) {
+  rss = hwm = 0;
   if (std::FILE* f = std::fopen("/proc/self/status", "r")) {
     char line[256];
     while (std::fgets(line, sizeof line, f)) {
@@ -30,10 +48,48 @@ void stage_done(const char* what) {
     }
     std::fclose(f);
   }
-  std::fprintf(stderr, "[convert] %-28s %8.3f s  rss %6llu MiB  peak %6llu MiB\n", what, t - last,
-               static_cast<unsigned long long>(rss >> 10),
+}
+
+}  // namespace
+
+void stage_done(const char* what) {
+  StageClock& c = stage_clock();
+  if (!c.level) return;
+  const double t = now_seconds();
+  if (std::string(what) == "start") {
+    c.totals.clear();
+    c.last = t;
+    return;
+  }
+  auto it = std::find_if(c.totals.begin(), c.totals.end(),
+                         [&](const auto& x) { return x.first == what; });
+  if (it == c.totals.end())
+    c.totals.emplace_back(what, t - c.last);
+  else
+    it->second += t - c.last;
+  if (c.level >= 2) {
+    std::uint64_t rss = 0, hwm = 0;
+    memory_kib(rss, hwm);
+    std::fprintf(stderr, "[convert] %-28s %8.3f s  rss %6llu MiB  peak %6llu MiB\n", what,
+                 t - c.last, static_cast<unsigned long long>(rss >> 10),
+                 static_cast<unsigned long long>(hwm >> 10));
+  }
+  c.last = t;
+}
+
+void stage_report() {
+  StageClock& c = stage_clock();
+  if (!c.level) return;
+  std::uint64_t rss = 0, hwm = 0;
+  memory_kib(rss, hwm);
+  double sum = 0;
+  for (const auto& x : c.totals) {
+    std::fprintf(stderr, "[convert] %-28s %8.3f s\n", x.first.c_str(), x.second);
+    sum += x.second;
+  }
+  std::fprintf(stderr, "[convert] %-28s %8.3f s  peak RSS %llu MiB\n", "total", sum,
                static_cast<unsigned long long>(hwm >> 10));
-  last = t;
+  c.totals.clear();
 }
 
 Progress::Progress(bool enabled) : enabled_(enabled), t0_(now_seconds()) {}

@@ -11,9 +11,12 @@ namespace tristream::conv {
 // Monotonic seconds.
 double now_seconds();
 
-// TRISTREAM_CONVERT_TIMING=1 prints the seconds since the previous stage and the memory (RSS and
-// its peak) on stderr; otherwise nothing.
+// The stage clock (TRISTREAM_CONVERT_TIMING set; otherwise both do nothing): stage_done(what)
+// adds the seconds since the previous call to the stage `what` ("start" clears the totals and
+// starts the clock); stage_report() prints the total per stage, in order of first appearance,
+// and the peak RSS on stderr. TRISTREAM_CONVERT_TIMING=2 also prints every call with the RSS.
 void stage_done(const char* what);
+void stage_report();
 
 // A one-line progress display on stderr (only when enabled: not quiet and stderr a terminal).
 // Called from the converting thread only (update and stage may throw Error(Interrupted)).

@@ -31,6 +31,18 @@ void unmap_pages(void* p, std::size_t bytes) noexcept {
   ::munmap(p, bytes);
 }
 
+void small_pages(void* p, std::size_t bytes) noexcept {
+#ifdef MADV_NOHUGEPAGE
+  const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
+  const auto lo = reinterpret_cast<std::uintptr_t>(p) / page * page;
+  ::madvise(reinterpret_cast<void*>(lo), reinterpret_cast<std::uintptr_t>(p) + bytes - lo,
+            MADV_NOHUGEPAGE);
+#else
+  (void)p;
+  (void)bytes;
+#endif
+}
+
 void drop_pages(void* p, std::size_t bytes) noexcept {
   const std::size_t page = static_cast<std::size_t>(::sysconf(_SC_PAGESIZE));
   auto lo = (reinterpret_cast<std::uintptr_t>(p) + page - 1) / page * page;
@@ -85,7 +97,7 @@ void radix_sort_low_bits(std::uint64_t* data, std::size_t k, int bits,
 std::size_t parallel_sort_unique_u64(BigBuffer<std::uint64_t>& keys, BigBuffer<std::uint64_t>& tmp,
                                      unsigned threads) {
   const std::size_t n = keys.size();
-  if (n < (std::size_t{1} << 16) || threads <= 1) {
+  if (n < (std::size_t{1} << 16)) {
     std::sort(keys.begin(), keys.end());
     const std::size_t u =
         static_cast<std::size_t>(std::unique(keys.begin(), keys.end()) - keys.begin());
@@ -93,8 +105,8 @@ std::size_t parallel_sort_unique_u64(BigBuffer<std::uint64_t>& keys, BigBuffer<s
     return u;
   }
   TS_CHECK(tmp.capacity() >= n, "sort buffer too small");
-  // Slices for the histogram and scatter passes, one per thread.
-  const unsigned t = threads;
+  // 1. Slices for the histogram and scatter passes, one per thread; the top digit.
+  const unsigned t = std::max(threads, 1u);
   const std::size_t slice = (n + t - 1) / t;
   std::vector<std::uint64_t> slice_max(t, 0);
   parallel_for(t, n, slice, [&](std::size_t lo, std::size_t hi, unsigned) {
@@ -108,6 +120,7 @@ std::size_t parallel_sort_unique_u64(BigBuffer<std::uint64_t>& keys, BigBuffer<s
   if (bits < digit) digit = bits;
   const int shift = bits - digit;
   const std::size_t B = std::size_t{1} << digit;
+  // 2. Histograms per slice, and where each slice's keys of each bucket go.
   std::vector<std::size_t> hist(static_cast<std::size_t>(t) * B, 0);
   parallel_for(t, n, slice, [&](std::size_t lo, std::size_t hi, unsigned) {
     std::size_t* h = hist.data() + (lo / slice) * B;
@@ -126,14 +139,24 @@ std::size_t parallel_sort_unique_u64(BigBuffer<std::uint64_t>& keys, BigBuffer<s
     }
     bucket_start[B] = run;
   }
+  // 3. Scatter into tmp. Every slice fills B places from their starts, so with small pages the
+  //    pages of tmp touched stay near the keys written; the pages of keys read are dropped.
+  small_pages(tmp.data(), tmp.capacity() * sizeof(std::uint64_t));
+  drop_pages(tmp.data(), tmp.capacity() * sizeof(std::uint64_t));
   tmp.resize(n);
+  constexpr std::size_t kDropKeys = std::size_t{1} << 18;  // 2 MiB of keys
   parallel_for(t, n, slice, [&](std::size_t lo, std::size_t hi, unsigned) {
     std::size_t* h = hist.data() + (lo / slice) * B;
-    for (std::size_t i = lo; i < hi; ++i) {
-      const std::uint64_t k = keys[i];
-      tmp[h[k >> shift]++] = k;
+    for (std::size_t piece = lo; piece < hi; piece += kDropKeys) {
+      const std::size_t end = std::min(hi, piece + kDropKeys);
+      for (std::size_t i = piece; i < end; ++i) {
+        const std::uint64_t k = keys[i];
+        tmp[h[k >> shift]++] = k;
+      }
+      drop_pages(keys.data() + piece, (end - piece) * sizeof(std::uint64_t));
     }
   });
+  // 4. Each bucket sorted on its own (the higher bits are equal), repeats removed.
   std::vector<std::size_t> unique_count(B, 0);
   std::vector<std::vector<std::uint64_t>> scratch(t);
   parallel_for(t, B, 1, [&](std::size_t lo, std::size_t hi, unsigned w) {
@@ -144,16 +167,42 @@ std::size_t parallel_sort_unique_u64(BigBuffer<std::uint64_t>& keys, BigBuffer<s
       unique_count[b] = static_cast<std::size_t>(std::unique(first, last) - first);
     }
   });
+  scratch.clear();
+  // 5. Pack the buckets back into keys, dropping the pages of tmp copied.
   std::vector<std::size_t> out_start(B + 1, 0);
   for (std::size_t b = 0; b < B; ++b) out_start[b + 1] = out_start[b] + unique_count[b];
   parallel_for(t, B, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
-    for (std::size_t b = lo; b < hi; ++b)
+    for (std::size_t b = lo; b < hi; ++b) {
       if (unique_count[b])
         std::memcpy(keys.data() + out_start[b], tmp.data() + bucket_start[b],
                     unique_count[b] * sizeof(std::uint64_t));
+      drop_pages(tmp.data() + bucket_start[b],
+                 (bucket_start[b + 1] - bucket_start[b]) * sizeof(std::uint64_t));
+    }
   });
+  tmp.clear();
   keys.resize(out_start[B]);
   return out_start[B];
+}
+
+std::uint32_t* narrow_in_place(BigBuffer<std::uint64_t>& keys, unsigned threads) {
+  // Key i is read at byte 8i and written at byte 4i. Keys [c, 2c) are written to bytes [4c, 8c)
+  // and read from [8c, 16c): within such a round no key is overwritten before it is read, and
+  // every earlier round is done, so each round runs in parallel.
+  const std::size_t n = keys.size();
+  std::uint64_t* const src = keys.data();
+  std::uint32_t* const dst = reinterpret_cast<std::uint32_t*>(keys.data());
+  std::size_t c = std::min<std::size_t>(n, 1 << 16);
+  for (std::size_t i = 0; i < c; ++i) dst[i] = static_cast<std::uint32_t>(src[i]);
+  while (c < n) {
+    const std::size_t end = std::min(n, 2 * c);
+    parallel_for(threads, end - c, 1 << 18, [&](std::size_t lo, std::size_t hi, unsigned) {
+      for (std::size_t i = c + lo; i < c + hi; ++i) dst[i] = static_cast<std::uint32_t>(src[i]);
+    });
+    c = end;
+  }
+  drop_pages(dst + n, (keys.capacity() * 2 - n) * sizeof(std::uint32_t));
+  return dst;
 }
 
 TempFile::TempFile(const std::string& dir) {

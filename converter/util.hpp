@@ -68,7 +68,8 @@ class BigBuffer {
 
 void* map_pages(std::size_t bytes);  // throws Error(Internal) on failure
 void unmap_pages(void* p, std::size_t bytes) noexcept;
-void drop_pages(void* p, std::size_t bytes) noexcept;  // MADV_DONTNEED on whole pages inside
+void drop_pages(void* p, std::size_t bytes) noexcept;   // MADV_DONTNEED on whole pages inside
+void small_pages(void* p, std::size_t bytes) noexcept;  // no huge pages for [p, p + bytes)
 
 template <typename T>
 void BigBuffer<T>::reserve(std::size_t capacity) {
@@ -109,9 +110,17 @@ void parallel_for(unsigned threads, std::size_t n, std::size_t grain, Fn&& fn);
 
 // Sorts keys ascending and removes repeats, in parallel: one MSD radix pass on the top bits into
 // tmp (which needs room for keys.size() elements), then each bucket sorted and deduplicated on
-// its own and the buckets packed back into keys. Returns the new keys.size().
+// its own and the buckets packed back into keys. Returns the new keys.size(). The memory stays
+// near 8 bytes per key, not 16: the scatter returns the pages of keys it has read to the OS and
+// the packing those of tmp it has copied, and tmp is filled in small pages. tmp's contents are
+// discarded on entry.
 std::size_t parallel_sort_unique_u64(BigBuffer<std::uint64_t>& keys, BigBuffer<std::uint64_t>& tmp,
                                      unsigned threads);
+
+// The low 32 bits of every key, packed in place into the first 4 * keys.size() bytes of keys'
+// memory (returned), in parallel; the pages past them go back to the OS. keys keeps its size
+// but no longer holds keys.
+std::uint32_t* narrow_in_place(BigBuffer<std::uint64_t>& keys, unsigned threads);
 
 // A spill file in `dir`, unlinked as soon as it is created: only the open descriptor refers to
 // it, so it disappears on success, on failure and even when the process is killed.

@@ -210,21 +210,19 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
     if (tmp.capacity() < range_m + 1) tmp.reserve(range_m + 1);
     parallel_sort_unique_u64(*keys, tmp, threads);
     TS_CHECK(keys->size() == range_m, "duplicate oriented edges");
-    // The columns, packed into the sort buffer's memory.
-    vid_t* cols = reinterpret_cast<vid_t*>(tmp.data());
-    parallel_for(threads, range_m, 1 << 18, [&](std::size_t lo, std::size_t hi, unsigned) {
-      for (std::size_t i = lo; i < hi; ++i) cols[i] = static_cast<vid_t>((*keys)[i]);
-    });
+    // The columns, packed in place into the keys' memory.
+    const vid_t* cols = narrow_in_place(*keys, threads);
     stage_done("sort rows");
     progress.stage("compressing and writing");
     for (std::uint64_t r = r0; r < r1; ++r) {
       if ((r & 0xfff) == 0) throw_if_interrupted();  // the writer removes its temporary
       writer.append_row(cols + (offsets[r] - base), offsets[r + 1] - offsets[r]);
     }
+    stage_done("compress and write rows");
   }
   throw_if_interrupted();
   writer.finish();
-  stage_done("write");
+  stage_done("finish file");
   return res;
 }
 

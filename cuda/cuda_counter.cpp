@@ -14,6 +14,7 @@
 #include "launch.hpp"
 #include "memory.hpp"
 #include "tristream/counter.hpp"
+#include "wait.hpp"
 
 namespace tristream {
 namespace {
@@ -137,7 +138,7 @@ class CudaCounter final : public Counter {
                                     pv_arrays[i]->size * sizeof(count_t), cudaMemcpyDeviceToHost,
                                     s));
     }
-    stream_->synchronize();
+    cuda::wait_stream(s);  // SIGINT/SIGTERM: Error(Interrupted); the frees below wait for it
     for (std::size_t i = 0; i < pv_arrays.size(); ++i)
       for (std::uint64_t x = 0; x < pv_arrays[i]->size; ++x) pv_arrays[i]->host[x] += pv_host[i][x];
     return result;

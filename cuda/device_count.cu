@@ -6,7 +6,11 @@
 // stream-ordered scratch (freed in stream order after the count's kernels); the count through
 // enqueue_count (kernel dispatch, launch.cu); the total copied to the caller's host word. A
 // SIGINT/SIGTERM (common/interrupt.hpp) received before the launch throws Error(Interrupted)
-// instead: a unit's kernels, once launched, run to their end.
+// instead, and so does one received between the steps: before the count's launches (here and in
+// enqueue_count, after `auto` has sampled the host copies) and in the one blocking read-back a
+// kernel family makes (`trust:in` without A's edge count; an interruptible wait, wait.hpp).
+// Kernels once enqueued run to their end; the caller's wait (wait.hpp) stops waiting for them,
+// and its release of the memory drains them.
 #include "check.hpp"
 #include "common/interrupt.hpp"
 #include "launch.hpp"
@@ -29,6 +33,7 @@ void enqueue_device_count(const DeviceCount& job, const std::string& kernel,
       C.offsets = window.get();
     }
     // 3. The count, with the host copies for launch planning and `auto`.
+    throw_if_interrupted();
     enqueue_count(job.A, job.B, C, kernel, d_total, job.per_vertex, s, job.host_offsets_A,
                   job.host);
   }  // the window's scratch is freed here, in stream order after the count's kernels

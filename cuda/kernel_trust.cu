@@ -34,6 +34,7 @@
 #include "check.hpp"
 #include "kernels.hpp"
 #include "memory.hpp"
+#include "wait.hpp"
 
 namespace tristream::cuda::detail {
 namespace {
@@ -291,7 +292,7 @@ void launch_in(const Task& t, const LaunchEnv& env) {
   if (m == ~0ull) {  // not given: read it back (synchronises the stream)
     unsigned long long total = 0;
     TS_CUDA_CHECK(cudaMemcpyAsync(&total, off.get() + n, sizeof(total), cudaMemcpyDeviceToHost, s));
-    TS_CUDA_CHECK(cudaStreamSynchronize(s));
+    wait_stream(s);  // interruptible (wait.hpp)
     m = total;
   }
   TS_CUDA_CHECK(

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "check.hpp"
+#include "common/interrupt.hpp"
 #include "kernels.hpp"
 #include "launch.hpp"
 
@@ -155,6 +156,8 @@ void enqueue_count(const CsrView& A, const CsrView& B, const CsrView& C, const s
     t.pw = reinterpret_cast<detail::ull*>(per_vertex.w_counts);
   }
 
+  // A SIGINT/SIGTERM that came while `auto` sampled the host copies: nothing launched yet.
+  throw_if_interrupted();
   detail::LaunchEnv env;
   env.stream = static_cast<cudaStream_t>(stream);
   env.sm_count = current_sm_count(&env.device);

@@ -2,6 +2,7 @@
 #include "check.hpp"
 #include "pinned_host.hpp"
 #include "stream_staging.hpp"
+#include "wait.hpp"
 
 namespace tristream::cuda {
 
@@ -41,7 +42,7 @@ bool StagingRing::wait(int b, const DeviceClock& clock, int* slot, UploadPiece* 
   Buffer& st = ring_.at(static_cast<std::size_t>(b));
   if (!st.pending) return false;
   st.pending = false;
-  TS_CUDA_CHECK(cudaEventSynchronize(st.end));
+  wait_event(st.end);  // interruptible (wait.hpp)
   *slot = st.slot;
   *piece = piece_of(st, clock);
   return true;

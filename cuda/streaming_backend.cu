@@ -30,6 +30,7 @@
 #include "stream_staging.hpp"
 #include "tristream/error.hpp"
 #include "tristream/pipeline.hpp"
+#include "wait.hpp"
 
 #if defined(__has_include)
 #if __has_include(<nvtx3/nvToolsExt.h>)
@@ -132,12 +133,14 @@ class CudaStreamingBackend final : public StreamingBackend {
   unsigned char* staging_buffer(int b) override { return staging_.buffer(b); }
 
   void wait_staging(int b) override {
+    select();
     int slot = 0;
     UploadPiece piece;
     if (staging_.wait(b, clock_, &slot, &piece)) slots_[slot].pieces.push_back(piece);
   }
 
   void upload_piece_async(int s, std::uint64_t at, int b, std::uint64_t bytes) override {
+    select();
     cuda::UnitSlot& sl = slots_[s];
     (void)staging_.buffer(b);  // an unknown buffer throws before anything is enqueued
     if (at + bytes > slot_bytes_ || bytes > staging_.piece_bytes())
@@ -150,11 +153,13 @@ class CudaStreamingBackend final : public StreamingBackend {
   // ---- a unit: upload, count, wait ----
 
   bool device_cache_fits(const UnitLayout& L) override {
+    select();
     if (!cache_on_) return true;
     return cache_.fits(L);
   }
 
   void upload_async(int s, const UnitLayout& L) override {
+    select();
     cuda::UnitSlot& sl = slots_[s];
     NvtxRange r("upload u" + std::to_string(L.unit));
     // The device slot is free once its previous kernel has finished (streamed: the pieces are
@@ -182,6 +187,7 @@ class CudaStreamingBackend final : public StreamingBackend {
   }
 
   void count_async(int s, const UnitLayout& L) override {
+    select();
     cuda::UnitSlot& sl = slots_[s];
     NvtxRange r("count u" + std::to_string(L.unit));
     sl.layout = L;
@@ -238,13 +244,14 @@ class CudaStreamingBackend final : public StreamingBackend {
   }
 
   SlotResult wait(int s) override {
+    select();
     cuda::UnitSlot& sl = slots_[s];
     SlotResult r;
     if (!sl.pending) return r;
     {
       NvtxRange n("wait u" + std::to_string(sl.layout.unit));
       sl.pending = false;
-      TS_CUDA_CHECK(cudaEventSynchronize(sl.k_end));
+      cuda::wait_event(sl.k_end);  // SIGINT/SIGTERM: Error(Interrupted); release() drains
     }
     if (cache_on_) {  // the unit's blocks may now be evicted for later units
       cache_.release(s);
@@ -267,6 +274,7 @@ class CudaStreamingBackend final : public StreamingBackend {
   }
 
   void release() override {
+    TS_CUDA_CHECK_NOTHROW(cudaSetDevice(opts_.device));
     // 1. Nothing runs any more; a failure of what ran was reported (or is sticky).
     TS_CUDA_CHECK_NOTHROW(cudaStreamSynchronize(copy_));
     TS_CUDA_CHECK_NOTHROW(cudaStreamSynchronize(compute_));
@@ -285,6 +293,9 @@ class CudaStreamingBackend final : public StreamingBackend {
   }
 
  private:
+  // The CUDA device is a property of the calling host thread: several workers (one backend per
+  // device) drive their backends from threads of their own, so every call path selects it.
+  void select() const { TS_CUDA_CHECK(cudaSetDevice(opts_.device)); }
   // Device slots (and per-vertex arrays) for `slots` units, with pinned host slots (host_slots)
   // or with `buffers` pinned staging buffers of piece_bytes (streamed staging).
   void allocate_slots(int slots, std::uint64_t slot_bytes, std::uint64_t pv_rows, bool host_slots,

@@ -21,6 +21,9 @@ tristream_install_deps() {
   command -v clang-format >/dev/null 2>&1 || missing+=(clang-format)
   # the per-vertex output is checked against networkx (tests/cli/per_vertex_networkx_test.py)
   python3 -c 'import networkx' >/dev/null 2>&1 || missing+=(python3-networkx)
+  # MPI ranks (TRISTREAM_ENABLE_MPI; tests/mpi/ runs mpirun)
+  command -v mpirun >/dev/null 2>&1 || missing+=(openmpi-bin)
+  command -v mpicxx >/dev/null 2>&1 || missing+=(libopenmpi-dev)
   if [ ${#missing[@]} -eq 0 ]; then return 0; fi
   # de-duplicate
   local uniq

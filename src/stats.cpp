@@ -91,6 +91,25 @@ std::string PipelineStats::to_json() const {
       .add("wall_s", wall_s)
       .add("exposed_transfer_s", exposed_transfer_s)
       .add("overlap", overlap);
+  if (ranks > 1) o.add("ranks", ranks).add("rank_split", rank_split);
+  if (!workers.empty()) {
+    std::string arr = "[";
+    for (std::size_t w = 0; w < workers.size(); ++w) {
+      const WorkerStats& x = workers[w];
+      JsonObject wo;
+      wo.add("worker", std::uint64_t{w})
+          .add("backend", x.backend)
+          .add("device", x.device)
+          .add("units", std::uint64_t{x.units})
+          .add("busy_s", x.busy_s)
+          .add("wall_s", x.wall_s)
+          .add("upload_bytes", std::uint64_t{x.upload_bytes})
+          .add("decompress_bytes", std::uint64_t{x.decompress_bytes})
+          .add("work", x.work);
+      arr += (w ? "," : "") + wo.str();
+    }
+    o.raw("workers", arr + "]");
+  }
   return o.str();
 }
 
@@ -120,27 +139,30 @@ void PipelineStats::write_trace(std::FILE* f) const {
                                 "wait",       "build",     "register"};
   constexpr int kLanes = sizeof(lanes) / sizeof(lanes[0]);
   std::fprintf(f, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
-  std::fprintf(
-      f, "{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":1,\"args\":{\"name\":%s}}",
-      JsonObject::quote("tristream " + backend + " " + scheme + " p=" + std::to_string(parts))
-          .c_str());
-  for (int l = 0; l < kLanes; ++l)
-    std::fprintf(
-        f,
-        ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,\"args\":{\"name\":"
-        "\"%s\"}},\n{\"name\":\"thread_sort_index\",\"ph\":\"M\",\"pid\":1,\"tid\":%d,"
-        "\"args\":{\"sort_index\":%d}}",
-        l + 1, lanes[l], l + 1, l);
+  // one process per worker (pid = worker + 1), each with the stage lanes
+  const std::size_t procs = std::max<std::size_t>(1, workers.size());
+  for (std::size_t w = 0; w < procs; ++w) {
+    std::string name = "tristream " + backend + " " + scheme + " p=" + std::to_string(parts);
+    if (!workers.empty()) name = "worker " + std::to_string(w) + ": " + workers[w].device;
+    std::fprintf(f, "%s{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%zu,\"args\":{\"name\":%s}}",
+                 w ? ",\n" : "", w + 1, JsonObject::quote(name).c_str());
+    for (int l = 0; l < kLanes; ++l)
+      std::fprintf(f,
+                   ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%zu,\"tid\":%d,"
+                   "\"args\":{\"name\":\"%s\"}},\n{\"name\":\"thread_sort_index\",\"ph\":\"M\","
+                   "\"pid\":%zu,\"tid\":%d,\"args\":{\"sort_index\":%d}}",
+                   w + 1, l + 1, lanes[l], w + 1, l + 1, l);
+  }
   for (const auto& s : spans) {
     int tid = 0;
     for (int l = 0; l < kLanes; ++l)
       if (s.stage == lanes[l]) tid = l + 1;
     if (tid == 0 || s.end_s <= s.start_s) continue;
     std::fprintf(f,
-                 ",\n{\"name\":\"%s u%lld\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":1,\"tid\":%d,"
+                 ",\n{\"name\":\"%s u%lld\",\"cat\":\"%s\",\"ph\":\"X\",\"pid\":%d,\"tid\":%d,"
                  "\"ts\":%.3f,\"dur\":%.3f,\"args\":{\"unit\":%lld,\"bytes\":%llu}}",
-                 s.stage.c_str(), static_cast<long long>(s.unit), s.stage.c_str(), tid,
-                 s.start_s * 1e6, (s.end_s - s.start_s) * 1e6, static_cast<long long>(s.unit),
+                 s.stage.c_str(), static_cast<long long>(s.unit), s.stage.c_str(), s.worker + 1,
+                 tid, s.start_s * 1e6, (s.end_s - s.start_s) * 1e6, static_cast<long long>(s.unit),
                  static_cast<unsigned long long>(s.bytes));
   }
   std::fprintf(f, "\n],\"otherData\":%s}\n", to_json().c_str());

@@ -36,6 +36,10 @@ void allocate_on_device(std::uint64_t, int, bool) {
   no_cuda();
 }
 
+DeviceWait wait_for_spinning_kernel(double, int) {
+  no_cuda();
+}
+
 void throw_cuda_status(int, const char*) {
   no_cuda();
 }

@@ -1,6 +1,6 @@
 // cuda/testing/tools.cu — the GPU helpers of tools.hpp (time_kernels, orient_on_device,
-// expand_packed_on_device, count_slice_on_device, allocate_on_device, throw_cuda_status), for the
-// tests and the kernel benchmark only.
+// expand_packed_on_device, count_slice_on_device, allocate_on_device, wait_for_spinning_kernel,
+// throw_cuda_status), for the tests and the kernel benchmark only.
 #include <thrust/binary_search.h>
 #include <thrust/copy.h>
 #include <thrust/count.h>
@@ -14,6 +14,7 @@
 #include <thrust/unique.h>
 
 #include <algorithm>
+#include <chrono>
 #include <memory>
 
 #include "cuda/check.hpp"
@@ -21,6 +22,7 @@
 #include "cuda/launch.hpp"
 #include "cuda/memory.hpp"
 #include "cuda/testing/tools.hpp"
+#include "cuda/wait.hpp"
 
 namespace tristream::cuda {
 
@@ -267,6 +269,36 @@ void allocate_on_device(std::uint64_t bytes, int device, bool stream_ordered) {
   Stream stream;
   { AsyncBuffer<unsigned char> memory(bytes, stream.get()); }
   stream.synchronize();
+}
+
+namespace {
+__global__ void spin_kernel(unsigned long long ns) {
+  unsigned long long t0 = 0, t = 0;
+  asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t0));
+  do {
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+  } while (t - t0 < ns);
+}
+}  // namespace
+
+DeviceWait wait_for_spinning_kernel(double kernel_seconds, int device) {
+  select_device(device);
+  Stream stream;
+  Event done(false);
+  spin_kernel<<<1, 1, 0, stream.get()>>>(static_cast<unsigned long long>(kernel_seconds * 1e9));
+  TS_CUDA_CHECK_LAUNCH();
+  done.record(stream.get());
+  DeviceWait w;
+  const auto t0 = std::chrono::steady_clock::now();
+  try {
+    wait_event(done.get());
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::Interrupted) throw;
+    w.interrupted = true;
+  }
+  w.wait_s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  stream.synchronize();
+  return w;
 }
 
 void throw_cuda_status(int status, const char* call) {

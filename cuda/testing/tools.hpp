@@ -53,6 +53,16 @@ count_t count_slice_on_device(const CsrView& A, const CsrView& B, const CsrView&
 // throws DeviceOutOfMemory.
 void allocate_on_device(std::uint64_t bytes, int device, bool stream_ordered);
 
+// Enqueues a kernel that spins for kernel_seconds (the device's global timer) on device `device`
+// and waits for it as the pipeline does (cuda/wait.hpp: interruptible). Returns whether the wait
+// ended by the interrupt flag (Error(Interrupted)) and the seconds it waited; then lets the
+// kernel finish (an uninterruptible synchronisation) before returning.
+struct DeviceWait {
+  bool interrupted = false;
+  double wait_s = 0;
+};
+DeviceWait wait_for_spinning_kernel(double kernel_seconds, int device);
+
 // Throws what TS_CUDA_CHECK (cuda/check.hpp) throws for a call `call` that returned `status` (a
 // cudaError_t). Needs no device.
 [[noreturn]] void throw_cuda_status(int status, const char* call);

@@ -17,6 +17,7 @@
 #pragma once
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <memory>
@@ -255,15 +256,29 @@ class StreamingBackend : public HostRegistrar {
 
 struct CpuBackendOptions {
   CounterOptions counter;
-  // Tests: pretend the device has this many free bytes and throw DeviceOutOfMemory when
-  // allocate asks for more (0 = no limit).
-  std::uint64_t simulated_device_bytes = 0;
 };
 // The CPU backend around a Counter (make_cpu_counter when null).
 std::unique_ptr<StreamingBackend> make_cpu_streaming_backend(std::unique_ptr<Counter> counter,
                                                              const CpuBackendOptions& options = {});
 // The CUDA backend (cuda/streaming_backend.cu); throws Error(Usage) in a build without CUDA.
 std::unique_ptr<StreamingBackend> make_cuda_streaming_backend(const CounterOptions& options);
+
+// Where a worker's units come from when several workers share one plan (stream/workers.hpp):
+// next() returns the plan index of the worker's next unit, -1 when none is left for it, or
+// kCollectFirst: collect the oldest unit in flight (reporting it with done()) and ask again (the
+// scheduler needs the worker's progress to decide; it may also block). done() reports a unit
+// whose count was collected, with the seconds since the worker's run started. Called on the
+// worker's driving thread only.
+class UnitFeed {
+ public:
+  static constexpr std::int64_t kCollectFirst = -2;
+  virtual ~UnitFeed() = default;
+  virtual std::int64_t next() = 0;
+  virtual void done(std::size_t unit, double seconds) = 0;
+  // Whether the worker's host block store preloads row parts in plan order (a worker that takes
+  // units from the far end of the order would wait for the whole preload).
+  virtual bool preload() const { return true; }
+};
 
 struct PipelineOptions {
   std::string backend = "auto";  // cpu | cuda | auto
@@ -280,14 +295,15 @@ struct PipelineOptions {
   std::string trace_path;     // --trace FILE: a Chrome trace of the run
   bool handle_sigint = true;  // install the SIGINT handler for the run
   int max_replans = 4;
-  // The balance of uploads against kernels the planner assumes (PlanRates; the reference H100's
-  // by default): a machine whose link or GPU differs plans its unit order and units in flight
-  // better with its own measured rates (the tests use a slow link to exercise them on small
-  // graphs).
-  PlanRates plan_rates;
   // Progress: called on the driving thread after each unit's count has been collected, with the
   // units done, the units planned and the seconds since the run started. Must not throw.
   std::function<void(std::uint64_t done, std::uint64_t total, double seconds)> on_unit_done;
+  // Several workers (stream/workers.hpp): this worker's units; null = every unit in plan order.
+  // With a feed the slots carry no A block between units (WorkUnit::reuse_a assumes plan order).
+  UnitFeed* feed = nullptr;
+  // Several processes (mpirun): how they share the units: "auto" (the planner's estimate),
+  // "static" (contiguous runs of about equal work) or "dynamic" (batches from a shared counter).
+  std::string rank_split = "auto";
 };
 
 struct CountReport {

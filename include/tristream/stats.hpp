@@ -26,6 +26,17 @@ struct TraceSpan {
   std::int64_t unit = -1;
   double start_s = 0, end_s = 0;  // seconds since the start of the run
   std::uint64_t bytes = 0;
+  int worker = 0;  // several workers (stream/workers.hpp): the worker that ran it
+};
+
+// One worker of a count with several (stream/workers.hpp): a GPU or the CPU.
+struct WorkerStats {
+  std::string backend, device;  // the backend's name and description
+  std::uint64_t units = 0;      // units it counted
+  double busy_s = 0;            // its kernel busy time (merged spans: the time it counted)
+  double wall_s = 0;            // from its start to its last unit collected
+  std::uint64_t upload_bytes = 0, decompress_bytes = 0;
+  double work = 0;  // the planner's estimated work of its units (wedges)
 };
 
 struct PipelineStats {
@@ -47,6 +58,12 @@ struct PipelineStats {
   double overlap = 1;
   std::uint64_t device_budget = 0, host_budget = 0, slot_bytes = 0;
   std::vector<TraceSpan> spans;  // kept for --trace
+  // Several workers: one entry each (empty for a single worker); the trace then shows one
+  // process (lane group) per worker.
+  std::vector<WorkerStats> workers;
+  // MPI ranks (src/mpi/): the ranks that counted (1 = one process).
+  int ranks = 1;
+  std::string rank_split;  // with several ranks: "static" or "dynamic"
 
   // Computes exposed_transfer_s and overlap from the spans (kernel and upload) and wall_s.
   void finish_from_spans();

@@ -69,18 +69,26 @@ struct CountOptions {
   std::string backend = "auto";  // auto (CUDA when a GPU exists, else CPU), cpu or cuda
   std::string kernel = "auto";   // CUDA kernel: auto, lstc, trust, trust:lite, trust:in, ...
   unsigned device = 0;           // CUDA device ordinal
-  unsigned threads = 0;          // CPU threads (decompression, CPU backend); 0 = all cores
-  ByteSize gpu_memory;           // device budget; 0 = free GPU memory minus a reserve
-  ByteSize host_memory;          // host budget; 0 = a share of the available memory
-  std::string scheme = "auto";   // out-of-core partition: auto, range, hash or vertex
-  std::uint32_t parts = 0;       // force the number of parts (<= 4096; 1 = in core); 0 = choose
-  bool per_vertex = false;       // fill CountResult::per_vertex (and vertex_ids)
-  bool clustering = false;       // fill CountResult::clustering and average_clustering (implies
-                                 // per-vertex counts)
-  std::string format = "auto";   // edge-list dialect of a path input (see docs/convert.md)
-  std::string delimiter;         // CSV column delimiter of a path input (implies csv); empty = ,
-  bool names = false;            // a path input: the id columns hold vertex names (convert --names)
-  bool header = false;           // the first line of a path input names the columns: skip it
+  // Several workers (docs/scale-out.md): "all" or CUDA ordinals "0,1,3" (one worker per entry;
+  // empty = the one backend above); with hybrid the CPU joins as a worker that takes a unit
+  // only when it finishes it before the GPUs; cpu_workers adds that many CPU workers.
+  std::string devices;
+  bool hybrid = false;
+  unsigned cpu_workers = 0;
+  // Under mpirun: how the ranks share the units: auto, static or dynamic.
+  std::string rank_split = "auto";
+  unsigned threads = 0;         // CPU threads (decompression, CPU backend); 0 = all cores
+  ByteSize gpu_memory;          // device budget; 0 = free GPU memory minus a reserve
+  ByteSize host_memory;         // host budget; 0 = a share of the available memory
+  std::string scheme = "auto";  // out-of-core partition: auto, range, hash or vertex
+  std::uint32_t parts = 0;      // force the number of parts (<= 4096; 1 = in core); 0 = choose
+  bool per_vertex = false;      // fill CountResult::per_vertex (and vertex_ids)
+  bool clustering = false;      // fill CountResult::clustering and average_clustering (implies
+                                // per-vertex counts)
+  std::string format = "auto";  // edge-list dialect of a path input (see docs/convert.md)
+  std::string delimiter;        // CSV column delimiter of a path input (implies csv); empty = ,
+  bool names = false;           // a path input: the id columns hold vertex names (convert --names)
+  bool header = false;          // the first line of a path input names the columns: skip it
   // Count the isolated vertices a path input declares (a Matrix Market size line: ids 1..rows)
   // in vertices, average_clustering and the per-vertex arrays, as networkx does (implies
   // per_vertex). Throws Error(Usage) for a .tcsr input, which does not record them.

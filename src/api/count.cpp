@@ -10,6 +10,7 @@
 #include "api/input.hpp"
 #include "api/temp_dir.hpp"
 #include "common/json.hpp"
+#include "stream/workers.hpp"
 #include "tristream/analysis.hpp"
 #include "tristream/error.hpp"
 #include "tristream/format.hpp"
@@ -43,6 +44,8 @@ PipelineOptions pipeline_options(const CountOptions& o) {
   po.threads = o.threads;
   po.per_vertex = o.per_vertex || o.clustering || o.count_isolated;
   po.trace_path = o.trace;
+  po.rank_split = o.rank_split;
+  mpi_split(Plan{}, 1, o.rank_split);  // a bad mode fails before any work
   po.handle_sigint = o.handle_sigint;  // off by default: the process's handlers are its own
   if (o.progress) po.on_unit_done = o.progress;
   return po;
@@ -153,47 +156,57 @@ void per_vertex_figures(const std::vector<orig_id_t>& perm, const std::vector<co
 // (count_isolated), 0 for none.
 CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::time_point t0,
                        bool converted, double convert_seconds, std::uint64_t declared) {
-  // 1. The backend is made on its own thread (the device's initialisation: a CUDA context,
-  //    streams, the kernels' first-launch costs), while this one opens the file; then the
-  //    budgets, once for the call. A missing backend still fails before any count.
+  // 1. The workers' backends are made on a thread of their own (the devices' initialisation: a
+  //    CUDA context, streams, the kernels' first-launch costs) while this one opens the file;
+  //    then the budgets, once for the call. A missing backend still fails before any count.
+  //    Launched by mpirun, rank 0 reports the figures: the other ranks count their units only.
   PipelineOptions po = pipeline_options(o);
+  Communicator* comm = communicator();
+  const bool root = !comm || comm->rank() == 0;
+  const std::vector<int> devices =
+      o.devices.empty() ? std::vector<int>{} : parse_devices(o.devices);
   const auto stage0 = Clock::now();
   double startup_s = 0;
-  std::future<std::unique_ptr<StreamingBackend>> backend_future =
-      std::async(std::launch::async, [&po, &startup_s] {
+  std::future<std::vector<Worker>> workers_future =
+      std::async(std::launch::async, [&po, &devices, &o, &startup_s] {
         const auto b0 = Clock::now();
-        auto b = make_streaming_backend(po);
+        std::vector<Worker> w = make_workers(po, devices, o.cpu_workers, o.hybrid);
         startup_s = seconds_since(b0);
-        return b;
+        return w;
       });
   std::unique_ptr<tcsr::Reader> reader_owner;
   try {
     reader_owner = std::make_unique<tcsr::Reader>(path);
   } catch (...) {
-    backend_future.wait();  // its failure, if any, is not the one to report
+    workers_future.wait();  // its failure, if any, is not the one to report
     throw;
   }
   const tcsr::Reader& reader = *reader_owner;
   const auto src = reader_source(reader);
   const double open_s = seconds_since(stage0);
   const auto wait0 = Clock::now();
-  const std::unique_ptr<StreamingBackend> backend = backend_future.get();
+  std::vector<Worker> workers = workers_future.get();
   const double wait_s = seconds_since(wait0);
+  StreamingBackend* backend = workers.front().backend.get();
   const auto budgets0 = Clock::now();
-  po.budgets = resolve_budgets(budget_flags(po), backend.get());
-  double budgets_s = seconds_since(budgets0);
+  po.budgets = resolve_budgets(budget_flags(po), backend);
+  const double budgets_s = seconds_since(budgets0);
 
   // 2. Count; with the GPU counting, the degrees are streamed on host threads meanwhile: their
   //    n degrees and a chunk per thread come out of the host budget the pipeline plans with.
   auto degrees_of_file = [&] { return streamed_degrees(*src, o.threads); };
   std::future<std::vector<eid_t>> degrees_future;
-  if (backend->name() == "cuda") {
+  if (backend->name() == "cuda" && root) {
     po.budgets =
         set_aside_host(*po.budgets, streamed_degrees_bytes(*src, o.threads), "the degrees");
     degrees_future = std::async(std::launch::async, degrees_of_file);
   }
   const auto count0 = Clock::now();
-  CountReport rep = count_file(reader, po, backend.get());
+  CountReport rep;
+  {
+    SigintScope sigint(po.handle_sigint);
+    rep = count_with_workers(*src, po, workers, comm);
+  }
   const double count_s = seconds_since(count0);
   const auto finish0 = Clock::now();
 
@@ -204,6 +217,8 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
   r.edges = reader.m();
   r.backend = rep.stats.backend;
   r.device = backend->describe();
+  for (std::size_t w = 1; w < workers.size(); ++w)
+    r.device += "; " + workers[w].backend->describe();
   r.stats = rep.stats.to_json();
   r.plan = plan_json(rep.plan);
   r.plan_summary = plan_line(rep.plan);
@@ -225,11 +240,11 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
   r.timing.startup_wait = wait_s;
   r.timing.open = open_s;
   r.timing.census = rep.stats.census_s;
-  // What count_file did besides the census and the pipeline: the budgets, the planner.
+  // What the count did besides the census and the pipeline: the budgets, the planner.
   r.timing.plan = budgets_s + std::max(0.0, count_s - rep.stats.census_s - rep.stats.wall_s);
   r.timing.pipeline = rep.stats.wall_s;
   r.pipeline_stats = std::make_shared<const PipelineStats>(std::move(rep.stats));
-  if (r.interrupted) {
+  if (r.interrupted || !root) {
     if (degrees_future.valid()) degrees_future.wait();
     r.timing.finish = seconds_since(finish0);
     r.seconds = seconds_since(t0);

@@ -2,9 +2,8 @@
 // Counter whose "device" memory is the host slots themselves (tristream/pipeline.hpp).
 //
 // count_async queues a slot for the worker; wait() returns its result or rethrows its failure.
-// Packed blocks are expanded in the slot before the count; a sliced unit counts C's window. With
-// CpuBackendOptions::simulated_device_bytes, allocate() throws DeviceOutOfMemory beyond it (the
-// re-planning path without a GPU). Streamed staging copies each piece into the slot at once.
+// Packed blocks are expanded in the slot before the count; a sliced unit counts C's window.
+// Streamed staging copies each piece into the slot at once.
 #include <condition_variable>
 #include <cstring>
 #include <deque>
@@ -21,8 +20,7 @@ namespace {
 
 class CpuBackend final : public StreamingBackend {
  public:
-  CpuBackend(std::unique_ptr<Counter> counter, const CpuBackendOptions& o)
-      : counter_(std::move(counter)), opts_(o) {
+  explicit CpuBackend(std::unique_ptr<Counter> counter) : counter_(std::move(counter)) {
     TS_CHECK(counter_ != nullptr, "the CPU streaming backend needs a counter");
     worker_ = std::thread([this] { loop(); });
   }
@@ -37,16 +35,9 @@ class CpuBackend final : public StreamingBackend {
   std::string name() const override { return "cpu"; }
   std::string describe() const override { return counter_->describe(); }
   bool device_is_host() const override { return true; }
-  std::uint64_t free_device_bytes() override { return opts_.simulated_device_bytes; }
+  std::uint64_t free_device_bytes() override { return 0; }  // host memory: no device limit
   void set_clock_origin(double t) override { origin_ = t; }
   void allocate(int slots, std::uint64_t slot_bytes, std::uint64_t pv_rows) override {
-    const std::uint64_t need =
-        static_cast<std::uint64_t>(slots) * (slot_bytes + pv_rows * sizeof(count_t));
-    if (opts_.simulated_device_bytes && need > opts_.simulated_device_bytes)
-      throw DeviceOutOfMemory("out of memory: " + std::to_string(need) + " bytes requested, " +
-                                  std::to_string(opts_.simulated_device_bytes) +
-                                  " available (simulated)",
-                              need);
     for (int s = 0; s < 2; ++s) {
       slot_[s].mem.clear();
       slot_[s].pv.clear();
@@ -206,7 +197,6 @@ class CpuBackend final : public StreamingBackend {
   }
 
   std::unique_ptr<Counter> counter_;
-  CpuBackendOptions opts_;
   Slot slot_[2];
   std::vector<std::vector<std::uint64_t>> staging_;  // streamed staging buffers
   std::uint64_t slot_bytes_ = 0, piece_bytes_ = 0;
@@ -222,7 +212,8 @@ class CpuBackend final : public StreamingBackend {
 
 std::unique_ptr<StreamingBackend> make_cpu_streaming_backend(std::unique_ptr<Counter> counter,
                                                              const CpuBackendOptions& options) {
-  return std::make_unique<CpuBackend>(std::move(counter), options);
+  if (!counter) counter = make_cpu_counter(options.counter);
+  return std::make_unique<CpuBackend>(std::move(counter));
 }
 
 }  // namespace tristream

@@ -23,6 +23,7 @@
 #include "common/interrupt.hpp"
 #include "common/json.hpp"
 #include "per_vertex.hpp"
+#include "stream/communicator.hpp"
 #include "tristream/error.hpp"
 #include "tristream/plan.hpp"  // kMaxParts
 #include "tristream/tristream.hpp"
@@ -98,8 +99,9 @@ double seconds_since_process_start() {
 
 int cmd_count(int argc, char** argv) {
   std::string input, backend = "auto", kernel = "auto", format = "auto", per_vertex_path, tmp_dir;
-  std::string scheme = "auto", trace_path, delimiter;
-  std::uint64_t threads = 0, device = 0, gpu_memory = 0, host_memory = 0, parts = 0;
+  std::string scheme = "auto", trace_path, delimiter, devices, rank_split = "auto";
+  std::uint64_t threads = 0, device = 0, gpu_memory = 0, host_memory = 0, parts = 0, workers = 0;
+  bool hybrid = false;
   bool json = false, clustering = false, quiet = false, count_isolated = false, header = false,
        names = false;
   ArgParser p("tristream count",
@@ -113,6 +115,20 @@ int cmd_count(int argc, char** argv) {
               "CUDA kernel: auto, lstc, trust, trust:lite, trust:in, wedge, gui or bitmap [auto]",
               &kernel)
       .uint_option("device", "N", "CUDA device ordinal [0]", &device, 0, 1023)
+      .option("devices", "", "LIST",
+              "count on several GPUs: 'all' or ordinals like 0,1,3 (one worker each; an ordinal "
+              "may repeat)",
+              &devices)
+      .flag("hybrid", "",
+            "the CPU counts beside the GPU(s): it takes a unit only when it would finish it "
+            "before the GPUs (measured rates)",
+            &hybrid)
+      .option("rank-split", "", "MODE",
+              "under mpirun: the ranks take contiguous runs of the units (static) or batches "
+              "from a shared counter (dynamic); auto chooses by the estimated finish [auto]",
+              &rank_split)
+      .uint_option("workers", "N", "N CPU workers sharing the units (with --backend cpu) [1]",
+                   &workers, 1, 64)
       .uint_option("threads", "N",
                    "CPU threads for decompression and the CPU backend, 1..4096 [all cores]",
                    &threads, 1, kMaxThreads)
@@ -160,9 +176,18 @@ int cmd_count(int argc, char** argv) {
           "  tristream count edges.txt --backend cpu --json\n"
           "  tristream count graph.tcsr --per-vertex triangles.csv\n"
           "  tristream count big.tcsr --gpu-memory 8G --trace run.json   (out of core)\n"
+          "  tristream count big.tcsr --devices all --hybrid             (every GPU and the CPU)\n"
+          "  mpirun -np 4 tristream count big.tcsr       (4 processes; rank 0 prints)\n"
           "Interrupting (Ctrl-C) stops between work units and exits with status 130.");
   if (!p.parse(argc, argv)) return 0;
   const bool per_vertex = !per_vertex_path.empty() || clustering || count_isolated;
+  // Launched by mpirun, rank 0 prints and writes the outputs; the other ranks only count.
+  const Communicator* comm = communicator();
+  const bool root = !comm || comm->rank() == 0;
+  if (!root) {
+    per_vertex_path.clear();
+    trace_path.clear();
+  }
 
   // 1. Open the outputs before any work: a bad path (a directory, the input itself, an
   //    unwritable directory) fails now, not after the count.
@@ -188,6 +213,10 @@ int cmd_count(int argc, char** argv) {
   opt.backend = backend;
   opt.kernel = kernel;
   opt.device = static_cast<unsigned>(device);
+  opt.devices = devices;
+  opt.hybrid = hybrid;
+  opt.rank_split = rank_split;
+  opt.cpu_workers = workers > 1 ? static_cast<unsigned>(workers) : 0;
   opt.threads = static_cast<unsigned>(threads);
   opt.gpu_memory = gpu_memory;
   opt.host_memory = host_memory;
@@ -225,6 +254,7 @@ int cmd_count(int argc, char** argv) {
 
   // 3. The figures, then the outputs (none after a signal during the degrees).
   throw_if_interrupted();
+  if (!root) return 0;
   if (json) {
     std::fprintf(report, "%s\n", r.to_json(input).c_str());
   } else {

@@ -7,12 +7,17 @@
 #include <cstdio>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <new>
 #include <string>
 
 #include "commands.hpp"
 #include "common/interrupt.hpp"
+#include "stream/communicator.hpp"
 #include "tristream/error.hpp"
+#ifdef TRISTREAM_HAVE_MPI
+#include "mpi/session.hpp"
+#endif
 
 namespace {
 
@@ -36,6 +41,15 @@ const Command kCommands[] = {
     {"reindex", "store the planner's census in a .tcsr file (fast out-of-core planning)",
      tristream::cli::cmd_reindex, true},
 };
+
+// Launched by mpirun with several ranks, a failing rank ends every rank (they would wait for it
+// in the reduction): its message is printed, then MPI aborts the job with the exit status.
+int fail(int status, const std::string& message) {
+  std::fprintf(stderr, "error: %s\n", message.c_str());
+  if (tristream::Communicator* comm = tristream::communicator(); comm && comm->size() > 1)
+    comm->abort("failed (exit status " + std::to_string(status) + "); stopping every rank", status);
+  return status;
+}
 
 void print_usage(std::FILE* to) {
   std::fprintf(to,
@@ -78,21 +92,27 @@ int main(int argc, char** argv) {
     std::printf("tristream %s\n", TRISTREAM_VERSION);
     return 0;
   }
+#ifdef TRISTREAM_HAVE_MPI
+  // `count` under mpirun: one rank per process (docs/scale-out.md).
+  std::unique_ptr<tristream::mpi::Session> mpi;
+  if (name == "count" && tristream::mpi::launched_by_mpirun())
+    mpi = std::make_unique<tristream::mpi::Session>(&argc, &argv);
+#endif
   for (const auto& c : kCommands) {
     if (name != c.name) continue;
     if (c.polls_interrupts) tristream::install_interrupt_handlers();
     try {
       return c.run(argc - 1, argv + 1);
     } catch (const tristream::Error& e) {
-      std::fprintf(stderr, "error: %s\n", e.what());
-      if (e.kind() == tristream::ErrorKind::Interrupted) return tristream::interrupt_exit_status();
-      return e.exit_code();
+      if (e.kind() == tristream::ErrorKind::Interrupted) {
+        std::fprintf(stderr, "error: %s\n", e.what());
+        return tristream::interrupt_exit_status();
+      }
+      return fail(e.exit_code(), e.what());
     } catch (const std::bad_alloc&) {
-      std::fprintf(stderr, "error: out of memory\n");
-      return 2;
+      return fail(2, "out of memory");
     } catch (const std::exception& e) {
-      std::fprintf(stderr, "error: internal: %s\n", e.what());
-      return 2;
+      return fail(2, std::string("internal: ") + e.what());
     }
   }
   std::fprintf(stderr, "error: unknown command '%s'\n\n", name.c_str());

@@ -71,7 +71,6 @@ PlanOptions plan_options(const PipelineOptions& options, const Budgets& budgets,
   po.parts = options.parts;
   po.per_vertex = options.per_vertex;
   po.threads = budgets.threads;
-  po.rates = options.plan_rates;
   po.device_is_host = backend ? backend->device_is_host() : true;
   po.device_budget = budgets.device_bytes;
   po.host_budget = budgets.host_bytes;

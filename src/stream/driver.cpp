@@ -7,7 +7,10 @@
 // room for the next unit's blocks; only two host slots exist, taken in turn by the units that
 // build into one. SIGINT or SIGTERM stops between units (rep.interrupted), and inside a unit where
 // the backend polls the flag (common/interrupt.hpp). The backend is released at the end, also on
-// failure.
+// failure. With a UnitFeed (several workers sharing the plan) the units come from the feed in
+// the order it gives them: the slots and the units in flight follow that sequence (position k
+// of the sequence takes slot k % slots), and no A block is carried between slots; without one
+// the sequence is the plan's order itself.
 #include <algorithm>
 #include <array>
 #include <deque>
@@ -16,12 +19,15 @@
 #include "common/thread_pool.hpp"
 #include "common/thread_priority.hpp"
 #include "stream/clock.hpp"
+#include "stream/unit_in_core.hpp"
 #include "stream/unit_preparer.hpp"
 
 namespace tristream {
 
 namespace {
 
+using stream::in_core_staging;
+using stream::InCoreStaging;
 using stream::now_s;
 using stream::Recorder;
 using stream::SlotState;
@@ -79,15 +85,22 @@ class Run {
   // Sets up the device block cache, the slots and the backend's memory. Throws
   // DeviceOutOfMemory.
   void allocate(UnitPreparer& prep);
-  // Prepares, uploads and counts unit u; false when SIGINT stopped it.
-  bool launch(std::size_t u, UnitPreparer& prep);
+  // Prepares, uploads and counts unit u as the k-th of the run's sequence; false when SIGINT
+  // stopped it.
+  bool launch(std::size_t k, std::size_t u, UnitPreparer& prep);
   // Collects every unit in flight (in unit order), or after SIGINT whatever has finished.
   void drain(bool interrupted);
+  // Collects the oldest unit in flight; false when none is.
+  bool collect_oldest() {
+    if (flying_.empty()) return false;
+    collect_through(static_cast<std::int64_t>(flying_.front()));
+    return true;
+  }
 
  private:
-  int slot_of(std::size_t u) const { return static_cast<int>(u % static_cast<std::size_t>(n_)); }
+  int slot_of(std::size_t k) const { return static_cast<int>(k % static_cast<std::size_t>(n_)); }
   void collect(int s);
-  void collect_through(std::int64_t unit);
+  void collect_through(std::int64_t k);
   void add_per_vertex(const SlotState& ss, const SlotResult& r);
   void mark_cached(std::size_t u, UnitLayout& L) const;
   bool uses_host_slot(const UnitLayout& L, const unsigned char* h) const;
@@ -100,10 +113,12 @@ class Run {
   Recorder& rec_;
   ThreadPool& copy_pool_;
   bool streamed_ = false, device_cache_ = false;
-  int n_ = 2;  // units in flight
+  InCoreStaging staging_;  // streamed: the ring of pieces (the plan's, or the in-core unit's)
+  int n_ = 2;              // units in flight
   std::vector<SlotState> slots_;
   std::vector<std::uint64_t> next_use_;
-  std::deque<std::size_t> flying_;
+  std::deque<std::size_t> flying_;  // positions in the sequence
+  std::size_t launched_ = 0;
   std::int64_t host_user_[2] = {-1, -1};
   int next_host_ = 0;
   // the slice boundaries of each sliced task (slice_bounds), from its first slice to its last
@@ -111,8 +126,10 @@ class Run {
 };
 
 void Run::allocate(UnitPreparer& prep) {
-  streamed_ = plan_.streamed_staging();
-  TS_CHECK(!streamed_ || (plan_.partition.p <= 1 && plan_.staging_buffers >= 1),
+  staging_ = in_core_staging(plan_, prep.graph(), resolve_threads(options_.threads),
+                             backend_.device_is_host());
+  streamed_ = staging_.piece_bytes > 0;
+  TS_CHECK(!streamed_ || (plan_.partition.p <= 1 && staging_.buffers >= 1),
            "streamed staging is planned for the in-core unit only");
   const std::uint64_t pv_rows = options_.per_vertex ? plan_.per_vertex_rows : 0;
   // The device block cache (when the plan has one and the backend keeps blocks): every block
@@ -121,20 +138,20 @@ void Run::allocate(UnitPreparer& prep) {
   n_ = device_cache_ ? std::max(plan_.slots, plan_.in_flight) : plan_.slots;
   TS_CHECK(n_ >= 1 && n_ <= 31, "units in flight out of range");
   slots_.assign(static_cast<std::size_t>(n_), SlotState{});
-  prep.set_slots(n_);
+  prep.set_slots(options_.feed ? 0 : n_);  // a feed: no A carried between slots
   if (device_cache_) next_use_ = device_cache_next_uses(plan_);
   if (streamed_)
-    backend_.allocate_streamed(n_, plan_.slot_bytes, pv_rows,
-                               static_cast<int>(plan_.staging_buffers), plan_.piece_bytes);
+    backend_.allocate_streamed(n_, plan_.slot_bytes, pv_rows, staging_.buffers,
+                               staging_.piece_bytes);
   else
     backend_.allocate(n_, plan_.slot_bytes, pv_rows);
 }
 
-bool Run::launch(std::size_t u, UnitPreparer& prep) {
-  const int s = slot_of(u);
-  // 1. The slot's previous unit (u - n) has finished before its memory is reused; with more
+bool Run::launch(std::size_t k, std::size_t u, UnitPreparer& prep) {
+  const int s = slot_of(k);
+  // 1. The slot's previous unit (k - n) has finished before its memory is reused; with more
   // than two slots, so has the last user of the host slot whose turn it is.
-  collect_through(static_cast<std::int64_t>(u) - n_);
+  collect_through(static_cast<std::int64_t>(k) - n_);
   const int h = n_ > 2 ? next_host_ : s;
   if (n_ > 2) collect_through(host_user_[h]);
   // 2. Build the unit (streamed: and send its pieces).
@@ -142,8 +159,8 @@ bool Run::launch(std::size_t u, UnitPreparer& prep) {
     Staging sg;
     sg.backend = &backend_;
     sg.slot = s;
-    sg.buffers = static_cast<int>(plan_.staging_buffers);
-    sg.piece_bytes = plan_.piece_bytes;
+    sg.buffers = staging_.buffers;
+    sg.piece_bytes = staging_.piece_bytes;
     if (!prep.prepare(u, nullptr, slots_[s], &sg)) return false;  // SIGINT between two pieces
   } else {
     prep.prepare(u, backend_.host_slot(h), slots_[s]);
@@ -152,7 +169,7 @@ bool Run::launch(std::size_t u, UnitPreparer& prep) {
   // 3. A slice: its middle vertices; the host slot's turn; the device cache's keys and room.
   if (plan_.units[u].slices > 1) slice(u, L);
   if (n_ > 2 && uses_host_slot(L, backend_.host_slot(h))) {
-    host_user_[h] = static_cast<std::int64_t>(u);
+    host_user_[h] = static_cast<std::int64_t>(k);
     next_host_ ^= 1;
   }
   if (device_cache_) {
@@ -163,13 +180,14 @@ bool Run::launch(std::size_t u, UnitPreparer& prep) {
   // 4. Upload and count, asynchronously.
   backend_.upload_async(s, L);
   backend_.count_async(s, L);
-  flying_.push_back(u);
+  flying_.push_back(k);
+  launched_ = k + 1;
   return true;
 }
 
 void Run::drain(bool interrupted) {
   if (!interrupted) {
-    collect_through(static_cast<std::int64_t>(plan_.units.size()));
+    collect_through(static_cast<std::int64_t>(launched_));
     return;
   }
   for (int s = 0; s < n_; ++s) {
@@ -180,8 +198,8 @@ void Run::drain(bool interrupted) {
   }
 }
 
-void Run::collect_through(std::int64_t unit) {
-  while (!flying_.empty() && static_cast<std::int64_t>(flying_.front()) <= unit) {
+void Run::collect_through(std::int64_t k) {
+  while (!flying_.empty() && static_cast<std::int64_t>(flying_.front()) <= k) {
     collect(slot_of(flying_.front()));
     flying_.pop_front();
   }
@@ -209,6 +227,7 @@ void Run::collect(int s) {
     rec_.span("kernel", ss.unit, origin + r.kernel_start, origin + r.kernel_end, L.bytes);
   if (options_.per_vertex) add_per_vertex(ss, r);
   ++rep_.stats.units;
+  if (options_.feed) options_.feed->done(static_cast<std::size_t>(ss.unit), now_s() - origin);
   ss.unit = -1;
   if (options_.on_unit_done)
     options_.on_unit_done(rep_.stats.units, plan_.units.size(), now_s() - origin);
@@ -288,7 +307,12 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
   const double origin = now_s();
   Recorder rec(origin, st);
   backend.set_clock_origin(origin);
-  if (plan.units.empty()) {
+  // A worker of several takes its first unit before anything is allocated, so that one that
+  // gets none (the CPU beside GPUs that count everything) costs nothing. (Nothing is in flight
+  // yet: never kCollectFirst.)
+  const std::int64_t first = options.feed && !plan.units.empty() ? options.feed->next() : 0;
+  if (plan.units.empty() || first < 0) {
+    rep.interrupted = first < 0 && interrupt_requested();
     st.wall_s = now_s() - origin;
     st.finish_from_spans();
     return rep;
@@ -306,11 +330,24 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
   ReleaseGuard guard{backend};
   Run run(plan, backend, options, rep, rec, copy_pool);
   run.allocate(prep);
-  // 4. Every unit in order, until SIGINT.
-  prep.start_preload(boost.base());
-  for (std::size_t u = 0; u < plan.units.size() && !rep.interrupted; ++u) {
+  // 4. Every unit in order (or as the feed gives them), until SIGINT.
+  if (!options.feed || options.feed->preload()) prep.start_preload(boost.base());
+  for (std::size_t k = 0; !rep.interrupted; ++k) {
+    if (!options.feed && k == plan.units.size()) break;
     try {
-      rep.interrupted = interrupt_requested() || !run.launch(u, prep);
+      if (interrupt_requested()) {
+        rep.interrupted = true;
+        break;
+      }
+      std::int64_t u = !options.feed ? static_cast<std::int64_t>(k)
+                       : k == 0      ? first
+                                     : options.feed->next();
+      while (u == UnitFeed::kCollectFirst) {
+        TS_CHECK(run.collect_oldest(), "the scheduler waits for a unit that is not in flight");
+        u = options.feed->next();
+      }
+      if (u < 0) break;
+      rep.interrupted = !run.launch(k, static_cast<std::size_t>(u), prep);
     } catch (const Error& e) {  // the backend saw the signal before launching the unit
       if (e.kind() != ErrorKind::Interrupted) throw;
       rep.interrupted = true;

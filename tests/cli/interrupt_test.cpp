@@ -9,14 +9,9 @@
 // The only time bound asserted is a generous one (kExitBound after the signal).
 #include <gtest/gtest.h>
 #include <signal.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <chrono>
-#include <cstdlib>
 #include <filesystem>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "test_util.hpp"
@@ -25,67 +20,15 @@ namespace tristream {
 namespace {
 
 namespace fs = std::filesystem;
-using Clock = std::chrono::steady_clock;
 
 constexpr double kExitBound = 3.0;  // seconds from the signal to the exit (about 0.1 expected)
 
-struct Outcome {
-  bool finished_first = false;  // exited before the signal was sent
-  int status = -1;              // exit status, or 128 + the signal that ended it
-  double seconds_after_signal = 0;
-  std::string out, err;
-};
+using Outcome = test::SignalledRun;
 
-// Runs the binary with `args` (stdout and stderr into files in `dir`, TMPDIR = `tmpdir`), sends
-// `sig` after `delay` seconds and waits for its end.
+// Runs the binary with `args`, sends `sig` after `delay` seconds and waits for its end.
 Outcome interrupt_run(const std::vector<std::string>& args, double delay, int sig,
                       const std::string& dir, const std::string& tmpdir) {
-  const std::string out = dir + "/stdout", err = dir + "/stderr";
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    if (!freopen(out.c_str(), "w", stdout) || !freopen(err.c_str(), "w", stderr)) _exit(127);
-    ::setenv("TMPDIR", tmpdir.c_str(), 1);
-    std::vector<char*> argv;
-    argv.push_back(const_cast<char*>(TRISTREAM_BINARY));
-    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-    argv.push_back(nullptr);
-    ::execv(TRISTREAM_BINARY, argv.data());
-    _exit(127);
-  }
-  Outcome o;
-  int raw = 0;
-  auto decode = [&] {
-    o.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + (WIFSIGNALED(raw) ? WTERMSIG(raw) : 0);
-  };
-  // 1. The delay, watching for an early end.
-  const auto start = Clock::now();
-  while (std::chrono::duration<double>(Clock::now() - start).count() < delay) {
-    if (::waitpid(pid, &raw, WNOHANG) == pid) {
-      o.finished_first = true;
-      decode();
-      o.out = test::read_text(out);
-      return o;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  // 2. The signal, then its end (killed after a hard cap so that a hang fails the test).
-  const auto signalled = Clock::now();
-  ::kill(pid, sig);
-  for (;;) {
-    if (::waitpid(pid, &raw, WNOHANG) == pid) break;
-    if (std::chrono::duration<double>(Clock::now() - signalled).count() > 30) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, &raw, 0);
-      ADD_FAILURE() << "still running 30 s after the signal";
-      break;
-    }
-    std::this_thread::sleep_for(std::chrono::milliseconds(2));
-  }
-  o.seconds_after_signal = std::chrono::duration<double>(Clock::now() - signalled).count();
-  decode();
-  o.out = test::read_text(out);
-  o.err = test::read_text(err);
-  return o;
+  return test::run_cli_signalled(args, delay, sig, dir, tmpdir);
 }
 
 // Names in `dir` that start with `prefix`.

@@ -1,22 +1,24 @@
-// pipeline_device_test.cpp — the streaming pipeline against a backend with a separate device
-// (device_double.hpp): streamed staging in pieces of any size, direct uploads from the host block
-// store, the preload within its chunk cache, many units in flight through the device block cache,
-// sliced units and packed blocks on every build path; counts equal the brute-force oracle.
-#include "device_double.hpp"
+// pipeline_device_test.cpp — the streaming pipeline against a backend with a device of its own
+// (fake_backend.hpp): the driver's call order and slots, streamed staging in pieces of any size,
+// direct uploads from the host block store, the preload within its chunk cache, many units in
+// flight through the device block cache, sliced units and packed blocks on every build path,
+// re-planning on device out-of-memory; counts equal the brute-force oracle.
+#include "fake_backend.hpp"
 
 namespace tristream::stream_test {
 namespace {
 
 // The driver's calls in order: one allocation first, then per unit an upload, a count and (after
-// it) one wait on the unit's slot, a slot reused only after its previous unit's wait; the release
-// last. With two slots and with the device block cache's units in flight.
+// it) one wait on the unit's slot, a slot reused only after its previous unit's wait; unit u in
+// slot u % slots; the release last. With two slots and with the device block cache's units in
+// flight.
 TEST(Pipeline, CallsTheBackendInOrder) {
   auto e = test::skewed_graph(1500, 15000, 29);
   const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(e);
   auto src = memory_source(g, 97);
   for (bool cache : {false, true}) {
     SCOPED_TRACE(cache ? "device cache" : "two slots");
-    DeviceDouble dd;
+    FakeBackend dd;
     dd.device_cache = cache;
     CountReport r = count_with_backend(*src, popts(Scheme::Range, 4, false), dd);
     EXPECT_EQ(r.triangles, oracle);
@@ -24,12 +26,13 @@ TEST(Pipeline, CallsTheBackendInOrder) {
     EXPECT_EQ(dd.calls.front(), "allocate");
     EXPECT_EQ(dd.calls.back(), "release");
     std::map<std::string, int> state;  // per slot: 0 idle, 1 uploaded, 2 counting
-    std::uint64_t counts = 0, waits = 0;
+    std::uint64_t counts = 0, waits = 0, uploads = 0;
     for (std::size_t x = 1; x + 1 < dd.calls.size(); ++x) {
       const std::string& c = dd.calls[x];
       const std::string slot = c.substr(c.find(' ') + 1);
       if (c.rfind("upload", 0) == 0) {
         EXPECT_EQ(state[slot], 0) << x << ": " << c;
+        EXPECT_EQ(slot, std::to_string(uploads++ % static_cast<std::uint64_t>(dd.max_slots)));
         state[slot] = 1;
       } else if (c.rfind("count", 0) == 0) {
         EXPECT_EQ(state[slot], 1) << x << ": " << c;
@@ -45,6 +48,8 @@ TEST(Pipeline, CallsTheBackendInOrder) {
     }
     EXPECT_EQ(counts, r.plan.units.size());
     EXPECT_EQ(waits, counts);
+    EXPECT_EQ(dd.max_slots, cache ? std::max(r.plan.slots, r.plan.in_flight) : r.plan.slots);
+    EXPECT_EQ(dd.calls[1], "upload 0");
   }
 }
 
@@ -66,7 +71,7 @@ std::vector<Case> staging_cases() {
 
 TEST(StreamedStaging, PiecesOfAnySizeCountExactly) {
   // Pieces smaller than one offset or column (1, 3, 7 bytes), rows spanning pieces, pieces larger
-  // than the slot; one, two and three staging buffers; CPU backend and the device double.
+  // than the slot; one, two and three staging buffers; CPU backend and the fake device.
   for (const auto& c : staging_cases()) {
     SCOPED_TRACE(c.name);
     const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(c.edges);
@@ -84,7 +89,7 @@ TEST(StreamedStaging, PiecesOfAnySizeCountExactly) {
           Knobs k;
           k.piece_bytes = piece;
           k.staging_buffers = buffers;
-          DeviceDouble dd;
+          FakeBackend dd;
           for (StreamingBackend* be :
                {static_cast<StreamingBackend*>(cpu.get()), static_cast<StreamingBackend*>(&dd)}) {
             CountReport r = count_tuned(*src, o, *be, k);
@@ -119,7 +124,7 @@ TEST(Pipeline, DirectUploadsFromTheBlockCache) {
           for (bool cache : {true, false}) {
             SCOPED_TRACE(scheme_name(s) + " p=" + std::to_string(p) + (pv ? " per-vertex" : "") +
                          (refuse ? " refused" : "") + (cache ? " device cache" : " slots"));
-            DeviceDouble dd;
+            FakeBackend dd;
             dd.refuse_registration = refuse;
             dd.device_cache = cache;
             CountReport r = count_with_backend(*src, popts(s, p, pv), dd);
@@ -189,7 +194,7 @@ TEST(Pipeline, PreloadPipelineStaysWithinTheChunkCache) {
           Knobs k;
           o.threads = threads;
           k.chunk_cache_bytes = static_cast<std::int64_t>(cache);
-          DeviceDouble dd;
+          FakeBackend dd;
           dd.refuse_registration = refuse;
           CountReport r = count_tuned(*src, o, dd, k);
           ASSERT_EQ(r.plan.partition.p, p);
@@ -220,7 +225,7 @@ TEST(Pipeline, PreloadPipelineStaysWithinTheChunkCache) {
   EXPECT_EQ(preloaded, 2 * 2 * 3);
 }
 
-// With the device block cache, up to Plan::in_flight units are in flight (the double runs a
+// With the device block cache, up to Plan::in_flight units are in flight (the fake runs a
 // unit's copies and count only when it is collected, as a GPU would run queued work): on every
 // build path — the preloaded block cache with direct uploads, the same through the host slots
 // (registration refused), parallel walks and the sequential walk into the host slots — the count
@@ -246,8 +251,8 @@ TEST(Pipeline, ManyUnitsInFlightThroughTheDeviceCache) {
           k.block_cache_bytes = caches[path][1];
           // a slow link (10 MB/s), so that on this small graph uploads weigh like kernels and
           // the planner's estimate prefers deep queues for some of these plans
-          o.plan_rates.upload_bytes_per_s = 1e7;
-          DeviceDouble dd;
+          k.upload_bytes_per_s = 1e7;
+          FakeBackend dd;
           dd.refuse_registration = refuse;
           CountReport r = count_tuned(*src, o, dd, k);
           ASSERT_EQ(r.plan.partition.p, p);
@@ -284,7 +289,7 @@ TEST(Pipeline, ManyUnitsInFlightThroughTheDeviceCache) {
 // the triangles whose middle vertex lies in its slice of C's rows, so its slices together count
 // it exactly once. Every other unit of range and hash plans (p in {3, 7}) is cut into 2, 5 or
 // 64 slices (more slices than some blocks have rows: empty slices), on the CPU backend and on the
-// device double with its device block cache, totals and per vertex against the oracle.
+// fake device with its device block cache, totals and per vertex against the oracle.
 TEST(Pipeline, SlicedUnitsCountExactly) {
   auto e = test::skewed_graph(1500, 16000, 11);
   const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(e);
@@ -293,14 +298,14 @@ TEST(Pipeline, SlicedUnitsCountExactly) {
     for (std::uint32_t p : {3u, 7u})
       for (std::uint32_t slices : {2u, 5u, 64u})
         for (bool per_vertex : {false, true})
-          for (bool device_double : {false, true}) {
+          for (bool fake_device : {false, true}) {
             SCOPED_TRACE(scheme_name(s) + " p=" + std::to_string(p) + " slices " +
                          std::to_string(slices) + (per_vertex ? " per-vertex" : "") +
-                         (device_double ? " device double" : " cpu"));
+                         (fake_device ? " fake device" : " cpu"));
             auto o = popts(s, p, per_vertex);
-            DeviceDouble dd;
+            FakeBackend dd;
             auto cpu = cpu_backend();
-            StreamingBackend& be = device_double ? static_cast<StreamingBackend&>(dd) : *cpu;
+            StreamingBackend& be = fake_device ? static_cast<StreamingBackend&>(dd) : *cpu;
             const Plan base = plan_graph(*src, resolve_plan_options(o, &be));
             ASSERT_EQ(base.partition.p, p);
             const Plan plan = test::sliced_plan(base, slices, per_vertex, 1);
@@ -313,7 +318,7 @@ TEST(Pipeline, SlicedUnitsCountExactly) {
             if (per_vertex) {
               EXPECT_EQ(per_vertex_mismatches(r.per_vertex, new_of_old, oracle_pv), 0u);
             }
-            if (device_double) {
+            if (fake_device) {
               EXPECT_EQ(dd.sliced_counts, sliced);
               EXPECT_EQ(dd.image_mismatches, 0u);
               EXPECT_EQ(dd.cache_mismatches, 0u);
@@ -323,7 +328,7 @@ TEST(Pipeline, SlicedUnitsCountExactly) {
 
 // Sparse blocks travel packed (packed_rows.hpp) from every parallel build path: the block
 // cache (direct uploads, and through the host slot when registration is refused) and parallel
-// walks into the slot; the sequential walk writes dense offsets. The device double expands packed
+// walks into the slot; the sequential walk writes dense offsets. The fake device expands packed
 // blocks as the CUDA backend does and checks every host image; the CPU backend expands in its
 // slot. Range and hash blocks of a sparse graph (hash packs from p = 3 here), p in {3, 7, 16}.
 TEST(Pipeline, PackedBlocksOnEveryBuildPath) {
@@ -335,14 +340,14 @@ TEST(Pipeline, PackedBlocksOnEveryBuildPath) {
   for (Scheme s : {Scheme::Range, Scheme::Hash})
     for (std::uint32_t p : {3u, 7u, 16u})
       for (int path = 0; path < 3; ++path)
-        for (int backend = 0; backend < 3; ++backend) {  // double, double refusing, CPU
+        for (int backend = 0; backend < 3; ++backend) {  // fake, fake refusing, CPU
           SCOPED_TRACE(scheme_name(s) + " p=" + std::to_string(p) + " path " +
                        std::to_string(path) + " backend " + std::to_string(backend));
           auto o = popts(s, p, true);
           Knobs k;
           k.chunk_cache_bytes = caches[path][0];
           k.block_cache_bytes = caches[path][1];
-          DeviceDouble dd;
+          FakeBackend dd;
           dd.refuse_registration = backend == 1;
           auto cpu = cpu_backend();
           CountReport r = count_tuned(*src, o, backend == 2 ? *cpu : dd, k);
@@ -414,7 +419,7 @@ TEST(StreamedStaging, EmptyGraphCountsZero) {
   auto o = popts(Scheme::Range, 1, true);
   Knobs k;
   k.piece_bytes = 3;
-  DeviceDouble dd;
+  FakeBackend dd;
   CountReport r = count_tuned(*src, o, dd, k);
   EXPECT_EQ(r.triangles, 0u);
   EXPECT_EQ(r.per_vertex, std::vector<count_t>(5, 0));
@@ -452,7 +457,7 @@ TEST(StreamedStaging, PlannedFromTheHostBudgetWithStats) {
   // through count_with_backend with a device: the same plan, chosen from --host-memory
   auto o2 = popts(Scheme::Auto, 0, false);
   o2.host_memory = host;
-  DeviceDouble dd;
+  FakeBackend dd;
   CountReport r2 = count_with_backend(*src, o2, dd);
   EXPECT_EQ(r2.triangles, oracle);
   EXPECT_TRUE(r2.plan.streamed_staging());
@@ -467,7 +472,7 @@ TEST(StreamedStaging, SigintStopsBetweenPieces) {
   struct sigaction old;
   sigaction(SIGINT, nullptr, &old);
   install_sigint_handler();
-  DeviceDouble dd;
+  FakeBackend dd;
   dd.on_piece = [&] {
     if (dd.pieces == 3) std::raise(SIGINT);
   };
@@ -493,14 +498,44 @@ TEST(StreamedStaging, DeviceOutOfMemoryReplans) {
   auto o = popts(Scheme::Auto, 0, false);
   o.gpu_memory = slot;  // the plan believes the graph fits ...
   o.host_memory = (g.n() + 1) * 8 + 2 * 1024 * 4 + slot / 2;  // ... with streamed staging
-  DeviceDouble dd;
-  dd.device_limit = slot / 2;  // ... but the device has half of it
+  FakeBackend dd;
+  dd.device_bytes = slot / 2;  // ... but the device has half of it
   CountReport r = count_with_backend(*src, o, dd);
   EXPECT_EQ(r.triangles, oracle);
   EXPECT_GE(r.stats.replans, 1u);
   EXPECT_GT(r.plan.partition.p, 1u);
   EXPECT_FALSE(r.plan.streamed_staging());
   EXPECT_EQ(dd.streamed_allocations, 0u);  // the first allocation threw before it counted
+}
+
+TEST(Pipeline, DeviceOutOfMemoryReplans) {
+  auto e = test::random_graph(2000, 20000, 29);
+  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(e);
+  auto src = memory_source(g, 500);
+  const std::uint64_t full = in_core_bytes(g.n(), g.m(), false);
+  auto o = popts(Scheme::Auto, 0, false);
+  o.gpu_memory = full;  // the plan believes the graph fits ...
+  FakeBackend dd;
+  dd.device_bytes = full / 3;  // ... but the device has a third of it
+  CountReport r = count_with_backend(*src, o, dd);
+  EXPECT_EQ(r.triangles, oracle);
+  EXPECT_GE(r.stats.replans, 1u);
+  EXPECT_GT(r.plan.partition.p, 1u);
+  // the failed allocation is released (and nothing uploaded) before the next plan allocates
+  const auto second = std::find(dd.calls.begin() + 1, dd.calls.end(), "allocate");
+  ASSERT_NE(second, dd.calls.end());
+  EXPECT_EQ(dd.calls[0], "allocate");
+  EXPECT_GE(second - dd.calls.begin(), 2);
+  EXPECT_TRUE(std::all_of(dd.calls.begin() + 1, second, [](auto& c) { return c == "release"; }));
+  EXPECT_EQ(dd.calls.back(), "release");
+  // Too little for anything: the out-of-memory surfaces after max_replans, each one released.
+  FakeBackend tiny;
+  tiny.device_bytes = 64;
+  o.max_replans = 2;
+  EXPECT_THROW(count_with_backend(*src, o, tiny), DeviceOutOfMemory);
+  EXPECT_EQ(std::count(tiny.calls.begin(), tiny.calls.end(), "allocate"), 3);  // 1 + 2 re-plans
+  EXPECT_EQ(tiny.calls.back(), "release");
+  EXPECT_EQ(tiny.pieces + tiny.sliced_counts, 0u);
 }
 
 }  // namespace

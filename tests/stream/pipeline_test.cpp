@@ -1,6 +1,6 @@
 // pipeline_test.cpp — the streaming pipeline on the CPU backend: every scheme and p gives exactly
 // the p = 1 count and the brute-force oracle (totals and per vertex), with small chunks so units
-// span chunks; small host budgets; device OOM re-plans; SIGINT; statistics and traces; .tcsr files.
+// span chunks; small host budgets; SIGINT; statistics and traces; .tcsr files.
 #include "pipeline_util.hpp"
 
 namespace tristream::stream_test {
@@ -235,24 +235,6 @@ TEST(Pipeline, SmallHostBudgetCountsExactly) {
   EXPECT_GT(r.plan.partition.p, 1u);
   EXPECT_LE(r.plan.host_bytes, host);
   EXPECT_LT(2 * r.plan.slot_bytes, g.m() * 4);
-}
-
-TEST(Pipeline, DeviceOutOfMemoryReplans) {
-  auto e = test::random_graph(2000, 20000, 29);
-  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(e);
-  auto src = memory_source(g, 500);
-  const std::uint64_t full = in_core_bytes(g.n(), g.m(), false);
-  auto o = popts(Scheme::Auto, 0, false);
-  o.gpu_memory = full;              // the plan believes the graph fits ...
-  auto be = cpu_backend(full / 3);  // ... but the device has a third of it
-  CountReport r = count_with_backend(*src, o, *be);
-  EXPECT_EQ(r.triangles, oracle);
-  EXPECT_GE(r.stats.replans, 1u);
-  EXPECT_GT(r.plan.partition.p, 1u);
-  // Too little for anything: the OOM surfaces after max_replans.
-  auto tiny = cpu_backend(64);
-  o.max_replans = 2;
-  EXPECT_THROW(count_with_backend(*src, o, *tiny), Error);
 }
 
 TEST(Pipeline, SigintStopsBetweenUnits) {

@@ -75,10 +75,9 @@ inline std::vector<Case> cases() {
   };
 }
 
-inline std::unique_ptr<StreamingBackend> cpu_backend(std::uint64_t simulated = 0) {
+inline std::unique_ptr<StreamingBackend> cpu_backend() {
   CpuBackendOptions o;
   o.counter.threads = 2;
-  o.simulated_device_bytes = simulated;
   return make_cpu_streaming_backend(make_cpu_counter(o.counter), o);
 }
 
@@ -96,18 +95,23 @@ inline PipelineOptions popts(Scheme s, std::uint32_t p, bool per_vertex) {
 // The tests' changes to a plan (the driver runs a plan as given): the host caches' sizes (bytes;
 // -1 = as planned) and streamed staging (-1 = as planned; 0 = full host slots; > 0 = pieces of
 // this many bytes, any size, through staging_buffers buffers; the in-core unit only: a plan with
-// p > 1 keeps full slots).
+// p > 1 keeps full slots); and the upload rate the planner assumes (bytes/s; 0 = the default
+// PlanRates), which on these small graphs makes uploads weigh like kernels.
 struct Knobs {
   std::int64_t chunk_cache_bytes = -1, block_cache_bytes = -1, piece_bytes = -1;
   int staging_buffers = 2;
+  double upload_bytes_per_s = 0;
 };
 // Plans as count_with_backend does, applies the knobs and runs the plan. With knobs the preload
 // borrows no spare host room (the caches' sizes are the test's) and nothing re-plans.
 inline CountReport count_tuned(const GraphSource& g, const PipelineOptions& o, StreamingBackend& be,
                                const Knobs& k) {
-  if (k.chunk_cache_bytes < 0 && k.block_cache_bytes < 0 && k.piece_bytes < 0)
+  if (k.chunk_cache_bytes < 0 && k.block_cache_bytes < 0 && k.piece_bytes < 0 &&
+      k.upload_bytes_per_s <= 0)
     return count_with_backend(g, o, be);
-  Plan plan = plan_graph(g, resolve_plan_options(o, &be));
+  PlanOptions po = resolve_plan_options(o, &be);
+  if (k.upload_bytes_per_s > 0) po.rates.upload_bytes_per_s = k.upload_bytes_per_s;
+  Plan plan = plan_graph(g, po);
   if (k.chunk_cache_bytes >= 0)
     plan.chunk_cache_bytes = static_cast<std::uint64_t>(k.chunk_cache_bytes);
   if (k.block_cache_bytes >= 0)

@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
+#include <csignal>
 #include <cstdio>
 #include <cstdlib>
 #include <filesystem>
@@ -13,6 +15,7 @@
 #include <set>
 #include <sstream>
 #include <stdexcept>
+#include <thread>
 
 #include <gtest/gtest.h>
 
@@ -179,6 +182,57 @@ RunResult run_cli(const std::string& args) {
   r.out = read_text(out);
   r.err = read_text(err);
   return r;
+}
+
+SignalledRun run_cli_signalled(const std::vector<std::string>& args, double delay, int sig,
+                               const std::string& dir, const std::string& tmpdir) {
+  const std::string out = dir + "/stdout", err = dir + "/stderr";
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    if (!freopen(out.c_str(), "w", stdout) || !freopen(err.c_str(), "w", stderr)) _exit(127);
+    ::setenv("TMPDIR", tmpdir.c_str(), 1);
+    std::vector<char*> argv;
+    argv.push_back(const_cast<char*>(TRISTREAM_BINARY));
+    for (const auto& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+    argv.push_back(nullptr);
+    ::execv(TRISTREAM_BINARY, argv.data());
+    _exit(127);
+  }
+  SignalledRun o;
+  int raw = 0;
+  auto decode = [&] {
+    o.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + (WIFSIGNALED(raw) ? WTERMSIG(raw) : 0);
+  };
+  // 1. The delay, watching for an early end.
+  const auto start = std::chrono::steady_clock::now();
+  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < delay) {
+    if (::waitpid(pid, &raw, WNOHANG) == pid) {
+      o.finished_first = true;
+      decode();
+      o.out = test::read_text(out);
+      return o;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  // 2. The signal, then its end (killed after a hard cap so that a hang fails the test).
+  const auto signalled = std::chrono::steady_clock::now();
+  ::kill(pid, sig);
+  for (;;) {
+    if (::waitpid(pid, &raw, WNOHANG) == pid) break;
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - signalled).count() > 30) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, &raw, 0);
+      ADD_FAILURE() << "still running 30 s after the signal";
+      break;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(2));
+  }
+  o.seconds_after_signal =
+      std::chrono::duration<double>(std::chrono::steady_clock::now() - signalled).count();
+  decode();
+  o.out = test::read_text(out);
+  o.err = test::read_text(err);
+  return o;
 }
 
 std::string data_file(const std::string& name) {

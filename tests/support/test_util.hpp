@@ -62,6 +62,19 @@ struct RunResult {
 // Runs the tristream binary with the given argument string (shell-quoted by the caller).
 RunResult run_cli(const std::string& args);
 
+// A run of the binary stopped by a signal (run_cli_signalled).
+struct SignalledRun {
+  bool finished_first = false;  // exited before the signal was sent
+  int status = -1;              // exit status, or 128 + the signal that ended it
+  double seconds_after_signal = 0;
+  std::string out, err;
+};
+// Runs the binary with `args` (no shell; stdout and stderr into files in `dir`, TMPDIR =
+// `tmpdir`), sends `sig` after `delay` seconds and waits for its end (killed 30 s after the signal,
+// a test failure). finished_first: it ended before the signal was sent.
+SignalledRun run_cli_signalled(const std::vector<std::string>& args, double delay, int sig,
+                               const std::string& dir, const std::string& tmpdir);
+
 // Path of a file under tests/data.
 std::string data_file(const std::string& name);
 

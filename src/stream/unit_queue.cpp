@@ -1,0 +1,172 @@
+// stream/unit_queue.cpp — the shared unit queue and the cut-off (stream/unit_queue.hpp).
+#include "stream/unit_queue.hpp"
+
+#include <algorithm>
+#include <chrono>
+
+#include "common/interrupt.hpp"
+#include "tristream/error.hpp"
+
+namespace tristream::stream {
+
+namespace {
+
+// How far from the head a worker looks for a unit that shares a block with its last one.
+constexpr std::size_t kReuseWindow = 64;
+
+bool same_block(const BlockInfo& x, const BlockInfo& y) {
+  return x.row_part == y.row_part && x.col_part == y.col_part;
+}
+
+}  // namespace
+
+bool cutoff_takes(double c, std::uint64_t own_flying, double own_left, double own_rate,
+                  double others_left, double others_rate) {
+  if (others_rate <= 0) return false;
+  if (own_rate <= 0) return own_flying == 0 && c <= others_left / 8;
+  return kCutoffMargin * (own_left + c) / own_rate <= std::max(0.0, others_left) / others_rate;
+}
+
+UnitQueue::UnitQueue(const Plan& plan, std::vector<bool> cutoff, std::vector<std::size_t> units,
+                     bool all_units)
+    : plan_(plan), workers_(cutoff.size()) {
+  bool any_plain = false;
+  for (bool c : cutoff) any_plain |= !c;
+  for (std::size_t w = 0; w < cutoff.size(); ++w) workers_[w].cutoff = cutoff[w] && any_plain;
+  if (units.empty() && all_units)
+    for (std::size_t u = 0; u < plan.units.size(); ++u) units.push_back(u);
+  order_ = std::move(units);
+  taken_.assign(order_.size(), 0);
+  tail_ = waiting_ = order_.size();
+  for (std::size_t u : order_) waiting_work_ += work(u);
+}
+
+void UnitQueue::set_refill(std::function<bool(std::vector<std::size_t>&)> refill) {
+  std::lock_guard<std::mutex> lock(mu_);
+  refill_ = std::move(refill);
+}
+
+double UnitQueue::work(std::size_t u) const {
+  return std::max(plan_.units.at(u).work, 1.0);
+}
+
+bool UnitQueue::shares_block(std::size_t u, std::size_t v) const {
+  const WorkUnit& x = plan_.units[u];
+  const WorkUnit& y = plan_.units[v];
+  for (const BlockInfo* a : {&x.a, &x.b, &x.c})
+    for (const BlockInfo* b : {&y.a, &y.b, &y.c})
+      if (same_block(*a, *b)) return true;
+  return false;
+}
+
+bool UnitQueue::fill() {
+  if (waiting_ > 0) return true;
+  if (!refill_) return false;
+  std::vector<std::size_t> more;
+  if (!refill_(more) || more.empty()) {
+    refill_ = nullptr;  // the source is exhausted
+    return false;
+  }
+  head_ = order_.size();
+  for (std::size_t u : more) {
+    if (u >= plan_.units.size()) throw Error(ErrorKind::Internal, "a unit outside the plan");
+    order_.push_back(u);
+    taken_.push_back(0);
+    waiting_work_ += work(u);
+  }
+  waiting_ = more.size();
+  tail_ = order_.size();
+  return true;
+}
+
+std::int64_t UnitQueue::take_at(std::size_t pos, Worker& w) {
+  const std::size_t u = order_[pos];
+  taken_[pos] = 1;
+  --waiting_;
+  waiting_work_ = waiting_ ? waiting_work_ - work(u) : 0.0;
+  w.left += work(u);
+  ++w.flying;
+  w.last = static_cast<std::int64_t>(u);
+  ++w.taken;
+  while (head_ < tail_ && taken_[head_]) ++head_;
+  while (tail_ > head_ && taken_[tail_ - 1]) --tail_;
+  return static_cast<std::int64_t>(u);
+}
+
+std::int64_t UnitQueue::take_near(Worker& w) {
+  if (w.last >= 0) {
+    const std::size_t end = std::min(tail_, head_ + kReuseWindow);
+    for (std::size_t pos = head_; pos < end; ++pos)
+      if (!taken_[pos] && shares_block(order_[pos], static_cast<std::size_t>(w.last)))
+        return take_at(pos, w);
+  }
+  return take_at(head_, w);
+}
+
+std::int64_t UnitQueue::cutoff_next(Worker& w) {
+  double others_rate = 0, others_left = waiting_work_;
+  for (std::size_t x = 0; x < workers_.size(); ++x)
+    if (!workers_[x].cutoff) {
+      others_rate += rate_of(workers_[x]);
+      others_left += workers_[x].left;
+    }
+  const std::size_t pos = tail_ - 1;
+  const double c = work(order_[pos]);
+  if (cutoff_takes(c, w.flying, w.left, rate_of(w), others_left - c, others_rate))
+    return take_at(pos, w);
+  return w.flying ? UnitFeed::kCollectFirst : -3;
+}
+
+std::int64_t UnitQueue::next(int wi) {
+  std::unique_lock<std::mutex> lock(mu_);
+  Worker& w = workers_.at(static_cast<std::size_t>(wi));
+  for (;;) {
+    if (stopped_ || interrupt_requested() || !fill()) return -1;
+    if (!w.cutoff) return take_near(w);
+    const std::int64_t u = cutoff_next(w);
+    if (u != -3) return u;
+    // Not now: wait for another worker's progress (or the queue running dry).
+    cv_.wait_for(lock, std::chrono::milliseconds(20));
+  }
+}
+
+void UnitQueue::done(int wi, std::size_t u, double seconds) {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    Worker& w = workers_.at(static_cast<std::size_t>(wi));
+    w.left = std::max(0.0, w.left - work(u));
+    if (w.flying) --w.flying;
+    w.done_work += work(u);
+    w.last_done_s = seconds;
+    if (w.first_done_s < 0) {
+      w.first_done_s = seconds;
+      w.first_work = w.done_work;
+    }
+  }
+  cv_.notify_all();
+}
+
+void UnitQueue::stop() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    stopped_ = true;
+  }
+  cv_.notify_all();
+}
+
+std::uint64_t UnitQueue::units_taken(int w) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return workers_.at(static_cast<std::size_t>(w)).taken;
+}
+
+double UnitQueue::rate(int w) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return rate_of(workers_.at(static_cast<std::size_t>(w)));
+}
+
+double UnitQueue::work_done(int w) const {
+  std::lock_guard<std::mutex> lock(mu_);
+  return workers_.at(static_cast<std::size_t>(w)).done_work;
+}
+
+}  // namespace tristream::stream

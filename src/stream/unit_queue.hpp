@@ -1,0 +1,101 @@
+// stream/unit_queue.hpp — the shared queue of a plan's units among several workers
+// (stream/workers.hpp), and the cut-off that decides whether a slow worker (the CPU beside GPUs)
+// takes a unit.
+//
+// Units wait in plan order. A worker takes the first waiting unit, within a window from the
+// head, that shares a block with the last unit it took (its block caches then hold part of the
+// unit already), else the head. A cut-off worker (the CPU with --hybrid) takes from the tail
+// instead (range orders end with the low row parts: many bytes, little work, nothing to upload
+// on the CPU), and only when it would finish the unit before the other workers finish everything
+// else, both estimated from measured rates (BBTC's cut-off): until the others have a rate it
+// waits; until it has one of its own it takes one unit that is small against what is left.
+// A refill callback may add units when the queue runs dry (MPI: the next batch from the
+// dispatcher). Thread-safe: every call takes the queue's lock.
+#pragma once
+
+#include <condition_variable>
+#include <cstdint>
+#include <functional>
+#include <mutex>
+#include <vector>
+
+#include "tristream/pipeline.hpp"
+#include "tristream/plan.hpp"
+
+namespace tristream::stream {
+
+// The cut-off: a worker with `own_left` estimated work in flight and rate own_rate (work per
+// second; 0 = not measured yet) takes a unit of work `c` when it finishes it (its estimate with
+// a margin of kCutoffMargin) no later than the others finish `others_left` at their summed rate
+// others_rate (> 0). Without a rate of its own
+// it takes the unit as a probe when nothing of its own is in flight (own_flying == 0) and
+// c <= others_left / 8.
+constexpr double kCutoffMargin = 1.5;
+bool cutoff_takes(double c, std::uint64_t own_flying, double own_left, double own_rate,
+                  double others_left, double others_rate);
+
+class UnitQueue {
+ public:
+  // cutoff[w]: worker w is a cut-off worker. The plan outlives the queue. `units`: the plan
+  // indices that may be handed out, in order (all of the plan's when empty and all_units).
+  UnitQueue(const Plan& plan, std::vector<bool> cutoff, std::vector<std::size_t> units,
+            bool all_units = true);
+
+  // Called under the queue's lock when no unit waits: appends units (plan indices) to `out`
+  // and returns true, or returns false when there are no more.
+  void set_refill(std::function<bool(std::vector<std::size_t>& out)> refill);
+
+  // The next unit for worker w (a plan index), or -1 when none is left for it or after stop().
+  // A cut-off worker that the cut-off keeps waiting gets UnitFeed::kCollectFirst while it has
+  // units in flight (their done() gives it a rate), else blocks until the cut-off lets it take
+  // one or the queue runs dry.
+  std::int64_t next(int w);
+  // Worker w collected unit u, `seconds` after its run started (for its rate).
+  void done(int w, std::size_t u, double seconds);
+  // Every next() returns -1 from now on (a worker failed or the run was interrupted).
+  void stop();
+
+  std::uint64_t units_taken(int w) const;
+  double rate(int w) const;       // measured work per second (0 = none yet)
+  double work_done(int w) const;  // the estimated work of the units it collected
+
+ private:
+  struct Worker {
+    bool cutoff = false;
+    std::int64_t last = -1;    // the last unit taken
+    double left = 0;           // estimated work taken, not yet collected
+    std::uint64_t flying = 0;  // units taken, not yet collected
+    double done_work = 0, last_done_s = 0;
+    double first_work = 0, first_done_s = -1;  // the first unit collected (start-up included)
+    std::uint64_t taken = 0;
+  };
+  double work(std::size_t u) const;
+  bool shares_block(std::size_t u, std::size_t v) const;
+  bool fill();  // lock held: makes a unit wait if the refill can; false when none is left
+  std::int64_t take_at(std::size_t pos, Worker& w);
+  std::int64_t take_near(Worker& w);
+  // lock held: the cut-off worker's decision; -3 = wait, else as next()
+  std::int64_t cutoff_next(Worker& w);
+  // Work per second since its first unit was collected (the start-up, the first row part's
+  // build and the pipeline's filling, left out), or before a second one since its start.
+  static double rate_of(const Worker& w) {
+    if (w.first_done_s >= 0 && w.last_done_s > w.first_done_s)
+      return (w.done_work - w.first_work) / (w.last_done_s - w.first_done_s);
+    return w.last_done_s > 0 ? w.done_work / w.last_done_s : 0.0;
+  }
+
+  const Plan& plan_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  std::vector<Worker> workers_;
+  std::vector<std::size_t> order_;  // units in hand-out order
+  std::vector<char> taken_;         // by position in order_
+  std::size_t head_ = 0;            // first position not taken
+  std::size_t tail_ = 0;            // one past the last position not taken
+  std::size_t waiting_ = 0;         // positions not taken
+  double waiting_work_ = 0;
+  bool stopped_ = false;
+  std::function<bool(std::vector<std::size_t>&)> refill_;
+};
+
+}  // namespace tristream::stream

@@ -1,0 +1,362 @@
+// stream/workers.cpp — the count over several workers and processes (stream/workers.hpp).
+#include "stream/workers.hpp"
+
+#include <algorithm>
+#include <exception>
+#include <mutex>
+#include <thread>
+
+#include "plan/plan_wire.hpp"
+#include "stream/clock.hpp"
+#include "stream/unit_queue.hpp"
+
+namespace tristream {
+
+using stream::now_s;
+using stream::UnitQueue;
+
+namespace {
+
+Communicator* g_comm = nullptr;
+
+// A worker's view of the shared queue.
+class WorkerFeed final : public UnitFeed {
+ public:
+  WorkerFeed(UnitQueue& q, int w, bool preload) : q_(q), w_(w), preload_(preload) {}
+  std::int64_t next() override { return q_.next(w_); }
+  void done(std::size_t unit, double seconds) override { q_.done(w_, unit, seconds); }
+  bool preload() const override { return preload_; }
+
+ private:
+  UnitQueue& q_;
+  int w_;
+  bool preload_;
+};
+
+// The budgets of the workers together: the smallest device budget of the workers with a device
+// of their own, the host budget shared out among the workers.
+Budgets worker_budgets(const PipelineOptions& options, std::vector<Worker>& workers) {
+  Budgets b = options.budgets ? *options.budgets : resolve_budgets(budget_flags(options), nullptr);
+  if (!options.budgets) {
+    for (Worker& w : workers) {
+      if (w.backend->device_is_host()) continue;
+      const Budgets x = resolve_budgets(budget_flags(options), w.backend.get());
+      if (x.device_bytes && (!b.device_bytes || x.device_bytes < b.device_bytes)) {
+        b.device_bytes = x.device_bytes;
+        b.device_from = x.device_from;
+      }
+    }
+  }
+  if (b.host_bytes) {
+    b.host_bytes /= workers.size();
+    b.host_from += " shared by " + std::to_string(workers.size()) + " workers";
+  }
+  return b;
+}
+
+// The first worker with a device of its own (the planner plans for it), else the first.
+const StreamingBackend* plan_backend(const std::vector<Worker>& workers) {
+  for (const Worker& w : workers)
+    if (!w.backend->device_is_host()) return w.backend.get();
+  return workers.front().backend.get();
+}
+
+// The plan: made here, or with several processes on rank 0 and broadcast. An interrupted census
+// gives no plan (returns false).
+bool make_shared_plan(const GraphSource& g, const PlanOptions& po, Communicator* comm, Plan* plan,
+                      Census* census) {
+  const bool many = comm && comm->size() > 1;
+  std::string bytes;
+  bool ok = true;
+  if (!many || comm->rank() == 0) {
+    try {
+      *plan = plan_graph(g, po, census);
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::Interrupted || many) throw;
+      ok = false;
+    }
+    if (many) bytes = plan_to_bytes(*plan);
+  }
+  if (many) {
+    comm->broadcast(bytes);
+    if (comm->rank() != 0) *plan = plan_from_bytes(bytes);
+  }
+  return ok;
+}
+
+// The units of this process: all of them, its static run, or (dynamic) none yet and a refill
+// that fetches the next batch from the shared counter.
+void share_units(const Plan& plan, Communicator* comm, const std::string& mode,
+                 std::vector<std::size_t>* units, UnitSplit* split) {
+  if (!comm || comm->size() <= 1) {
+    for (std::size_t u = 0; u < plan.units.size(); ++u) units->push_back(u);
+    return;
+  }
+  *split = mpi_split(plan, comm->size(), mode);
+  if (split->dynamic) return;
+  const auto r = static_cast<std::size_t>(comm->rank());
+  for (std::size_t u = split->bounds[r]; u < split->bounds[r + 1]; ++u) units->push_back(u);
+}
+
+// One worker's statistics from its report.
+WorkerStats worker_stats(const Worker& w, const CountReport& rep) {
+  WorkerStats s;
+  s.backend = w.backend->name();
+  s.device = w.backend->describe() + (w.cutoff ? " (cut-off)" : "");
+  s.units = rep.stats.units;
+  s.busy_s = rep.stats.kernel.busy_s;
+  s.wall_s = rep.stats.wall_s;
+  s.upload_bytes = rep.stats.upload.bytes;
+  s.decompress_bytes = rep.stats.decompress.bytes;
+  return s;
+}
+
+// Adds a worker's report to the merged one (spans moved onto the common clock).
+void merge(CountReport& into, CountReport& rep, int worker, double offset) {
+  into.triangles += rep.triangles;
+  into.interrupted = into.interrupted || rep.interrupted;
+  if (!rep.per_vertex.empty()) {
+    if (into.per_vertex.empty()) into.per_vertex.assign(rep.per_vertex.size(), 0);
+    for (std::size_t v = 0; v < rep.per_vertex.size(); ++v) into.per_vertex[v] += rep.per_vertex[v];
+  }
+  PipelineStats& a = into.stats;
+  const PipelineStats& b = rep.stats;
+  a.units += b.units;
+  a.units_skipped += b.units_skipped;
+  a.reused_bytes += b.reused_bytes;
+  a.device_cache_hit_bytes += b.device_cache_hit_bytes;
+  a.chunk_cache_peak_bytes += b.chunk_cache_peak_bytes;
+  for (auto [x, y] : {std::pair{&a.read, &b.read},
+                      {&a.decompress, &b.decompress},
+                      {&a.transform, &b.transform},
+                      {&a.upload, &b.upload},
+                      {&a.kernel, &b.kernel}}) {
+    x->busy_s += y->busy_s;
+    x->bytes += y->bytes;
+    x->spans += y->spans;
+  }
+  for (TraceSpan s : b.spans) {
+    s.worker = worker;
+    s.start_s += offset;
+    s.end_s += offset;
+    a.spans.push_back(std::move(s));
+  }
+}
+
+// Sums the triangles and per-vertex counts of every rank onto rank 0 (the triangles onto every
+// rank's report through rank 0's broadcast), and the units counted.
+void reduce_ranks(CountReport& rep, Communicator& comm) {
+  std::uint64_t head[3] = {rep.triangles, rep.stats.units, rep.interrupted ? 1u : 0u};
+  comm.sum_to_root(head, 3);
+  if (!rep.per_vertex.empty()) comm.sum_to_root(rep.per_vertex.data(), rep.per_vertex.size());
+  std::string t = std::to_string(head[0]) + " " + std::to_string(head[1]);
+  comm.broadcast(t);
+  rep.triangles = std::stoull(t.substr(0, t.find(' ')));
+  rep.stats.units = std::stoull(t.substr(t.find(' ') + 1));
+  rep.interrupted = rep.interrupted || head[2] > 0;
+  rep.stats.ranks = comm.size();
+  rep.stats.wall_s = comm.max_all(rep.stats.wall_s);
+}
+
+// Runs the plan on every worker, each on its own thread; returns the merged report. Rethrows the
+// first failure after every worker stopped.
+CountReport run_workers(const GraphSource& g, const Plan& plan, const PipelineOptions& run,
+                        std::vector<Worker>& workers, UnitQueue& queue, bool preload) {
+  const std::size_t W = workers.size();
+  std::vector<CountReport> reps(W);
+  std::vector<double> offsets(W, 0);
+  std::exception_ptr failure;
+  std::mutex mu;
+  std::uint64_t units_done = 0;
+  const double origin = now_s();
+  auto body = [&](std::size_t w) {
+    try {
+      WorkerFeed feed(queue, static_cast<int>(w), preload && !workers[w].cutoff);
+      PipelineOptions wo = run;
+      wo.feed = &feed;
+      wo.trace_path.clear();
+      wo.on_unit_done = [&](std::uint64_t, std::uint64_t total, double) {
+        std::lock_guard<std::mutex> lock(mu);
+        ++units_done;
+        if (run.on_unit_done) run.on_unit_done(units_done, total, now_s() - origin);
+      };
+      offsets[w] = now_s() - origin;
+      reps[w] = run_plan(g, plan, *workers[w].backend, wo);
+    } catch (...) {
+      std::lock_guard<std::mutex> lock(mu);
+      if (!failure) failure = std::current_exception();
+      queue.stop();
+    }
+  };
+  std::vector<std::thread> threads;
+  for (std::size_t w = 0; w < W; ++w) threads.emplace_back(body, w);
+  for (auto& t : threads) t.join();
+  if (failure) std::rethrow_exception(failure);
+  // The merged report: the plan's, every worker's counts and spans, one entry per worker.
+  CountReport rep;
+  rep.plan = plan;
+  PipelineStats& st = rep.stats;
+  st.backend = workers.front().backend->name();
+  for (std::size_t w = 1; w < W; ++w)
+    if (workers[w].backend->name() != st.backend) st.backend = "hybrid";
+  st.scheme = scheme_name(plan.partition.scheme);
+  st.parts = plan.partition.p;
+  st.device_budget = plan.device_budget;
+  st.host_budget = plan.host_budget;
+  st.slot_bytes = plan.slot_bytes;
+  for (std::size_t w = 0; w < W; ++w) {
+    merge(rep, reps[w], static_cast<int>(w), offsets[w]);
+    st.workers.push_back(worker_stats(workers[w], reps[w]));
+    st.workers.back().work = queue.work_done(static_cast<int>(w));
+  }
+  if (rep.per_vertex.empty() && run.per_vertex) rep.per_vertex.assign(g.n(), 0);
+  st.wall_s = now_s() - origin;
+  st.finish_from_spans();
+  return rep;
+}
+
+}  // namespace
+
+std::vector<int> parse_devices(const std::string& text) {
+  std::vector<int> out;
+  if (text == "all") {
+    for (int d = 0; d < cuda_device_count(); ++d) out.push_back(d);
+    if (out.empty())
+      throw Error(ErrorKind::Device, "--devices all: no usable CUDA device; use --backend cpu");
+    return out;
+  }
+  std::size_t at = 0;
+  while (at <= text.size()) {
+    const std::size_t end = std::min(text.find(',', at), text.size());
+    const std::string item = text.substr(at, end - at);
+    if (item.empty() || item.size() > 4 ||
+        item.find_first_not_of("0123456789") != std::string::npos)
+      throw Error(ErrorKind::Usage,
+                  "--devices: expected 'all' or device ordinals like 0,1,3, got '" + text + "'");
+    out.push_back(std::stoi(item));
+    at = end + 1;
+  }
+  return out;
+}
+
+std::vector<Worker> make_workers(const PipelineOptions& options, const std::vector<int>& devices,
+                                 unsigned cpu_workers, bool hybrid) {
+  std::vector<Worker> out;
+  for (int d : devices) {
+    CounterOptions c = options.counter;
+    c.device = d;
+    out.push_back({make_cuda_streaming_backend(c), false});
+  }
+  for (unsigned i = 0; i < cpu_workers; ++i)
+    out.push_back({make_cpu_streaming_backend(make_cpu_counter(options.counter)), false});
+  if (out.empty()) out.push_back({make_streaming_backend(options), false});
+  if (hybrid) out.push_back({make_cpu_streaming_backend(make_cpu_counter(options.counter)), true});
+  return out;
+}
+
+Communicator* communicator() {
+  return g_comm;
+}
+void set_communicator(Communicator* comm) {
+  g_comm = comm;
+}
+
+UnitSplit mpi_split(const Plan& plan, int ranks, const std::string& mode) {
+  if (mode != "auto" && mode != "static" && mode != "dynamic")
+    throw Error(ErrorKind::Usage,
+                "--rank-split: expected auto, static or dynamic, got '" + mode + "'");
+  UnitSplit s;
+  const std::size_t N = plan.units.size();
+  double total = 0, largest = 0;
+  for (const WorkUnit& w : plan.units) {
+    total += std::max(w.work, 1.0);
+    largest = std::max(largest, std::max(w.work, 1.0));
+  }
+  // Contiguous runs closing once they reach their share of the work.
+  auto cut = [&](std::size_t pieces) {
+    std::vector<std::size_t> b{0};
+    double acc = 0;
+    for (std::size_t u = 0; u < N; ++u) {
+      acc += std::max(plan.units[u].work, 1.0);
+      if (b.size() < pieces && acc >= total * static_cast<double>(b.size()) / pieces)
+        b.push_back(u + 1);
+    }
+    while (b.size() <= pieces) b.push_back(N);
+    return b;
+  };
+  const auto R = static_cast<std::size_t>(std::max(1, ranks));
+  s.bounds = cut(R);
+  double worst = 0;
+  for (std::size_t r = 0; r < R; ++r) {
+    double run = 0;
+    for (std::size_t u = s.bounds[r]; u < s.bounds[r + 1]; ++u)
+      run += std::max(plan.units[u].work, 1.0);
+    worst = std::max(worst, run);
+  }
+  if (mode == "dynamic" || (mode == "auto" && worst > total / static_cast<double>(R) + largest)) {
+    s.dynamic = true;
+    s.bounds = cut(std::min<std::size_t>(N, 4 * R));
+  }
+  return s;
+}
+
+CountReport count_with_workers(const GraphSource& g, const PipelineOptions& options,
+                               std::vector<Worker>& workers, Communicator* comm) {
+  TS_CHECK(!workers.empty(), "a count without workers");
+  const bool many = comm && comm->size() > 1;
+  if (workers.size() == 1 && !many) return count_with_backend(g, options, *workers[0].backend);
+  // 1. The budgets, once: the smallest device budget, the host budget shared out.
+  PipelineOptions run = options;
+  run.budgets = worker_budgets(options, workers);
+  PlanOptions po = plan_options(run, *run.budgets, plan_backend(workers));
+  std::vector<bool> cutoff;
+  for (const Worker& w : workers) cutoff.push_back(w.cutoff);
+  // 2. Plan, share the units, run every worker; on device out-of-memory (one process) plan
+  //    again with half the device budget.
+  for (std::uint64_t replans = 0;; ++replans) {
+    const double t0 = now_s();
+    Census census;
+    Plan plan;
+    if (!make_shared_plan(g, po, comm, &plan, &census)) {
+      CountReport rep;
+      rep.interrupted = true;
+      return rep;
+    }
+    const double plan_s = now_s() - t0 - census.seconds;
+    std::vector<std::size_t> units;
+    UnitSplit split;
+    share_units(plan, comm, options.rank_split, &units, &split);
+    UnitQueue queue(plan, cutoff, units, !many);
+    if (split.dynamic)
+      queue.set_refill([&](std::vector<std::size_t>& out) {
+        const std::uint64_t b = comm->fetch_next();
+        if (b + 1 >= split.bounds.size()) return false;
+        for (std::size_t u = split.bounds[b]; u < split.bounds[b + 1]; ++u) out.push_back(u);
+        return true;
+      });
+    try {
+      // (several processes: no preload, which would read every row part's chunks)
+      CountReport rep = run_workers(g, plan, run, workers, queue, !many);
+      rep.stats.replans = replans;
+      rep.stats.census_s = census.seconds;
+      rep.stats.plan_s = plan_s;
+      rep.census = census.empty() ? "none" : census.stored ? "stored" : "pass";
+      if (many) {
+        reduce_ranks(rep, *comm);
+        rep.stats.rank_split = split.dynamic ? "dynamic" : "static";
+      }
+      if (!options.trace_path.empty() && (!many || comm->rank() == 0))
+        rep.stats.write_trace(options.trace_path);
+      return rep;
+    } catch (const DeviceOutOfMemory& e) {
+      for (Worker& w : workers) w.backend->release();
+      if (many || static_cast<int>(replans) >= options.max_replans) throw;
+      const std::uint64_t had =
+          po.device_budget ? std::min(po.device_budget, plan.device_bytes) : plan.device_bytes;
+      po.device_budget = std::max<std::uint64_t>(had / 2, 1);
+      po.parts = 0;
+    }
+  }
+}
+
+}  // namespace tristream

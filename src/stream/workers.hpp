@@ -1,0 +1,61 @@
+// stream/workers.hpp — a count over several workers: every selected GPU (one CUDA backend per
+// device), optionally the CPU beside them (--hybrid, a cut-off worker: stream/unit_queue.hpp),
+// or several CPU workers; and, launched by mpirun, over several processes (a Communicator).
+//
+// The plan is made once, for the smallest worker's device budget and the host budget shared
+// out among the workers (each worker's driver keeps its own slots, chunk and block caches);
+// with several processes rank 0 makes it and broadcasts it (plan_wire.hpp). The units are
+// handed out from a shared queue (each worker runs today's driver, run_plan, on its own thread
+// with a UnitFeed); between processes they are split statically into contiguous runs of about
+// equal estimated work, or handed out in batches through a shared counter when the planner's
+// estimate says that finishes sooner (mpi_split). Triangles and per-vertex counts are summed
+// exactly, per worker and then over the ranks onto rank 0. With one worker and one process this
+// is count_with_backend itself.
+#pragma once
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "stream/communicator.hpp"
+#include "tristream/pipeline.hpp"
+
+namespace tristream {
+
+struct Worker {
+  std::unique_ptr<StreamingBackend> backend;
+  bool cutoff = false;  // takes a unit only when it finishes it before the others (the CPU)
+};
+
+// --devices: "all" (every CUDA device) or a comma-separated list of ordinals ("0,1,3"; an
+// ordinal may repeat: two workers on one device). Throws Error(Usage) on anything else.
+std::vector<int> parse_devices(const std::string& text);
+
+// The workers of a count: one CUDA backend per device (counter options as given, the device
+// replaced), `cpu_workers` CPU backends, and with `hybrid` one CPU cut-off worker. Empty
+// devices and cpu_workers 0: the backend options.backend names (one worker).
+std::vector<Worker> make_workers(const PipelineOptions& options, const std::vector<int>& devices,
+                                 unsigned cpu_workers, bool hybrid);
+
+// How the processes share the plan's units (mpi_split): static runs or dynamic batches.
+struct UnitSplit {
+  bool dynamic = false;
+  // static: rank r takes units [bounds[r], bounds[r + 1]) of the plan's order; dynamic: batch b
+  // is units [bounds[b], bounds[b + 1]).
+  std::vector<std::size_t> bounds;
+};
+// Static: `ranks` contiguous runs of about equal estimated work; dynamic (chosen when the
+// static runs' largest exceeds total / ranks + the largest unit, the list-scheduling bound of
+// handing out batches) batches of about total / (4 ranks) work each.
+// `mode`: "auto", or "static" / "dynamic" to force one; anything else throws Error(Usage).
+UnitSplit mpi_split(const Plan& plan, int ranks, const std::string& mode = "auto");
+
+// The count over the workers (and the processes of `comm`, when not null and of size > 1).
+// Workers must not be empty. With several processes every rank gets the reduced triangles;
+// rank 0 the per-vertex counts and the merged statistics. Re-plans on device out-of-memory as
+// count_with_backend does (one process only; with several, an error ends every rank).
+CountReport count_with_workers(const GraphSource& g, const PipelineOptions& options,
+                               std::vector<Worker>& workers, Communicator* comm = nullptr);
+
+}  // namespace tristream

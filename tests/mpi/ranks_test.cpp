@@ -1,0 +1,121 @@
+// ranks_test.cpp — `mpirun -np N tristream count` (src/mpi/): with 1 to 4 ranks on the CPU
+// backend, every scheme and both ways of sharing the units give exactly the single process's
+// count and per-vertex file; a rank that fails ends every rank with its message. Skips when
+// mpirun is missing or tristream was built without MPI.
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <cstdlib>
+#include <string>
+
+#include "test_util.hpp"
+
+namespace tristream::test {
+namespace {
+
+bool have_mpirun() {
+  return std::system("command -v mpirun >/dev/null 2>&1") == 0;
+}
+
+// Runs `mpirun <launch>` with the tristream binary's commands in `args` (each "{bin}" replaced
+// by the binary), as root too, never longer than two minutes.
+RunResult run_mpi(const std::string& args) {
+  TempDir tmp;
+  std::string cmd = args;
+  for (std::size_t at; (at = cmd.find("{bin}")) != std::string::npos;)
+    cmd.replace(at, 5, q(TRISTREAM_BINARY));
+  const std::string out = tmp.file("stdout"), err = tmp.file("stderr");
+  cmd =
+      "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
+      "OMPI_MCA_rmaps_base_oversubscribe=1 "
+      "timeout 120 mpirun --oversubscribe " +
+      cmd + " >" + q(out) + " 2>" + q(err) + " </dev/null";
+  const int raw = std::system(cmd.c_str());
+  RunResult r;
+  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + (WIFSIGNALED(raw) ? WTERMSIG(raw) : 0);
+  r.out = read_text(out);
+  r.err = read_text(err);
+  return r;
+}
+
+class Ranks : public ::testing::Test {
+ protected:
+  void SetUp() override {
+#ifndef TRISTREAM_TEST_MPI
+    GTEST_SKIP() << "tristream was built without MPI (TRISTREAM_ENABLE_MPI)";
+#endif
+    if (!have_mpirun()) GTEST_SKIP() << "mpirun is not installed (scripts/deps.sh installs it)";
+  }
+  // The graphs: a skewed random graph and karate, as .tcsr files.
+  std::string graph(const std::string& name) {
+    const std::string path = tmp_.file(name + ".tcsr");
+    const std::string el = tmp_.file(name + ".el");
+    write_edge_list(el, name == "karate" ? EdgeList{} : skewed_graph(1500, 20000, 11));
+    const std::string src = name == "karate" ? data_file("karate.el") : el;
+    const RunResult c = run_cli("convert " + q(src) + " -o " + q(path) + " -q");
+    EXPECT_EQ(c.status, 0) << c.err;
+    return path;
+  }
+  TempDir tmp_;
+};
+
+std::string field(const std::string& json, const std::string& key) {
+  const std::size_t at = json.find("\"" + key + "\":");
+  if (at == std::string::npos) return "";
+  const std::size_t v = at + key.size() + 3;
+  return json.substr(v, json.find_first_of(",}", v) - v);
+}
+
+TEST_F(Ranks, EveryRankCountAndSplitEqualsOneProcess) {
+  for (const std::string name : {"karate", "skewed"}) {
+    const std::string g = graph(name);
+    for (const std::string scheme : {"range", "hash", "vertex"}) {
+      const std::string flags = " --backend cpu --threads 1 --scheme " + scheme + " --parts 3";
+      const std::string ref_pv = tmp_.file("ref.csv");
+      const RunResult ref = run_cli("count " + q(g) + flags + " --json --per-vertex " + q(ref_pv));
+      ASSERT_EQ(ref.status, 0) << ref.err;
+      const std::string want = field(ref.out, "triangles");
+      ASSERT_FALSE(want.empty()) << ref.out;
+      for (int np : {1, 2, 3, 4})
+        for (const std::string split : {"static", "dynamic"}) {
+          SCOPED_TRACE(name + " " + scheme + " -np " + std::to_string(np) + " " + split);
+          const std::string pv = tmp_.file("pv.csv");
+          const RunResult r = run_mpi("-np " + std::to_string(np) + " {bin} count " + q(g) + flags +
+                                      " --rank-split " + split + " --json --per-vertex " + q(pv));
+          ASSERT_EQ(r.status, 0) << r.err;
+          EXPECT_EQ(field(r.out, "triangles"), want) << r.out;
+          if (np > 1) {
+            EXPECT_EQ(field(r.out, "ranks"), std::to_string(np));
+            EXPECT_EQ(field(r.out, "rank_split"), "\"" + split + "\"");
+          }
+          EXPECT_EQ(read_text(pv), read_text(ref_pv));
+          // rank 0 alone prints: one JSON line
+          EXPECT_EQ(r.out.find('\n'), r.out.size() - 1) << r.out;
+        }
+    }
+  }
+}
+
+TEST_F(Ranks, SeveralWorkersPerRankCountExactly) {
+  const std::string g = graph("skewed");
+  const RunResult ref = run_cli("count " + q(g) + " --backend cpu --json");
+  ASSERT_EQ(ref.status, 0) << ref.err;
+  const RunResult r = run_mpi("-np 2 {bin} count " + q(g) +
+                              " --backend cpu --threads 1 --workers 2 --scheme hash --parts 4 "
+                              "--json");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(field(r.out, "triangles"), field(ref.out, "triangles"));
+}
+
+TEST_F(Ranks, AFailingRankEndsEveryRank) {
+  const std::string g = graph("karate");
+  const RunResult r = run_mpi("-np 1 {bin} count " + q(g) + " --backend cpu : -np 1 {bin} count " +
+                              q(tmp_.file("missing.tcsr")) + " --backend cpu");
+  EXPECT_NE(r.status, 0);
+  EXPECT_NE(r.status, 124) << "mpirun hung";
+  EXPECT_NE(r.err.find("missing.tcsr"), std::string::npos) << r.err;
+  EXPECT_NE(r.err.find("stopping every rank"), std::string::npos) << r.err;
+}
+
+}  // namespace
+}  // namespace tristream::test

@@ -1,0 +1,191 @@
+// workers_test.cpp — the count over several workers (stream/workers.hpp): several CPU workers
+// give exactly the single worker's count and per-vertex counts for every scheme; the hybrid
+// queue's cut-off hands a slow GPU (a CPU backend that sleeps per unit) few units and the CPU
+// the rest, and leaves a slow CPU its probe unit only; the unit split between processes; the
+// plan's wire form.
+#include <chrono>
+#include <set>
+#include <thread>
+
+#include "pipeline_util.hpp"
+#include "plan/plan_wire.hpp"
+#include "stream/unit_queue.hpp"
+#include "stream/workers.hpp"
+
+namespace tristream::stream_test {
+namespace {
+
+// A backend around the CPU backend whose wait() sleeps first: a worker of a known slow rate.
+class SlowBackend final : public StreamingBackend {
+ public:
+  SlowBackend(std::unique_ptr<StreamingBackend> inner, int sleep_ms)
+      : in_(std::move(inner)), ms_(sleep_ms) {}
+  std::string name() const override { return "slow"; }
+  std::string describe() const override { return "slow " + in_->describe(); }
+  bool device_is_host() const override { return in_->device_is_host(); }
+  std::uint64_t free_device_bytes() override { return in_->free_device_bytes(); }
+  void allocate(int slots, std::uint64_t bytes, std::uint64_t pv) override {
+    in_->allocate(slots, bytes, pv);
+  }
+  unsigned char* host_slot(int slot) override { return in_->host_slot(slot); }
+  void allocate_streamed(int slots, std::uint64_t bytes, std::uint64_t pv, int buffers,
+                         std::uint64_t piece) override {
+    in_->allocate_streamed(slots, bytes, pv, buffers, piece);
+  }
+  unsigned char* staging_buffer(int b) override { return in_->staging_buffer(b); }
+  void wait_staging(int b) override { in_->wait_staging(b); }
+  void upload_piece_async(int slot, std::uint64_t at, int b, std::uint64_t bytes) override {
+    in_->upload_piece_async(slot, at, b, bytes);
+  }
+  void upload_async(int slot, const UnitLayout& L) override { in_->upload_async(slot, L); }
+  bool register_host(void* p, std::uint64_t bytes) override { return in_->register_host(p, bytes); }
+  void unregister_host(void* p) noexcept override { in_->unregister_host(p); }
+  void count_async(int slot, const UnitLayout& L) override { in_->count_async(slot, L); }
+  SlotResult wait(int slot) override {
+    std::this_thread::sleep_for(std::chrono::milliseconds(ms_));
+    return in_->wait(slot);
+  }
+  void release() override { in_->release(); }
+
+ private:
+  std::unique_ptr<StreamingBackend> in_;
+  int ms_;
+};
+
+std::vector<Worker> cpu_workers(int n) {
+  std::vector<Worker> w;
+  for (int i = 0; i < n; ++i) w.push_back({cpu_backend(), false});
+  return w;
+}
+
+TEST(Workers, SeveralCpuWorkersCountExactlyForEveryScheme) {
+  for (const auto& c : cases()) {
+    SCOPED_TRACE(c.name);
+    const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(c.edges);
+    auto src = memory_source(g, 16);
+    for (Scheme s : {Scheme::Range, Scheme::Hash, Scheme::Vertex})
+      for (std::uint32_t p : {1u, 2u, 3u, 7u})
+        for (int workers : {2, 3}) {
+          SCOPED_TRACE(scheme_name(s) + " p=" + std::to_string(p) + " x" + std::to_string(workers));
+          auto ws = cpu_workers(workers);
+          CountReport r = count_with_workers(*src, popts(s, p, true), ws);
+          EXPECT_EQ(r.triangles, oracle);
+          ASSERT_EQ(r.per_vertex.size(), n);
+          EXPECT_EQ(per_vertex_mismatches(r.per_vertex, new_of_old, oracle_pv), 0u);
+          EXPECT_EQ(r.stats.units, r.plan.units.size());
+          ASSERT_EQ(r.stats.workers.size(), static_cast<std::size_t>(workers));
+          std::uint64_t units = 0;
+          for (const WorkerStats& w : r.stats.workers) units += w.units;
+          EXPECT_EQ(units, r.plan.units.size());
+        }
+  }
+}
+
+TEST(Workers, OneWorkerIsTheSingleBackendPath) {
+  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(test::skewed_graph(600, 5000, 3));
+  auto src = memory_source(g, 64);
+  auto ws = cpu_workers(1);
+  CountReport r = count_with_workers(*src, popts(Scheme::Range, 4, true), ws);
+  EXPECT_EQ(r.triangles, oracle);
+  EXPECT_TRUE(r.stats.workers.empty());  // no per-worker entries: count_with_backend ran
+  EXPECT_EQ(per_vertex_mismatches(r.per_vertex, new_of_old, oracle_pv), 0u);
+}
+
+TEST(Workers, TraceHasOneProcessPerWorker) {
+  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(test::random_graph(400, 4000, 7));
+  auto src = memory_source(g, 64);
+  auto ws = cpu_workers(2);
+  CountReport r = count_with_workers(*src, popts(Scheme::Hash, 3, false), ws);
+  EXPECT_EQ(r.triangles, oracle);
+  std::set<int> seen;
+  for (const TraceSpan& s : r.stats.spans) seen.insert(s.worker);
+  EXPECT_TRUE(seen.count(0) || seen.count(1));
+  const std::string json = r.stats.to_json();
+  EXPECT_NE(json.find("\"workers\":[{\"worker\":0"), std::string::npos) << json;
+}
+
+// A slow "GPU" (40 ms per unit) and the CPU as a cut-off worker: the CPU measures itself
+// faster and takes most units; the count stays exact.
+TEST(Workers, CutoffGivesTheCpuMostUnitsBesideASlowGpu) {
+  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(test::random_graph(800, 12000, 5));
+  auto src = memory_source(g, 64);
+  std::vector<Worker> ws;
+  ws.push_back({std::make_unique<SlowBackend>(cpu_backend(), 40), false});
+  ws.push_back({cpu_backend(), true});
+  CountReport r = count_with_workers(*src, popts(Scheme::Hash, 4, true), ws);
+  EXPECT_EQ(r.triangles, oracle);
+  EXPECT_EQ(per_vertex_mismatches(r.per_vertex, new_of_old, oracle_pv), 0u);
+  ASSERT_EQ(r.stats.workers.size(), 2u);
+  EXPECT_GT(r.stats.workers[1].units, r.stats.workers[0].units);
+  EXPECT_EQ(r.stats.workers[0].units + r.stats.workers[1].units, r.plan.units.size());
+}
+
+// The opposite: a slow CPU beside a fast worker takes its probe unit only (it never finishes a
+// unit before the fast worker finishes the rest).
+TEST(Workers, CutoffLeavesASlowCpuItsProbeOnly) {
+  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(test::random_graph(800, 12000, 5));
+  auto src = memory_source(g, 64);
+  std::vector<Worker> ws;
+  ws.push_back({cpu_backend(), false});
+  ws.push_back({std::make_unique<SlowBackend>(cpu_backend(), 2000), true});
+  CountReport r = count_with_workers(*src, popts(Scheme::Hash, 4, false), ws);
+  EXPECT_EQ(r.triangles, oracle);
+  ASSERT_EQ(r.stats.workers.size(), 2u);
+  EXPECT_LE(r.stats.workers[1].units, 1u);
+}
+
+TEST(Workers, CutoffRule) {
+  using stream::cutoff_takes;
+  // (c, own units in flight, own work left, own rate, the others' work left, their rate)
+  EXPECT_FALSE(cutoff_takes(1, 0, 0, 0, 100, 0));   // the others have no rate yet: wait
+  EXPECT_TRUE(cutoff_takes(10, 0, 0, 0, 100, 5));   // a probe: small against what is left
+  EXPECT_FALSE(cutoff_takes(20, 0, 0, 0, 100, 5));  // too large for a probe
+  EXPECT_FALSE(cutoff_takes(1, 1, 1, 0, 100, 5));   // a probe in flight already
+  // (left + c) / own rate against the others' time for the rest
+  EXPECT_TRUE(cutoff_takes(10, 1, 10, 2, 200, 10));    // 1.5 x 10 s <= 20 s
+  EXPECT_FALSE(cutoff_takes(20, 1, 10, 2, 200, 10));   // 1.5 x 15 s > 20 s
+  EXPECT_FALSE(cutoff_takes(100, 1, 10, 2, 200, 10));  // 1.5 x 55 s > 20 s
+  EXPECT_FALSE(cutoff_takes(1, 0, 0, 1, 0, 10));       // nothing left for the others
+}
+
+TEST(Workers, ParseDevices) {
+  EXPECT_EQ(parse_devices("0,1,3"), (std::vector<int>{0, 1, 3}));
+  EXPECT_EQ(parse_devices("0,0"), (std::vector<int>{0, 0}));
+  for (const char* bad : {"", "1,", ",1", "a", "-1", "1;2", "99999"})
+    EXPECT_THROW(parse_devices(bad), Error) << bad;
+}
+
+TEST(Workers, SplitIsContiguousAndCoversEveryUnit) {
+  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(test::skewed_graph(600, 5000, 3));
+  auto src = memory_source(g, 64);
+  Plan plan = plan_graph(*src, resolve_plan_options(popts(Scheme::Hash, 4, false), nullptr));
+  for (int ranks : {1, 2, 3, 4, 100}) {
+    const UnitSplit s = mpi_split(plan, ranks);
+    ASSERT_GE(s.bounds.size(), 2u);
+    EXPECT_EQ(s.bounds.front(), 0u);
+    EXPECT_EQ(s.bounds.back(), plan.units.size());
+    EXPECT_TRUE(std::is_sorted(s.bounds.begin(), s.bounds.end()));
+    if (!s.dynamic) {
+      EXPECT_EQ(s.bounds.size(), static_cast<std::size_t>(ranks) + 1);
+    }
+  }
+}
+
+TEST(Workers, PlanSurvivesItsWireForm) {
+  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(test::skewed_graph(600, 5000, 3));
+  auto src = memory_source(g, 64);
+  for (Scheme s : {Scheme::Range, Scheme::Hash, Scheme::Vertex}) {
+    Plan plan = plan_graph(*src, resolve_plan_options(popts(s, 3, true), nullptr));
+    Plan back = plan_from_bytes(plan_to_bytes(plan));
+    EXPECT_EQ(back.to_json(), plan.to_json());
+    EXPECT_EQ(plan_to_bytes(back), plan_to_bytes(plan));
+    auto be = cpu_backend();
+    EXPECT_EQ(run_plan(*src, back, *be, popts(s, 3, false)).triangles, oracle);
+    std::string cut = plan_to_bytes(plan);
+    cut.pop_back();
+    EXPECT_THROW(plan_from_bytes(cut), Error);
+  }
+}
+
+}  // namespace
+}  // namespace tristream::stream_test
