@@ -5,7 +5,8 @@
 # warm-up (TRISTREAM_NO_WARMUP=1), out of core at 1/4 and 1/8 of the footprint (the stored
 # census), and on the CPU: every triangle count must agree. Prints each run's `timing`.
 #
-# usage: scripts/gpu_e2e_check.sh   (BIN [build/tristream], OUT [bench/out/gpu_e2e_check])
+# usage: scripts/gpu_e2e_check.sh   (BIN [build/tristream], OUT [bench/out/gpu_e2e_check],
+#        SPECS: NAME=MODEL entries separated by ';' [Kronecker 22, uniform 21, a hub graph])
 # Exit status 0 when every count agrees, 1 otherwise.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -35,8 +36,10 @@ print("  %-22s triangles %-14s seconds %.3f  kernel %.4f  %s" % (
 open(last, "w").write(str(o["triangles"]))
 EOF
 }
-for spec in "kron20=kronecker --scale 20" "unif20=uniform --scale 20" \
-  "hub18=hub --scale 18 --hubs 64 --hub-share 0.5 --edge-factor 8"; do
+# (in-core footprints above the 128 MiB pieces of 16 threads, so that the in-core unit streams)
+SPECS=${SPECS:-"kron22=kronecker --scale 22;unif21=uniform --scale 21;hub20=hub --scale 20 --hubs 64 --hub-share 0.5 --edge-factor 8"}
+IFS=';' read -r -a specs <<<"$SPECS"
+for spec in "${specs[@]}"; do
   name=${spec%%=*}
   model=${spec#*=}
   file="$OUT/$name.tcsr"
