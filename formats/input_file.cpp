@@ -38,6 +38,11 @@ InputFile::~InputFile() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+void InputFile::will_need(std::uint64_t offset, std::uint64_t bytes) const {
+  (void)::posix_fadvise(fd_, static_cast<off_t>(offset), static_cast<off_t>(bytes),
+                        POSIX_FADV_WILLNEED);
+}
+
 void InputFile::read(std::uint64_t offset, std::uint64_t bytes, void* dst) const {
   auto* p = static_cast<unsigned char*>(dst);
   while (bytes > 0) {

@@ -28,6 +28,10 @@ class InputFile {
   // being read"; another read failure is Error(Input) "PATH: read error at byte B: ...".
   void read(std::uint64_t offset, std::uint64_t bytes, void* dst) const;
 
+  // Asks the kernel to read [offset, offset + bytes) into the page cache in the background
+  // (posix_fadvise WILLNEED); returns at once, ignores failures (only a hint).
+  void will_need(std::uint64_t offset, std::uint64_t bytes) const;
+
   // True when the file's size or modification time differs from what they were at open: the
   // file was rewritten in place, so damage found in it is reported as a change, not as damage.
   bool changed() const;

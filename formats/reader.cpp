@@ -494,6 +494,11 @@ std::uint64_t Reader::chunk_of_edge(eid_t e) const {
   return static_cast<std::uint64_t>(it - cs.begin()) - 1;
 }
 
+void Reader::prefetch() const {
+  const Section& a = impl_->sec(kAdjacency);
+  impl_->file->will_need(a.offset, a.size);
+}
+
 void Reader::read_chunk(std::uint64_t k, vid_t* out) const {
   impl_->read_chunk(k, out);
 }

@@ -148,6 +148,9 @@ class Reader {
   const std::vector<ChunkInfo>& chunks() const;
   // Index of the chunk holding edge e (e < m).
   std::uint64_t chunk_of_edge(eid_t e) const;
+  // Asks the operating system to read the adjacency into its page cache in the background (a
+  // hint: returns at once, so that a cold file is read while other work runs).
+  void prefetch() const;
   // Decompresses chunk k into out[0 .. chunks()[k].edges): the column ids of its edges, decoded.
   // Damage (bad frame, checksum, size mismatch, decoded id out of range or unsorted) throws
   // Error(Input) naming the file, the section and the chunk.

@@ -1,6 +1,7 @@
 // cmd_convert.cpp — `tristream convert INPUT -o OUTPUT.tcsr`: edge list in, .tcsr out. The output
 // path is checked and a file created beside it before the conversion starts; `-o -` converts
 // into a private temporary directory and copies the result to standard output.
+#include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -8,6 +9,8 @@
 #include <cstdio>
 #include <cstring>
 #include <filesystem>
+#include <functional>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -54,6 +57,41 @@ void store_census(const std::string& path, unsigned threads, ConvertSummary* s) 
   reindex(path, threads);
   s->output_bytes = std::filesystem::file_size(path);
   s->seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+}
+
+ConvertSummary write_tcsr_with_census(
+    const std::string& output, unsigned threads,
+    const std::function<ConvertSummary(const std::string&)>& write) {
+  // 1. An unpredictable name beside the output, ending in .tcsr, created exclusively.
+  std::random_device rd;
+  std::string tmp;
+  for (int attempt = 0; tmp.empty(); ++attempt) {
+    char suffix[48];
+    std::snprintf(suffix, sizeof suffix, ".%08x%08x.tmp.tcsr", rd(), rd());
+    const int fd = ::open((output + suffix).c_str(),
+                          O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd >= 0) {
+      ::close(fd);
+      tmp = output + suffix;
+    } else if (errno != EEXIST || attempt > 100) {
+      throw Error(ErrorKind::Input,
+                  output + ": cannot create a file beside it: " + std::strerror(errno));
+    }
+  }
+  struct Remove {
+    std::string path;
+    ~Remove() {
+      if (!path.empty()) ::unlink(path.c_str());
+    }
+  } guard{tmp};
+  // 2. The file and its census, then the rename.
+  ConvertSummary s = write(tmp);
+  store_census(tmp, threads, &s);
+  if (::rename(tmp.c_str(), output.c_str()) != 0)
+    throw Error(ErrorKind::Internal,
+                "cannot rename " + tmp + " to " + output + ": " + std::strerror(errno));
+  guard.path.clear();
+  return s;
 }
 
 // Prints the conversion summary as text (or one JSON object) on `to`.
@@ -177,9 +215,11 @@ int cmd_convert(int argc, char** argv) {
   // 2. Convert; for standard output into a private directory first (a .tcsr file is written
   //    with seeks), then copied.
   //    The planner's census is stored in the file (reindex), so out-of-core plans need no pass.
+  //    The file is written beside the output with its census and renamed only then, so an
+  //    interrupt during the census leaves no output.
   if (output != "-") {
-    ConvertSummary s = convert(input, output, o);
-    store_census(output, o.threads, &s);
+    const ConvertSummary s = write_tcsr_with_census(
+        output, o.threads, [&](const std::string& to) { return convert(input, to, o); });
     print_convert_summary(s, output, json);
     return 0;
   }

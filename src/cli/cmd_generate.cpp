@@ -128,10 +128,13 @@ int cmd_generate(int argc, char** argv) {
   if (output == "-") throw Error(ErrorKind::Usage, "tristream generate: -o needs a file name");
   if (!tmp_dir.empty()) check_directory("--tmp-dir", tmp_dir);
   probe_output_dir(output);
-  ConvertSummary s = generate(g, output, c);
+  // A .tcsr file is written with its census beside the output, then renamed over it.
   const bool tcsr = output.size() >= 5 && output.compare(output.size() - 5, 5, ".tcsr") == 0;
+  const ConvertSummary s =
+      tcsr ? write_tcsr_with_census(output, g.threads,
+                                    [&](const std::string& to) { return generate(g, to, c); })
+           : generate(g, output, c);
   if (tcsr) {
-    store_census(output, g.threads, &s);
     print_convert_summary(s, output, json);
   } else if (json) {
     JsonObject o;

@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/interrupt.hpp"
+#include "common/thread_pool.hpp"
 #include "plan/build.hpp"
 #include "plan/order.hpp"
 #include "tristream/error.hpp"
@@ -118,20 +119,51 @@ std::vector<CandidateSpec> list_candidates(const Census& census, const PlanOptio
 Search search_candidates(const std::vector<CandidateSpec>& specs, const GraphShape& g,
                          const Census& census, const HostModel& hm, const PlanOptions& o) {
   Search s;
-  int after_feasible[4] = {-1, -1, -1, -1};  // per scheme: candidates evaluated since a fit
-  for (const CandidateSpec& spec : specs) {
-    int& since_fit = after_feasible[static_cast<int>(spec.scheme)];
-    if (spec.p > 1 && since_fit >= kAfterFeasible) continue;  // more parts only move more bytes
-    if (spec.p > 1 && least_units(spec) > max_units(o)) continue;  // its units alone do not fit
-    throw_if_interrupted();  // SIGINT/SIGTERM while planning (common/interrupt.hpp)
-    Candidate c = evaluate(spec, g, census, hm, o);
-    if (spec.p > 1 && (c.feasible || since_fit >= 0)) ++since_fit;
-    if (better(c, s.best >= 0 ? &s.all[static_cast<std::size_t>(s.best)] : nullptr)) {
-      s.best = static_cast<std::ptrdiff_t>(s.all.size());
-      s.best_plan = c.plan;
+  int after_feasible[4] = {-1, -1, -1, -1};        // per scheme: candidates evaluated since a fit
+  // More parts only move more bytes; a candidate whose units alone do not fit is not built.
+  auto skipped = [&](const CandidateSpec& spec) {
+    return spec.p > 1 && (after_feasible[static_cast<int>(spec.scheme)] >= kAfterFeasible ||
+                          least_units(spec) > max_units(o));
+  };
+  // The candidates are evaluated in batches on the plan's threads, then taken in order exactly
+  // as one at a time: a batch holds the next candidates not skipped yet, and one that its
+  // predecessors' fits would have skipped is dropped unseen (the skips only grow), so the search
+  // returns what the sequential search does. A batch holds at most 8 candidates, whose units
+  // together stay within what one candidate may hold (max_units): the host budget holds them.
+  if (!census.empty()) census.fine_prefix();  // its lazy cache, filled before the threads read it
+  const unsigned T = std::min(8u, std::max(1u, resolve_threads(o.threads)));
+  ThreadPool pool(T);
+  std::vector<std::size_t> batch;
+  std::vector<Candidate> done;
+  for (std::size_t next = 0; next < specs.size();) {
+    // 1. The next batch.
+    batch.clear();
+    std::uint64_t units = 0;
+    for (; next < specs.size() && batch.size() < T; ++next) {
+      if (skipped(specs[next])) continue;
+      const std::uint64_t u = specs[next].p > 1 ? least_units(specs[next]) : 1;
+      if (!batch.empty() && units + u > max_units(o)) break;
+      units += u;
+      batch.push_back(next);
     }
-    std::vector<WorkUnit>().swap(c.plan.units);
-    s.all.push_back(std::move(c));
+    done.assign(batch.size(), Candidate{});
+    throw_if_interrupted();  // SIGINT/SIGTERM while planning (common/interrupt.hpp)
+    pool.run(batch.size(),
+             [&](std::size_t x) { done[x] = evaluate(specs[batch[x]], g, census, hm, o); });
+    // 2. Taken in order, as the sequential search takes them.
+    for (std::size_t x = 0; x < batch.size(); ++x) {
+      const CandidateSpec& spec = specs[batch[x]];
+      if (skipped(spec)) continue;
+      int& since_fit = after_feasible[static_cast<int>(spec.scheme)];
+      Candidate& c = done[x];
+      if (spec.p > 1 && (c.feasible || since_fit >= 0)) ++since_fit;
+      if (better(c, s.best >= 0 ? &s.all[static_cast<std::size_t>(s.best)] : nullptr)) {
+        s.best = static_cast<std::ptrdiff_t>(s.all.size());
+        s.best_plan = c.plan;
+      }
+      std::vector<WorkUnit>().swap(c.plan.units);
+      s.all.push_back(std::move(c));
+    }
   }
   return s;
 }

@@ -19,12 +19,15 @@
 #include "common/thread_pool.hpp"
 #include "common/thread_priority.hpp"
 #include "stream/clock.hpp"
+#include "stream/unit_in_core.hpp"
 #include "stream/unit_preparer.hpp"
 
 namespace tristream {
 
 namespace {
 
+using stream::in_core_staging;
+using stream::InCoreStaging;
 using stream::now_s;
 using stream::Recorder;
 using stream::SlotState;
@@ -110,7 +113,8 @@ class Run {
   Recorder& rec_;
   ThreadPool& copy_pool_;
   bool streamed_ = false, device_cache_ = false;
-  int n_ = 2;  // units in flight
+  InCoreStaging staging_;  // streamed: the ring of pieces (the plan's, or the in-core unit's)
+  int n_ = 2;              // units in flight
   std::vector<SlotState> slots_;
   std::vector<std::uint64_t> next_use_;
   std::deque<std::size_t> flying_;  // positions in the sequence
@@ -122,8 +126,10 @@ class Run {
 };
 
 void Run::allocate(UnitPreparer& prep) {
-  streamed_ = plan_.streamed_staging();
-  TS_CHECK(!streamed_ || (plan_.partition.p <= 1 && plan_.staging_buffers >= 1),
+  staging_ = in_core_staging(plan_, prep.graph(), resolve_threads(options_.threads),
+                             backend_.device_is_host());
+  streamed_ = staging_.piece_bytes > 0;
+  TS_CHECK(!streamed_ || (plan_.partition.p <= 1 && staging_.buffers >= 1),
            "streamed staging is planned for the in-core unit only");
   const std::uint64_t pv_rows = options_.per_vertex ? plan_.per_vertex_rows : 0;
   // The device block cache (when the plan has one and the backend keeps blocks): every block
@@ -135,8 +141,8 @@ void Run::allocate(UnitPreparer& prep) {
   prep.set_slots(options_.feed ? 0 : n_);  // a feed: no A carried between slots
   if (device_cache_) next_use_ = device_cache_next_uses(plan_);
   if (streamed_)
-    backend_.allocate_streamed(n_, plan_.slot_bytes, pv_rows,
-                               static_cast<int>(plan_.staging_buffers), plan_.piece_bytes);
+    backend_.allocate_streamed(n_, plan_.slot_bytes, pv_rows, staging_.buffers,
+                               staging_.piece_bytes);
   else
     backend_.allocate(n_, plan_.slot_bytes, pv_rows);
 }
@@ -153,8 +159,8 @@ bool Run::launch(std::size_t k, std::size_t u, UnitPreparer& prep) {
     Staging sg;
     sg.backend = &backend_;
     sg.slot = s;
-    sg.buffers = static_cast<int>(plan_.staging_buffers);
-    sg.piece_bytes = plan_.piece_bytes;
+    sg.buffers = staging_.buffers;
+    sg.piece_bytes = staging_.piece_bytes;
     if (!prep.prepare(u, nullptr, slots_[s], &sg)) return false;  // SIGINT between two pieces
   } else {
     prep.prepare(u, backend_.host_slot(h), slots_[s]);

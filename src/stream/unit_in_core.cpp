@@ -3,7 +3,9 @@
 #include "stream/unit_in_core.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <cstring>
+#include <string>
 #include <type_traits>
 
 #include "common/interrupt.hpp"
@@ -12,6 +14,31 @@
 #include "stream/column_cursor.hpp"
 
 namespace tristream::stream {
+
+InCoreStaging in_core_staging(const Plan& plan, const GraphSource& g, unsigned threads,
+                              bool device_is_host) {
+  InCoreStaging s;
+  if (plan.streamed_staging()) {
+    s.piece_bytes = plan.piece_bytes;
+    s.buffers = static_cast<int>(plan.staging_buffers);
+    return s;
+  }
+  const char* env = std::getenv("TRISTREAM_IN_CORE_STAGING");
+  if (device_is_host || plan.partition.p > 1 || plan.units.size() != 1 ||
+      (env && std::string(env) == "full"))
+    return s;
+  // Pieces of a chunk per thread (every core decompresses), 16 MiB to kMaxStagingPiece, in the
+  // device's alignment; a unit of one piece or less keeps its full slot.
+  std::uint64_t max_chunk = 0;
+  for (const auto& c : g.chunks()) max_chunk = std::max<std::uint64_t>(max_chunk, c.edges * 4);
+  std::uint64_t piece = std::min<std::uint64_t>(
+      kMaxStagingPiece, std::max<std::uint64_t>(16ull << 20, std::uint64_t{threads} * max_chunk));
+  piece = piece / 256 * 256;
+  if (piece == 0 || plan.slot_bytes <= piece) return s;
+  s.piece_bytes = piece;
+  s.buffers = static_cast<int>(kStagingBuffers);
+  return s;
+}
 
 InCoreUnitBuilder::InCoreUnitBuilder(ChunkReader& reader, ThreadPool& copy_pool, Recorder& rec)
     : reader_(reader), g_(reader.graph()), copy_pool_(copy_pool), rec_(rec) {}

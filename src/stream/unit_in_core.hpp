@@ -14,6 +14,19 @@
 
 namespace tristream::stream {
 
+// How the in-core unit travels: the plan's streamed staging, or, on a device (not the CPU
+// backend's host memory), streamed through a ring of `buffers` pinned pieces even when the plan
+// has a full host slot: the first upload then starts once the first piece (a chunk per thread)
+// is decompressed instead of after the whole graph, and only the ring is pinned instead of the
+// whole slot. piece_bytes 0: the full host slot. TRISTREAM_IN_CORE_STAGING=full keeps the full
+// slot (to compare).
+struct InCoreStaging {
+  std::uint64_t piece_bytes = 0;
+  int buffers = 0;
+};
+InCoreStaging in_core_staging(const Plan& plan, const GraphSource& g, unsigned threads,
+                              bool device_is_host);
+
 class InCoreUnitBuilder {
  public:
   // copy_pool: the offsets' copy. All outlive the builder.

@@ -37,6 +37,7 @@ class UnitPreparer {
   void finish_preload() { store_.finish_preload(); }
   void stop_preload() { store_.stop_preload(); }
   std::uint64_t chunk_cache_peak_bytes() const { return reader_.peak_bytes(); }
+  const GraphSource& graph() const { return g_; }
 
   // Builds unit u into the host slot and fills the slot state. With `staging` (streamed
   // staging, p = 1 only; slot is then null) the unit is built and uploaded piece by piece
