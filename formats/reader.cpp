@@ -9,6 +9,7 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
+#include <mutex>
 
 #include "common/thread_pool.hpp"
 #include "input_file.hpp"
@@ -69,7 +70,9 @@ struct Reader::Impl {
   std::size_t section_count = kSectionCount;  // kSectionCountNames in version 2
   Names names;                                // version 2: read and validated at open
   Section census_section;                     // version 3: the census extension
-  std::vector<unsigned char> census;          // its bytes, read and verified at open
+  std::vector<unsigned char> census;          // its bytes: verified at open, read when asked
+  std::once_flag census_once;
+  void load_census();
   std::vector<ChunkInfo> chunks;
   std::vector<std::uint64_t> frame_checksums;
   std::vector<eid_t> offset_store;  // n + 1 row offsets, read at open
@@ -293,6 +296,19 @@ void Reader::Impl::parse_census() {
                        std::to_string(kMaxCensusBytes) + " bytes");
   if (ZSTD_findFrameCompressedSize(frame.data(), frame.size()) != frame.size())
     fail("census", "not exactly one zstd frame");
+}
+
+// The census's bytes, decompressed on the first call of census(): an in-core count never needs
+// them, and their size (the fine histogram) can exceed a small graph's.
+void Reader::Impl::load_census() {
+  const Section& c = census_section;
+  std::vector<unsigned char> frame(c.size);
+  file->read(c.offset, c.size, frame.data());
+  if (xxh64(frame.data(), c.size) != c.checksum) {
+    if (file->changed()) file->fail_changed();
+    fail("census", "checksum mismatch (file damaged)");
+  }
+  const unsigned long long raw = ZSTD_getFrameContentSize(frame.data(), frame.size());
   census.resize(static_cast<std::size_t>(raw));
   const std::size_t got =
       ZSTD_decompressDCtx(thread_dctx(), census.data(), census.size(), frame.data(), frame.size());
@@ -540,6 +556,7 @@ bool Reader::has_census() const {
 }
 
 const std::vector<unsigned char>& Reader::census() const {
+  if (has_census()) std::call_once(impl_->census_once, [this] { impl_->load_census(); });
   return impl_->census;
 }
 

@@ -165,7 +165,8 @@ class Reader {
   // original < n() (otherwise Error(Internal)).
   std::string_view name(orig_id_t original) const;
   // Whether the file carries the census extension (version 3); its bytes (checksum verified at
-  // open; their meaning is the planner's: src/plan/census_store.cpp), empty without one.
+  // open, decompressed on the first call; their meaning is the planner's:
+  // src/plan/census_store.cpp), empty without one. Throws Error(Input) when the file changed.
   bool has_census() const;
   const std::vector<unsigned char>& census() const;
   // Loads the whole graph (chunks decompressed in parallel). with_perm also loads perm.

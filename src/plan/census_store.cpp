@@ -210,7 +210,12 @@ bool census_from_store(const std::vector<unsigned char>& bytes, const GraphSourc
 }
 
 Census obtain_census(const GraphSource& g, const CensusOptions& wanted) {
-  if (const std::vector<unsigned char>* bytes = g.stored_census()) {
+  // The stored census is read only when it has the boundaries `wanted` asks for (a tight host
+  // budget asks for fewer fine buckets, whose census is smaller than the stored one's bytes).
+  const CensusOptions s = stored_census_options(g.n());
+  const bool may_match = wanted.fine == s.fine && wanted.hash_mod == s.hash_mod &&
+                         wanted.vertex_groups == s.vertex_groups;
+  if (const std::vector<unsigned char>* bytes = may_match ? g.stored_census() : nullptr) {
     Census c;
     if (census_from_store(*bytes, g, wanted, &c)) return c;
   }

@@ -58,7 +58,8 @@ TEST(CensusStore, PlansFromTheStoredCensusEqualPlansFromThePass) {
     int used = 0;
     for (Scheme scheme : {Scheme::Auto, Scheme::Range, Scheme::Hash, Scheme::Vertex})
       for (std::uint64_t device : {full / 2, full / 6})
-        for (std::uint64_t host : {std::uint64_t{0}, std::uint64_t{64} << 20})
+        for (std::uint64_t host :
+             {std::uint64_t{0}, std::uint64_t{64} << 20, std::uint64_t{1} << 30})
           for (bool per_vertex : {false}) {
             PlanOptions o = test::opts(scheme, 0, device, host);
             o.per_vertex = per_vertex;
@@ -78,7 +79,11 @@ TEST(CensusStore, PlansFromTheStoredCensusEqualPlansFromThePass) {
             }
             EXPECT_EQ(a, b) << what;
             EXPECT_FALSE(taken.stored) << what;
-            EXPECT_EQ(read.stored, !read.empty()) << what;
+            // A tight host budget (64 MiB) may ask for fewer fine buckets than the file stores
+            // (census_fine_cap): that plan takes its own census by a pass.
+            const bool tight = census_options(src->n(), o).fine !=
+                               stored_census_options(src->n()).fine;
+            EXPECT_EQ(read.stored, !read.empty() && !tight) << what;
             used += read.stored;
           }
     EXPECT_GT(used, 0) << sh.name << ": no plan needed the census";
