@@ -2,7 +2,9 @@
 #include "common/host_memory_policy.hpp"
 
 #include <fstream>
+
 #include <sstream>
+#include "common/host_peak.hpp"
 
 namespace tristream {
 
@@ -101,8 +103,14 @@ std::uint64_t available_host_memory() {
   });
 }
 
+std::uint64_t host_budget_of(std::uint64_t available, std::uint64_t resident) {
+  if (!available) return 0;
+  return resident + available / 8 * 7;
+}
+
 std::uint64_t default_host_budget() {
-  return available_host_memory() / 4 * 3;
+  const std::uint64_t available = available_host_memory();
+  return host_budget_of(available, host_resident_bytes());
 }
 
 }  // namespace tristream

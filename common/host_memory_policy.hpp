@@ -1,5 +1,5 @@
 // common/host_memory_policy.hpp — how much host memory this process may use: the one policy that
-// `convert` and `count` both apply.
+// `convert` and `count` both apply (default_host_budget).
 //
 // available_host_memory() is the lower of MemAvailable (/proc/meminfo) and the room under every
 // cgroup memory limit on the way from the process's group up to the root: cgroup v2
@@ -38,7 +38,13 @@ std::uint64_t available_host_memory(const ReadText& read);
 // The same over the real files.
 std::uint64_t available_host_memory();
 
-// The default host budget of a count: 3/4 of available_host_memory() (0 = unknown).
+// The default host budget of a process that holds `resident` bytes with `available` more to be
+// had (available_host_memory): what it holds plus 7/8 of the rest (the eighth left is for the
+// kernel's own charges under a cgroup: page tables, the page cache of files being read). 0 when
+// `available` is 0 (unknown).
+std::uint64_t host_budget_of(std::uint64_t available, std::uint64_t resident);
+// The default host budget of `count` and the default --memory-limit of `convert`:
+// host_budget_of(available_host_memory(), host_resident_bytes()) (0 = unknown).
 std::uint64_t default_host_budget();
 
 }  // namespace tristream

@@ -55,6 +55,12 @@ struct TextChunk {
   std::size_t len = 0;
   TextSpec spec;  // how it is parsed
   const char* data() const { return map ? map->data() + offset : buf.data(); }
+  // After parsing a mapped range: throws Error(Input) when the file shrank under the mapping
+  // (MappedFile::changed: zeros were read instead of its bytes), whatever the parse made of them.
+  void check_unchanged(const std::string& name) const {
+    if (map && map->changed())
+      throw Error(ErrorKind::Input, name + ": changed while being read (it shrank)");
+  }
   // The job is parsed: the mapped pages leave the process (a re-check reads them again).
   void parsed() const {
     if (map) map->drop(offset, len);
@@ -102,8 +108,9 @@ class FileProducer : public Producer, private HeaderLines {
       chunk->spec.first_vertex = vertex_lines_ + 1;
       vertex_lines_ += count_vertex_lines(chunk->data(), len, chunk->spec);
     }
-    return [chunk](Block& b) {
+    return [chunk, name = name_](Block& b) {
       parse_text(chunk->data(), chunk->len, chunk->spec, b);
+      chunk->check_unchanged(name);
       chunk->parsed();
       b.text = chunk;
     };
@@ -126,6 +133,8 @@ class FileProducer : public Producer, private HeaderLines {
   }
 
   void finish(std::uint64_t records, std::uint64_t) override {
+    if (map_ && map_->changed())
+      throw Error(ErrorKind::Input, name_ + ": changed while being read (it shrank)");
     if (layout_.spec.kind == LineKind::Metis && vertex_lines_ < layout_.metis_vertices)
       throw input_error(name_, layout_.declared_line,
                         "the header declares " + std::to_string(layout_.metis_vertices) +
@@ -370,8 +379,9 @@ class FileProducer : public Producer, private HeaderLines {
     map_done_.store(map_pos_, std::memory_order_relaxed);
     map_->prefetch(map_pos_, job_);
     const bool wide = dialect_ == Dialect::Bin64;
-    return [chunk, wide](Block& b) {
+    return [chunk, wide, name = name_](Block& b) {
       parse_binary(chunk->data(), chunk->len, wide, b);
+      chunk->check_unchanged(name);
       chunk->parsed();
     };
   }

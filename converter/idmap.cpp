@@ -55,6 +55,23 @@ std::uint64_t IdMap::sparse_lookup(std::uint64_t x) const {
   return static_cast<std::uint64_t>(f - ids_.data());
 }
 
+void IdMap::make_table(unsigned threads) {
+  if (!dense_ || n_ > (std::uint64_t{1} << 32)) return;
+  const std::size_t W = bits_.size();
+  table_.reserve(W * 64);
+  table_.resize(W * 64);
+  parallel_for(threads, W, 1 << 12, [&](std::size_t lo, std::size_t hi, unsigned) {
+    for (std::size_t w = lo; w < hi; ++w) {
+      std::uint32_t r = static_cast<std::uint32_t>(word_rank_[w]);
+      const std::uint64_t word = bits_[w];
+      for (unsigned j = 0; j < 64; ++j) {
+        table_[w * 64 + j] = r;
+        r += static_cast<std::uint32_t>((word >> j) & 1);
+      }
+    }
+  });
+}
+
 BigBuffer<std::uint64_t>& IdMap::ids() {
   if (dense_ && ids_.size() != n_) {
     ids_.reserve(n_ + 1);

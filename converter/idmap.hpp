@@ -27,6 +27,11 @@ class IdMap {
   }
   // The sorted ids themselves (materialised from the bitmap for dense sets).
   BigBuffer<std::uint64_t>& ids();
+  // Dense sets: a direct table (4 bytes per id up to the largest), for the fastest lookups;
+  // table()[x] equals (*this)(x) for x in the set. Null without one.
+  void make_table(unsigned threads);
+  const std::uint32_t* table() const { return table_.capacity() ? table_.data() : nullptr; }
+  void drop_table() { table_.release(); }
 
  private:
   std::uint64_t sparse_lookup(std::uint64_t x) const;
@@ -35,6 +40,7 @@ class IdMap {
   BigBuffer<std::uint64_t> bits_, word_rank_;
   BigBuffer<std::uint64_t> ids_;
   BigBuffer<std::uint64_t> index_;
+  BigBuffer<std::uint32_t> table_;
   int shift_ = 0;
 };
 

@@ -251,43 +251,6 @@ struct ByteReader::Decoder {
   io::filtering_streambuf<io::input> chain;
 };
 
-MappedFile::MappedFile(int fd, std::uint64_t size) : size_(size) {
-  void* p = ::mmap(nullptr, static_cast<std::size_t>(size), PROT_READ, MAP_PRIVATE, fd, 0);
-  if (p == MAP_FAILED)
-    throw Error(ErrorKind::Input, std::string("cannot map the input: ") + std::strerror(errno));
-  data_ = static_cast<char*>(p);
-  ::madvise(p, static_cast<std::size_t>(size), MADV_SEQUENTIAL);
-}
-
-MappedFile::~MappedFile() {
-  ::munmap(data_, static_cast<std::size_t>(size_));
-}
-
-namespace {
-// The whole pages inside [offset, offset + len) of a mapping at `base`: [lo, hi) addresses.
-bool page_span(const char* base, std::uint64_t offset, std::uint64_t len, std::uintptr_t& lo,
-               std::uintptr_t& hi, bool outward) {
-  const std::uintptr_t page = static_cast<std::uintptr_t>(::sysconf(_SC_PAGESIZE));
-  const std::uintptr_t a = reinterpret_cast<std::uintptr_t>(base) + offset;
-  const std::uintptr_t b = a + len;
-  lo = outward ? a / page * page : (a + page - 1) / page * page;
-  hi = outward ? (b + page - 1) / page * page : b / page * page;
-  return hi > lo;
-}
-}  // namespace
-
-void MappedFile::prefetch(std::uint64_t offset, std::uint64_t len) const {
-  std::uintptr_t lo = 0, hi = 0;
-  if (page_span(data_, offset, std::min(len, size_ - std::min(offset, size_)), lo, hi, true))
-    ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_WILLNEED);
-}
-
-void MappedFile::drop(std::uint64_t offset, std::uint64_t len) const {
-  std::uintptr_t lo = 0, hi = 0;
-  if (page_span(data_, offset, len, lo, hi, false))
-    ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
-}
-
 std::shared_ptr<const MappedFile> ByteReader::map() const {
   if (decoder_ || raw_size_ == 0 || fd_ < 0) return nullptr;
   return std::make_shared<const MappedFile>(fd_, raw_size_);
@@ -296,6 +259,11 @@ std::shared_ptr<const MappedFile> ByteReader::map() const {
 ByteReader::ByteReader(const std::string& path) : path_(path == "-" ? "<stdin>" : path) {
   if (path == "-") {
     fd_ = 0;
+#ifdef F_SETPIPE_SZ
+    // A pipe of 1 MiB instead of 64 KiB: 16 times fewer reads and wake-ups of the writer (best
+    // effort; fails harmlessly on anything but a pipe or above the system's pipe-max-size).
+    ::fcntl(fd_, F_SETPIPE_SZ, 1 << 20);
+#endif
   } else {
     fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd_ < 0) throw Error(ErrorKind::Input, path + ": cannot open: " + std::strerror(errno));

@@ -7,6 +7,8 @@
 #include <stdexcept>
 #include <string>
 
+#include "mapped_file.hpp"
+
 namespace tristream::conv {
 
 enum class Compression { None, Gzip, Bzip2, Xz, Zstd };
@@ -16,28 +18,6 @@ const char* compression_name(Compression c);
 // the file and line.
 struct StreamError : std::runtime_error {
   using std::runtime_error::runtime_error;
-};
-
-// A regular file mapped read-only, for parsing in place. Pages read are dropped from the
-// process (drop) once parsed, so that they do not count in its memory. Precondition: the file
-// is not truncated while mapped (reading a page past its new end would raise SIGBUS).
-class MappedFile {
- public:
-  MappedFile(int fd, std::uint64_t size);  // throws Error(Input) when the map fails
-  ~MappedFile();
-  MappedFile(const MappedFile&) = delete;
-  MappedFile& operator=(const MappedFile&) = delete;
-  const char* data() const { return data_; }
-  std::uint64_t size() const { return size_; }
-  // Asks the kernel to read [offset, offset + len) ahead (best effort).
-  void prefetch(std::uint64_t offset, std::uint64_t len) const;
-  // Unmaps the whole pages inside [offset, offset + len) from the process; reading them again
-  // reads the file again.
-  void drop(std::uint64_t offset, std::uint64_t len) const;
-
- private:
-  char* data_ = nullptr;
-  std::uint64_t size_ = 0;
 };
 
 // Sequential bytes of an input ("-" is standard input), decompressed when the content starts

@@ -1,5 +1,5 @@
 // parse.cpp — the hand-written text parser (one pass over the bytes, no iostreams) for every line
-// kind of the text dialects, and the binary record converter.
+// kind of the text dialects (the binary records and block helpers are in block.cpp).
 #include "parse.hpp"
 
 #include <algorithm>
@@ -477,89 +477,6 @@ std::uint64_t count_vertex_lines(const char* p, std::size_t len, const TextSpec&
     if (p < end) p += (*p == '\r' && p + 1 < end && p[1] == '\n') ? 2 : 1;
   }
   return n;
-}
-
-void parse_binary(const char* p, std::size_t len, bool wide, Block& out) {
-  const std::size_t rec = wide ? 16 : 8;
-  const std::size_t n = len / rec;
-  out.bytes = len;
-  EdgeWriter dst(out, n + 1);
-  std::uint64_t loops = 0, max_id = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    std::uint64_t a, b;
-    if (wide) {
-      std::memcpy(&a, p + 16 * i, 8);
-      std::memcpy(&b, p + 16 * i + 8, 8);
-    } else {
-      std::uint32_t x, y;
-      std::memcpy(&x, p + 8 * i, 4);
-      std::memcpy(&y, p + 8 * i + 4, 4);
-      a = x;
-      b = y;
-    }
-    if (a == b) {
-      ++loops;
-      continue;
-    }
-    if (a > b) std::swap(a, b);
-    dst.add(a, b);
-    if (b > max_id) max_id = b;
-  }
-  dst.finish();
-  out.records = n;
-  out.loops = loops;
-  out.max_id = max_id;
-}
-
-void EdgeWriter::finish() {
-  if (kdst_)
-    b_.keys.resize(static_cast<std::size_t>(kdst_ - b_.keys.data()));
-  else
-    b_.edges.resize(static_cast<std::size_t>(edst_ - b_.edges.data()));
-}
-
-void EdgeWriter::add_wide(std::uint64_t a, std::uint64_t b) {
-  if (kdst_) {
-    // The first id of 2^32 or more: the keys so far become records.
-    b_.keys.resize(static_cast<std::size_t>(kdst_ - b_.keys.data()));
-    b_.edges.reserve(cap_);
-    edst_ = b_.edges.data();
-    for (const std::uint64_t k : b_.keys) *edst_++ = Edge64{k >> 32, k & 0xffffffffu};
-    b_.keys.release();
-    b_.wide = true;
-    kdst_ = nullptr;
-  }
-  *edst_++ = Edge64{a, b};
-}
-
-void widen(Block& b) {
-  if (b.wide) return;
-  BigBuffer<Edge64> edges(b.keys.size() + 1);
-  edges.resize(b.keys.size());
-  for (std::size_t i = 0; i < b.keys.size(); ++i)
-    edges[i] = Edge64{b.keys[i] >> 32, b.keys[i] & 0xffffffffu};
-  b.keys.release();
-  b.edges = std::move(edges);
-  b.wide = true;
-}
-
-void sort_block(Block& b) {
-  widen(b);
-  std::sort(b.edges.begin(), b.edges.end());
-  b.edges.resize(
-      static_cast<std::size_t>(std::unique(b.edges.begin(), b.edges.end()) - b.edges.begin()));
-  b.edges.trim();
-  BigBuffer<std::uint64_t> ids(2 * b.edges.size() + 1);
-  std::uint64_t* w = ids.data();
-  for (const Edge64& e : b.edges) *w++ = e.b;
-  std::sort(ids.data(), w);
-  // Merge in the (already sorted) first endpoints.
-  std::uint64_t* firsts = w;
-  for (const Edge64& e : b.edges) *w++ = e.a;
-  std::inplace_merge(ids.data(), firsts, w);
-  ids.resize(static_cast<std::size_t>(std::unique(ids.data(), w) - ids.data()));
-  ids.trim();
-  b.ids = std::move(ids);
 }
 
 }  // namespace tristream::conv

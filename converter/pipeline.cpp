@@ -42,8 +42,8 @@ namespace tristream::conv {
 
 std::uint64_t resolve_memory_limit(const ConvertOptions& options) {
   if (options.memory_limit) return options.memory_limit;
-  const std::uint64_t avail = available_host_memory();  // common/host_memory_policy.hpp
-  return avail ? avail / 10 * 7 : (std::uint64_t{4} << 30);
+  const std::uint64_t b = default_host_budget();  // common/host_memory_policy.hpp, as `count`
+  return b ? b : (std::uint64_t{4} << 30);
 }
 
 std::size_t job_bytes(const ConvertOptions& options) {

@@ -41,8 +41,8 @@ class Producer {
 ConvertSummary run_conversion(Producer& producer, const std::string& output,
                               const ConvertOptions& options, double start_seconds);
 
-// The memory limit in bytes (options.memory_limit, or 70% of available_host_memory(): MemAvailable
-// and the room under cgroup limits, common/host_memory_policy.hpp).
+// The memory limit in bytes (options.memory_limit, or default_host_budget(), the policy `count`
+// uses too: MemAvailable and the room under cgroup limits, common/host_memory_policy.hpp).
 std::uint64_t resolve_memory_limit(const ConvertOptions& options);
 // Bytes of input per parse job: up to 8 MiB, less under small memory limits so that the jobs in
 // flight (about 2 per thread) take at most a thirty-second of the limit.

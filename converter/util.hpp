@@ -108,12 +108,25 @@ inline bool operator==(const Edge64& x, const Edge64& y) {
 template <typename Fn>
 void parallel_for(unsigned threads, std::size_t n, std::size_t grain, Fn&& fn);
 
+// Sorts data[0..k) ascending on one thread (LSD radix over the bits that vary; scratch grows to k).
+void radix_sort_u64(std::uint64_t* data, std::size_t k, std::vector<std::uint64_t>& scratch);
+
+// Counts in parallel: fn(lo, hi, inc) calls inc(v), v < n, for the items [lo, hi) of [0, items),
+// and counts[v] grows by the number of such calls. Each worker counts into an array of its own
+// (the arrays summed at the end) when those take at most `budget` bytes; else all add to counts
+// atomically.
+template <typename Fn>
+void parallel_count(unsigned threads, std::size_t items, std::uint32_t* counts, std::size_t n,
+                    std::uint64_t budget, Fn&& fn);
+
 // Sorts keys ascending and removes repeats, in parallel: one MSD radix pass on the top bits into
 // tmp (which needs room for keys.size() elements), then each bucket sorted and deduplicated on
-// its own and the buckets packed back into keys. Returns the new keys.size(). The memory stays
-// near 8 bytes per key, not 16: the scatter returns the pages of keys it has read to the OS and
-// the packing those of tmp it has copied, and tmp is filled in small pages. tmp's contents are
-// discarded on entry.
+// its own, and the result handed back in keys: without repeats by swapping the two buffers (keys
+// then owns the memory tmp had), else copied back bucket by bucket in parallel. Returns the new
+// keys.size(). The memory stays near 8 bytes per key, not 16: the scatter returns the pages of
+// keys it has read to the OS and tmp is filled in small pages, so that its pages touched follow
+// the keys written; the copy back returns tmp's pages as it goes. tmp's contents are discarded
+// on entry.
 std::size_t parallel_sort_unique_u64(BigBuffer<std::uint64_t>& keys, BigBuffer<std::uint64_t>& tmp,
                                      unsigned threads);
 
@@ -159,6 +172,40 @@ void parallel_for(unsigned threads, std::size_t n, std::size_t grain, Fn&& fn) {
     throw_if_interrupted();
     const std::size_t lo = piece * grain;
     fn(lo, lo + grain < n ? lo + grain : n, w);
+  });
+}
+
+template <typename Fn>
+void parallel_count(unsigned threads, std::size_t items, std::uint32_t* counts, std::size_t n,
+                    std::uint64_t budget, Fn&& fn) {
+  constexpr std::size_t kGrain = std::size_t{1} << 16;
+  if (threads <= 1 || items <= kGrain) {
+    throw_if_interrupted();
+    fn(std::size_t{0}, items, [counts](std::uint64_t v) { ++counts[v]; });
+    return;
+  }
+  if (static_cast<std::uint64_t>(n) * 4 * threads > budget) {
+    parallel_for(threads, items, kGrain, [&](std::size_t lo, std::size_t hi, unsigned) {
+      fn(lo, hi,
+         [counts](std::uint64_t v) { __atomic_fetch_add(&counts[v], 1u, __ATOMIC_RELAXED); });
+    });
+    return;
+  }
+  std::vector<BigBuffer<std::uint32_t>> local(threads);
+  for (auto& l : local) {
+    l.reserve(n + 1);
+    l.resize(n);
+  }
+  parallel_for(threads, items, kGrain, [&](std::size_t lo, std::size_t hi, unsigned w) {
+    std::uint32_t* c = local[w].data();
+    fn(lo, hi, [c](std::uint64_t v) { ++c[v]; });
+  });
+  parallel_for(threads, n, kGrain, [&](std::size_t lo, std::size_t hi, unsigned) {
+    for (std::size_t v = lo; v < hi; ++v) {
+      std::uint32_t sum = counts[v];
+      for (const auto& l : local) sum += l[v];
+      counts[v] = sum;
+    }
   });
 }
 

@@ -68,12 +68,13 @@ std::vector<eid_t> orient_and_count(const KeySource& src, std::uint64_t n, Orien
   fill.resize(n);
   if (src.mem) {
     BigBuffer<std::uint64_t>& keys = *src.mem;
-    parallel_for(threads, src.count, 1 << 16, [&](std::size_t lo, std::size_t hi, unsigned) {
-      for (std::size_t i = lo; i < hi; ++i) {
-        keys[i] = orient(keys[i]);
-        __atomic_fetch_add(&fill[keys[i] >> 32], 1u, __ATOMIC_RELAXED);
-      }
-    });
+    parallel_count(threads, src.count, fill.data(), n, src.count,
+                   [&](std::size_t lo, std::size_t hi, auto&& inc) {
+                     for (std::size_t i = lo; i < hi; ++i) {
+                       keys[i] = orient(keys[i]);
+                       inc(keys[i] >> 32);
+                     }
+                   });
   } else {
     src.for_each_block(kBlock, [&](const std::uint64_t* k, std::size_t cnt) {
       parallel_for(threads, cnt, 1 << 16, [&](std::size_t lo, std::size_t hi, unsigned) {
@@ -117,26 +118,62 @@ std::vector<std::uint64_t> row_ranges(const KeySource& src, const std::vector<ei
 }
 
 // Step 4 (from a spill file with several ranges): one pass orients every key into the region of
-// a bucket file that its range owns (edges [offsets[r0], offsets[r1]) of G+).
+// a bucket file that its range owns (edges [offsets[r0], offsets[r1]) of G+). Per block of the
+// source, on all threads: the keys are oriented and grouped by range (a count, then a scatter
+// per piece), and each range's group is appended to its region. The order inside a region does
+// not matter: gather_range's caller sorts it.
 std::unique_ptr<TempFile> bucket_rows(const KeySource& src, const std::vector<eid_t>& offsets,
                                       const std::vector<std::uint64_t>& start, Orienter orient,
                                       const TailContext& ctx) {
   const std::size_t ranges = start.size() - 1;
   auto buckets = std::make_unique<TempFile>(ctx.tmp_dir);
-  std::vector<std::unique_ptr<RunWriter<std::uint64_t>>> w;
-  const std::size_t per = static_cast<std::size_t>(
-      std::clamp<std::uint64_t>(ctx.limit / 4 / 8 / ranges, 512, std::uint64_t{1} << 19));
-  for (std::size_t i = 0; i < ranges; ++i)
-    w.push_back(std::make_unique<RunWriter<std::uint64_t>>(*buckets, per, offsets[start[i]]));
+  std::vector<std::uint64_t> cursor(ranges);  // the next key of each range's region
+  for (std::size_t r = 0; r < ranges; ++r) cursor[r] = offsets[start[r]];
+  auto range_of = [&](std::uint64_t o) {
+    return static_cast<std::size_t>(std::upper_bound(start.begin(), start.end(), o >> 32) -
+                                    start.begin() - 1);
+  };
+  const std::size_t pieces = std::max(1u, ctx.threads);
+  BigBuffer<std::uint64_t> oriented(kBlock), grouped(kBlock);
+  BigBuffer<std::uint32_t> range(kBlock);
+  std::vector<std::uint64_t> at(pieces * ranges);  // piece p's next place for range r
+  std::vector<std::uint64_t> group(ranges + 1);
   src.for_each_block(kBlock, [&](const std::uint64_t* k, std::size_t cnt) {
-    for (std::size_t i = 0; i < cnt; ++i) {
-      const std::uint64_t o = orient(k[i]);
-      const std::size_t r = static_cast<std::size_t>(
-          std::upper_bound(start.begin(), start.end(), o >> 32) - start.begin() - 1);
-      w[r]->push(o);
+    std::fill(at.begin(), at.end(), 0);
+    parallel_for(ctx.threads, pieces, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
+      for (std::size_t p = lo; p < hi; ++p) {
+        const ChunkRange c = chunk_range(cnt, pieces, p);
+        for (std::uint64_t i = c.lo; i < c.hi; ++i) {
+          oriented[i] = orient(k[i]);
+          range[i] = static_cast<std::uint32_t>(range_of(oriented[i]));
+          ++at[p * ranges + range[i]];
+        }
+      }
+    });
+    std::uint64_t run = 0;
+    for (std::size_t r = 0; r < ranges; ++r) {
+      group[r] = run;
+      for (std::size_t p = 0; p < pieces; ++p) {
+        const std::uint64_t c = at[p * ranges + r];
+        at[p * ranges + r] = run;
+        run += c;
+      }
+    }
+    group[ranges] = run;
+    parallel_for(ctx.threads, pieces, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
+      for (std::size_t p = lo; p < hi; ++p) {
+        const ChunkRange c = chunk_range(cnt, pieces, p);
+        for (std::uint64_t i = c.lo; i < c.hi; ++i)
+          grouped[at[p * ranges + range[i]]++] = oriented[i];
+      }
+    });
+    for (std::size_t r = 0; r < ranges; ++r) {
+      const std::uint64_t len = group[r + 1] - group[r];
+      if (len == 0) continue;
+      buckets->write_at(cursor[r] * 8, grouped.data() + group[r], len * 8);
+      cursor[r] += len;
     }
   });
-  for (auto& x : w) x->flush();
   stage_done("bucket rows");
   return buckets;
 }

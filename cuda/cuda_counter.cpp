@@ -32,6 +32,7 @@ class CudaCounter final : public Counter {
     cuda::validate_kernel_name(kernel_);
     info_ = cuda::device_info(device_);
     stream_ = std::make_unique<cuda::Stream>();
+    result_.allocate(1);
   }
 
   std::string backend() const override { return "cuda"; }
@@ -115,8 +116,9 @@ class CudaCounter final : public Counter {
     }
 
     // 3. Count through the one entry the streaming backend uses too, with the host views as the
-    // host copies that plan the launch and `auto`. The total comes back into `result`, read after
-    // the stream's synchronisation below.
+    // host copies that plan the launch and `auto`. The total comes back into the pinned word
+    // result_ (an asynchronous copy: into pageable memory it would block until the kernels end,
+    // where SIGINT is not polled); the wait for it polls the interrupt flag (wait.hpp).
     cuda::DeviceBuffer<unsigned long long> total(1);
     cuda::DeviceCount job;
     job.A = *dA;
@@ -127,18 +129,17 @@ class CudaCounter final : public Counter {
     job.host.b_offsets = B.offsets;
     job.host.c_offsets = C.offsets;
     job.per_vertex = dpv;
-    unsigned long long result = 0;
-    cuda::enqueue_device_count(job, kernel_, total.get(), &result, s);
+    cuda::enqueue_device_count(job, kernel_, total.get(), result_.get(), s);
+    cuda::wait_stream(s);  // SIGINT/SIGTERM: Error(Interrupted); the frees below wait for it
+    const count_t result = result_[0];
 
-    // 4. Copy back the per-vertex counts.
+    // 4. Copy back the per-vertex counts (the kernels have finished).
     std::vector<std::vector<count_t>> pv_host(pv_arrays.size());
     for (std::size_t i = 0; i < pv_arrays.size(); ++i) {
       pv_host[i].resize(pv_arrays[i]->size);
-      TS_CUDA_CHECK(cudaMemcpyAsync(pv_host[i].data(), pv_arrays[i]->dev.get(),
-                                    pv_arrays[i]->size * sizeof(count_t), cudaMemcpyDeviceToHost,
-                                    s));
+      TS_CUDA_CHECK(cudaMemcpy(pv_host[i].data(), pv_arrays[i]->dev.get(),
+                               pv_arrays[i]->size * sizeof(count_t), cudaMemcpyDeviceToHost));
     }
-    cuda::wait_stream(s);  // SIGINT/SIGTERM: Error(Interrupted); the frees below wait for it
     for (std::size_t i = 0; i < pv_arrays.size(); ++i)
       for (std::uint64_t x = 0; x < pv_arrays[i]->size; ++x) pv_arrays[i]->host[x] += pv_host[i][x];
     return result;
@@ -154,6 +155,7 @@ class CudaCounter final : public Counter {
   int device_;
   cuda::DeviceInfo info_;
   std::unique_ptr<cuda::Stream> stream_;
+  cuda::PinnedBuffer<unsigned long long> result_;  // the count's total, copied back per count
 };
 
 }  // namespace

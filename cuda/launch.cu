@@ -48,6 +48,28 @@ int current_sm_count(int* device) {
   return sms;
 }
 
+// In core: a mesh-like graph, whose rows are short (mean out-degree at most 8) and whose edges
+// join nearby ids (at least half of the sampled edges u -> v within max(1024, rows / 64) ids),
+// which `gui`'s searches read from cache (docs/kernels.md, "The auto rule"). Samples every
+// ceil(rows / 4096)-th row, at most 8 columns each.
+bool local_and_sparse(const CsrView& A, const eid_t* off, const vid_t* cols) {
+  if (!off || A.rows == 0) return false;
+  const double mean = static_cast<double>(off[A.rows] - off[0]) / static_cast<double>(A.rows);
+  if (mean > 8.0) return false;
+  const std::uint64_t window = std::max<std::uint64_t>(1024, A.rows / 64);
+  const std::uint64_t step = std::max<std::uint64_t>(1, A.rows >> 12);
+  std::uint64_t near = 0, seen = 0;
+  for (std::uint64_t u = 0; u < A.rows; u += step) {
+    const eid_t stride = std::max<eid_t>(1, (off[u + 1] - off[u]) / 8);
+    for (eid_t e = off[u]; e < off[u + 1]; e += stride) {
+      const std::uint64_t v = cols[e];
+      near += (v > u ? v - u : u - v) <= window;
+      ++seen;
+    }
+  }
+  return seen > 0 && 2 * near >= seen;
+}
+
 }  // namespace
 
 void validate_kernel_name(const std::string& kernel) {
@@ -61,7 +83,8 @@ std::string choose_kernel(const CsrView& A, const CsrView& B, const CsrView& C,
   // the wedges, about sum over u of |A(u)| |B(u)| / 2 (W), after a transpose of A, and
   // `trust:lite` is `trust` with light rows packed into windows.
   //   In core (A = B = C): the skew of the out-degrees, R = E[d^2] / E[d]^2 over a sample of at
-  //   most 2^12 rows, predicts P / W: R > 2 -> trust:in, else trust:lite.
+  //   most 2^12 rows, predicts P / W: R > 2 -> trust:in; else, with A's columns on the host, a
+  //   mesh-like graph (short rows joining nearby ids: local_and_sparse) -> gui; else trust:lite.
   //   Blocks of a partition: P / W estimated on a sample (at most 2^10 rows, 8 columns each)
   //   when host copies of A's columns and B's and C's offsets are given: P / W > 2.5 -> trust:in,
   //   else trust; without them, R as above with trust for R <= 2.
@@ -126,7 +149,9 @@ std::string choose_kernel(const CsrView& A, const CsrView& B, const CsrView& C,
   // a packed sample leaves out the empty rows: E[d^2] / E[d]^2 over all rows is rows / count
   // times that over the rows with columns
   const double r = s2 * k / (s1 * s1) * static_cast<double>(A.rows) / static_cast<double>(space);
-  return r > 2.0 ? "trust:in" : light;
+  if (r > 2.0) return "trust:in";
+  if (same && host.a_cols && local_and_sparse(A, host_offsets_A, host.a_cols)) return "gui";
+  return light;
 }
 
 void enqueue_count(const CsrView& A, const CsrView& B, const CsrView& C, const std::string& kernel,

@@ -411,6 +411,9 @@ void Reader::Impl::read_chunk(std::uint64_t k, vid_t* out) const {
     fail_chunk(
         "adjacency", k,
         "decompressed " + std::to_string(got) + " bytes, expected " + std::to_string(c.raw_size));
+  // A frame over 1 MiB goes back at once rather than staying with the thread: a count's host
+  // budget holds one frame per thread only while it reads.
+  if (frame.capacity() > (std::size_t{1} << 20)) std::vector<unsigned char>().swap(frame);
 
   // Decode (delta) and validate: every id < n, above its row, strictly ascending within a row.
   // The first id of each row segment is stored relative to the row (delta) or as is (plain).

@@ -1,25 +1,42 @@
 #!/usr/bin/env bash
-# bench_convert.sh — the converter benchmark: generates a Kronecker graph (Graph500 parameters,
-# edge factor 16) as binary uint64 pairs (.bin) and as a text edge list (.el), times
-# `tristream convert` on each and prints a table. Targets on the 16-core GPU machine at scale 26
-# (about 1.07 billion generated edges): binary under 60 s, text under 120 s.
+# bench_convert.sh — the converter benchmark: generates Kronecker graphs (Graph500 parameters) as
+# binary uint64 pairs and as text edge lists, times whole `tristream convert` commands on them and
+# prints a markdown table (seconds, input edges per second, peak RSS) with the per-stage seconds
+# of every run (the converter's stage clock, TRISTREAM_CONVERT_TIMING=1) below it.
 #
-# usage: scripts/bench_convert.sh [SCALE]             (default: 26; try 18..22 on a laptop)
+# Rows (scale 26, edge factor 16: 1.07 billion generated edges; targets for a 16-core machine):
+#   binary file, in memory                                  <= 6 s
+#   text file, in memory                                    <= 8 s
+#   text file, --memory-limit $MEMORY_LIMIT (out of core)   <= 25 s
+#   $BIG_FACTOR * 2^scale edges as bin64 through `cat file |` (standard input), in memory:
+#     at least 100 M edges/s (edge factor 27: 1.8 billion edges)
+#
+# usage: scripts/bench_convert.sh [SCALE]       (default 26; 20..22 on a laptop)
 #   BIN           the tristream binary [build/tristream; built with CMake + Ninja if missing]
-#   WORK          work folder for the inputs and outputs [bench/out/convert]
+#   BASE_BIN      a second binary (e.g. the previous version) run right after BIN on every row,
+#                 for a before/after table from the same machine [none]
+#   WORK          work folder for the inputs, outputs and spill files [bench/out/convert]
 #   THREADS       worker threads [all cores]
-#   MEMORY_LIMIT  also convert the text input out of core under this limit (e.g. 4G) [off]
-#   KEEP          1 = keep the generated inputs [0]
-# Needs free disk of about 40 bytes per generated edge (scale 26: about 40 GiB).
-# Writes WORK/results.md (the table) and WORK/results.jsonl (the converter's JSON summaries).
+#   MEMORY_LIMIT  the out-of-core row's limit [8G]; "off" skips the row
+#   BIG_FACTOR    edge factor of the standard-input row [27]; 0 skips the row
+#   REPS          runs of every row and binary (the table shows each) [1]
+#   ROWS          which rows: any of "bin text limit stdin" [all four]
+# Disk: one input at a time is kept (scale 26: text 18 GB, binary 17 GB, the bin64 input of
+# edge factor 27 29 GB), plus the output and, out of core, spill files: the runs (16 bytes per
+# unique edge) with the merged stream (8), then the stream with the row buckets (8): about 45 GB
+# at most at scale 26 under an 8G limit. Writes WORK/results.md and WORK/stages.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SCALE=${1:-26}
 BIN=${BIN:-build/tristream}
+BASE_BIN=${BASE_BIN:-}
 WORK=${WORK:-bench/out/convert}
 THREADS=${THREADS:-0}
-MEMORY_LIMIT=${MEMORY_LIMIT:-}
-KEEP=${KEEP:-0}
+MEMORY_LIMIT=${MEMORY_LIMIT:-8G}
+BIG_FACTOR=${BIG_FACTOR:-27}
+REPS=${REPS:-1}
+ROWS=${ROWS:-bin text limit stdin}
+want() { case " $ROWS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 
 if [ ! -x "$BIN" ]; then
   echo "bench_convert: building $BIN" >&2
@@ -28,75 +45,106 @@ if [ ! -x "$BIN" ]; then
   BIN=build/tristream
 fi
 mkdir -p "$WORK"
-RES_JSON="$WORK/results.jsonl"
 RES_MD="$WORK/results.md"
-: >"$RES_JSON"
-cores=$(nproc)
+STAGES="$WORK/stages.txt"
+: >"$STAGES"
 tflag=()
 [ "$THREADS" = 0 ] || tflag=(--threads "$THREADS")
+bins=("$BIN")
+[ -z "$BASE_BIN" ] || bins+=("$BASE_BIN")
 
 now() { date +%s.%N; }
-elapsed() { python3 -c "import sys; print(f'{float(sys.argv[2]) - float(sys.argv[1]):.2f}')" "$1" "$2"; }
-field() { python3 -c "import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])" "$1" "$2"; }
+calc() { python3 -c "import sys; print(format(eval(sys.argv[1]), sys.argv[2]))" "$1" "$2"; }
 
 rows=()
-# convert_one LABEL INPUT TARGET_S [extra args] — times one conversion, appends a table row
+# convert_one LABEL INPUT TARGET FEED [extra args] — times one whole command per binary and rep.
+#   INPUT is the file; FEED "file" converts it by name, "cat" pipes it to standard input.
+#   TARGET: "s<=X" (seconds) or "rate>=X" (M edges/s) or "-".
 convert_one() {
-  local label=$1 input=$2 target=$3
-  shift 3
-  local out="$WORK/kron$SCALE.tcsr" t0 t1 json wall rss="" timefile="$WORK/time.txt"
-  rm -f "$out"
-  sync
-  t0=$(now)
-  if [ -x /usr/bin/time ]; then
-    json=$(/usr/bin/time -f %M -o "$timefile" "$BIN" convert "$input" -o "$out" --quiet --json \
-      --tmp-dir "$WORK" "${tflag[@]}" "$@")
-    rss=$(( $(tail -n 1 "$timefile") / 1024 ))
-  else
-    json=$("$BIN" convert "$input" -o "$out" --quiet --json --tmp-dir "$WORK" "${tflag[@]}" "$@")
-  fi
-  t1=$(now)
-  wall=$(elapsed "$t0" "$t1")
-  echo "$json" >>"$RES_JSON"
-  local edges secs mode verdict
-  edges=$(field "$json" input_edges)
-  secs=$(field "$json" seconds)
-  mode=$([ "$(field "$json" out_of_core)" = True ] && echo "out of core" || echo "in memory")
-  if [ "$target" = - ]; then
-    verdict="-"
-  else
-    verdict="< $target s: $(python3 -c "import sys; print('yes' if float(sys.argv[1]) < float(sys.argv[2]) else 'NO')" "$wall" "$target")"
-  fi
-  rows+=("| $label | $(du -h "$input" | cut -f1) | $edges | $(field "$json" edges) | $wall | $(python3 -c "import sys; print(f'{float(sys.argv[1]) / float(sys.argv[2]) / 1e6:.1f}')" "$edges" "$wall") | ${rss:-?} | $mode | $verdict |")
-  echo "bench_convert: $label: $wall s ($mode)" >&2
-  rm -f "$out"
+  local label=$1 input=$2 target=$3 feed=$4
+  shift 4
+  local size
+  size=$(du -h "$input" | cut -f1)
+  for rep in $(seq "$REPS"); do
+    for bin in "${bins[@]}"; do
+      local out="$WORK/out.tcsr" timefile="$WORK/time.txt" errfile="$WORK/err.txt" json t0 t1
+      rm -f "$out"
+      sync
+      t0=$(now)
+      if [ "$feed" = cat ]; then
+        json=$(cat "$input" | TRISTREAM_CONVERT_TIMING=1 /usr/bin/time -f %M -o "$timefile" \
+          "$bin" convert - -o "$out" --quiet --json --tmp-dir "$WORK" "${tflag[@]}" "$@" \
+          2>"$errfile")
+      else
+        json=$(TRISTREAM_CONVERT_TIMING=1 /usr/bin/time -f %M -o "$timefile" \
+          "$bin" convert "$input" -o "$out" --quiet --json --tmp-dir "$WORK" "${tflag[@]}" "$@" \
+          2>"$errfile")
+      fi
+      t1=$(now)
+      local wall edges rss mode rate verdict
+      wall=$(calc "$t1 - $t0" .2f)
+      edges=$(python3 -c "import json,sys; print(json.loads(sys.argv[1])['input_edges'])" "$json")
+      mode=$(python3 -c "import json,sys; print('out of core' if json.loads(sys.argv[1])['out_of_core'] else 'in memory')" "$json")
+      rss=$(calc "$(tail -n 1 "$timefile") / 1048576" .1f)
+      rate=$(calc "$edges / $wall / 1e6" .1f)
+      case "$target" in
+        s\<=*) verdict="<= ${target#s<=} s: $(calc "$wall <= ${target#s<=}" '')" ;;
+        rate\>=*) verdict=">= ${target#rate>=} M/s: $(calc "$rate >= ${target#rate>=}" '')" ;;
+        *) verdict="-" ;;
+      esac
+      rows+=("| $label | $bin | $size | $edges | $wall | $rate | $rss | $mode | $verdict |")
+      { echo "== $label ($bin, run $rep): $wall s"; grep '^\[convert\]' "$errfile" || true; } >>"$STAGES"
+      echo "bench_convert: $label ($bin): $wall s, $rate M edges/s, peak RSS $rss GiB ($mode)" >&2
+      rm -f "$out"
+    done
+  done
 }
 
-gen() {
+gen() {  # gen PATH [generate args] — a Kronecker graph of this scale, unless PATH exists
   local path=$1
+  shift
   [ -f "$path" ] && return 0
-  local t0 t1
+  local t0
   t0=$(now)
-  "$BIN" generate kronecker --scale "$SCALE" -o "$path" "${tflag[@]}" >/dev/null
-  t1=$(now)
-  echo "bench_convert: generated $path in $(elapsed "$t0" "$t1") s" >&2
+  "$BIN" generate kronecker --scale "$SCALE" -o "$path" --quiet "${tflag[@]}" "$@" >/dev/null
+  echo "bench_convert: generated $path in $(calc "$(now) - $t0" .1f) s" >&2
 }
 
-gen "$WORK/kron$SCALE.bin"
-convert_one "binary (.bin, uint64 pairs)" "$WORK/kron$SCALE.bin" 60
-[ "$KEEP" = 1 ] || rm -f "$WORK/kron$SCALE.bin"
-gen "$WORK/kron$SCALE.el"
-convert_one "text (.el)" "$WORK/kron$SCALE.el" 120
-if [ -n "$MEMORY_LIMIT" ]; then
-  convert_one "text, --memory-limit $MEMORY_LIMIT" "$WORK/kron$SCALE.el" - --memory-limit "$MEMORY_LIMIT"
+# 1. Binary file.
+if want bin; then
+  gen "$WORK/kron$SCALE.bin"
+  convert_one "binary file (.bin)" "$WORK/kron$SCALE.bin" "s<=6" file
+  rm -f "$WORK/kron$SCALE.bin"
 fi
-[ "$KEEP" = 1 ] || rm -f "$WORK/kron$SCALE.el"
+# 2. Text file, in memory and out of core.
+if want text || want limit; then
+  gen "$WORK/kron$SCALE.el"
+  want text && convert_one "text file (.el)" "$WORK/kron$SCALE.el" "s<=8" file
+  if want limit && [ "$MEMORY_LIMIT" != off ]; then
+    convert_one "text file, --memory-limit $MEMORY_LIMIT" "$WORK/kron$SCALE.el" "s<=25" file \
+      --memory-limit "$MEMORY_LIMIT"
+  fi
+  rm -f "$WORK/kron$SCALE.el"
+fi
+# 3. A larger bin64 input on standard input.
+if want stdin && [ "$BIG_FACTOR" != 0 ]; then
+  gen "$WORK/big$SCALE.bin" --edge-factor "$BIG_FACTOR"
+  convert_one "bin64 through cat (edge factor $BIG_FACTOR)" "$WORK/big$SCALE.bin" "rate>=100" cat \
+    --format bin64
+  rm -f "$WORK/big$SCALE.bin"
+fi
 
 {
-  echo "Kronecker scale $SCALE (edge factor 16), $cores cores, $(uname -n), $(date -u +%Y-%m-%dT%H:%MZ)"
-  echo "command: scripts/bench_convert.sh $SCALE"
+  echo "Kronecker scale $SCALE, $(nproc) cores, $(uname -n), $(date -u +%Y-%m-%dT%H:%MZ)"
+  echo "command: scripts/bench_convert.sh $SCALE (whole commands; peak RSS from /usr/bin/time)"
   echo
-  echo "| input | size | input edges | edges after cleaning | seconds | M edges/s | peak RSS MiB | mode | target |"
+  echo "| input | binary | size | input edges | seconds | M edges/s | peak RSS GiB | mode | target |"
   echo "|---|---|---|---|---|---|---|---|---|"
   printf '%s\n' "${rows[@]}"
+  echo
+  echo "Seconds per stage (TRISTREAM_CONVERT_TIMING=1):"
+  echo
+  echo '```'
+  cat "$STAGES"
+  echo '```'
 } | tee "$RES_MD"

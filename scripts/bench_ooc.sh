@@ -139,7 +139,8 @@ for S in "${SCALES[@]}"; do
   fi
 
   # cgroup v2: memory.max = half the file, so the file is twice the memory the count may use.
-  # The count takes its host budget from the cgroup (3/4 of memory.max - memory.current, minus the
+  # The count takes its host budget from the cgroup (what it holds plus 7/8 of memory.max -
+  # memory.current, minus what it holds beside the plan and the
   # concurrent degree stream): too small for a full host slot of the graph, so with a device that
   # holds the graph the planner picks the in-core unit with streamed staging (checked below),
   # and its wall time is reported against the unconstrained count ("x in-core" column).

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """plot_timeline.py — draws a tristream Chrome trace (tristream count --trace FILE) as a PNG
-timeline: one lane per stage (decompress, transform, upload, kernel, wait), one bar per unit.
+timeline: one lane per stage (decompress, transform, upload, kernel, wait), one bar per unit; with
+several workers (--devices, --hybrid) one group of lanes per worker.
 
 usage: scripts/plot_timeline.py TRACE.json [-o OUT.png] [--title TEXT] [--max-units N]
 
@@ -49,12 +50,17 @@ def main():
     with open(args.trace) as f:
         trace = json.load(f)
     events = trace["traceEvents"] if isinstance(trace, dict) else trace
-    lanes, title = {}, "tristream"
+    # lanes keyed by (pid, tid): a process per worker when there are several
+    lanes, procs, title = {}, {}, "tristream"
     for e in events:
         if e.get("ph") == "M" and e.get("name") == "thread_name":
-            lanes[e["tid"]] = e["args"]["name"]
+            lanes[(e.get("pid", 1), e["tid"])] = e["args"]["name"]
         if e.get("ph") == "M" and e.get("name") == "process_name":
-            title = e["args"]["name"]
+            procs[e.get("pid", 1)] = e["args"]["name"]
+    if len(procs) == 1:
+        title = next(iter(procs.values()))
+    elif procs:
+        title = "tristream, %d workers" % len(procs)
     spans = [e for e in events if e.get("ph") == "X"]
     if args.max_units > 0:
         spans = [e for e in spans if e.get("args", {}).get("unit", 0) < args.max_units]
@@ -62,18 +68,24 @@ def main():
         sys.exit("plot_timeline: no spans in " + args.trace)
     plt = need_matplotlib()
 
-    order = sorted(lanes) if lanes else sorted({e["tid"] for e in spans})
+    used = {(e.get("pid", 1), e["tid"]) for e in spans}
+    order = sorted(k for k in lanes if k in used or len(procs) <= 1) if lanes else sorted(used)
     ypos = {tid: i for i, tid in enumerate(reversed(order))}
     fig, ax = plt.subplots(figsize=(14, 0.7 * len(order) + 1.8))
     t0 = min(e["ts"] for e in spans)
+
+    def label(key):
+        name = lanes.get(key, str(key[1]))
+        return "w%d %s" % (key[0] - 1, name) if len(procs) > 1 else name
+
     for tid in order:
-        mine = [e for e in spans if e["tid"] == tid]
-        name = lanes.get(tid, str(tid))
+        mine = [e for e in spans if (e.get("pid", 1), e["tid"]) == tid]
+        name = lanes.get(tid, str(tid[1]))
         bars = [((e["ts"] - t0) / 1000.0, max(e["dur"] / 1000.0, 1e-3)) for e in mine]
         ax.broken_barh(bars, (ypos[tid] - 0.35, 0.7), facecolors=COLORS.get(name, "#969696"),
                        edgecolors="white", linewidth=0.3)
     ax.set_yticks([ypos[t] for t in order])
-    ax.set_yticklabels([lanes.get(t, str(t)) for t in order])
+    ax.set_yticklabels([label(t) for t in order])
     ax.set_xlabel("time (ms)")
     other = trace.get("otherData", {}) if isinstance(trace, dict) else {}
     sub = ""

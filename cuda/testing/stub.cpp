@@ -15,7 +15,7 @@ namespace {
 }  // namespace
 
 std::vector<KernelRun> time_kernels(const CsrView&, const std::vector<std::string>&, int, int,
-                                    double) {
+                                    double, bool) {
   no_cuda();
 }
 

@@ -24,9 +24,12 @@ struct KernelRun {
 
 // Uploads the in-core graph g to device `device` once; for each kernel, one warm-up run, then
 // `reps` runs timed by CUDA events around enqueue_count (scratch allocation included), and the
-// median. A kernel whose warm-up takes longer than max_ms is timed by its warm-up alone.
+// median. A kernel whose warm-up takes longer than max_ms is timed by its warm-up alone. With
+// `profile`, each kernel runs once after its warm-up, between cudaProfilerStart and
+// cudaProfilerStop (reps ignored): a profiler started with profiling off (Nsight Compute
+// --profile-from-start off) sees exactly one count per kernel.
 std::vector<KernelRun> time_kernels(const CsrView& g, const std::vector<std::string>& kernels,
-                                    int reps, int device, double max_ms);
+                                    int reps, int device, double max_ms, bool profile = false);
 
 // orient_edge_list (csr.hpp) on the GPU, followed by compaction: vertices without edges are
 // dropped (they rank first; the others keep their order), so n becomes the number of vertices

@@ -3,8 +3,8 @@
 //
 // resolve_budgets() is the only place that reads the machine for them: the backend's free device
 // memory (less a reserve), the host-memory policy (common/host_memory_policy.hpp: MemAvailable and
-// cgroup room, 3/4 of it) and the hardware's threads. Everything below (the planner's options,
-// the driver) takes the Budgets value it is given and never re-derives a figure.
+// cgroup room: default_host_budget) and the hardware's threads. Everything below (the planner's
+// options, the driver) takes the Budgets value it is given and never re-derives a figure.
 #pragma once
 
 #include <cstdint>
@@ -19,7 +19,7 @@ struct Budgets {
   std::uint64_t host_bytes = 0;    // 0 = unlimited (unknown)
   unsigned threads = 1;            // host threads (>= 1)
   // Where each figure came from, for messages: "--gpu-memory", "free device memory less a
-  // reserve", "3/4 of the available host memory", ...
+  // reserve", "--host-memory", ...
   std::string device_from, host_from, threads_from;
 };
 

@@ -25,6 +25,9 @@ struct CounterOptions {
   unsigned threads = 0;         // CPU threads; 0 = hardware concurrency
   std::string kernel = "auto";  // CUDA kernel: auto|lstc|trust|wedge|gui|bitmap
   int device = 0;               // CUDA device ordinal
+  // CPU: added to the nice value of the counting threads (the CPU beside GPUs counts below the
+  // threads that feed them); 0 = as the creating thread.
+  int nice = 0;
 };
 
 class Counter {

@@ -248,7 +248,9 @@ class StreamingBackend : public HostRegistrar {
   // Counts the unit in the slot after its upload. Returns at once.
   virtual void count_async(int slot, const UnitLayout& layout) = 0;
   // Waits for the slot's count and returns it (per-vertex pointers valid until the next
-  // count_async on that slot). Rethrows a failure of the count.
+  // count_async on that slot). Rethrows a failure of the count. Throws Error(Interrupted) when
+  // SIGINT/SIGTERM (common/interrupt.hpp) comes before the count has finished; release() then
+  // waits for the work still running.
   virtual SlotResult wait(int slot) = 0;
   // Frees the slots (pinned and device memory). Safe to call twice.
   virtual void release() = 0;
@@ -348,8 +350,10 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
                      const PipelineOptions& options);
 
 // Undirected degrees (out + in) of every vertex, streamed chunk by chunk on `threads` threads
-// (for transitivity and clustering without loading the graph).
-std::vector<eid_t> streamed_degrees(const GraphSource& g, unsigned threads = 0);
+// (for transitivity and clustering without loading the graph); with max_bytes, on fewer threads
+// when n degrees and a chunk per thread would exceed it (one at least).
+std::vector<eid_t> streamed_degrees(const GraphSource& g, unsigned threads = 0,
+                                    std::uint64_t max_bytes = 0);
 // The host bytes streamed_degrees holds at its peak: the degrees and one chunk per thread.
 std::uint64_t streamed_degrees_bytes(const GraphSource& g, unsigned threads = 0);
 

@@ -143,6 +143,10 @@ struct CountResult {
   double convert_seconds = 0;  // converting an edge-list input (0 for a .tcsr file)
   double plan_seconds = 0;     // the census and the planner
   double count_seconds = 0;    // the streamed count
+  // The host budget of the whole process (0 = unlimited) and the process's peak resident memory
+  // when the call returned (VmHWM, common/host_peak.hpp; 0 when unknown): docs/memory.md.
+  std::uint64_t host_budget_bytes = 0;
+  std::uint64_t host_peak_bytes = 0;
   // Where the call's seconds went (docs/outputs.md, "Timing"). The stages of the calling thread
   // run one after the other: [convert], open, [wait for startup], census, plan, pipeline, finish;
   // startup (the backend's device initialisation) runs on its own thread from the call's start.

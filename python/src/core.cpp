@@ -49,6 +49,8 @@ nb::dict result_dict(tristream::CountResult&& r, bool per_vertex, bool clusterin
   d["convert_seconds"] = r.convert_seconds;
   d["plan_seconds"] = r.plan_seconds;
   d["count_seconds"] = r.count_seconds;
+  d["host_budget_bytes"] = r.host_budget_bytes;
+  d["host_peak_bytes"] = r.host_peak_bytes;
   return d;
 }
 
@@ -126,6 +128,10 @@ NB_MODULE(_core, m) {
       .def_rw("backend", &tristream::CountOptions::backend)
       .def_rw("kernel", &tristream::CountOptions::kernel)
       .def_rw("device", &tristream::CountOptions::device)
+      .def_rw("devices", &tristream::CountOptions::devices)
+      .def_rw("hybrid", &tristream::CountOptions::hybrid)
+      .def_rw("cpu_workers", &tristream::CountOptions::cpu_workers)
+      .def_rw("rank_split", &tristream::CountOptions::rank_split)
       .def_rw("threads", &tristream::CountOptions::threads)
       .def_prop_rw(
           "gpu_memory", [](const tristream::CountOptions& o) { return o.gpu_memory.bytes(); },

@@ -23,9 +23,10 @@ from ._core import DeviceError, Error, InputError, UsageError
 __version__ = _core.__version__
 __all__ = ["count", "convert", "Result", "Error", "InputError", "UsageError", "DeviceError"]
 
-_COUNT_OPTIONS = ("backend", "kernel", "device", "threads", "gpu_memory", "host_memory", "scheme",
-                  "parts", "per_vertex", "clustering", "format", "delimiter", "header", "names",
-                  "count_isolated", "tmp_dir", "quiet", "trace")
+_COUNT_OPTIONS = ("backend", "kernel", "device", "devices", "hybrid", "cpu_workers", "rank_split",
+                  "threads", "gpu_memory", "host_memory", "scheme", "parts", "per_vertex",
+                  "clustering", "format", "delimiter", "header", "names", "count_isolated",
+                  "tmp_dir", "quiet", "trace")
 _CONVERT_OPTIONS = ("format", "delimiter", "header", "names", "memory_limit", "tmp_dir", "threads",
                     "quiet", "chunk_size", "zstd_level")
 _SIZES = ("gpu_memory", "host_memory", "memory_limit", "chunk_size")
@@ -45,8 +46,34 @@ def _options(cls, names, options):
             value = str(value)
         elif key in ("tmp_dir", "trace") and value is not None:
             value = os.fspath(value)
+        elif key == "devices":
+            value = _devices_text(value)
+        elif key == "cpu_workers":
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise TypeError("cpu_workers: expected a number of CPU workers")
+            if value < 0:  # above the limit, the library says so
+                raise UsageError(f"cpu_workers (--workers): expected 0 or more, got {value}")
         setattr(o, key, value)
     return o
+
+
+def _devices_text(devices):
+    """devices= as the command line's --devices: "all", "0,1,3", or a sequence of ordinals."""
+    if devices is None:
+        return ""
+    if isinstance(devices, str):
+        return devices
+    if isinstance(devices, int) and not isinstance(devices, bool):
+        devices = [devices]
+    try:
+        items = list(devices)
+    except TypeError:
+        raise TypeError("devices: expected 'all', a list like '0,1,3' or a sequence of "
+                        "CUDA ordinals") from None
+    if any(isinstance(d, bool) or not isinstance(d, int) for d in items):
+        raise UsageError(f"devices: expected 'all' or CUDA ordinals like [0, 1, 3], got {devices!r}")
+    # A negative ordinal reaches the library as text, which refuses it with the CLI's message.
+    return ",".join(str(d) for d in items)
 
 
 def _is_networkx(graph):
@@ -82,6 +109,8 @@ class Result:
         triangles (path and array inputs).
     stats, plan: the pipeline's measurements and the partition (dicts).
     backend, device, seconds: where and how long.
+    host_budget_bytes, host_peak_bytes: the process's host budget (0 = unlimited) and its peak
+        resident memory when the count returned (docs/memory.md).
     """
 
     def __init__(self, raw, nodes=None):
@@ -94,6 +123,8 @@ class Result:
         self.seconds = raw["seconds"]
         self.convert_seconds = raw["convert_seconds"]
         self.count_seconds = raw["count_seconds"]
+        self.host_budget_bytes = raw["host_budget_bytes"]
+        self.host_peak_bytes = raw["host_peak_bytes"]
         self.stats = json.loads(raw["stats"])
         self.plan = json.loads(raw["plan"])
         self.vertex_ids = raw["vertex_ids"]
@@ -143,9 +174,10 @@ class Result:
 def count(graph, **options) -> Result:
     """Counts the triangles of `graph`: a path (str or os.PathLike) to a .tcsr file or an edge
     list, a NumPy (m, 2) integer array of edges (ids >= 0), or a networkx graph (directed graphs
-    are taken as undirected). Options: backend, kernel, device, threads, gpu_memory,
-    host_memory, scheme, parts, per_vertex, clustering, format, tmp_dir, quiet, trace (the
-    command line's meanings). The GIL is released while counting. Raises tristream.InputError
+    are taken as undirected). Options: backend, kernel, device, devices ("all", "0,1" or
+    [0, 1]: one worker per GPU), hybrid (the CPU beside the GPUs), cpu_workers (that many CPU
+    workers), rank_split (under mpirun), threads, gpu_memory, host_memory, scheme, parts,
+    per_vertex, clustering, format, tmp_dir, quiet, trace (the command line's meanings). The GIL is released while counting. Raises tristream.InputError
     for bad input, tristream.UsageError for a bad option value, TypeError for an unknown one."""
     o = _options(_core.CountOptions, _COUNT_OPTIONS, options)
     if isinstance(graph, (str, os.PathLike)):

@@ -9,8 +9,10 @@
 
 #include "api/input.hpp"
 #include "api/temp_dir.hpp"
+#include "common/host_peak.hpp"
 #include "common/host_memory_policy.hpp"
 #include "common/json.hpp"
+#include "plan/host_model.hpp"
 #include "stream/workers.hpp"
 #include "tristream/analysis.hpp"
 #include "tristream/error.hpp"
@@ -46,7 +48,15 @@ PipelineOptions pipeline_options(const CountOptions& o) {
   po.per_vertex = o.per_vertex || o.clustering || o.count_isolated;
   po.trace_path = o.trace;
   po.rank_split = o.rank_split;
-  mpi_split(Plan{}, 1, o.rank_split);  // a bad mode fails before any work
+  if (!o.devices.empty() && o.backend == "cpu")
+    throw Error(ErrorKind::Usage,
+                "--devices names CUDA devices: leave out --backend cpu (or use --workers N)");
+  if (o.cpu_workers > kMaxCpuWorkers)
+    throw Error(ErrorKind::Usage, "cpu_workers (--workers): at most " +
+                                      std::to_string(kMaxCpuWorkers) + " are supported, got " +
+                                      std::to_string(o.cpu_workers));
+  if (!o.devices.empty()) parse_devices(o.devices);  // bad ordinals fail before any work
+  mpi_split(Plan{}, 1, o.rank_split);                // a bad mode fails before any work
   po.handle_sigint = o.handle_sigint;  // off by default: the process's handlers are its own
   if (o.progress) po.on_unit_done = o.progress;
   return po;
@@ -107,36 +117,63 @@ std::vector<std::uint64_t> declared_isolated(const std::vector<std::uint64_t>& i
 }
 
 // The per-vertex arrays in original-id order, with the declared isolated vertices (degree 0,
-// no triangle) merged in by id.
-void per_vertex_figures(const std::vector<orig_id_t>& perm, const std::vector<count_t>& counts,
-                        const std::vector<eid_t>& degrees, std::uint64_t declared, bool clustering,
+// no triangle) merged in by id. The arrays by rank are taken (and freed as their columns are
+// made), so that at most five n-entry arrays are held at once (plan/host_model.hpp:
+// count_host's figures).
+void per_vertex_figures(std::vector<orig_id_t> perm, std::vector<count_t> counts,
+                        std::vector<eid_t> degrees, std::uint64_t declared, bool clustering,
                         CountResult* r) {
-  // 1. The graph's vertices by original id.
+  const double n = static_cast<double>(counts.size());
+  const double average = average_local_clustering(counts, degrees);
+  // 1. The graph's vertices by original id; the permutation is then no longer needed.
   std::vector<std::uint64_t> order(counts.size());
   std::iota(order.begin(), order.end(), std::uint64_t{0});
   std::sort(order.begin(), order.end(),
             [&](std::uint64_t a, std::uint64_t b) { return perm[a] < perm[b]; });
   std::vector<std::uint64_t> ids(order.size());
   for (std::size_t i = 0; i < order.size(); ++i) ids[i] = perm[order[i]];
+  std::vector<orig_id_t>().swap(perm);
   const std::vector<std::uint64_t> isolated = declared_isolated(ids, declared);
-  // 2. Both sequences merged by id.
   const std::size_t total = order.size() + isolated.size();
-  r->vertex_ids.resize(total);
-  r->per_vertex.resize(total);
-  r->degrees.resize(total);
-  std::size_t a = 0, b = 0;
-  for (std::size_t i = 0; i < total; ++i) {
-    if (b < isolated.size() && (a == order.size() || isolated[b] < ids[a])) {
-      r->vertex_ids[i] = isolated[b++];
-      r->per_vertex[i] = 0;
-      r->degrees[i] = 0;
-      continue;
+  // 2. Each column in id order, the isolated vertices merged in by id; a rank-ordered array is
+  //    freed once its column is made.
+  // The graph vertex at i (SIZE_MAX: an isolated one); only built when there are isolated ones.
+  std::vector<std::size_t> from(isolated.empty() ? 0 : total);
+  if (!isolated.empty()) {
+    std::size_t a = 0, b = 0;
+    for (std::size_t i = 0; i < total; ++i) {
+      if (b < isolated.size() && (a == order.size() || isolated[b] < ids[a])) {
+        from[i] = SIZE_MAX;
+        ++b;
+      } else {
+        from[i] = a++;
+      }
     }
-    r->vertex_ids[i] = ids[a];
-    r->per_vertex[i] = counts[order[a]];
-    r->degrees[i] = degrees[order[a]];
-    ++a;
   }
+  if (isolated.empty()) {
+    r->vertex_ids = std::move(ids);
+  } else {
+    r->vertex_ids.resize(total);
+    std::size_t b = 0;
+    for (std::size_t i = 0; i < total; ++i)
+      r->vertex_ids[i] = from[i] == SIZE_MAX ? isolated[b++] : ids[from[i]];
+    std::vector<std::uint64_t>().swap(ids);
+  }
+  auto vertex_at = [&](std::size_t i) { return from.empty() ? i : from[i]; };
+  r->per_vertex.resize(total);
+  for (std::size_t i = 0; i < total; ++i) {
+    const std::size_t a = vertex_at(i);
+    r->per_vertex[i] = a == SIZE_MAX ? 0 : counts[order[a]];
+  }
+  std::vector<count_t>().swap(counts);
+  r->degrees.resize(total);
+  for (std::size_t i = 0; i < total; ++i) {
+    const std::size_t a = vertex_at(i);
+    r->degrees[i] = a == SIZE_MAX ? 0 : degrees[order[a]];
+  }
+  std::vector<eid_t>().swap(degrees);
+  std::vector<std::uint64_t>().swap(order);
+  std::vector<std::size_t>().swap(from);
   r->isolated_vertices = isolated.size();
   // 3. The local clustering, networkx's: 2 t / (d (d - 1)), 0 below degree 2. The average is
   //    over all vertices, the isolated ones included, as networkx's is.
@@ -147,9 +184,7 @@ void per_vertex_figures(const std::vector<orig_id_t>& perm, const std::vector<co
       r->clustering[i] = d < 2 ? 0.0 : 2.0 * static_cast<double>(r->per_vertex[i]) / (d * (d - 1));
     }
   }
-  const double n = static_cast<double>(counts.size());
-  r->average_clustering =
-      total ? average_local_clustering(counts, degrees) * n / static_cast<double>(total) : 0.0;
+  r->average_clustering = total ? average * n / static_cast<double>(total) : 0.0;
 }
 
 // Counts the .tcsr file at `path`; t0 is the call's start (for CountResult::seconds), converted
@@ -157,13 +192,16 @@ void per_vertex_figures(const std::vector<orig_id_t>& perm, const std::vector<co
 // (count_isolated), 0 for none.
 CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::time_point t0,
                        bool converted, double convert_seconds, std::uint64_t declared) {
-  // 1. The workers' backends are made on a thread of their own (the devices' initialisation: a
-  //    CUDA context, streams, the kernels' first-launch costs) while this one opens the file;
-  //    then the budgets, once for the call. A missing backend still fails before any count.
-  //    Launched by mpirun, rank 0 reports the figures: the other ranks count their units only.
+  // 1. The workers' backends are made on their own thread (the devices' initialisation: CUDA
+  //    contexts, streams, the kernels' first-launch costs), while this one opens the file; then
+  //    the budgets, once for the call. A missing backend still fails before any count. Launched
+  //    by mpirun, rank 0 reports the figures: the other ranks count their units only.
   PipelineOptions po = pipeline_options(o);
   Communicator* comm = communicator();
   const bool root = !comm || comm->rank() == 0;
+  // Ranks on one machine take its GPUs in turn unless a device was named.
+  if (comm && comm->size() > 1 && o.devices.empty() && o.device == 0 && cuda_device_count() > 0)
+    po.counter.device = comm->local_rank() % cuda_device_count();
   const std::vector<int> devices =
       o.devices.empty() ? std::vector<int>{} : parse_devices(o.devices);
   const auto stage0 = Clock::now();
@@ -197,15 +235,33 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
   StreamingBackend* backend = workers.front().backend.get();
   const auto budgets0 = Clock::now();
   po.budgets = resolve_budgets(budget_flags(po), backend);
-  const double budgets_s = seconds_since(budgets0);
+  // 2. The host budget covers the whole process: what it holds already (the program, the row
+  //    offsets), the threads, the census, the degree pass and the per-vertex arrays beside the
+  //    plan (plan/host_model.hpp). A budget below any of them fails now, before the work.
+  const std::uint64_t host_budget = po.budgets->host_bytes;
+  const CountHost host =
+      count_host(reader.n(), reader.chunks(), po.budgets->threads, host_resident_bytes(),
+                 po.per_vertex, o.clustering, reader.has_names(), po.budgets->host_bytes);
+  check_host_floor(host, host_budget);
+  if (host_budget) {
+    po.budgets->host_bytes = host.plan_budget(host_budget);
+    po.budgets->host_from += ", less what the process holds beside the plan";
+  }
+  double budgets_s = seconds_since(budgets0);
 
-  // 2. Count; with the GPU counting, the degrees are streamed on host threads meanwhile: their
+  // 3. Count; with the GPU counting, the degrees are streamed on host threads meanwhile: their
   //    n degrees and a chunk per thread come out of the host budget the pipeline plans with.
-  auto degrees_of_file = [&] { return streamed_degrees(*src, o.threads); };
+  //    When they would take more than a quarter of the plan's share, they follow the count (as
+  //    on the CPU), within what the budget leaves then.
+  const std::uint64_t degrees_bytes = streamed_degrees_bytes(*src, o.threads);
+  const bool concurrent =
+      backend->name() == "cuda" && (!host_budget || 4 * degrees_bytes <= po.budgets->host_bytes);
+  auto degrees_of_file = [&] {
+    return streamed_degrees(*src, o.threads, concurrent ? 0 : host.degrees_budget(host_budget));
+  };
   std::future<std::vector<eid_t>> degrees_future;
-  if (backend->name() == "cuda" && root) {
-    po.budgets =
-        set_aside_host(*po.budgets, streamed_degrees_bytes(*src, o.threads), "the degrees");
+  if (concurrent && root) {
+    po.budgets = set_aside_host(*po.budgets, degrees_bytes, "the degrees");
     degrees_future = std::async(std::launch::async, degrees_of_file);
   }
   const auto count0 = Clock::now();
@@ -217,7 +273,7 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
   const double count_s = seconds_since(count0);
   const auto finish0 = Clock::now();
 
-  // 3. The result. An interrupted count stops here: its figures are incomplete.
+  // 4. The result. An interrupted count stops here: its figures are incomplete.
   CountResult r;
   r.triangles = rep.triangles;
   r.vertices = reader.n();
@@ -230,6 +286,7 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
   r.plan = plan_json(rep.plan);
   r.plan_summary = plan_line(rep.plan);
   r.stats_summary = rep.stats.summary();
+  std::vector<WorkUnit>().swap(rep.plan.units);  // reported above; the degree pass comes next
   r.interrupted = rep.interrupted;
   r.plan_seconds = rep.stats.census_s + rep.stats.plan_s;
   r.count_seconds = rep.stats.wall_s;
@@ -251,17 +308,19 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
   r.timing.plan = budgets_s + std::max(0.0, count_s - rep.stats.census_s - rep.stats.wall_s);
   r.timing.pipeline = rep.stats.wall_s;
   r.pipeline_stats = std::make_shared<const PipelineStats>(std::move(rep.stats));
+  r.host_budget_bytes = host_budget;
   if (r.interrupted || !root) {
     if (degrees_future.valid()) degrees_future.wait();
     r.timing.finish = seconds_since(finish0);
     r.seconds = seconds_since(t0);
+    r.host_peak_bytes = host_peak_bytes();
     return r;
   }
-  const std::vector<eid_t> degrees =
-      degrees_future.valid() ? degrees_future.get() : degrees_of_file();
+  std::vector<eid_t> degrees = degrees_future.valid() ? degrees_future.get() : degrees_of_file();
   r.transitivity = transitivity(rep.triangles, degrees);
   if (po.per_vertex) {
-    per_vertex_figures(reader.permutation(), rep.per_vertex, degrees, declared, o.clustering, &r);
+    per_vertex_figures(reader.permutation(), std::move(rep.per_vertex), std::move(degrees),
+                       declared, o.clustering, &r);
     if (reader.has_names()) {
       r.vertex_names.resize(r.vertex_ids.size());
       for (std::size_t i = 0; i < r.vertex_ids.size(); ++i)
@@ -271,6 +330,7 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
   }
   r.timing.finish = seconds_since(finish0);
   r.seconds = seconds_since(t0);
+  r.host_peak_bytes = host_peak_bytes();
   return r;
 }
 
@@ -327,6 +387,7 @@ std::string CountResult::to_json(const std::string& input) const {
   else
     o.add_null("average_clustering");
   if (counted_isolated) o.add("isolated_vertices", isolated_vertices);
+  o.add("host_budget_bytes", host_budget_bytes).add("host_peak_bytes", host_peak_bytes);
   o.add("seconds", seconds)
       .add("convert_seconds", convert_seconds)
       .add("load_seconds", plan_seconds)

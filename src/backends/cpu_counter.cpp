@@ -21,6 +21,7 @@
 
 #include "common/interrupt.hpp"
 #include "common/thread_pool.hpp"
+#include "common/thread_priority.hpp"
 #include "tristream/counter.hpp"
 #include "tristream/error.hpp"
 
@@ -111,7 +112,9 @@ struct Worker {
 class CpuCounter final : public Counter {
  public:
   explicit CpuCounter(const CounterOptions& options)
-      : threads_(resolve_threads(options.threads)), pool_(threads_) {}
+      : threads_(resolve_threads(options.threads)),
+        pool_(threads_,
+              options.nice ? std::optional<int>(thread_nice() + options.nice) : std::nullopt) {}
 
   std::string backend() const override { return "cpu"; }
   std::string describe() const override {

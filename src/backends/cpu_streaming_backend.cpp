@@ -11,6 +11,7 @@
 #include <mutex>
 #include <thread>
 
+#include "common/thread_priority.hpp"
 #include "stream/clock.hpp"
 #include "tristream/pipeline.hpp"
 
@@ -20,9 +21,12 @@ namespace {
 
 class CpuBackend final : public StreamingBackend {
  public:
-  explicit CpuBackend(std::unique_ptr<Counter> counter) : counter_(std::move(counter)) {
+  CpuBackend(std::unique_ptr<Counter> counter, int nice) : counter_(std::move(counter)) {
     TS_CHECK(counter_ != nullptr, "the CPU streaming backend needs a counter");
-    worker_ = std::thread([this] { loop(); });
+    worker_ = std::thread([this, nice] {
+      if (nice) set_thread_nice(thread_nice() + nice);  // (best effort)
+      loop();
+    });
   }
   ~CpuBackend() override {
     {
@@ -213,7 +217,7 @@ class CpuBackend final : public StreamingBackend {
 std::unique_ptr<StreamingBackend> make_cpu_streaming_backend(std::unique_ptr<Counter> counter,
                                                              const CpuBackendOptions& options) {
   if (!counter) counter = make_cpu_counter(options.counter);
-  return std::make_unique<CpuBackend>(std::move(counter));
+  return std::make_unique<CpuBackend>(std::move(counter), options.counter.nice);
 }
 
 }  // namespace tristream

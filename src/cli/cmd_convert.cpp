@@ -170,8 +170,8 @@ int cmd_convert(int argc, char** argv) {
             "first appearance and kept in the file",
             &names)
       .size_option("memory-limit",
-                   "memory for edges; larger inputs go out of core [70% of "
-                   "available RAM]",
+                   "memory for edges; larger inputs go out of core [as count's "
+                   "--host-memory: 7/8 of the available memory, cgroup limits included]",
                    &memory_limit)
       .option("tmp-dir", "", "DIR", "where out-of-core spill files go [beside the output]",
               &tmp_dir)

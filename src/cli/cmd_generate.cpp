@@ -72,8 +72,8 @@ int cmd_generate(int argc, char** argv) {
       .option("p-out", "", "P", "community: edge probability across groups [4 / 2^S]", &p_out)
       .uint_option("hubs", "H", "hub: number of hubs (ids 0..H-1) [4]", &hubs)
       .option("hub-share", "", "P", "hub: probability of each hub-vertex edge [0.5]", &hub_share)
-      .size_option("memory-limit", "for .tcsr output: as in `convert` [70% of available RAM]",
-                   &memory_limit)
+      .size_option("memory-limit",
+                   "for .tcsr output: as in `convert` [7/8 of the available memory]", &memory_limit)
       .option("tmp-dir", "", "DIR", "for .tcsr output: spill directory [beside the output]",
               &tmp_dir)
       .flag("quiet", "-q", "no progress bar", &quiet)

@@ -7,7 +7,9 @@
 #include "api/input.hpp"
 #include "args.hpp"
 #include "commands.hpp"
+#include "common/host_peak.hpp"
 #include "common/json.hpp"
+#include "plan/host_model.hpp"
 #include "tristream/counter.hpp"
 #include "tristream/error.hpp"
 #include "tristream/format.hpp"
@@ -75,6 +77,16 @@ int cmd_plan(int argc, char** argv) {
   else if (backend != "auto" && backend != "cpu" && backend != "cuda")
     throw Error(ErrorKind::Usage, "--backend: unknown backend '" + backend + "'");
   PlanOptions po = resolve_plan_options(o, be.get());
+  // The plan `count` would run: the host budget less what the process holds beside the plan,
+  // failing as `count` does when one of those parts does not fit (docs/memory.md).
+  const std::uint64_t host_budget = po.host_budget;
+  if (po.host_budget) {
+    const CountHost host =
+        count_host(reader.n(), reader.chunks(), po.threads, host_resident_bytes(), per_vertex,
+                   false, reader.has_names(), po.host_budget);
+    check_host_floor(host, po.host_budget);
+    po.host_budget = host.plan_budget(po.host_budget);
+  }
   // The plan of the backend named (or found), also with --gpu-memory: a CUDA plan may stream
   // its host staging, a CPU plan keeps its slots in host memory.
   po.device_is_host = !cuda;
@@ -98,7 +110,10 @@ int cmd_plan(int argc, char** argv) {
                 static_cast<unsigned long long>(reader.m()));
     std::printf("budgets       device %s, host %s\n",
                 po.device_budget ? format_bytes(po.device_budget).c_str() : "unlimited",
-                po.host_budget ? format_bytes(po.host_budget).c_str() : "unlimited");
+                host_budget ? (format_bytes(host_budget) + " (" + format_bytes(po.host_budget) +
+                               " for the plan)")
+                                  .c_str()
+                            : "unlimited");
     std::printf("%s", plan.summary().c_str());
     const std::size_t show = std::min<std::size_t>(plan.units.size(), 20);
     if (show) std::printf("units (first %zu of %zu):\n", show, plan.units.size());

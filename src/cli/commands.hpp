@@ -33,7 +33,8 @@ inline constexpr std::uint64_t kMaxThreads = 4096;
 
 // Help of --host-memory, shared by `count` and `plan` (the same budget plans both).
 inline constexpr const char* kHostMemoryHelp =
-    "host memory the count may use: row offsets, staging (full slots, or small streamed pieces "
-    "when a slot does not fit), decompression, caches [3/4 of the available memory]";
+    "host memory the whole process may use: the program, row offsets, threads, census, "
+    "staging, decompression, caches, degrees and per-vertex arrays (docs/memory.md) [what the "
+    "process holds plus 7/8 of the available memory, cgroup limits included]";
 
 }  // namespace tristream::cli

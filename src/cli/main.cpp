@@ -12,6 +12,7 @@
 #include <string>
 
 #include "commands.hpp"
+#include "common/host_peak.hpp"
 #include "common/interrupt.hpp"
 #include "stream/communicator.hpp"
 #include "tristream/error.hpp"
@@ -42,8 +43,9 @@ const Command kCommands[] = {
      tristream::cli::cmd_reindex, true},
 };
 
-// Launched by mpirun with several ranks, a failing rank ends every rank (they would wait for it
-// in the reduction): its message is printed, then MPI aborts the job with the exit status.
+// Launched by mpirun with several ranks, a failing (or interrupted) rank ends every rank (they
+// would wait for it in a collective call): its message is printed, then MPI aborts the job with
+// the exit status.
 int fail(int status, const std::string& message) {
   std::fprintf(stderr, "error: %s\n", message.c_str());
   if (tristream::Communicator* comm = tristream::communicator(); comm && comm->size() > 1)
@@ -68,6 +70,7 @@ void print_usage(std::FILE* to) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  tristream::release_freed_memory_promptly();  // the host budget counts resident memory
   if (argc < 2) {
     print_usage(stderr);
     return 1;
@@ -104,10 +107,8 @@ int main(int argc, char** argv) {
     try {
       return c.run(argc - 1, argv + 1);
     } catch (const tristream::Error& e) {
-      if (e.kind() == tristream::ErrorKind::Interrupted) {
-        std::fprintf(stderr, "error: %s\n", e.what());
-        return tristream::interrupt_exit_status();
-      }
+      if (e.kind() == tristream::ErrorKind::Interrupted)
+        return fail(tristream::interrupt_exit_status(), e.what());
       return fail(e.exit_code(), e.what());
     } catch (const std::bad_alloc&) {
       return fail(2, "out of memory");

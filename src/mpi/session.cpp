@@ -27,6 +27,11 @@ class MpiCommunicator final : public Communicator {
   MpiCommunicator() {
     MPI_Comm_rank(MPI_COMM_WORLD, &rank_);
     MPI_Comm_size(MPI_COMM_WORLD, &size_);
+    MPI_Comm local = MPI_COMM_NULL;
+    check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local),
+          "MPI_Comm_split_type");
+    MPI_Comm_rank(local, &local_rank_);
+    MPI_Comm_free(&local);
     // The shared counter of fetch_next: one uint64 on rank 0, reached by atomic fetch-and-add
     // (no dispatcher thread: rank 0 counts units like the others).
     const MPI_Aint bytes = rank_ == 0 ? sizeof(std::uint64_t) : 0;
@@ -44,6 +49,7 @@ class MpiCommunicator final : public Communicator {
 
   int rank() const override { return rank_; }
   int size() const override { return size_; }
+  int local_rank() const override { return local_rank_; }
 
   void broadcast(std::string& bytes) override {
     std::uint64_t n = bytes.size();
@@ -88,7 +94,7 @@ class MpiCommunicator final : public Communicator {
   }
 
  private:
-  int rank_ = 0, size_ = 1;
+  int rank_ = 0, size_ = 1, local_rank_ = 0;
   std::uint64_t* base_ = nullptr;
   MPI_Win win_ = MPI_WIN_NULL;
 };

@@ -67,6 +67,21 @@ bool better(const Candidate& c, const Candidate* best) {
            (c.plan.imbalance <= best->plan.imbalance * 1.01 && c.units < best->units)));
 }
 
+// The most units a candidate may have: every one is a WorkUnit the planner holds while it
+// builds the candidate (twice while its vector grows), out of a quarter of the host budget.
+// No limit without a budget or below 4 MiB (the planner's tests of tiny graphs).
+std::uint64_t max_units(const PlanOptions& o) {
+  if (o.host_budget < (std::uint64_t{4} << 20)) return UINT64_MAX;
+  return o.host_budget / 4 / (2 * sizeof(WorkUnit));
+}
+
+// The units a candidate has (an estimate: tasks with an empty block are left out): range and
+// hash p(p+1)(p+2)/6 tasks, vertex p.
+std::uint64_t least_units(const CandidateSpec& spec) {
+  const std::uint64_t p = spec.p;
+  return spec.scheme == Scheme::Vertex ? p : p * (p + 1) * (p + 2) / 6;
+}
+
 }  // namespace
 
 std::vector<CandidateSpec> list_candidates(const Census& census, const PlanOptions& o) {
@@ -105,13 +120,16 @@ Search search_candidates(const std::vector<CandidateSpec>& specs, const GraphSha
                          const Census& census, const HostModel& hm, const PlanOptions& o) {
   Search s;
   int after_feasible[4] = {-1, -1, -1, -1};        // per scheme: candidates evaluated since a fit
-  auto skipped = [&](const CandidateSpec& spec) {  // more parts only move more bytes
-    return spec.p > 1 && after_feasible[static_cast<int>(spec.scheme)] >= kAfterFeasible;
+  // More parts only move more bytes; a candidate whose units alone do not fit is not built.
+  auto skipped = [&](const CandidateSpec& spec) {
+    return spec.p > 1 && (after_feasible[static_cast<int>(spec.scheme)] >= kAfterFeasible ||
+                          least_units(spec) > max_units(o));
   };
   // The candidates are evaluated in batches on the plan's threads, then taken in order exactly
   // as one at a time: a batch holds the next candidates not skipped yet, and one that its
   // predecessors' fits would have skipped is dropped unseen (the skips only grow), so the search
-  // returns what the sequential search does. A batch holds at most 8 candidates' units.
+  // returns what the sequential search does. A batch holds at most 8 candidates, whose units
+  // together stay within what one candidate may hold (max_units): the host budget holds them.
   if (!census.empty()) census.fine_prefix();  // its lazy cache, filled before the threads read it
   const unsigned T = std::min(8u, std::max(1u, resolve_threads(o.threads)));
   ThreadPool pool(T);
@@ -120,8 +138,14 @@ Search search_candidates(const std::vector<CandidateSpec>& specs, const GraphSha
   for (std::size_t next = 0; next < specs.size();) {
     // 1. The next batch.
     batch.clear();
-    for (; next < specs.size() && batch.size() < T; ++next)
-      if (!skipped(specs[next])) batch.push_back(next);
+    std::uint64_t units = 0;
+    for (; next < specs.size() && batch.size() < T; ++next) {
+      if (skipped(specs[next])) continue;
+      const std::uint64_t u = specs[next].p > 1 ? least_units(specs[next]) : 1;
+      if (!batch.empty() && units + u > max_units(o)) break;
+      units += u;
+      batch.push_back(next);
+    }
     done.assign(batch.size(), Candidate{});
     throw_if_interrupted();  // SIGINT/SIGTERM while planning (common/interrupt.hpp)
     pool.run(batch.size(),

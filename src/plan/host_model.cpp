@@ -2,9 +2,12 @@
 #include "plan/host_model.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 #include "common/thread_pool.hpp"
 #include "plan/sizes.hpp"
+#include "tristream/error.hpp"
+#include "units.hpp"
 
 namespace tristream::plan_internal {
 namespace {
@@ -69,6 +72,13 @@ HostModel host_model(std::uint64_t n, const std::vector<tcsr::ChunkInfo>& chunks
   return hm;
 }
 
+std::uint32_t census_fine_cap(std::uint64_t host_budget) {
+  if (host_budget < (std::uint64_t{4} << 20)) return UINT32_MAX;
+  std::uint64_t cap = 64;
+  while (2 * (2 * cap) * (2 * cap) * sizeof(eid_t) <= host_budget / 8) cap *= 2;
+  return static_cast<std::uint32_t>(cap);
+}
+
 std::uint64_t fit_host(const HostModel& hm, Plan& plan, const PlanOptions& o) {
   const bool vs = plan.partition.scheme == Scheme::Vertex && plan.partition.p > 1;
   std::uint64_t max_prox = 0;
@@ -127,3 +137,102 @@ void size_host_caches(const HostModel& hm, Plan& pl, const PlanOptions& o, eid_t
 }
 
 }  // namespace tristream::plan_internal
+
+namespace tristream {
+namespace {
+
+// Per worker thread beside its data: the stack it touches, a zstd decompression context and
+// what the allocator keeps per thread: an allowance, not a measurement.
+constexpr std::uint64_t kThreadBytes = std::uint64_t{1} << 20;
+
+// The census of the default planner options (plan/planner.cpp: census_options) at its least,
+// on one thread (census_threads drops threads to fit the budget): an F x F fine histogram and a
+// decompressed chunk per thread, the merged histogram (later its prefix sums), the vertex
+// groups' n-bit bitmaps and the proxy mask; F = min(n, 1024, census_fine_cap) unless --parts
+// asks more.
+std::uint64_t census_bytes(std::uint64_t n, std::uint64_t max_chunk, std::uint64_t budget) {
+  const std::uint64_t F = std::min<std::uint64_t>(
+      {std::max<std::uint64_t>(n, 1), 1024, plan_internal::census_fine_cap(budget)});
+  const std::uint64_t hist = F * F * sizeof(eid_t);
+  const std::uint64_t bitmaps = 16 * ((n + 63) / 64 * 8) + n * 2;
+  return 2 * hist + max_chunk + bitmaps;
+}
+
+}  // namespace
+
+std::uint64_t CountHost::plan_budget(std::uint64_t budget) const {
+  if (!budget) return 0;
+  const std::uint64_t outside = (runtime > offsets ? runtime - offsets : 0) + threads;
+  return budget > outside ? budget - outside : 1;
+}
+
+std::uint64_t CountHost::degrees_budget(std::uint64_t budget) const {
+  if (!budget) return 0;
+  const std::uint64_t outside = runtime + threads + kept_counts;
+  return budget > outside ? budget - outside : 1;
+}
+
+std::uint64_t CountHost::floor(std::string* part) const {
+  struct Need {
+    std::uint64_t bytes;
+    const char* what;  // a plural subject (the message says "need")
+  };
+  const std::uint64_t base = runtime + threads;
+  // the plan gets 4 MiB at the least (the offsets, two chunks, two small slots; and below it
+  // the census's buckets are not capped by the budget)
+  const std::uint64_t least_plan = std::max(offsets + window, std::uint64_t{4} << 20);
+  const Need needs[] = {
+      {base - offsets + least_plan, "the row offsets and two decompressed chunks"},
+      {base + census, "the census's histograms and bitmaps"},
+      {base + degrees, "the degrees and the degree pass's chunks"},
+      {base + figures, "per-vertex arrays"}};
+  const Need* top = &needs[0];
+  for (const Need& x : needs)
+    if (x.bytes > top->bytes) top = &x;
+  if (part) *part = top->what;
+  return top->bytes;
+}
+
+CountHost count_host(std::uint64_t n, const std::vector<tcsr::ChunkInfo>& chunks, unsigned threads,
+                     std::uint64_t resident, bool per_vertex, bool clustering, bool names,
+                     std::uint64_t budget) {
+  CountHost h;
+  const std::uint64_t T = resolve_threads(threads);
+  std::uint64_t max_raw = 0, max_frame = 0;
+  for (const auto& c : chunks) {
+    max_raw = std::max<std::uint64_t>(max_raw, c.edges * sizeof(vid_t));
+    max_frame = std::max<std::uint64_t>(max_frame, c.compressed_size);
+  }
+  h.offsets = (n + 1) * sizeof(eid_t);
+  h.runtime = std::max(resident, h.offsets);
+  // the pools of the count (building, copies), the preload's decompressor and the calling
+  // thread; the decompressing ones (the building pool, the preload's, the caller) hold a
+  // compressed frame each while they read a chunk
+  h.threads = (2 * T + 2) * kThreadBytes + (T + 2) * max_frame;
+  h.window = 2 * max_raw;
+  // (at the smallest plan budget that passes the floor, 4 MiB, the buckets are capped)
+  h.census = census_bytes(n, max_raw, std::max(h.plan_budget(budget), std::uint64_t{4} << 20));
+  // n degrees and a chunk (on one thread at the least); beside them the per-vertex counts
+  h.kept_counts = per_vertex ? n * sizeof(count_t) : 0;
+  h.degrees = n * sizeof(eid_t) + max_raw + h.kept_counts;
+  if (per_vertex) {
+    // at the peak (api/count.cpp: per_vertex_figures): the counts and degrees by rank, the
+    // order by id and the ids, plus one result column; then the clustering; names as strings
+    h.figures = 5 * n * 8 + (clustering ? n * sizeof(double) : 0) + (names ? 48 * n : 0);
+  }
+  return h;
+}
+
+void check_host_floor(const CountHost& h, std::uint64_t budget) {
+  if (!budget) return;
+  std::string part;
+  const std::uint64_t need = h.floor(&part);
+  if (need <= budget) return;
+  throw Error(ErrorKind::Usage, part + " need " + format_bytes(need) + " of host memory; " +
+                                    format_bytes(budget) + " given (the process itself holds " +
+                                    format_bytes(h.runtime + h.threads) +
+                                    "); raise --host-memory or the memory limit to " +
+                                    format_bytes(need) + " or more");
+}
+
+}  // namespace tristream

@@ -10,6 +10,7 @@
 #include "plan/build.hpp"
 #include "plan/candidates.hpp"
 #include "plan/explain.hpp"
+#include "plan/host_model.hpp"
 #include "plan/replay.hpp"
 #include "tristream/error.hpp"
 #include "tristream/plan.hpp"
@@ -53,6 +54,7 @@ CensusOptions census_options(std::uint64_t n, const PlanOptions& options) {
   c.fine = static_cast<std::uint32_t>(std::min<std::uint64_t>(
       {std::max<std::uint64_t>(n, 1), std::max<std::uint64_t>(1024, std::uint64_t{o.parts} * 8),
        kMaxFineBuckets}));
+  c.fine = std::min(c.fine, plan_internal::census_fine_cap(o.host_budget));
   c.hash_mod = o.parts ? o.parts : 16;
   c.vertex_groups = o.parts ? o.parts : 16;
   // The vertex census keeps one n-bit bitmap per group: keep it within a quarter of the host.

@@ -35,13 +35,14 @@ Budgets resolve_budgets(const BudgetFlags& flags, StreamingBackend* backend) {
   } else {
     b.device_from = "no backend (no limit)";
   }
-  // 2. Host: the flag, else 3/4 of the memory available to the process.
+  // 2. Host: the flag, else what the process holds plus 7/8 of the memory still available to it.
   if (flags.host_memory) {
     b.host_bytes = flags.host_memory;
     b.host_from = "--host-memory";
   } else {
     b.host_bytes = default_host_budget();
-    b.host_from = b.host_bytes ? "3/4 of the available host memory" : "unknown (no limit)";
+    b.host_from = b.host_bytes ? "the process's memory plus 7/8 of the available host memory"
+                               : "unknown (no limit)";
   }
   // 3. Threads: the flag, else the machine's.
   b.threads = resolve_threads(flags.threads);

@@ -223,6 +223,9 @@ void ChunkReader::load_from(std::uint64_t c) {
       missing.push_back(t);
   }
   if (missing.empty()) return;
+  // The window's previous chunks go before the new ones are decompressed (those in the cache
+  // stay there), so the window never holds twice its chunks.
+  for (auto t : missing) bufs_[t].reset();
   std::vector<std::uint64_t> ids;
   for (auto t : missing) ids.push_back(batch_[t]);
   auto got = decompress(ids, pool_, unit_);

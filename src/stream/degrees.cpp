@@ -1,5 +1,6 @@
 // stream/degrees.cpp — undirected degrees streamed chunk by chunk (streamed_degrees,
-// tristream/pipeline.hpp), for transitivity and clustering without loading the graph. A signal
+// tristream/pipeline.hpp), for transitivity and clustering without loading the graph, on as many
+// threads as a memory cap allows (each holds a decompressed chunk). A signal
 // (common/interrupt.hpp) skips the remaining chunks and throws Error(Interrupted).
 #include <algorithm>
 
@@ -9,12 +10,32 @@
 
 namespace tristream {
 
-std::vector<eid_t> streamed_degrees(const GraphSource& g, unsigned threads) {
+namespace {
+
+std::uint64_t largest_chunk(const GraphSource& g) {
+  std::uint64_t max_chunk = 0;
+  for (const auto& c : g.chunks())
+    max_chunk = std::max<std::uint64_t>(max_chunk, c.edges * sizeof(vid_t));
+  return max_chunk;
+}
+
+}  // namespace
+
+std::vector<eid_t> streamed_degrees(const GraphSource& g, unsigned threads,
+                                    std::uint64_t max_bytes) {
   const std::uint64_t n = g.n();
   const eid_t* off = g.offsets();
+  // 1. The threads: each holds one decompressed chunk; fewer when max_bytes allows fewer.
+  std::uint64_t T = resolve_threads(threads);
+  if (max_bytes) {
+    const std::uint64_t chunk = std::max<std::uint64_t>(largest_chunk(g), 1);
+    const std::uint64_t room = max_bytes > n * sizeof(eid_t) ? max_bytes - n * sizeof(eid_t) : 0;
+    T = std::max<std::uint64_t>(1, std::min<std::uint64_t>(T, room / chunk));
+  }
+  // 2. The out-degrees from the offsets, the in-degrees from the columns.
   std::vector<eid_t> d(n);
   for (std::uint64_t u = 0; u < n; ++u) d[u] = off[u + 1] - off[u];
-  ThreadPool pool(resolve_threads(threads));
+  ThreadPool pool(static_cast<unsigned>(T));
   const auto& chunks = g.chunks();
   pool.run(chunks.size(), [&](std::size_t k) {
     if (interrupt_requested()) return;
@@ -30,10 +51,7 @@ std::vector<eid_t> streamed_degrees(const GraphSource& g, unsigned threads) {
 }
 
 std::uint64_t streamed_degrees_bytes(const GraphSource& g, unsigned threads) {
-  std::uint64_t max_chunk = 0;
-  for (const auto& c : g.chunks())
-    max_chunk = std::max<std::uint64_t>(max_chunk, c.edges * sizeof(vid_t));
-  return g.n() * sizeof(eid_t) + resolve_threads(threads) * max_chunk;
+  return g.n() * sizeof(eid_t) + resolve_threads(threads) * largest_chunk(g);
 }
 
 }  // namespace tristream

@@ -90,6 +90,7 @@ std::int64_t UnitQueue::take_at(std::size_t pos, Worker& w) {
   ++w.taken;
   while (head_ < tail_ && taken_[head_]) ++head_;
   while (tail_ > head_ && taken_[tail_ - 1]) --tail_;
+  if (waiting_ == 0) cv_.notify_all();  // a waiting cut-off worker: nothing is left for it
   return static_cast<std::int64_t>(u);
 }
 

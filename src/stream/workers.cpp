@@ -19,6 +19,10 @@ namespace {
 
 Communicator* g_comm = nullptr;
 
+// The nice offset of the hybrid CPU worker's counting threads: below the GPU's decompressor
+// (stream/clock.hpp: +8), so that counting on the CPU never starves the GPUs' feed.
+constexpr int kHybridCpuNice = 10;
+
 // A worker's view of the shared queue.
 class WorkerFeed final : public UnitFeed {
  public:
@@ -33,25 +37,38 @@ class WorkerFeed final : public UnitFeed {
   bool preload_;
 };
 
+// The host budget shared out among the workers (each keeps its own slots and caches).
+Budgets share_host(Budgets b, std::size_t workers) {
+  if (b.host_bytes && workers > 1) {
+    b.host_bytes /= workers;
+    b.host_from += " shared by " + std::to_string(workers) + " workers";
+  }
+  return b;
+}
+
 // The budgets of the workers together: the smallest device budget of the workers with a device
 // of their own, the host budget shared out among the workers.
 Budgets worker_budgets(const PipelineOptions& options, std::vector<Worker>& workers) {
   Budgets b = options.budgets ? *options.budgets : resolve_budgets(budget_flags(options), nullptr);
-  if (!options.budgets) {
-    for (Worker& w : workers) {
-      if (w.backend->device_is_host()) continue;
-      const Budgets x = resolve_budgets(budget_flags(options), w.backend.get());
-      if (x.device_bytes && (!b.device_bytes || x.device_bytes < b.device_bytes)) {
-        b.device_bytes = x.device_bytes;
-        b.device_from = x.device_from;
-      }
+  if (options.gpu_memory) return share_host(b, workers.size());
+  bool first = true;
+  for (Worker& w : workers) {
+    if (w.backend->device_is_host()) continue;
+    Budgets x = resolve_budgets(budget_flags(options), w.backend.get());
+    const auto sharing = std::count_if(workers.begin(), workers.end(), [&](const Worker& o) {
+      return w.device >= 0 && o.device == w.device;
+    });
+    if (sharing > 1) {
+      x.device_bytes /= static_cast<std::uint64_t>(sharing);
+      x.device_from += " shared by " + std::to_string(sharing) + " workers";
+    }
+    if (first || (x.device_bytes && x.device_bytes < b.device_bytes)) {
+      b.device_bytes = x.device_bytes;
+      b.device_from = x.device_from;
+      first = false;
     }
   }
-  if (b.host_bytes) {
-    b.host_bytes /= workers.size();
-    b.host_from += " shared by " + std::to_string(workers.size()) + " workers";
-  }
-  return b;
+  return share_host(b, workers.size());
 }
 
 // The first worker with a device of its own (the planner plans for it), else the first.
@@ -115,7 +132,7 @@ WorkerStats worker_stats(const Worker& w, const CountReport& rep) {
 void merge(CountReport& into, CountReport& rep, int worker, double offset) {
   into.triangles += rep.triangles;
   into.interrupted = into.interrupted || rep.interrupted;
-  if (!rep.per_vertex.empty()) {
+  if (!rep.per_vertex.empty() && rep.stats.units > 0) {
     if (into.per_vertex.empty()) into.per_vertex.assign(rep.per_vertex.size(), 0);
     for (std::size_t v = 0; v < rep.per_vertex.size(); ++v) into.per_vertex[v] += rep.per_vertex[v];
   }
@@ -245,12 +262,18 @@ std::vector<Worker> make_workers(const PipelineOptions& options, const std::vect
   for (int d : devices) {
     CounterOptions c = options.counter;
     c.device = d;
-    out.push_back({make_cuda_streaming_backend(c), false});
+    out.push_back({make_cuda_streaming_backend(c), false, d});
   }
   for (unsigned i = 0; i < cpu_workers; ++i)
-    out.push_back({make_cpu_streaming_backend(make_cpu_counter(options.counter)), false});
-  if (out.empty()) out.push_back({make_streaming_backend(options), false});
-  if (hybrid) out.push_back({make_cpu_streaming_backend(make_cpu_counter(options.counter)), true});
+    out.push_back({make_cpu_streaming_backend(make_cpu_counter(options.counter)), false, -1});
+  if (out.empty()) out.push_back({make_streaming_backend(options), false, -1});
+  if (hybrid) {
+    // The CPU counts below the threads that feed the GPUs (their decompressor runs at +8).
+    CpuBackendOptions c;
+    c.counter = options.counter;
+    c.counter.nice = kHybridCpuNice;
+    out.push_back({make_cpu_streaming_backend(make_cpu_counter(c.counter), c), true, -1});
+  }
   return out;
 }
 

@@ -26,15 +26,20 @@ namespace tristream {
 struct Worker {
   std::unique_ptr<StreamingBackend> backend;
   bool cutoff = false;  // takes a unit only when it finishes it before the others (the CPU)
+  int device = -1;      // the CUDA device of a worker made from --devices (-1: other)
 };
 
 // --devices: "all" (every CUDA device) or a comma-separated list of ordinals ("0,1,3"; an
 // ordinal may repeat: two workers on one device). Throws Error(Usage) on anything else.
 std::vector<int> parse_devices(const std::string& text);
 
+// The most CPU workers one count takes (the command line's --workers, CountOptions::cpu_workers).
+constexpr unsigned kMaxCpuWorkers = 64;
+
 // The workers of a count: one CUDA backend per device (counter options as given, the device
 // replaced), `cpu_workers` CPU backends, and with `hybrid` one CPU cut-off worker. Empty
-// devices and cpu_workers 0: the backend options.backend names (one worker).
+// devices and cpu_workers 0: the backend options.backend names (one worker). Workers that share
+// a device share its measured free memory (the device budget without --gpu-memory).
 std::vector<Worker> make_workers(const PipelineOptions& options, const std::vector<int>& devices,
                                  unsigned cpu_workers, bool hybrid);
 

@@ -174,6 +174,8 @@ TEST_F(CudaInterrupt, PipelineStopsAndTheBackendCountsAfterwards) {
 // The CLI: `count --backend cuda` with a per-vertex output, SIGINT at several points of the run
 // (reading, planning, counting): exit 130, "interrupted" on stderr, nothing on stdout, no
 // per-vertex file or temporary. A run that ends before its signal (a fast machine) is skipped.
+// The delays stay below the count's own time on the H100 (about 1.6 s with --parts 4): a signal
+// that lands after the count has been printed, while the process tears down, is not a stop.
 TEST_F(CudaInterrupt, CliCountExits130WithoutOutputs) {
   SKIP_WITHOUT_GPU();
   test::TempDir dir;
@@ -183,7 +185,7 @@ TEST_F(CudaInterrupt, CliCountExits130WithoutOutputs) {
   const std::string tmp = dir.file("tmp");
   std::filesystem::create_directory(tmp);
   int signalled = 0;
-  for (const double delay : {0.2, 0.5, 1.0, 2.0}) {
+  for (const double delay : {0.2, 0.5, 1.0}) {
     SCOPED_TRACE("signal after " + std::to_string(delay) + " s");
     const std::string pv = dir.file("pv.csv");
     const auto r = test::run_cli_signalled(

@@ -42,7 +42,7 @@ class Ranks : public ::testing::Test {
  protected:
   void SetUp() override {
 #ifndef TRISTREAM_TEST_MPI
-    GTEST_SKIP() << "tristream was built without MPI (TRISTREAM_ENABLE_MPI)";
+    GTEST_SKIP() << "tristream was built without MPI (TRISTREAM_ENABLE_MPI), or with a sanitizer";
 #endif
     if (!have_mpirun()) GTEST_SKIP() << "mpirun is not installed (scripts/deps.sh installs it)";
   }

@@ -101,6 +101,8 @@ def test_options_as_keywords():
         assert r.plan["parts"] >= 1
         assert r.stats["backend"] == "cpu"
         assert int(r.per_vertex.sum()) == 3 * total
+        assert r.host_budget_bytes == 1 << 30
+        assert 0 < r.host_peak_bytes <= r.host_budget_bytes
 
 
 def test_self_loops_and_duplicates_are_cleaned():

@@ -1,8 +1,8 @@
 // workers_test.cpp — the count over several workers (stream/workers.hpp): several CPU workers
 // give exactly the single worker's count and per-vertex counts for every scheme; the hybrid
 // queue's cut-off hands a slow GPU (a CPU backend that sleeps per unit) few units and the CPU
-// the rest, and leaves a slow CPU its probe unit only; the unit split between processes; the
-// plan's wire form.
+// the rest, and leaves a slow CPU its probe unit only; the per-worker decompressed bytes; the
+// unit split between processes; the plan's wire form.
 #include <chrono>
 #include <set>
 #include <thread>
@@ -91,6 +91,31 @@ TEST(Workers, OneWorkerIsTheSingleBackendPath) {
   EXPECT_EQ(per_vertex_mismatches(r.per_vertex, new_of_old, oracle_pv), 0u);
 }
 
+// Each worker's decompressed bytes are its own: they add up to the count's, and every chunk is
+// decompressed at least once (today once per worker that preloads; docs/scale-out.md).
+TEST(Workers, PerWorkerDecompressedBytesAddUpToTheCount) {
+  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(test::skewed_graph(600, 5000, 3));
+  auto src = memory_source(g, 64);
+  for (Scheme s : {Scheme::Range, Scheme::Hash, Scheme::Vertex}) {
+    SCOPED_TRACE(scheme_name(s));
+    auto one = cpu_workers(1);
+    const CountReport single = count_with_workers(*src, popts(s, 4, false), one);
+    auto ws = cpu_workers(3);
+    const CountReport r = count_with_workers(*src, popts(s, 4, false), ws);
+    EXPECT_EQ(r.triangles, oracle);
+    std::uint64_t sum = 0;
+    for (const WorkerStats& w : r.stats.workers) {
+      sum += w.decompress_bytes;
+      if (w.units) {
+        EXPECT_GT(w.decompress_bytes, 0u);
+      }
+    }
+    EXPECT_EQ(sum, r.stats.decompress.bytes);
+    EXPECT_GE(sum, single.stats.decompress.bytes);
+    EXPECT_GT(single.stats.decompress.bytes, 0u);
+  }
+}
+
 TEST(Workers, TraceHasOneProcessPerWorker) {
   const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(test::random_graph(400, 4000, 7));
   auto src = memory_source(g, 64);
@@ -153,6 +178,21 @@ TEST(Workers, ParseDevices) {
   EXPECT_EQ(parse_devices("0,0"), (std::vector<int>{0, 0}));
   for (const char* bad : {"", "1,", ",1", "a", "-1", "1;2", "99999"})
     EXPECT_THROW(parse_devices(bad), Error) << bad;
+}
+
+TEST(Workers, BadWorkerOptionsAreUsageErrors) {
+  test::TempDir tmp;
+  const std::string el = tmp.file("g.el");
+  test::write_edge_list(el, test::complete_graph(6));
+  for (const std::string bad : {"--backend cpu --devices 0", "--devices 0,x", "--devices 1,,2",
+                                "--rank-split sometimes", "--workers 0"}) {
+    const test::RunResult r = test::run_cli("count " + test::q(el) + " " + bad);
+    EXPECT_EQ(r.status, 1) << bad << ": " << r.err;
+    EXPECT_NE(r.err.find("error:"), std::string::npos) << bad;
+  }
+  const test::RunResult ok = test::run_cli("count " + test::q(el) + " --backend cpu --workers 3");
+  EXPECT_EQ(ok.status, 0) << ok.err;
+  EXPECT_NE(ok.out.find("triangles     20"), std::string::npos) << ok.out;
 }
 
 TEST(Workers, SplitIsContiguousAndCoversEveryUnit) {

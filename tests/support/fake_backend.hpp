@@ -114,7 +114,7 @@ class FakeBackend final : public StreamingBackend {
       entries_.erase(victim);
     std::uint64_t up = 0;
     for (int bi = 0; bi < L.num_blocks; ++bi) {
-      if (!sl.hit[bi]) entries_[L.blocks[bi].cache_key] = Block{};  // written by the late copy
+      if (!sl.hit[bi]) entries_[L.blocks[bi].cache_key] = Block{};
       (sl.hit[bi] ? sl.hit_bytes : up) += L.blocks[bi].image_bytes();
     }
     sl.uploaded = up;
@@ -151,8 +151,7 @@ class FakeBackend final : public StreamingBackend {
   }
 
  private:
-  struct Block {
-    bool written = false;
+  struct Block {  // empty until the late copy of the unit that missed it writes it
     std::vector<eid_t> off;
     std::vector<vid_t> cols;
   };
@@ -253,11 +252,11 @@ class FakeBackend final : public StreamingBackend {
       Block& e = it == entries_.end() ? entries_[b.cache_key] : it->second;
       if (sl.hit[bi]) {
         ++cache_hits;
-        cache_mismatches += e.written && e.cols.size() == b.edges ? 0 : 1;
+        cache_mismatches += e.off.size() == b.rows + 1 && e.cols.size() == b.edges ? 0 : 1;
       } else {
         ++cache_misses;
         cached_upload_bytes += b.image_bytes();
-        e = Block{true, std::vector<eid_t>(b.rows + 1), std::vector<vid_t>(b.edges)};
+        e = Block{std::vector<eid_t>(b.rows + 1), std::vector<vid_t>(b.edges)};
         if (b.packed) {
           source(L.host_packed[bi].ids, packed_bytes(b.packed_rows));
           expand(L.host_packed[bi], b.rows, e.off.data());

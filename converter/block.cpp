@@ -1,0 +1,103 @@
+// block.cpp — a parsed block's edges (parse.hpp): packed keys or records (EdgeWriter, widen),
+// the binary record converter, and the sort of a block for out-of-core conversion.
+#include <algorithm>
+#include <cstring>
+#include <vector>
+
+#include "parse.hpp"
+
+namespace tristream::conv {
+
+void parse_binary(const char* p, std::size_t len, bool wide, Block& out) {
+  const std::size_t rec = wide ? 16 : 8;
+  const std::size_t n = len / rec;
+  out.bytes = len;
+  EdgeWriter dst(out, n + 1);
+  std::uint64_t loops = 0, max_id = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    std::uint64_t a, b;
+    if (wide) {
+      std::memcpy(&a, p + 16 * i, 8);
+      std::memcpy(&b, p + 16 * i + 8, 8);
+    } else {
+      std::uint32_t x, y;
+      std::memcpy(&x, p + 8 * i, 4);
+      std::memcpy(&y, p + 8 * i + 4, 4);
+      a = x;
+      b = y;
+    }
+    if (a == b) {
+      ++loops;
+      continue;
+    }
+    if (a > b) std::swap(a, b);
+    dst.add(a, b);
+    if (b > max_id) max_id = b;
+  }
+  dst.finish();
+  out.records = n;
+  out.loops = loops;
+  out.max_id = max_id;
+}
+
+void EdgeWriter::finish() {
+  if (kdst_)
+    b_.keys.resize(static_cast<std::size_t>(kdst_ - b_.keys.data()));
+  else
+    b_.edges.resize(static_cast<std::size_t>(edst_ - b_.edges.data()));
+}
+
+void EdgeWriter::add_wide(std::uint64_t a, std::uint64_t b) {
+  if (kdst_) {
+    // The first id of 2^32 or more: the keys so far become records.
+    b_.keys.resize(static_cast<std::size_t>(kdst_ - b_.keys.data()));
+    b_.edges.reserve(cap_);
+    edst_ = b_.edges.data();
+    for (const std::uint64_t k : b_.keys) *edst_++ = Edge64{k >> 32, k & 0xffffffffu};
+    b_.keys.release();
+    b_.wide = true;
+    kdst_ = nullptr;
+  }
+  *edst_++ = Edge64{a, b};
+}
+
+void widen(Block& b) {
+  if (b.wide) return;
+  BigBuffer<Edge64> edges(b.keys.size() + 1);
+  edges.resize(b.keys.size());
+  for (std::size_t i = 0; i < b.keys.size(); ++i)
+    edges[i] = Edge64{b.keys[i] >> 32, b.keys[i] & 0xffffffffu};
+  b.keys.release();
+  b.edges = std::move(edges);
+  b.wide = true;
+}
+
+void sort_block(Block& b) {
+  // 1. The edges sorted, repeats removed: packed keys sort as numbers (a, then b) by radix.
+  std::vector<std::uint64_t> scratch;
+  if (!b.wide) {
+    radix_sort_u64(b.keys.data(), b.keys.size(), scratch);
+    b.keys.resize(
+        static_cast<std::size_t>(std::unique(b.keys.begin(), b.keys.end()) - b.keys.begin()));
+    widen(b);
+  } else {
+    std::sort(b.edges.begin(), b.edges.end());
+    b.edges.resize(
+        static_cast<std::size_t>(std::unique(b.edges.begin(), b.edges.end()) - b.edges.begin()));
+  }
+  b.edges.trim();
+  // 2. The sorted unique endpoints: the second ones sorted, the (already sorted) first ones
+  //    merged in.
+  BigBuffer<std::uint64_t> ids(2 * b.edges.size() + 1);
+  std::uint64_t* w = ids.data();
+  for (const Edge64& e : b.edges) *w++ = e.b;
+  radix_sort_u64(ids.data(), static_cast<std::size_t>(w - ids.data()), scratch);
+  std::uint64_t* firsts = w;
+  for (const Edge64& e : b.edges) *w++ = e.a;
+  std::inplace_merge(ids.data(), firsts, w);
+  ids.resize(static_cast<std::size_t>(std::unique(ids.data(), w) - ids.data()));
+  ids.trim();
+  b.ids = std::move(ids);
+}
+
+}  // namespace tristream::conv

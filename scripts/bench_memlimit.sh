@@ -1,0 +1,129 @@
+#!/usr/bin/env bash
+# bench_memlimit.sh — `count` inside cgroup memory limits: each graph unconstrained and under a
+# memory limit of 1/2, 1/3 and 1/4 of its file size (cgroup v2 memory.max, or v1
+# memory.limit_in_bytes; swap off in the group), the whole command timed by /usr/bin/time
+# (elapsed, peak RSS) beside the count's own host_budget_bytes and host_peak_bytes and the group's
+# peak. A run may end in the floor error (exit 1, "... need X; Y given"); an OOM kill (137) is a
+# failure of the host model and is marked so.
+#
+# usage: scripts/bench_memlimit.sh [GRAPH.tcsr...]   (default: Kronecker 25 and 26, generated)
+#   BIN        the tristream binary [build/tristream]
+#   BACKEND    auto | cpu | cuda [auto]
+#   FRACTIONS  divisors of the file size [2 3 4]
+#   OUT        folder for generated graphs and the raw results [bench/out/memlimit]
+# Needs root and a cgroup memory controller; says so and stops otherwise. Prints a markdown
+# table; the groups it makes are removed on exit.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+BIN=${BIN:-build/tristream}
+BACKEND=${BACKEND:-auto}
+FRACTIONS=${FRACTIONS:-2 3 4}
+OUT=${OUT:-bench/out/memlimit}
+mkdir -p "$OUT"
+[ -x "$BIN" ] || { echo "bench_memlimit: no binary at $BIN (set BIN)" >&2; exit 2; }
+[ -x /usr/bin/time ] || { echo "bench_memlimit: /usr/bin/time is missing (apt-get install time)" >&2; exit 2; }
+
+# 1. The cgroup flavour: v2 (unified, memory enabled for children of the root) or v1.
+[ "$(id -u)" -eq 0 ] || { echo "bench_memlimit: needs root to make memory cgroups" >&2; exit 2; }
+MODE=""
+if [ -f /sys/fs/cgroup/cgroup.controllers ] && grep -qw memory /sys/fs/cgroup/cgroup.controllers; then
+  grep -qw memory /sys/fs/cgroup/cgroup.subtree_control ||
+    echo +memory >/sys/fs/cgroup/cgroup.subtree_control 2>/dev/null || true
+  grep -qw memory /sys/fs/cgroup/cgroup.subtree_control && MODE=v2
+fi
+if [ -z "$MODE" ] && [ -f /sys/fs/cgroup/memory/memory.limit_in_bytes ]; then MODE=v1; fi
+if [ -z "$MODE" ]; then
+  echo "bench_memlimit: no cgroup memory controller can be used here (neither v2 memory.max" \
+    "under /sys/fs/cgroup nor v1 /sys/fs/cgroup/memory); nothing measured" >&2
+  exit 2
+fi
+GROUPS_MADE=()
+cleanup() {
+  local g
+  for g in "${GROUPS_MADE[@]:-}"; do
+    [ -n "$g" ] && [ -d "$g" ] && rmdir "$g" 2>/dev/null || true
+  done
+}
+trap cleanup EXIT INT TERM
+
+# make_group NAME BYTES — prints the group's folder.
+make_group() {
+  local dir
+  if [ "$MODE" = v2 ]; then
+    dir=/sys/fs/cgroup/$1
+    mkdir -p "$dir"
+    echo "$2" >"$dir/memory.max"
+    echo 0 >"$dir/memory.swap.max" 2>/dev/null || true
+  else
+    local self
+    self=$(sed -n 's/^[0-9]*:\([^:]*,\)\{0,1\}memory\(,[^:]*\)\{0,1\}://p' /proc/self/cgroup | head -1)
+    dir=/sys/fs/cgroup/memory$self/$1
+    mkdir -p "$dir"
+    echo "$2" >"$dir/memory.limit_in_bytes"
+    echo "$2" >"$dir/memory.memsw.limit_in_bytes" 2>/dev/null || true
+  fi
+  GROUPS_MADE+=("$dir")
+  echo "$dir"
+}
+group_peak() {
+  if [ "$MODE" = v2 ]; then cat "$1/memory.peak" 2>/dev/null || echo 0
+  else cat "$1/memory.max_usage_in_bytes" 2>/dev/null || echo 0; fi
+}
+
+# 2. The graphs.
+GRAPHS=("$@")
+if [ ${#GRAPHS[@]} -eq 0 ]; then
+  for s in 25 26; do
+    g="$OUT/kron$s.tcsr"
+    [ -f "$g" ] || "$BIN" generate kronecker --scale "$s" -o "$g" -q >/dev/null
+    GRAPHS+=("$g")
+  done
+fi
+
+# one GRAPH LIMIT(0 = none) — one count; prints a table row.
+RES="$OUT/memlimit.txt"
+: >"$RES"
+one() {
+  local graph=$1 limit=$2 dir="" log="$OUT/run.log" json="$OUT/run.json" status=0
+  local prefix=()
+  if [ "$limit" -gt 0 ]; then
+    dir=$(make_group "tristream-bench-$$-$limit" "$limit")
+    prefix=(sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$dir")
+  fi
+  ${prefix[@]+"${prefix[@]}"} /usr/bin/time -f '%e %M' -o "$OUT/time.txt" \
+    "$BIN" count "$graph" --backend "$BACKEND" --json -q >"$json" 2>"$log" || status=$?
+  local peak_group=0
+  [ -n "$dir" ] && peak_group=$(group_peak "$dir") && rmdir "$dir" 2>/dev/null || true
+  python3 - "$graph" "$limit" "$status" "$OUT/time.txt" "$json" "$log" "$peak_group" <<'PY' | tee -a "$RES"
+import json, os, sys
+graph, limit, status, timef, jsonf, logf, gpeak = sys.argv[1:8]
+limit, status, gpeak = int(limit), int(status), int(gpeak)
+mib = lambda b: f"{b / 2**20:.0f}"
+fsize = os.path.getsize(graph)
+t = open(timef).read().split() if os.path.exists(timef) else []
+elapsed = t[-2] if len(t) >= 2 else "?"
+rss = mib(int(t[-1]) * 1024) if len(t) >= 2 else "?"
+frac = f"1/{round(fsize / limit)} ({mib(limit)} MiB)" if limit else "none"
+if status == 0:
+    d = json.loads(open(jsonf).read())
+    plan = d.get("plan") or {}
+    result = f"{d['triangles']} ({plan.get('scheme')}, p = {plan.get('parts')})"
+    budget, peak = mib(d.get("host_budget_bytes", 0)), mib(d.get("host_peak_bytes", 0))
+else:
+    err = open(logf).read().strip().splitlines()
+    why = "OOM-killed" if status == 137 else (err[-1][:160] if err else "")
+    result, budget, peak = f"exit {status}: {why}", "-", "-"
+print(f"| {os.path.basename(graph)} ({mib(fsize)} MiB) | {frac} | {result} | {elapsed} | "
+      f"{rss} | {budget} | {peak} | {mib(gpeak) if gpeak else '-'} |")
+PY
+}
+
+echo "cgroup $MODE, backend $BACKEND, $(nproc) cores, $("$BIN" --version)"
+echo
+echo "| graph | limit | triangles (plan) or error | elapsed s | peak RSS MiB | host budget MiB | host_peak MiB | group peak MiB |"
+echo "|---|---|---|---|---|---|---|---|"
+for g in "${GRAPHS[@]}"; do
+  size=$(stat -c %s "$g")
+  one "$g" 0
+  for f in $FRACTIONS; do one "$g" $((size / f)); done
+done
