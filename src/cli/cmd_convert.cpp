@@ -175,7 +175,8 @@ int cmd_convert(int argc, char** argv) {
                    &memory_limit)
       .option("tmp-dir", "", "DIR", "where out-of-core spill files go [beside the output]",
               &tmp_dir)
-      .uint_option("threads", "N", "worker threads, 1..4096 [all cores]", &threads, 1, kMaxThreads)
+      .uint_option("threads", "N", "worker threads, 1..4096 [all usable cores]", &threads, 1,
+                   kMaxThreads)
       .size_option("chunk-size", "raw bytes per compressed chunk, at least 4K [8M]", &chunk_size,
                    4096)
       .uint_option("zstd-level", "L", "zstd compression level 1..19 [3]", &zstd_level, 1, 19)

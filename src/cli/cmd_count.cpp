@@ -130,7 +130,7 @@ int cmd_count(int argc, char** argv) {
       .uint_option("workers", "N", "N CPU workers sharing the units (with --backend cpu) [1]",
                    &workers, 1, 64)
       .uint_option("threads", "N",
-                   "CPU threads for decompression and the CPU backend, 1..4096 [all cores]",
+                   "CPU threads for decompression and the CPU backend, 1..4096 [all usable cores]",
                    &threads, 1, kMaxThreads)
       .option("per-vertex", "", "FILE",
               "write vertex,degree,triangles,clustering per vertex, ordered by original id, as "

@@ -59,7 +59,8 @@ int cmd_generate(int argc, char** argv) {
       .uint_option("edge-factor", "F",
                    "kronecker, uniform, powerlaw, hub: F * 2^S drawn edges [16]", &edge_factor)
       .uint_option("seed", "X", "random seed [1]", &seed)
-      .uint_option("threads", "N", "worker threads, 1..4096 [all cores]", &threads, 1, kMaxThreads)
+      .uint_option("threads", "N", "worker threads, 1..4096 [all usable cores]", &threads, 1,
+                   kMaxThreads)
       .option("kronecker-a", "", "A", "kronecker: initiator A [0.57]", &ka)
       .option("kronecker-b", "", "B", "kronecker: initiator B [0.19]", &kb)
       .option("kronecker-c", "", "C", "kronecker: initiator C [0.19]; D = 1 - A - B - C", &kc)

@@ -31,7 +31,7 @@ int cmd_info(int argc, char** argv) {
   p.positional("FILE", "a .tcsr file or an edge list ('-' reads standard input)", &path)
       .flag("check", "", "verify the whole file", &check)
       .flag("json", "-j", "print one JSON object instead of text", &json)
-      .uint_option("threads", "N", "threads for --check, 1..4096 [all cores]", &threads, 1,
+      .uint_option("threads", "N", "threads for --check, 1..4096 [all usable cores]", &threads, 1,
                    kMaxThreads)
       .option("format", "", "FMT", "edge-list dialect of FILE (see `tristream convert --help`)",
               &format)

@@ -40,8 +40,8 @@ int cmd_plan(int argc, char** argv) {
                    &parts, 1, kMaxParts)
       .option("backend", "", "NAME", "whose memory to measure: auto, cpu or cuda [auto]", &backend)
       .uint_option("device", "N", "CUDA device ordinal [0]", &device, 0, 1023)
-      .uint_option("threads", "N", "threads for the census pass, 1..4096 [all cores]", &threads, 1,
-                   kMaxThreads)
+      .uint_option("threads", "N", "threads for the census pass, 1..4096 [all usable cores]",
+                   &threads, 1, kMaxThreads)
       .option("format", "", "FMT", "edge-list dialect of FILE (see `tristream convert --help`)",
               &format)
       .flag("names", "", "the id columns of an edge-list FILE hold vertex names", &names)

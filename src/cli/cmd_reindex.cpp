@@ -21,7 +21,8 @@ int cmd_reindex(int argc, char** argv) {
               "out-of-core plans of it need no pass over the graph. Files written by an older\n"
               "`tristream convert` lack it; the file is rewritten atomically.");
   p.positional("FILE", "the .tcsr file to index", &path)
-      .uint_option("threads", "N", "worker threads, 1..4096 [all cores]", &threads, 1, kMaxThreads)
+      .uint_option("threads", "N", "worker threads, 1..4096 [all usable cores]", &threads, 1,
+                   kMaxThreads)
       .flag("json", "-j", "print the result as one JSON object", &json)
       .epilog("Example:\n  tristream reindex graph.tcsr");
   if (!p.parse(argc, argv)) return 0;
