@@ -46,7 +46,9 @@ EOF
 
 for S in "${SCALES[@]}"; do
   F="$OUT/kron$S.tcsr"
-  [ -s "$F" ] || "$NEW" generate kronecker --scale "$S" -o "$F" -q
+  # made by BASE, so that both read it (a newer format may be unknown to BASE); NEW then takes
+  # the census by a pass as BASE does
+  [ -s "$F" ] || "$BASE" generate kronecker --scale "$S" -o "$F" -q
   FOOT=$("$NEW" plan "$F" --parts 1 --gpu-memory 1024T --json |
     python3 -c 'import json,sys; print(json.load(sys.stdin)["device_bytes"])')
   for frac in $FRACTIONS; do
