@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#define ZSTD_STATIC_LINKING_ONLY  // ZSTD_estimateCCtxSize_usingCParams
 #include <zstd.h>
 
 #include <algorithm>
@@ -72,6 +73,15 @@ struct CCtxDeleter {
   void operator()(ZSTD_CCtx* c) const { ZSTD_freeCCtx(c); }
 };
 
+// A compression context's memory for chunks of raw_chunk bytes at `level`.
+std::uint64_t cctx_bytes(int level, std::uint64_t raw_chunk) {
+  return ZSTD_estimateCCtxSize_usingCParams(ZSTD_getCParams(level, raw_chunk, 0));
+}
+
+std::string mib(std::uint64_t bytes) {
+  return std::to_string((bytes + (1 << 20) - 1) >> 20) + " MiB";
+}
+
 std::string parent_dir(const std::string& path) {
   const auto slash = path.find_last_of('/');
   if (slash == std::string::npos) return ".";
@@ -80,6 +90,12 @@ std::string parent_dir(const std::string& path) {
 }
 
 }  // namespace
+
+std::uint64_t writer_floor_bytes(std::uint64_t chunk_bytes, int zstd_level) {
+  const std::uint64_t raw_chunk =
+      std::max<std::uint64_t>(chunk_bytes / sizeof(vid_t), 1) * sizeof(vid_t);
+  return raw_chunk + ZSTD_compressBound(raw_chunk) + cctx_bytes(zstd_level, raw_chunk);
+}
 
 struct Writer::Impl {
   std::string path;
@@ -90,7 +106,7 @@ struct Writer::Impl {
 
   std::uint64_t n = 0;
   WriteOptions options;
-  unsigned threads = 1;
+  unsigned threads = 1;              // compressing workers (fewer than asked in a tight budget)
   std::unique_ptr<ThreadPool> pool;  // `threads` threads, for compressing a batch of chunks
   std::uint64_t chunk_edges = 0;
   std::uint64_t batch_chunks = 1;
@@ -113,7 +129,6 @@ struct Writer::Impl {
   std::vector<std::uint64_t> frame_checksums;
 
   std::vector<std::unique_ptr<ZSTD_CCtx, CCtxDeleter>> cctx;  // one per worker
-  std::vector<std::vector<vid_t>> scratch;                    // delta-coded chunk, per worker
 
   [[noreturn]] void fail(const std::string& what) const {
     throw Error(ErrorKind::Internal, "tcsr::Writer " + path + ": " + what);
@@ -144,19 +159,18 @@ struct Writer::Impl {
       c.first_row = row_of(e0);
       c.rows = row_of(e1 - 1) - c.first_row + 1;
       c.raw_size = len * sizeof(vid_t);
-      const vid_t* src = pending.data() + begin;
+      vid_t* src = pending.data() + begin;
       if (options.delta) {
-        // First id of a row (or of the chunk) as col - row, then differences within the row.
-        auto& out = scratch[worker];
-        out.resize(len);
-        std::uint64_t r = c.first_row;
-        for (eid_t e = e0; e < e1; ++e) {
-          while (offsets[r + 1] <= e) ++r;
+        // First id of a row (or of the chunk) as col - row, then differences within the row;
+        // in place, from the chunk's end, so each difference still sees its original left
+        // neighbour (the raw ids are not needed once the chunk is compressed).
+        std::uint64_t r = c.first_row + c.rows - 1;
+        for (eid_t e = e1; e-- > e0;) {
+          while (offsets[r] > e) --r;
           const vid_t col = src[e - e0];
-          out[e - e0] =
+          src[e - e0] =
               (e == e0 || e == offsets[r]) ? col - static_cast<vid_t>(r) : col - src[e - e0 - 1];
         }
-        src = out.data();
       }
       auto& frame = frames[i];
       frame.resize(ZSTD_compressBound(c.raw_size));
@@ -348,13 +362,30 @@ Writer::Writer(const std::string& path, std::uint64_t n, const WriteOptions& opt
   w.n = n;
   w.options = options;
   w.threads = resolve_threads(options.threads);
-  w.pool = std::make_unique<ThreadPool>(w.threads);
   w.chunk_edges = options.chunk_bytes / sizeof(vid_t);
-  w.batch_chunks = std::clamp<std::uint64_t>(kBatchBytes / options.chunk_bytes, w.threads,
-                                             std::max<std::uint64_t>(w.threads, kMaxBatchChunks));
+  const std::uint64_t raw_chunk = w.chunk_edges * sizeof(vid_t);
+  const std::uint64_t default_batch = std::clamp<std::uint64_t>(
+      kBatchBytes / raw_chunk, w.threads, std::max<std::uint64_t>(w.threads, kMaxBatchChunks));
+  if (options.memory_bytes == 0) {
+    w.batch_chunks = default_batch;
+  } else {
+    // 1. As many workers as the budget holds a chunk, its frame and a context for (at least
+    //    one), 2. the rest of the budget as more chunks of the batch, up to the default batch.
+    const std::uint64_t per_chunk = raw_chunk + ZSTD_compressBound(raw_chunk);
+    const std::uint64_t ctx = cctx_bytes(options.zstd_level, raw_chunk);
+    if (options.memory_bytes < per_chunk + ctx)
+      throw Error(ErrorKind::Usage, "the .tcsr writer needs " + mib(per_chunk + ctx) +
+                                        " for chunks of " + mib(raw_chunk) + "; " +
+                                        mib(options.memory_bytes) + " given");
+    w.threads = static_cast<unsigned>(
+        std::clamp<std::uint64_t>(options.memory_bytes / (per_chunk + ctx), 1, w.threads));
+    const std::uint64_t chunks = (options.memory_bytes - w.threads * ctx) / per_chunk;
+    w.batch_chunks = std::clamp<std::uint64_t>(chunks, w.threads, default_batch);
+  }
+  w.pool = std::make_unique<ThreadPool>(w.threads);
+  w.pending.reserve(w.batch_chunks * w.chunk_edges);  // no growth past the batch
   w.in_degree.assign(n, 0);
   w.offsets.reserve(n + 1);
-  w.scratch.resize(w.threads);
   for (unsigned t = 0; t < w.threads; ++t) {
     w.cctx.emplace_back(ZSTD_createCCtx());
     if (!w.cctx.back())

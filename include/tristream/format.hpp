@@ -88,7 +88,15 @@ struct WriteOptions {
   int zstd_level = 3;
   bool delta = true;
   unsigned threads = 0;  // 0 = hardware concurrency
+  // Bytes the writer may hold for chunks in flight (raw rows, compressed frames, compression
+  // contexts); 0 = a 64 MiB batch. At least writer_floor_bytes(chunk_bytes, zstd_level); the chunks
+  // are independent frames, so the batch size never changes the file's bytes.
+  std::uint64_t memory_bytes = 0;
 };
+
+// The least WriteOptions::memory_bytes a writer with chunks of chunk_bytes can work in: one raw
+// chunk, its compressed frame and one compression context at zstd_level.
+std::uint64_t writer_floor_bytes(std::uint64_t chunk_bytes, int zstd_level);
 
 class Writer {
  public:
