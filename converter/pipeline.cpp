@@ -57,8 +57,12 @@ namespace {
 // Least memory for everything but the writer: the process itself, parse jobs, a few blocks.
 constexpr std::uint64_t kRestFloor = std::uint64_t{16} << 20;
 
+// Needs round up, what is given rounds down, so that a refusal never reads "34 MiB < 34 MiB".
 std::string mib(std::uint64_t bytes) {
   return std::to_string((bytes + (1 << 20) - 1) >> 20) + " MiB";
+}
+std::string mib_down(std::uint64_t bytes) {
+  return std::to_string(bytes >> 20) + " MiB";
 }
 
 class Driver {
@@ -75,7 +79,7 @@ class Driver {
     // (which also serves to force out-of-core conversion) gets the writer's floor beyond it.
     const std::uint64_t room = o.memory_limit ? default_host_budget() : limit;
     if (room != 0 && room < floor + kRestFloor)
-      throw Error(ErrorKind::Usage, "memory limit " + mib(room) +
+      throw Error(ErrorKind::Usage, "memory limit " + mib_down(room) +
                                         " is too small: the .tcsr writer needs " + mib(floor) +
                                         " for chunks of " + mib(o.write.chunk_bytes) +
                                         " (--chunk-size) and the rest of the conversion at least " +

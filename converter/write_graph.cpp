@@ -262,9 +262,11 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
     const vid_t* cols = narrow_in_place(*keys, threads);
     stage_done("sort rows");
     progress.stage("compressing and writing");
-    for (std::uint64_t r = r0; r < r1; ++r) {
-      if ((r & 0xfff) == 0) throw_if_interrupted();  // the writer removes its temporary
-      writer.append_row(cols + (offsets[r] - base), offsets[r + 1] - offsets[r]);
+    for (std::uint64_t r = r0; r < r1;) {  // in runs of rows, checking for interrupts between
+      throw_if_interrupted();              // the writer removes its temporary
+      const std::uint64_t end = std::min<std::uint64_t>(r1, r + (1 << 16));
+      writer.append_rows(cols + (offsets[r] - base), offsets.data() + r, end - r);
+      r = end;
     }
     stage_done("compress and write rows");
   }

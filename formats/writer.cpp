@@ -193,9 +193,8 @@ struct Writer::Impl {
     pending_first += used;
   }
 
-  void append_row(const vid_t* cols, std::uint64_t count) {
-    const std::uint64_t row = offsets.size() - 1;
-    if (row >= n) fail("append_row: all " + std::to_string(n) + " rows were already appended");
+  // Throws for a row that breaks append_row's rules.
+  void check_row(std::uint64_t row, const vid_t* cols, std::uint64_t count) const {
     if (count > 0 && cols == nullptr) fail("append_row: row " + std::to_string(row) + ": null ids");
     for (std::uint64_t i = 0; i < count; ++i) {
       const vid_t c = cols[i];
@@ -209,8 +208,11 @@ struct Writer::Impl {
         fail("row " + std::to_string(row) + ": ids not strictly ascending at position " +
              std::to_string(i));
     }
-    offsets.push_back(offsets.back() + count);
-    max_out_degree = std::max(max_out_degree, count);
+  }
+
+  // The ids of checked rows: counted for the header, then into the batch, which is compressed
+  // whenever it fills.
+  void take_ids(const vid_t* cols, std::uint64_t count) {
     if (count_in_degrees)
       for (std::uint64_t i = 0; i < count; ++i) ++in_degree[cols[i]];
     const std::uint64_t capacity = batch_chunks * chunk_edges;
@@ -221,6 +223,47 @@ struct Writer::Impl {
       count -= take;
       if (pending.size() == capacity) flush(false);
     }
+  }
+
+  void append_row(const vid_t* cols, std::uint64_t count) {
+    const std::uint64_t row = offsets.size() - 1;
+    if (row >= n) fail("append_row: all " + std::to_string(n) + " rows were already appended");
+    check_row(row, cols, count);
+    offsets.push_back(offsets.back() + count);
+    max_out_degree = std::max(max_out_degree, count);
+    take_ids(cols, count);
+  }
+
+  // 1. The rows are checked on all threads (the first bad row is then checked alone for its
+  //    message), 2. their offsets appended, 3. their ids taken as one run.
+  void append_rows(const vid_t* cols, const eid_t* row_offsets, std::uint64_t rows) {
+    const std::uint64_t row0 = offsets.size() - 1;
+    if (rows > n - row0)
+      fail("append_rows: " + std::to_string(rows) + " rows after " + std::to_string(row0) + " of " +
+           std::to_string(n));
+    std::atomic<std::uint64_t> bad{rows};
+    pool->parallel_for(rows, 1 << 12, [&](std::uint64_t lo, std::uint64_t hi) {
+      for (std::uint64_t k = lo; k < hi && k < bad.load(std::memory_order_relaxed); ++k) {
+        try {
+          check_row(row0 + k, cols + (row_offsets[k] - row_offsets[0]),
+                    row_offsets[k + 1] - row_offsets[k]);
+        } catch (const Error&) {
+          std::uint64_t seen = bad.load();
+          while (k < seen && !bad.compare_exchange_weak(seen, k)) {
+          }
+          return;
+        }
+      }
+    });
+    if (const std::uint64_t k = bad.load(); k < rows)
+      check_row(row0 + k, cols + (row_offsets[k] - row_offsets[0]),
+                row_offsets[k + 1] - row_offsets[k]);
+    for (std::uint64_t k = 0; k < rows; ++k) {
+      const std::uint64_t count = row_offsets[k + 1] - row_offsets[k];
+      offsets.push_back(offsets.back() + count);
+      max_out_degree = std::max(max_out_degree, count);
+    }
+    take_ids(cols, row_offsets[rows] - row_offsets[0]);
   }
 
   // The names section (after the permutation, which ends 8-byte aligned): n + 1 u64 offsets,
@@ -422,6 +465,17 @@ void Writer::append_row(const vid_t* cols, std::uint64_t count) {
   }
 }
 
+void Writer::append_rows(const vid_t* cols, const eid_t* offsets, std::uint64_t rows) {
+  Impl& w = *impl_;
+  if (w.finished || w.failed) w.fail("append_rows after finish() or after an error");
+  try {
+    w.append_rows(cols, offsets, rows);
+  } catch (...) {
+    w.failed = true;
+    throw;
+  }
+}
+
 void Writer::set_permutation(std::vector<orig_id_t> perm) {
   Impl& w = *impl_;
   if (w.finished || w.failed) w.fail("set_permutation after finish() or after an error");
@@ -469,8 +523,7 @@ void Writer::finish() {
 void write_file(const std::string& path, const OrientedGraph& g, const WriteOptions& options) {
   const Csr& csr = g.csr;
   Writer w(path, csr.rows(), options);
-  for (std::uint64_t r = 0; r < csr.rows(); ++r)
-    w.append_row(csr.cols.data() + csr.offsets[r], csr.offsets[r + 1] - csr.offsets[r]);
+  w.append_rows(csr.cols.data(), csr.offsets.data(), csr.rows());
   if (!g.perm.empty()) w.set_permutation(g.perm);
   w.finish();
 }

@@ -109,6 +109,10 @@ class Writer {
   // Appends the next row (rows come in order 0..n-1): its out-neighbours, sorted ascending,
   // each > the row id and < n. Violations throw Error(Internal).
   void append_row(const vid_t* cols, std::uint64_t count);
+  // Appends the next `rows` rows at once, checked on all threads: row k's ids are
+  // cols[offsets[k] - offsets[0], offsets[k + 1] - offsets[0]) (offsets has rows + 1 entries),
+  // under append_row's rules; the file is the same as from append_row row by row.
+  void append_rows(const vid_t* cols, const eid_t* offsets, std::uint64_t rows);
   // Sets the permutation (new id -> original id); n entries. Optional: identity if never set.
   void set_permutation(std::vector<orig_id_t> perm);
   // Sets the vertex names (the file becomes version 2): names[k] is the name of the vertex whose
