@@ -1,20 +1,32 @@
 // common/thread_pool.cpp — the thread pool (common/thread_pool.hpp).
 #include "common/thread_pool.hpp"
 
+#include <sched.h>
+
 #include <algorithm>
 #include <atomic>
 #include <string>
 #include <system_error>
+#include <thread>
 
 #include "common/thread_priority.hpp"
 #include "tristream/error.hpp"
 
 namespace tristream {
 
-unsigned resolve_threads(unsigned threads) {
-  if (threads) return threads;
+unsigned usable_cpus() {
+  cpu_set_t set;
+  CPU_ZERO(&set);
+  if (::sched_getaffinity(0, sizeof set, &set) == 0) {
+    const int n = CPU_COUNT(&set);
+    if (n > 0) return static_cast<unsigned>(n);
+  }
   const unsigned h = std::thread::hardware_concurrency();
   return h ? h : 1;
+}
+
+unsigned resolve_threads(unsigned threads) {
+  return threads ? threads : usable_cpus();
 }
 
 ThreadPool::ThreadPool(unsigned threads, std::optional<int> nice, const Spawn& spawn) {

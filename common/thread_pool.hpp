@@ -26,7 +26,10 @@
 
 namespace tristream {
 
-// `threads`, or the hardware's concurrency when 0 (at least 1).
+// The CPUs this process may run on: its affinity mask (taskset, cpusets, an MPI launcher's
+// binding), else the hardware's concurrency; at least 1.
+unsigned usable_cpus();
+// `threads`, or usable_cpus() when 0.
 unsigned resolve_threads(unsigned threads);
 
 // Piece x of `pieces` equal pieces of [0, n): [n * x / pieces, n * (x + 1) / pieces).

@@ -154,7 +154,10 @@ void attach_census(const std::string& path, const std::vector<unsigned char>& pa
   guard.fd = -1;
   if (::close(closing) != 0) sys_fail("close failed", t.path);
   // 4. The new file opens as a valid .tcsr file before it replaces the old one.
-  { const Reader check(t.path); }
+  {
+    const Reader check(t.path);
+    (void)check.census();
+  }
   if (::rename(t.path.c_str(), path.c_str()) != 0)
     sys_fail("cannot rename " + t.path + " to", path);
   guard.path.clear();

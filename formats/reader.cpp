@@ -9,7 +9,6 @@
 #include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <mutex>
 
 #include "common/thread_pool.hpp"
 #include "input_file.hpp"
@@ -69,10 +68,7 @@ struct Reader::Impl {
   Section sections[kSectionCountNames];
   std::size_t section_count = kSectionCount;  // kSectionCountNames in version 2
   Names names;                                // version 2: read and validated at open
-  Section census_section;                     // version 3: the census extension
-  std::vector<unsigned char> census;          // its bytes: verified at open, read when asked
-  std::once_flag census_once;
-  void load_census();
+  Section census_section;                     // version 3: the census extension (read on demand)
   std::vector<ChunkInfo> chunks;
   std::vector<std::uint64_t> frame_checksums;
   std::vector<eid_t> offset_store;  // n + 1 row offsets, read at open
@@ -109,7 +105,7 @@ struct Reader::Impl {
   void parse_offsets();
   void parse_index();
   void parse_names();
-  void parse_census();
+  std::vector<unsigned char> read_census(std::size_t limit) const;
   void read_chunk(std::uint64_t k, vid_t* out) const;
   [[noreturn]] void report_bad_row(std::uint64_t k, std::uint64_t r, const vid_t* begin,
                                    const vid_t* end) const;
@@ -279,8 +275,9 @@ void Reader::Impl::place_sections() {
         std::to_string(size - cursor) + " unexpected bytes after the last section (trailing data)");
 }
 
-void Reader::Impl::parse_census() {
-  if (header.version != kFormatVersionCensus) return;
+// The census extension's payload, or its first `limit` bytes: the frame's checksum verified,
+// then decompressed (whole: exactly its content size, zstd's content checksum verified).
+std::vector<unsigned char> Reader::Impl::read_census(std::size_t limit) const {
   const Section& c = census_section;
   std::vector<unsigned char> frame(c.size);  // inside the file (place_sections)
   file->read(c.offset, c.size, frame.data());
@@ -296,23 +293,26 @@ void Reader::Impl::parse_census() {
                        std::to_string(kMaxCensusBytes) + " bytes");
   if (ZSTD_findFrameCompressedSize(frame.data(), frame.size()) != frame.size())
     fail("census", "not exactly one zstd frame");
-}
-
-// The census's bytes, decompressed on the first call of census(): an in-core count never needs
-// them, and their size (the fine histogram) can exceed a small graph's.
-void Reader::Impl::load_census() {
-  const Section& c = census_section;
-  std::vector<unsigned char> frame(c.size);
-  file->read(c.offset, c.size, frame.data());
-  if (xxh64(frame.data(), c.size) != c.checksum) {
-    if (file->changed()) file->fail_changed();
-    fail("census", "checksum mismatch (file damaged)");
+  std::vector<unsigned char> out(
+      static_cast<std::size_t>(std::min<unsigned long long>(raw, limit)));
+  if (out.size() == raw) {
+    const std::size_t got =
+        ZSTD_decompressDCtx(thread_dctx(), out.data(), out.size(), frame.data(), frame.size());
+    if (ZSTD_isError(got) || got != raw) fail("census", "the zstd frame does not decompress");
+    return out;
   }
-  const unsigned long long raw = ZSTD_getFrameContentSize(frame.data(), frame.size());
-  census.resize(static_cast<std::size_t>(raw));
-  const std::size_t got =
-      ZSTD_decompressDCtx(thread_dctx(), census.data(), census.size(), frame.data(), frame.size());
-  if (ZSTD_isError(got) || got != raw) fail("census", "the zstd frame does not decompress");
+  // A prefix: streamed until the output is full.
+  ZSTD_DCtx* d = thread_dctx();
+  ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
+  ZSTD_inBuffer in{frame.data(), frame.size(), 0};
+  ZSTD_outBuffer o{out.data(), out.size(), 0};
+  while (o.pos < o.size) {
+    const std::size_t r = ZSTD_decompressStream(d, &o, &in);
+    if (ZSTD_isError(r)) fail("census", "the zstd frame does not decompress");
+    if (r == 0 && o.pos < o.size) fail("census", "the zstd frame ends early");
+  }
+  ZSTD_DCtx_reset(d, ZSTD_reset_session_only);
+  return out;
 }
 
 void Reader::Impl::parse_offsets() {
@@ -479,7 +479,6 @@ Reader::Reader(const std::string& path) : impl_(std::make_unique<Impl>()) {
   impl_->parse_offsets();
   impl_->parse_index();
   impl_->parse_names();
-  impl_->parse_census();
 }
 
 Reader::~Reader() = default;
@@ -555,9 +554,9 @@ bool Reader::has_census() const {
   return impl_->header.version == kFormatVersionCensus;
 }
 
-const std::vector<unsigned char>& Reader::census() const {
-  if (has_census()) std::call_once(impl_->census_once, [this] { impl_->load_census(); });
-  return impl_->census;
+std::vector<unsigned char> Reader::census(std::size_t limit) const {
+  if (!has_census()) return {};
+  return impl_->read_census(limit);
 }
 
 std::string_view Reader::name(orig_id_t original) const {
@@ -582,6 +581,7 @@ OrientedGraph Reader::load(bool with_perm, unsigned threads) const {
 
 void Reader::check(unsigned threads) const {
   const std::uint64_t count = n();
+  if (has_census()) (void)census();  // its checksum and frame
   {
     std::vector<orig_id_t> perm = permutation();
     std::sort(perm.begin(), perm.end());

@@ -104,7 +104,7 @@ bench() {
     run "$name" "$budget" cpu "$CPU_REPEAT" "$BIN" "${common[@]}" --backend cpu
     run "$name" "$budget" "devices 0,0" "$REPEAT" "$BIN" "${common[@]}" --devices 0,0
     if [ "$MPI" = 1 ]; then
-      run "$name" "$budget" "mpirun -np 2" "$REPEAT" mpirun --oversubscribe -np 2 "$BIN" \
+      run "$name" "$budget" "mpirun -np 2" "$REPEAT" mpirun --oversubscribe --bind-to none -np 2 "$BIN" \
         "${common[@]}" --backend "$BACKEND"
     fi
   done

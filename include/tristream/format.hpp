@@ -13,6 +13,8 @@
 // rewritten while it is read is "FILE: changed while being read".
 #pragma once
 
+#include <cstdint>
+
 #include <memory>
 #include <string>
 #include <string_view>
@@ -176,11 +178,12 @@ class Reader {
   // The name of the vertex whose original id is `original`. Precondition: has_names() and
   // original < n() (otherwise Error(Internal)).
   std::string_view name(orig_id_t original) const;
-  // Whether the file carries the census extension (version 3); its bytes (checksum verified at
-  // open, decompressed on the first call; their meaning is the planner's:
-  // src/plan/census_store.cpp), empty without one. Throws Error(Input) when the file changed.
+  // Whether the file carries the census extension (version 3). census(): its payload (the
+  // planner's: src/plan/census_store.cpp), or its first `limit` bytes, read on each call (the
+  // payload is megabytes; it is kept nowhere): the frame's checksum and zstd's checks verified;
+  // damage is Error(Input) naming the section "census". Empty without one.
   bool has_census() const;
-  const std::vector<unsigned char>& census() const;
+  std::vector<unsigned char> census(std::size_t limit = SIZE_MAX) const;
   // Loads the whole graph (chunks decompressed in parallel). with_perm also loads perm.
   OrientedGraph load(bool with_perm = false, unsigned threads = 0) const;
   // Verifies everything: all checksums, every chunk, rows sorted, ids in range, orientation

@@ -53,8 +53,13 @@ class GraphSource {
   virtual const std::vector<tcsr::ChunkInfo>& chunks() const = 0;
   virtual void read_chunk(std::uint64_t k, vid_t* out) const = 0;
   virtual std::uint64_t compressed_bytes() const = 0;  // adjacency bytes on disk
-  // The file's stored census (its census extension's bytes), or null when it has none.
-  virtual const std::vector<unsigned char>* stored_census() const { return nullptr; }
+  // The file's stored census (its census extension's payload, or its first `limit` bytes) into
+  // *out; false when it has none.
+  virtual bool stored_census(std::vector<unsigned char>* out, std::size_t limit = SIZE_MAX) const {
+    (void)out;
+    (void)limit;
+    return false;
+  }
 };
 
 // A source over a tcsr::Reader (which must outlive it).

@@ -7,7 +7,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <memory>
+#include <thread>
 
+#include "common/thread_pool.hpp"
 #include "stream/communicator.hpp"
 #include "tristream/error.hpp"
 
@@ -118,6 +120,15 @@ Session::Session(int* argc, char*** argv) {
   }
   g_comm = std::make_unique<MpiCommunicator>();
   set_communicator(g_comm.get());
+  // mpirun binds each rank to one core by default (two ranks or fewer): a rank then decompresses
+  // and builds blocks on that core alone, several times slower. Say so once.
+  const unsigned hw = std::thread::hardware_concurrency();
+  if (g_comm->rank() == 0 && usable_cpus() == 1 && hw > 1)
+    std::fprintf(stderr,
+                 "tristream: warning: this rank may run on 1 of %u CPUs (mpirun binds ranks to "
+                 "cores by default); start it with `mpirun --bind-to none` (or --map-by "
+                 "ppr:1:node:pe=N) to give each rank the cores of its GPU or node\n",
+                 hw);
 }
 
 Session::~Session() {

@@ -210,14 +210,18 @@ bool census_from_store(const std::vector<unsigned char>& bytes, const GraphSourc
 }
 
 Census obtain_census(const GraphSource& g, const CensusOptions& wanted) {
-  // The stored census is read only when it has the boundaries `wanted` asks for (a tight host
-  // budget asks for fewer fine buckets, whose census is smaller than the stored one's bytes).
-  const CensusOptions s = stored_census_options(g.n());
-  const bool may_match = wanted.fine == s.fine && wanted.hash_mod == s.hash_mod &&
-                         wanted.vertex_groups == s.vertex_groups;
-  if (const std::vector<unsigned char>* bytes = may_match ? g.stored_census() : nullptr) {
-    Census c;
-    if (census_from_store(*bytes, g, wanted, &c)) return c;
+  // The payload's head first (its options, 24 bytes): the whole payload (megabytes) is read only
+  // when it was taken with the boundaries `wanted` asks for.
+  std::vector<unsigned char> bytes;
+  if (g.stored_census(&bytes, 24) && bytes.size() == 24) {
+    std::uint32_t head[6];
+    std::memcpy(head, bytes.data(), sizeof head);
+    const bool fits = head[0] == kMagic && head[1] == kPayloadVersion && head[2] == wanted.fine &&
+                      head[3] == wanted.hash_mod && head[4] == wanted.vertex_groups;
+    if (fits && g.stored_census(&bytes)) {
+      Census c;
+      if (census_from_store(bytes, g, wanted, &c)) return c;
+    }
   }
   return take_census(g, wanted);
 }

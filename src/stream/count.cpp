@@ -26,8 +26,10 @@ class ReaderSource final : public GraphSource {
   const std::vector<tcsr::ChunkInfo>& chunks() const override { return r_.chunks(); }
   void read_chunk(std::uint64_t k, vid_t* out) const override { r_.read_chunk(k, out); }
   std::uint64_t compressed_bytes() const override { return compressed_; }
-  const std::vector<unsigned char>* stored_census() const override {
-    return r_.has_census() ? &r_.census() : nullptr;
+  bool stored_census(std::vector<unsigned char>* out, std::size_t limit) const override {
+    if (!r_.has_census()) return false;
+    *out = r_.census(limit);
+    return true;
   }
 
  private:

@@ -43,6 +43,8 @@ TEST(CensusExtension, AttachKeepsTheGraphAndReturnsThePayload) {
     EXPECT_TRUE(r.has_census());
     EXPECT_EQ(r.header().version, tcsr::kFormatVersionCensus);
     EXPECT_EQ(r.census(), payload(1000, 1));
+    const std::vector<unsigned char> all = payload(1000, 1);
+    EXPECT_EQ(r.census(10), std::vector<unsigned char>(all.begin(), all.begin() + 10));
     const OrientedGraph after = r.load(true, 1);
     EXPECT_EQ(before.csr.offsets, after.csr.offsets);
     EXPECT_EQ(before.csr.cols, after.csr.cols);
@@ -73,6 +75,7 @@ TEST(CensusExtension, EveryFlippedByteIsDetected) {
         [&] {
           const tcsr::Reader r(bad);
           r.check(1);
+          (void)r.census();
         },
         {bad});
   }
@@ -87,7 +90,12 @@ TEST(CensusExtension, EveryTruncationIsDetected) {
   test::write_bytes(bad, good);
   for (std::size_t len = good.size(); len-- > 0;) {
     fs::resize_file(bad, len);
-    test::expect_input_error([&] { tcsr::Reader r(bad); }, {bad + ": section "});
+    test::expect_input_error(
+        [&] {
+          tcsr::Reader r(bad);
+          (void)r.census();
+        },
+        {bad + ": section "});
   }
 }
 
