@@ -54,15 +54,40 @@ std::size_t job_bytes(const ConvertOptions& options) {
 
 namespace {
 
+// Least memory for everything but the writer: the process itself, parse jobs, a few blocks.
+constexpr std::uint64_t kRestFloor = std::uint64_t{16} << 20;
+
+// Needs round up, what is given rounds down, so that a refusal never reads "34 MiB < 34 MiB".
+std::string mib(std::uint64_t bytes) {
+  return std::to_string((bytes + (1 << 20) - 1) >> 20) + " MiB";
+}
+std::string mib_down(std::uint64_t bytes) {
+  return std::to_string(bytes >> 20) + " MiB";
+}
+
 class Driver {
  public:
   Driver(Producer& p, const std::string& output, const ConvertOptions& o)
       : producer_(p), output_(output), options_(o), progress_(!o.quiet && ::isatty(2)) {
     threads_ = resolve_threads(o.threads);
-    // The .tcsr writer holds a batch of chunks (64 MiB raw) with their compressed frames and a
-    // chunk per worker; that comes out of the limit too (at most half of it).
+    // The .tcsr writer's chunks in flight (raw, compressed, contexts) come out of the limit: a
+    // quarter of it, between the writer's floor and its default batch (64 MiB raw and frames).
     const std::uint64_t limit = resolve_memory_limit(o);
-    const std::uint64_t writer = 2 * (std::uint64_t{64} << 20) + 2 * threads_ * o.write.chunk_bytes;
+    const std::uint64_t floor = tcsr::writer_floor_bytes(o.write.chunk_bytes, o.write.zstd_level);
+    // Below the floor the conversion cannot run within the limit: an error before any work when
+    // the machine (or its cgroup) has no room for it either; a smaller explicit --memory-limit
+    // (which also serves to force out-of-core conversion) gets the writer's floor beyond it.
+    const std::uint64_t room = o.memory_limit ? default_host_budget() : limit;
+    if (room != 0 && room < floor + kRestFloor)
+      throw Error(ErrorKind::Usage, "memory limit " + mib_down(room) +
+                                        " is too small: the .tcsr writer needs " + mib(floor) +
+                                        " for chunks of " + mib(o.write.chunk_bytes) +
+                                        " (--chunk-size) and the rest of the conversion at least " +
+                                        mib(kRestFloor) + "; at least " + mib(floor + kRestFloor) +
+                                        " is needed (or a smaller --chunk-size)");
+    const std::uint64_t writer = std::clamp<std::uint64_t>(
+        limit / 4, floor, std::max<std::uint64_t>(floor, 2 * (std::uint64_t{64} << 20)));
+    options_.write.memory_bytes = writer;
     limit_ = limit > 2 * writer ? limit - writer : limit / 2;
     const auto slash = output.find_last_of('/');
     const std::string out_dir =

@@ -16,6 +16,14 @@ namespace {
 
 constexpr std::size_t kBlock = std::size_t{1} << 22;  // keys per block read from a spill file
 
+// Keys per block read from a spill file within `limit`: a block costs 28 bytes per key while
+// bucketing (the read buffer, oriented and grouped keys 8 each, the range 4), an eighth of the
+// limit at most. The blocks' size never changes the output (each range is sorted).
+std::size_t key_block(std::uint64_t limit) {
+  return static_cast<std::size_t>(
+      std::clamp<std::uint64_t>(limit / 8 / 28, std::uint64_t{1} << 14, kBlock));
+}
+
 // Rank order: vertex v gets rank[v]; perm[r] is the original id of rank r.
 struct Ranking {
   BigBuffer<std::uint32_t> rank;
@@ -63,7 +71,8 @@ struct Orienter {
 
 // Step 2: the out-degrees of G+ as row offsets. In memory the keys are oriented in place.
 std::vector<eid_t> orient_and_count(const KeySource& src, std::uint64_t n, Orienter orient,
-                                    unsigned threads, std::uint64_t& max_out_degree) {
+                                    unsigned threads, std::size_t block,
+                                    std::uint64_t& max_out_degree) {
   BigBuffer<std::uint32_t> fill(n + 1);  // out-degree per row
   fill.resize(n);
   if (src.mem) {
@@ -76,7 +85,7 @@ std::vector<eid_t> orient_and_count(const KeySource& src, std::uint64_t n, Orien
                      }
                    });
   } else {
-    src.for_each_block(kBlock, [&](const std::uint64_t* k, std::size_t cnt) {
+    src.for_each_block(block, [&](const std::uint64_t* k, std::size_t cnt) {
       parallel_for(threads, cnt, 1 << 16, [&](std::size_t lo, std::size_t hi, unsigned) {
         for (std::size_t i = lo; i < hi; ++i)
           __atomic_fetch_add(&fill[orient(k[i]) >> 32], 1u, __ATOMIC_RELAXED);
@@ -134,11 +143,12 @@ std::unique_ptr<TempFile> bucket_rows(const KeySource& src, const std::vector<ei
                                     start.begin() - 1);
   };
   const std::size_t pieces = std::max(1u, ctx.threads);
-  BigBuffer<std::uint64_t> oriented(kBlock), grouped(kBlock);
-  BigBuffer<std::uint32_t> range(kBlock);
+  const std::size_t block = key_block(ctx.limit);
+  BigBuffer<std::uint64_t> oriented(block), grouped(block);
+  BigBuffer<std::uint32_t> range(block);
   std::vector<std::uint64_t> at(pieces * ranges);  // piece p's next place for range r
   std::vector<std::uint64_t> group(ranges + 1);
-  src.for_each_block(kBlock, [&](const std::uint64_t* k, std::size_t cnt) {
+  src.for_each_block(block, [&](const std::uint64_t* k, std::size_t cnt) {
     std::fill(at.begin(), at.end(), 0);
     parallel_for(ctx.threads, pieces, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
       for (std::size_t p = lo; p < hi; ++p) {
@@ -181,7 +191,7 @@ std::unique_ptr<TempFile> bucket_rows(const KeySource& src, const std::vector<ei
 // Step 5 for one range: gather its oriented keys into buf (from the bucket file, or by a pass
 // over the source when it is the only range).
 void gather_range(const KeySource& src, const TempFile* buckets, eid_t base, eid_t range_m,
-                  Orienter orient, BigBuffer<std::uint64_t>& buf) {
+                  Orienter orient, std::size_t block, BigBuffer<std::uint64_t>& buf) {
   if (buf.capacity() < range_m + 1) buf.reserve(range_m + 1);
   buf.resize(range_m);
   if (buckets) {
@@ -190,7 +200,7 @@ void gather_range(const KeySource& src, const TempFile* buckets, eid_t base, eid
     return;
   }
   std::uint64_t filled = 0;
-  src.for_each_block(kBlock, [&](const std::uint64_t* k, std::size_t cnt) {
+  src.for_each_block(block, [&](const std::uint64_t* k, std::size_t cnt) {
     for (std::size_t i = 0; i < cnt; ++i) buf[filled++] = orient(k[i]);
   });
   TS_CHECK(filled == range_m, "range lost edges");
@@ -215,7 +225,8 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
 
   // 2. Orient and count the rows of G+.
   progress.stage("orienting edges");
-  const std::vector<eid_t> offsets = orient_and_count(src, n, orient, threads, res.max_out_degree);
+  const std::vector<eid_t> offsets =
+      orient_and_count(src, n, orient, threads, key_block(ctx.limit), res.max_out_degree);
   stage_done("orient");
 
   // 3. The writer, and the row ranges that fit the limit.
@@ -240,7 +251,7 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
     const eid_t base = offsets[r0], range_m = offsets[r1] - base;
     BigBuffer<std::uint64_t>* keys = src.mem;
     if (!src.mem) {
-      gather_range(src, buckets.get(), base, range_m, orient, buf);
+      gather_range(src, buckets.get(), base, range_m, orient, key_block(ctx.limit), buf);
       keys = &buf;
     }
     progress.stage("sorting rows");
@@ -251,9 +262,11 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
     const vid_t* cols = narrow_in_place(*keys, threads);
     stage_done("sort rows");
     progress.stage("compressing and writing");
-    for (std::uint64_t r = r0; r < r1; ++r) {
-      if ((r & 0xfff) == 0) throw_if_interrupted();  // the writer removes its temporary
-      writer.append_row(cols + (offsets[r] - base), offsets[r + 1] - offsets[r]);
+    for (std::uint64_t r = r0; r < r1;) {  // in runs of rows, checking for interrupts between
+      throw_if_interrupted();              // the writer removes its temporary
+      const std::uint64_t end = std::min<std::uint64_t>(r1, r + (1 << 16));
+      writer.append_rows(cols + (offsets[r] - base), offsets.data() + r, end - r);
+      r = end;
     }
     stage_done("compress and write rows");
   }

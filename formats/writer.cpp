@@ -6,6 +6,7 @@
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
+#define ZSTD_STATIC_LINKING_ONLY  // ZSTD_estimateCCtxSize_usingCParams
 #include <zstd.h>
 
 #include <algorithm>
@@ -72,6 +73,15 @@ struct CCtxDeleter {
   void operator()(ZSTD_CCtx* c) const { ZSTD_freeCCtx(c); }
 };
 
+// A compression context's memory for chunks of raw_chunk bytes at `level`.
+std::uint64_t cctx_bytes(int level, std::uint64_t raw_chunk) {
+  return ZSTD_estimateCCtxSize_usingCParams(ZSTD_getCParams(level, raw_chunk, 0));
+}
+
+std::string mib(std::uint64_t bytes) {
+  return std::to_string((bytes + (1 << 20) - 1) >> 20) + " MiB";
+}
+
 std::string parent_dir(const std::string& path) {
   const auto slash = path.find_last_of('/');
   if (slash == std::string::npos) return ".";
@@ -80,6 +90,12 @@ std::string parent_dir(const std::string& path) {
 }
 
 }  // namespace
+
+std::uint64_t writer_floor_bytes(std::uint64_t chunk_bytes, int zstd_level) {
+  const std::uint64_t raw_chunk =
+      std::max<std::uint64_t>(chunk_bytes / sizeof(vid_t), 1) * sizeof(vid_t);
+  return raw_chunk + ZSTD_compressBound(raw_chunk) + cctx_bytes(zstd_level, raw_chunk);
+}
 
 struct Writer::Impl {
   std::string path;
@@ -90,7 +106,7 @@ struct Writer::Impl {
 
   std::uint64_t n = 0;
   WriteOptions options;
-  unsigned threads = 1;
+  unsigned threads = 1;              // compressing workers (fewer than asked in a tight budget)
   std::unique_ptr<ThreadPool> pool;  // `threads` threads, for compressing a batch of chunks
   std::uint64_t chunk_edges = 0;
   std::uint64_t batch_chunks = 1;
@@ -113,7 +129,6 @@ struct Writer::Impl {
   std::vector<std::uint64_t> frame_checksums;
 
   std::vector<std::unique_ptr<ZSTD_CCtx, CCtxDeleter>> cctx;  // one per worker
-  std::vector<std::vector<vid_t>> scratch;                    // delta-coded chunk, per worker
 
   [[noreturn]] void fail(const std::string& what) const {
     throw Error(ErrorKind::Internal, "tcsr::Writer " + path + ": " + what);
@@ -144,19 +159,18 @@ struct Writer::Impl {
       c.first_row = row_of(e0);
       c.rows = row_of(e1 - 1) - c.first_row + 1;
       c.raw_size = len * sizeof(vid_t);
-      const vid_t* src = pending.data() + begin;
+      vid_t* src = pending.data() + begin;
       if (options.delta) {
-        // First id of a row (or of the chunk) as col - row, then differences within the row.
-        auto& out = scratch[worker];
-        out.resize(len);
-        std::uint64_t r = c.first_row;
-        for (eid_t e = e0; e < e1; ++e) {
-          while (offsets[r + 1] <= e) ++r;
+        // First id of a row (or of the chunk) as col - row, then differences within the row;
+        // in place, from the chunk's end, so each difference still sees its original left
+        // neighbour (the raw ids are not needed once the chunk is compressed).
+        std::uint64_t r = c.first_row + c.rows - 1;
+        for (eid_t e = e1; e-- > e0;) {
+          while (offsets[r] > e) --r;
           const vid_t col = src[e - e0];
-          out[e - e0] =
+          src[e - e0] =
               (e == e0 || e == offsets[r]) ? col - static_cast<vid_t>(r) : col - src[e - e0 - 1];
         }
-        src = out.data();
       }
       auto& frame = frames[i];
       frame.resize(ZSTD_compressBound(c.raw_size));
@@ -179,9 +193,8 @@ struct Writer::Impl {
     pending_first += used;
   }
 
-  void append_row(const vid_t* cols, std::uint64_t count) {
-    const std::uint64_t row = offsets.size() - 1;
-    if (row >= n) fail("append_row: all " + std::to_string(n) + " rows were already appended");
+  // Throws for a row that breaks append_row's rules.
+  void check_row(std::uint64_t row, const vid_t* cols, std::uint64_t count) const {
     if (count > 0 && cols == nullptr) fail("append_row: row " + std::to_string(row) + ": null ids");
     for (std::uint64_t i = 0; i < count; ++i) {
       const vid_t c = cols[i];
@@ -195,8 +208,11 @@ struct Writer::Impl {
         fail("row " + std::to_string(row) + ": ids not strictly ascending at position " +
              std::to_string(i));
     }
-    offsets.push_back(offsets.back() + count);
-    max_out_degree = std::max(max_out_degree, count);
+  }
+
+  // The ids of checked rows: counted for the header, then into the batch, which is compressed
+  // whenever it fills.
+  void take_ids(const vid_t* cols, std::uint64_t count) {
     if (count_in_degrees)
       for (std::uint64_t i = 0; i < count; ++i) ++in_degree[cols[i]];
     const std::uint64_t capacity = batch_chunks * chunk_edges;
@@ -207,6 +223,47 @@ struct Writer::Impl {
       count -= take;
       if (pending.size() == capacity) flush(false);
     }
+  }
+
+  void append_row(const vid_t* cols, std::uint64_t count) {
+    const std::uint64_t row = offsets.size() - 1;
+    if (row >= n) fail("append_row: all " + std::to_string(n) + " rows were already appended");
+    check_row(row, cols, count);
+    offsets.push_back(offsets.back() + count);
+    max_out_degree = std::max(max_out_degree, count);
+    take_ids(cols, count);
+  }
+
+  // 1. The rows are checked on all threads (the first bad row is then checked alone for its
+  //    message), 2. their offsets appended, 3. their ids taken as one run.
+  void append_rows(const vid_t* cols, const eid_t* row_offsets, std::uint64_t rows) {
+    const std::uint64_t row0 = offsets.size() - 1;
+    if (rows > n - row0)
+      fail("append_rows: " + std::to_string(rows) + " rows after " + std::to_string(row0) + " of " +
+           std::to_string(n));
+    std::atomic<std::uint64_t> bad{rows};
+    pool->parallel_for(rows, 1 << 12, [&](std::uint64_t lo, std::uint64_t hi) {
+      for (std::uint64_t k = lo; k < hi && k < bad.load(std::memory_order_relaxed); ++k) {
+        try {
+          check_row(row0 + k, cols + (row_offsets[k] - row_offsets[0]),
+                    row_offsets[k + 1] - row_offsets[k]);
+        } catch (const Error&) {
+          std::uint64_t seen = bad.load();
+          while (k < seen && !bad.compare_exchange_weak(seen, k)) {
+          }
+          return;
+        }
+      }
+    });
+    if (const std::uint64_t k = bad.load(); k < rows)
+      check_row(row0 + k, cols + (row_offsets[k] - row_offsets[0]),
+                row_offsets[k + 1] - row_offsets[k]);
+    for (std::uint64_t k = 0; k < rows; ++k) {
+      const std::uint64_t count = row_offsets[k + 1] - row_offsets[k];
+      offsets.push_back(offsets.back() + count);
+      max_out_degree = std::max(max_out_degree, count);
+    }
+    take_ids(cols, row_offsets[rows] - row_offsets[0]);
   }
 
   // The names section (after the permutation, which ends 8-byte aligned): n + 1 u64 offsets,
@@ -348,13 +405,30 @@ Writer::Writer(const std::string& path, std::uint64_t n, const WriteOptions& opt
   w.n = n;
   w.options = options;
   w.threads = resolve_threads(options.threads);
-  w.pool = std::make_unique<ThreadPool>(w.threads);
   w.chunk_edges = options.chunk_bytes / sizeof(vid_t);
-  w.batch_chunks = std::clamp<std::uint64_t>(kBatchBytes / options.chunk_bytes, w.threads,
-                                             std::max<std::uint64_t>(w.threads, kMaxBatchChunks));
+  const std::uint64_t raw_chunk = w.chunk_edges * sizeof(vid_t);
+  const std::uint64_t default_batch = std::clamp<std::uint64_t>(
+      kBatchBytes / raw_chunk, w.threads, std::max<std::uint64_t>(w.threads, kMaxBatchChunks));
+  if (options.memory_bytes == 0) {
+    w.batch_chunks = default_batch;
+  } else {
+    // 1. As many workers as the budget holds a chunk, its frame and a context for (at least
+    //    one), 2. the rest of the budget as more chunks of the batch, up to the default batch.
+    const std::uint64_t per_chunk = raw_chunk + ZSTD_compressBound(raw_chunk);
+    const std::uint64_t ctx = cctx_bytes(options.zstd_level, raw_chunk);
+    if (options.memory_bytes < per_chunk + ctx)
+      throw Error(ErrorKind::Usage, "the .tcsr writer needs " + mib(per_chunk + ctx) +
+                                        " for chunks of " + mib(raw_chunk) + "; " +
+                                        mib(options.memory_bytes) + " given");
+    w.threads = static_cast<unsigned>(
+        std::clamp<std::uint64_t>(options.memory_bytes / (per_chunk + ctx), 1, w.threads));
+    const std::uint64_t chunks = (options.memory_bytes - w.threads * ctx) / per_chunk;
+    w.batch_chunks = std::clamp<std::uint64_t>(chunks, w.threads, default_batch);
+  }
+  w.pool = std::make_unique<ThreadPool>(w.threads);
+  w.pending.reserve(w.batch_chunks * w.chunk_edges);  // no growth past the batch
   w.in_degree.assign(n, 0);
   w.offsets.reserve(n + 1);
-  w.scratch.resize(w.threads);
   for (unsigned t = 0; t < w.threads; ++t) {
     w.cctx.emplace_back(ZSTD_createCCtx());
     if (!w.cctx.back())
@@ -385,6 +459,17 @@ void Writer::append_row(const vid_t* cols, std::uint64_t count) {
   if (w.finished || w.failed) w.fail("append_row after finish() or after an error");
   try {
     w.append_row(cols, count);
+  } catch (...) {
+    w.failed = true;
+    throw;
+  }
+}
+
+void Writer::append_rows(const vid_t* cols, const eid_t* offsets, std::uint64_t rows) {
+  Impl& w = *impl_;
+  if (w.finished || w.failed) w.fail("append_rows after finish() or after an error");
+  try {
+    w.append_rows(cols, offsets, rows);
   } catch (...) {
     w.failed = true;
     throw;
@@ -438,8 +523,7 @@ void Writer::finish() {
 void write_file(const std::string& path, const OrientedGraph& g, const WriteOptions& options) {
   const Csr& csr = g.csr;
   Writer w(path, csr.rows(), options);
-  for (std::uint64_t r = 0; r < csr.rows(); ++r)
-    w.append_row(csr.cols.data() + csr.offsets[r], csr.offsets[r + 1] - csr.offsets[r]);
+  w.append_rows(csr.cols.data(), csr.offsets.data(), csr.rows());
   if (!g.perm.empty()) w.set_permutation(g.perm);
   w.finish();
 }

@@ -90,7 +90,15 @@ struct WriteOptions {
   int zstd_level = 3;
   bool delta = true;
   unsigned threads = 0;  // 0 = hardware concurrency
+  // Bytes the writer may hold for chunks in flight (raw rows, compressed frames, compression
+  // contexts); 0 = a 64 MiB batch. At least writer_floor_bytes(chunk_bytes, zstd_level); the chunks
+  // are independent frames, so the batch size never changes the file's bytes.
+  std::uint64_t memory_bytes = 0;
 };
+
+// The least WriteOptions::memory_bytes a writer with chunks of chunk_bytes can work in: one raw
+// chunk, its compressed frame and one compression context at zstd_level.
+std::uint64_t writer_floor_bytes(std::uint64_t chunk_bytes, int zstd_level);
 
 class Writer {
  public:
@@ -103,6 +111,10 @@ class Writer {
   // Appends the next row (rows come in order 0..n-1): its out-neighbours, sorted ascending,
   // each > the row id and < n. Violations throw Error(Internal).
   void append_row(const vid_t* cols, std::uint64_t count);
+  // Appends the next `rows` rows at once, checked on all threads: row k's ids are
+  // cols[offsets[k] - offsets[0], offsets[k + 1] - offsets[0]) (offsets has rows + 1 entries),
+  // under append_row's rules; the file is the same as from append_row row by row.
+  void append_rows(const vid_t* cols, const eid_t* offsets, std::uint64_t rows);
   // Sets the permutation (new id -> original id); n entries. Optional: identity if never set.
   void set_permutation(std::vector<orig_id_t> perm);
   // Sets the vertex names (the file becomes version 2): names[k] is the name of the vertex whose

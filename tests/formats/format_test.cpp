@@ -397,6 +397,63 @@ TEST(FormatWriter, RejectsInvalidRows) {
   EXPECT_TRUE(dir_entries(dir.path()).empty());
 }
 
+// Rows appended in uneven runs (append_rows, checked on all threads) with a budget of one chunk in
+// flight make the same file as rows appended one by one with the default batch.
+TEST(FormatWriter, AppendRowsInRunsUnderAWriterBudgetWritesTheSameBytes) {
+  test::TempDir dir;
+  const OrientedGraph g = random_oriented(3000, 40000, 17, true);
+  const Csr& c = g.csr;
+  tcsr::WriteOptions by_row;
+  by_row.chunk_bytes = 4096;
+  by_row.threads = 3;
+  {
+    tcsr::Writer w(dir.file("rows.tcsr"), c.rows(), by_row);
+    for (std::uint64_t r = 0; r < c.rows(); ++r)
+      w.append_row(c.cols.data() + c.offsets[r], c.offsets[r + 1] - c.offsets[r]);
+    w.finish();
+  }
+  tcsr::WriteOptions tight = by_row;
+  tight.memory_bytes = tcsr::writer_floor_bytes(tight.chunk_bytes, tight.zstd_level);
+  {
+    tcsr::Writer w(dir.file("runs.tcsr"), c.rows(), tight);
+    std::uint64_t r = 0;
+    for (std::uint64_t run = 1; r < c.rows(); run = run * 3 + 1) {
+      const std::uint64_t k = std::min<std::uint64_t>(run, c.rows() - r);
+      w.append_rows(c.cols.data() + c.offsets[r], c.offsets.data() + r, k);
+      r += k;
+    }
+    w.finish();
+  }
+  EXPECT_EQ(read_bytes(dir.file("runs.tcsr")), read_bytes(dir.file("rows.tcsr")));
+  tight.memory_bytes -= 1;  // below the floor: refused before anything is written
+  EXPECT_THROW(tcsr::Writer(dir.file("floor.tcsr"), c.rows(), tight), Error);
+  EXPECT_FALSE(fs::exists(dir.file("floor.tcsr")));
+}
+
+// Of several bad rows in one run, the error names the first.
+TEST(FormatWriter, AppendRowsNamesTheFirstBadRow) {
+  test::TempDir dir;
+  const vid_t n = 20000;
+  std::vector<eid_t> offsets{0};
+  std::vector<vid_t> cols;
+  for (vid_t r = 0; r + 1 < n; ++r) {
+    cols.push_back(r + 1);
+    if (r == 12345 || r == 17000) cols.back() = r;  // not above its row
+    offsets.push_back(cols.size());
+  }
+  offsets.push_back(cols.size());
+  tcsr::WriteOptions o;
+  o.threads = 4;
+  tcsr::Writer w(dir.file("bad.tcsr"), n, o);
+  try {
+    w.append_rows(cols.data(), offsets.data(), n);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("row 12345:"), std::string::npos) << e.what();
+  }
+  expect_internal_error([&] { w.finish(); });
+}
+
 // set_max_degree() before the first row is trusted (no in-degree counting); check() verifies it.
 TEST(FormatWriter, MaxDegreeGivenBeforeTheRows) {
   test::TempDir dir;
