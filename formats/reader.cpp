@@ -2,6 +2,8 @@
 // before allocating anything the header asks for, decompresses and checks chunks on demand.
 // Every problem is Error(Input, "FILE: section NAME: what"); a file that shrinks or is rewritten
 // while it is read is "FILE: changed while being read" (no mapping, so never SIGBUS).
+// ZSTD_d_stableOutBuffer (zstd >= 1.4.9, in the experimental section of zstd.h)
+#define ZSTD_STATIC_LINKING_ONLY
 #include <zstd.h>
 
 #include <algorithm>
@@ -45,10 +47,24 @@ std::string hex(std::uint64_t v) {
 // frame cannot fill.
 inline constexpr std::uint64_t kMaxFrameExpansion = (128u << 10) / 4;
 
-// The frame of the chunk being decompressed, per thread (pread needs a buffer of its own).
-std::vector<unsigned char>& thread_frame_buffer() {
-  thread_local std::vector<unsigned char> buffer;
-  return buffer;
+// A chunk's frame is read and decompressed a piece at a time, so a thread holds one piece of
+// it (pread needs a buffer of its own), not the whole frame (3.5 MiB for a chunk of 8 MiB).
+inline constexpr std::size_t kFramePiece = Reader::kFramePieceBytes;
+unsigned char* thread_frame_piece() {
+  thread_local std::vector<unsigned char> buffer(kFramePiece);
+  return buffer.data();
+}
+
+struct DStreamDeleter {
+  void operator()(ZSTD_DStream* d) const { ZSTD_freeDStream(d); }
+};
+
+// The streaming context of the thread: it writes straight into the chunk's buffer
+// (ZSTD_d_stableOutBuffer), so it holds no window of its own, only a block of input.
+ZSTD_DStream* thread_dstream() {
+  thread_local std::unique_ptr<ZSTD_DStream, DStreamDeleter> ds(ZSTD_createDStream());
+  if (!ds) throw Error(ErrorKind::Internal, "zstd: cannot create a decompression stream");
+  return ds.get();
 }
 
 struct Section {
@@ -410,26 +426,46 @@ void Reader::Impl::read_chunk(std::uint64_t k, vid_t* out) const {
     throw Error(ErrorKind::Internal, path + ": read_chunk(" + std::to_string(k) + ") of " +
                                          std::to_string(chunks.size()) + " chunks");
   const ChunkInfo& c = chunks[k];
-  std::vector<unsigned char>& frame = thread_frame_buffer();
-  frame.resize(c.compressed_size);  // inside the file (parse_index)
-  file->read(c.file_offset, c.compressed_size, frame.data());
-  const unsigned char* src = frame.data();
-  if (xxh64(src, c.compressed_size) != frame_checksums[k]) {
+  // 1. The frame's checksum, read a piece at a time, before anything is decompressed.
+  unsigned char* piece = thread_frame_piece();
+  Xxh64 sum;
+  for (std::uint64_t at = 0; at < c.compressed_size; at += kFramePiece) {
+    const std::size_t len =
+        static_cast<std::size_t>(std::min<std::uint64_t>(kFramePiece, c.compressed_size - at));
+    file->read(c.file_offset + at, len, piece);
+    sum.add(piece, len);
+  }
+  if (sum.digest() != frame_checksums[k]) {
     if (file->changed()) file->fail_changed();
     fail_chunk("adjacency", k, "frame checksum mismatch (file damaged)");
   }
-  if (ZSTD_findFrameCompressedSize(src, c.compressed_size) != c.compressed_size)
-    fail_chunk("adjacency", k, "not exactly one zstd frame");
-  const std::size_t got =
-      ZSTD_decompressDCtx(thread_dctx(), out, c.raw_size, src, c.compressed_size);
-  if (ZSTD_isError(got)) fail_chunk("adjacency", k, std::string("zstd: ") + ZSTD_getErrorName(got));
+  // 2. The frame decompressed from the same pieces straight into `out`: exactly one frame
+  // (it ends with the last piece) of exactly raw_size bytes.
+  ZSTD_DStream* ds = thread_dstream();
+  ZSTD_DCtx_reset(ds, ZSTD_reset_session_and_parameters);
+  ZSTD_DCtx_setParameter(ds, ZSTD_d_stableOutBuffer, 1);
+  ZSTD_outBuffer dst{out, static_cast<std::size_t>(c.raw_size), 0};
+  std::size_t left = 1;  // 0 once the frame is complete
+  for (std::uint64_t at = 0; at < c.compressed_size; at += kFramePiece) {
+    const std::size_t len =
+        static_cast<std::size_t>(std::min<std::uint64_t>(kFramePiece, c.compressed_size - at));
+    file->read(c.file_offset + at, len, piece);
+    ZSTD_inBuffer src{piece, len, 0};
+    while (src.pos < src.size) {
+      if (left == 0) fail_chunk("adjacency", k, "not exactly one zstd frame");
+      const std::size_t before = src.pos + dst.pos;
+      left = ZSTD_decompressStream(ds, &dst, &src);
+      if (ZSTD_isError(left))
+        fail_chunk("adjacency", k, std::string("zstd: ") + ZSTD_getErrorName(left));
+      if (left != 0 && src.pos + dst.pos == before) break;  // wants more input
+    }
+  }
+  if (left != 0) fail_chunk("adjacency", k, "not exactly one zstd frame (it is cut short)");
+  const std::size_t got = dst.pos;
   if (got != c.raw_size)
     fail_chunk(
         "adjacency", k,
         "decompressed " + std::to_string(got) + " bytes, expected " + std::to_string(c.raw_size));
-  // A frame over 1 MiB goes back at once rather than staying with the thread: a count's host
-  // budget holds one frame per thread only while it reads.
-  if (frame.capacity() > (std::size_t{1} << 20)) std::vector<unsigned char>().swap(frame);
 
   // Decode (delta) and validate: every id < n, above its row, strictly ascending within a row.
   // The first id of each row segment is stored relative to the row (delta) or as is (plain).

@@ -1,6 +1,7 @@
 // xxh64.cpp — XXH64 from its specification; see xxh64.hpp.
 #include "xxh64.hpp"
 
+#include <algorithm>
 #include <cstring>
 
 #include "layout.hpp"
@@ -84,6 +85,31 @@ std::uint64_t xxh64(const void* data, std::size_t size, std::uint64_t seed) {
   const std::size_t stripes = size / 32;
   for (std::size_t i = 0; i < stripes; ++i) stripe(acc, p + 32 * i);
   return finish(acc, stripes > 0, seed, size, p + 32 * stripes, size % 32);
+}
+
+Xxh64::Xxh64(std::uint64_t seed)
+    : seed_(seed), acc_{seed + kP1 + kP2, seed + kP2, seed, seed - kP1} {}
+
+void Xxh64::add(const void* data, std::size_t size) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  total_ += size;
+  if (held_ > 0) {  // complete the held stripe first
+    const std::size_t take = std::min(size, 32 - held_);
+    std::memcpy(buf_ + held_, p, take);
+    held_ += take;
+    p += take;
+    size -= take;
+    if (held_ < 32) return;
+    stripe(acc_, buf_);
+    held_ = 0;
+  }
+  for (; size >= 32; p += 32, size -= 32) stripe(acc_, p);
+  std::memcpy(buf_, p, size);
+  held_ = size;
+}
+
+std::uint64_t Xxh64::digest() const {
+  return finish(acc_, total_ >= 32, seed_, total_, buf_, held_);
 }
 
 }  // namespace tristream::tcsr::detail

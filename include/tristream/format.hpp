@@ -167,8 +167,10 @@ class Reader {
   void prefetch() const;
   // Decompresses chunk k into out[0 .. chunks()[k].edges): the column ids of its edges, decoded.
   // Damage (bad frame, checksum, size mismatch, decoded id out of range or unsorted) throws
-  // Error(Input) naming the file, the section and the chunk.
+  // Error(Input) naming the file, the section and the chunk. The frame is read and decompressed
+  // kFramePieceBytes at a time: a thread holds that much of it, not the whole frame.
   void read_chunk(std::uint64_t k, vid_t* out) const;
+  static constexpr std::uint64_t kFramePieceBytes = std::uint64_t{256} << 10;
   // Reads the columns of edges [first, last) into out (decompressing the chunks involved).
   void read_edges(eid_t first, eid_t last, vid_t* out) const;
   // The permutation section (new id -> original id); checksum verified on each call.

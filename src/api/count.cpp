@@ -9,8 +9,8 @@
 
 #include "api/input.hpp"
 #include "api/temp_dir.hpp"
-#include "common/host_peak.hpp"
 #include "common/host_memory_policy.hpp"
+#include "common/host_peak.hpp"
 #include "common/json.hpp"
 #include "plan/host_model.hpp"
 #include "stream/workers.hpp"
@@ -316,11 +316,18 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
     r.host_peak_bytes = host_peak_bytes();
     return r;
   }
-  std::vector<eid_t> degrees = degrees_future.valid() ? degrees_future.get() : degrees_of_file();
-  r.transitivity = transitivity(rep.triangles, degrees);
+  if (!po.per_vertex && !degrees_future.valid()) {
+    // only the wedges are wanted: the pass holds 32-bit in-degrees (count_host's degree pass)
+    const double w = streamed_wedges(*src, o.threads, host.degrees_budget(host_budget));
+    r.transitivity = w > 0 ? 3.0 * static_cast<double>(rep.triangles) / w : 0.0;
+  } else {
+    std::vector<eid_t> degrees = degrees_future.valid() ? degrees_future.get() : degrees_of_file();
+    r.transitivity = transitivity(rep.triangles, degrees);
+    if (po.per_vertex)
+      per_vertex_figures(reader.permutation(), std::move(rep.per_vertex), std::move(degrees),
+                         declared, o.clustering, &r);
+  }
   if (po.per_vertex) {
-    per_vertex_figures(reader.permutation(), std::move(rep.per_vertex), std::move(degrees),
-                       declared, o.clustering, &r);
     if (reader.has_names()) {
       r.vertex_names.resize(r.vertex_ids.size());
       for (std::size_t i = 0; i < r.vertex_ids.size(); ++i)

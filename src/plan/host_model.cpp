@@ -206,15 +206,17 @@ CountHost count_host(std::uint64_t n, const std::vector<tcsr::ChunkInfo>& chunks
   h.offsets = (n + 1) * sizeof(eid_t);
   h.runtime = std::max(resident, h.offsets);
   // the pools of the count (building, copies), the preload's decompressor and the calling
-  // thread; the decompressing ones (the building pool, the preload's, the caller) hold a
-  // compressed frame each while they read a chunk
-  h.threads = (2 * T + 2) * kThreadBytes + (T + 2) * max_frame;
+  // thread; the decompressing ones (the building pool, the preload's, the caller) hold a piece
+  // of a compressed frame each (tcsr::Reader::read_chunk reads a frame a piece at a time)
+  const std::uint64_t frame = std::min<std::uint64_t>(max_frame, tcsr::Reader::kFramePieceBytes);
+  h.threads = (2 * T + 2) * kThreadBytes + (T + 2) * frame;
   h.window = 2 * max_raw;
   // (at the smallest plan budget that passes the floor, 4 MiB, the buckets are capped)
   h.census = census_bytes(n, max_raw, std::max(h.plan_budget(budget), std::uint64_t{4} << 20));
-  // n degrees and a chunk (on one thread at the least); beside them the per-vertex counts
+  // n degrees and a chunk (on one thread at the least); beside them the per-vertex counts.
+  // Without per-vertex figures only the wedges are wanted: 32-bit in-degrees (streamed_wedges).
   h.kept_counts = per_vertex ? n * sizeof(count_t) : 0;
-  h.degrees = n * sizeof(eid_t) + max_raw + h.kept_counts;
+  h.degrees = n * (per_vertex ? sizeof(eid_t) : sizeof(std::uint32_t)) + max_raw + h.kept_counts;
   if (per_vertex) {
     // at the peak (api/count.cpp: per_vertex_figures): the counts and degrees by rank, the
     // order by id and the ids, plus one result column; then the clustering; names as strings
