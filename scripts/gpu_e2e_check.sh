@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # gpu_e2e_check.sh — on a GPU machine, checks the whole-command work for exactness: each graph
 # counted in core (its unit streamed through the pinned ring, the kernels warmed up on the
-# start-up thread), with the full host slot (TRISTREAM_IN_CORE_STAGING=full), without the
+# start-up thread), with the in-core unit streamed in pieces (TRISTREAM_IN_CORE_STAGING=stream), without the
 # warm-up (TRISTREAM_NO_WARMUP=1), out of core at 1/4 and 1/8 of the footprint (the stored
 # census), and on the CPU: every triangle count must agree. Prints each run's `timing`.
 #
@@ -50,7 +50,7 @@ for spec in "${specs[@]}"; do
   want=$(cat "$OUT/last")
   footprint=$("$BIN" count "$file" --json | python3 -c \
     "import json,sys; print(json.loads(sys.stdin.read().strip().splitlines()[-1])['plan']['device_bytes'])")
-  runs=("full host slot|TRISTREAM_IN_CORE_STAGING=full|"
+  runs=("streamed pieces|TRISTREAM_IN_CORE_STAGING=stream|"
     "no warm-up|TRISTREAM_NO_WARMUP=1|"
     "out of core 1/4||--gpu-memory $((footprint / 4))"
     "out of core 1/8||--gpu-memory $((footprint / 8))"

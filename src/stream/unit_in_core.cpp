@@ -23,9 +23,10 @@ InCoreStaging in_core_staging(const Plan& plan, const GraphSource& g, unsigned t
     s.buffers = static_cast<int>(plan.staging_buffers);
     return s;
   }
+  // The full slot by default: on the H100 the pieces were slower (docs/out-of-core.md).
   const char* env = std::getenv("TRISTREAM_IN_CORE_STAGING");
   if (device_is_host || plan.partition.p > 1 || plan.units.size() != 1 ||
-      (env && std::string(env) == "full"))
+      !(env && std::string(env) == "stream"))
     return s;
   // Pieces of a chunk per thread (every core decompresses), 16 MiB to kMaxStagingPiece, in the
   // device's alignment; a unit of one piece or less keeps its full slot.

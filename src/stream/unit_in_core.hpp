@@ -14,12 +14,12 @@
 
 namespace tristream::stream {
 
-// How the in-core unit travels: the plan's streamed staging, or, on a device (not the CPU
-// backend's host memory), streamed through a ring of `buffers` pinned pieces even when the plan
-// has a full host slot: the first upload then starts once the first piece (a chunk per thread)
-// is decompressed instead of after the whole graph, and only the ring is pinned instead of the
-// whole slot. piece_bytes 0: the full host slot. TRISTREAM_IN_CORE_STAGING=full keeps the full
-// slot (to compare).
+// How the in-core unit travels: the plan's streamed staging, else the full host slot; with
+// TRISTREAM_IN_CORE_STAGING=stream, on a device (not the CPU backend's host memory), streamed
+// through a ring of `buffers` pinned pieces even when the plan has a full host slot: the first
+// upload then starts once the first piece (a chunk per thread) is decompressed, and only the ring
+// is pinned. Measured slower than the full slot on the H100 (docs/out-of-core.md), hence not the
+// default. piece_bytes 0: the full host slot.
 struct InCoreStaging {
   std::uint64_t piece_bytes = 0;
   int buffers = 0;
