@@ -119,7 +119,7 @@ std::vector<CandidateSpec> list_candidates(const Census& census, const PlanOptio
 Search search_candidates(const std::vector<CandidateSpec>& specs, const GraphShape& g,
                          const Census& census, const HostModel& hm, const PlanOptions& o) {
   Search s;
-  int after_feasible[4] = {-1, -1, -1, -1};        // per scheme: candidates evaluated since a fit
+  int after_feasible[4] = {-1, -1, -1, -1};  // per scheme: candidates evaluated since a fit
   // More parts only move more bytes; a candidate whose units alone do not fit is not built.
   auto skipped = [&](const CandidateSpec& spec) {
     return spec.p > 1 && (after_feasible[static_cast<int>(spec.scheme)] >= kAfterFeasible ||
