@@ -348,7 +348,15 @@ CountReport count_with_workers(const GraphSource& g, const PipelineOptions& opti
     const double t0 = now_s();
     Census census;
     Plan plan;
-    if (!make_shared_plan(g, po, comm, &plan, &census)) {
+    bool planned = false;
+    try {
+      planned = make_shared_plan(g, po, comm, &plan, &census);
+    } catch (const Error& e) {  // nothing fits: say that the workers share the host budget
+      if (e.kind() != ErrorKind::Usage || workers.size() < 2) throw;
+      throw Error(ErrorKind::Usage,
+                  std::string(e.what()) + " (the host budget is " + run.budgets->host_from + ")");
+    }
+    if (!planned) {
       CountReport rep;
       rep.interrupted = true;
       return rep;
