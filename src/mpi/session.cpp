@@ -33,6 +33,7 @@ class MpiCommunicator final : public Communicator {
     check(MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, rank_, MPI_INFO_NULL, &local),
           "MPI_Comm_split_type");
     MPI_Comm_rank(local, &local_rank_);
+    MPI_Comm_size(local, &local_size_);
     MPI_Comm_free(&local);
     // The shared counter of fetch_next: one uint64 on rank 0, reached by atomic fetch-and-add
     // (no dispatcher thread: rank 0 counts units like the others).
@@ -52,6 +53,7 @@ class MpiCommunicator final : public Communicator {
   int rank() const override { return rank_; }
   int size() const override { return size_; }
   int local_rank() const override { return local_rank_; }
+  int local_size() const override { return local_size_; }
 
   void broadcast(std::string& bytes) override {
     std::uint64_t n = bytes.size();
@@ -96,7 +98,7 @@ class MpiCommunicator final : public Communicator {
   }
 
  private:
-  int rank_ = 0, size_ = 1, local_rank_ = 0;
+  int rank_ = 0, size_ = 1, local_rank_ = 0, local_size_ = 1;
   std::uint64_t* base_ = nullptr;
   MPI_Win win_ = MPI_WIN_NULL;
 };

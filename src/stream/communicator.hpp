@@ -16,6 +16,7 @@ class Communicator {
   virtual int size() const = 0;
   // The rank among the ranks on this machine (0 .. ranks here - 1): its GPU by default.
   virtual int local_rank() const = 0;
+  virtual int local_size() const = 0;  // the ranks on this machine
   // Rank 0's bytes to every rank (`bytes` is replaced on the others).
   virtual void broadcast(std::string& bytes) = 0;
   // Sums n values of every rank into rank 0's `data` (the others' are left as they are).

@@ -48,7 +48,8 @@ Budgets share_host(Budgets b, std::size_t workers) {
 
 // The budgets of the workers together: the smallest device budget of the workers with a device
 // of their own, the host budget shared out among the workers.
-Budgets worker_budgets(const PipelineOptions& options, std::vector<Worker>& workers) {
+Budgets worker_budgets(const PipelineOptions& options, std::vector<Worker>& workers,
+                       const Communicator* comm) {
   Budgets b = options.budgets ? *options.budgets : resolve_budgets(budget_flags(options), nullptr);
   if (options.gpu_memory) return share_host(b, workers.size());
   bool first = true;
@@ -61,6 +62,13 @@ Budgets worker_budgets(const PipelineOptions& options, std::vector<Worker>& work
     if (sharing > 1) {
       x.device_bytes /= static_cast<std::uint64_t>(sharing);
       x.device_from += " shared by " + std::to_string(sharing) + " workers";
+    }
+    // Ranks of one machine share its GPUs in turn (local rank mod GPUs).
+    const int gpus = cuda_device_count();
+    if (comm && comm->size() > 1 && gpus > 0 && comm->local_size() > gpus) {
+      const int ranks = (comm->local_size() + gpus - 1) / gpus;
+      x.device_bytes /= static_cast<std::uint64_t>(ranks);
+      x.device_from += " shared by up to " + std::to_string(ranks) + " ranks";
     }
     if (first || (x.device_bytes && x.device_bytes < b.device_bytes)) {
       b.device_bytes = x.device_bytes;
@@ -330,7 +338,7 @@ CountReport count_with_workers(const GraphSource& g, const PipelineOptions& opti
   if (workers.size() == 1 && !many) return count_with_backend(g, options, *workers[0].backend);
   // 1. The budgets, once: the smallest device budget, the host budget shared out.
   PipelineOptions run = options;
-  run.budgets = worker_budgets(options, workers);
+  run.budgets = worker_budgets(options, workers, comm);
   PlanOptions po = plan_options(run, *run.budgets, plan_backend(workers));
   std::vector<bool> cutoff;
   for (const Worker& w : workers) cutoff.push_back(w.cutoff);
@@ -340,7 +348,15 @@ CountReport count_with_workers(const GraphSource& g, const PipelineOptions& opti
     const double t0 = now_s();
     Census census;
     Plan plan;
-    if (!make_shared_plan(g, po, comm, &plan, &census)) {
+    bool planned = false;
+    try {
+      planned = make_shared_plan(g, po, comm, &plan, &census);
+    } catch (const Error& e) {  // nothing fits: say that the workers share the host budget
+      if (e.kind() != ErrorKind::Usage || workers.size() < 2) throw;
+      throw Error(ErrorKind::Usage,
+                  std::string(e.what()) + " (the host budget is " + run.budgets->host_from + ")");
+    }
+    if (!planned) {
       CountReport rep;
       rep.interrupted = true;
       return rep;

@@ -195,6 +195,24 @@ TEST(Workers, BadWorkerOptionsAreUsageErrors) {
   EXPECT_NE(ok.out.find("triangles     20"), std::string::npos) << ok.out;
 }
 
+TEST(Workers, CliReportsEveryWorkerInJsonAndTrace) {
+  test::TempDir tmp;
+  const std::string el = tmp.file("g.el"), trace = tmp.file("t.json");
+  test::write_edge_list(el, test::skewed_graph(600, 5000, 3));
+  const test::RunResult r =
+      test::run_cli("count " + test::q(el) +
+                    " --backend cpu --threads 1 --workers 2 --hybrid --scheme hash --parts 3 "
+                    "--json --trace " +
+                    test::q(trace));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("\"workers\":[{\"worker\":0"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("\"worker\":2"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(cut-off)"), std::string::npos) << r.out;
+  const std::string t = test::read_text(trace);
+  EXPECT_NE(t.find("\"name\":\"worker 1: cpu"), std::string::npos);
+  EXPECT_NE(t.find("\"name\":\"worker 2: cpu"), std::string::npos);
+}
+
 TEST(Workers, SplitIsContiguousAndCoversEveryUnit) {
   const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(test::skewed_graph(600, 5000, 3));
   auto src = memory_source(g, 64);
