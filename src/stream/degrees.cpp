@@ -20,23 +20,22 @@ std::uint64_t largest_chunk(const GraphSource& g) {
   return max_chunk;
 }
 
-}  // namespace
-
-std::vector<eid_t> streamed_degrees(const GraphSource& g, unsigned threads,
-                                    std::uint64_t max_bytes) {
+// Adds every column's count to d[v] (d holds n entries), the chunks streamed on as many threads
+// as max_bytes allows beside d (each holds one decompressed chunk; 0: no cap).
+template <class T>
+void add_in_degrees(const GraphSource& g, unsigned threads, std::uint64_t max_bytes,
+                    std::vector<T>& d) {
   const std::uint64_t n = g.n();
-  const eid_t* off = g.offsets();
-  // 1. The threads: each holds one decompressed chunk; fewer when max_bytes allows fewer.
-  std::uint64_t T = resolve_threads(threads);
+  // 1. The threads: fewer when max_bytes allows fewer.
+  std::uint64_t T_ = resolve_threads(threads);
   if (max_bytes) {
     const std::uint64_t chunk = std::max<std::uint64_t>(largest_chunk(g), 1);
-    const std::uint64_t room = max_bytes > n * sizeof(eid_t) ? max_bytes - n * sizeof(eid_t) : 0;
-    T = std::max<std::uint64_t>(1, std::min<std::uint64_t>(T, room / chunk));
+    const std::uint64_t held = n * sizeof(T);
+    const std::uint64_t room = max_bytes > held ? max_bytes - held : 0;
+    T_ = std::max<std::uint64_t>(1, std::min<std::uint64_t>(T_, room / chunk));
   }
-  // 2. The out-degrees from the offsets, the in-degrees from the columns.
-  std::vector<eid_t> d(n);
-  for (std::uint64_t u = 0; u < n; ++u) d[u] = off[u + 1] - off[u];
-  ThreadPool pool(static_cast<unsigned>(T));
+  // 2. The chunks, each on one thread.
+  ThreadPool pool(static_cast<unsigned>(T_));
   const auto& chunks = g.chunks();
   pool.run(chunks.size(), [&](std::size_t k) {
     if (interrupt_requested()) return;
@@ -44,10 +43,22 @@ std::vector<eid_t> streamed_degrees(const GraphSource& g, unsigned threads,
     g.read_chunk(k, buf.data());
     for (vid_t v : buf) {
       TS_CHECK(v < n, "column id out of range");
-      __atomic_fetch_add(&d[v], eid_t{1}, __ATOMIC_RELAXED);
+      __atomic_fetch_add(&d[v], T{1}, __ATOMIC_RELAXED);
     }
   });
   throw_if_interrupted();
+}
+
+}  // namespace
+
+std::vector<eid_t> streamed_degrees(const GraphSource& g, unsigned threads,
+                                    std::uint64_t max_bytes) {
+  // The out-degrees from the offsets, the in-degrees from the columns.
+  const std::uint64_t n = g.n();
+  const eid_t* off = g.offsets();
+  std::vector<eid_t> d(n);
+  for (std::uint64_t u = 0; u < n; ++u) d[u] = off[u + 1] - off[u];
+  add_in_degrees(g, threads, max_bytes, d);
   return d;
 }
 
@@ -55,28 +66,10 @@ double streamed_wedges(const GraphSource& g, unsigned threads, std::uint64_t max
   const std::uint64_t n = g.n();
   const eid_t* off = g.offsets();
   // 1. The in-degrees in 32 bits: a column id is above its row, so a vertex has fewer than
-  //    n <= 2^32 in-neighbours. The threads as in streamed_degrees, with 4 bytes per vertex.
+  //    n <= 2^32 in-neighbours.
   TS_CHECK(n <= (std::uint64_t{1} << 32), "vertex ids are 32-bit");
-  std::uint64_t T = resolve_threads(threads);
-  if (max_bytes) {
-    const std::uint64_t chunk = std::max<std::uint64_t>(largest_chunk(g), 1);
-    const std::uint64_t in_bytes = n * sizeof(std::uint32_t);
-    const std::uint64_t room = max_bytes > in_bytes ? max_bytes - in_bytes : 0;
-    T = std::max<std::uint64_t>(1, std::min<std::uint64_t>(T, room / chunk));
-  }
   std::vector<std::uint32_t> in(n, 0);
-  ThreadPool pool(static_cast<unsigned>(T));
-  const auto& chunks = g.chunks();
-  pool.run(chunks.size(), [&](std::size_t k) {
-    if (interrupt_requested()) return;
-    std::vector<vid_t> buf(chunks[k].edges);
-    g.read_chunk(k, buf.data());
-    for (vid_t v : buf) {
-      TS_CHECK(v < n, "column id out of range");
-      __atomic_fetch_add(&in[v], std::uint32_t{1}, __ATOMIC_RELAXED);
-    }
-  });
-  throw_if_interrupted();
+  add_in_degrees(g, threads, max_bytes, in);
   // 2. The wedges in vertex order, as wedge_count sums them (the same double).
   double w = 0;
   for (std::uint64_t u = 0; u < n; ++u) {
