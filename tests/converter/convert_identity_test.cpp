@@ -31,27 +31,9 @@ using test::run_cli;
 using test::TempDir;
 using test::write_text;
 
-using OrigEdge = std::pair<std::uint64_t, std::uint64_t>;
-
-// The undirected simple edge set of a .tcsr file, in original ids.
-std::set<OrigEdge> edge_set(const std::string& path) {
-  tcsr::Reader r(path);
-  const OrientedGraph g = r.load(true);
-  std::set<OrigEdge> out;
-  for (std::uint64_t u = 0; u < g.n(); ++u)
-    for (eid_t e = g.csr.offsets[u]; e < g.csr.offsets[u + 1]; ++e) {
-      const std::uint64_t a = g.perm[u], b = g.perm[g.csr.cols[e]];
-      out.emplace(std::min(a, b), std::max(a, b));
-    }
-  return out;
-}
-
-std::set<OrigEdge> clean(const std::vector<OrigEdge>& edges) {
-  std::set<OrigEdge> out;
-  for (auto [a, b] : edges)
-    if (a != b) out.emplace(std::min(a, b), std::max(a, b));
-  return out;
-}
+using test::clean;
+using test::edge_set;
+using test::OrigEdge;
 
 // Runs `feed | tristream ARGS` (sh); the exit status, stderr in `err`.
 int run_piped(const std::string& feed, const std::string& args, const TempDir& d,

@@ -21,6 +21,7 @@
 
 #include "plan_internal.hpp"
 #include "tristream/error.hpp"
+#include "tristream/format.hpp"
 
 namespace tristream::test {
 
@@ -274,6 +275,25 @@ void expect_input_error(const std::function<void()>& f, const std::vector<std::s
     for (const auto& part : parts)
       EXPECT_NE(std::string(e.what()).find(part), std::string::npos) << e.what();
   }
+}
+
+std::set<OrigEdge> edge_set(const std::string& path) {
+  tcsr::Reader r(path);
+  const OrientedGraph g = r.load(true);
+  std::set<OrigEdge> out;
+  for (std::uint64_t u = 0; u < g.n(); ++u)
+    for (eid_t e = g.csr.offsets[u]; e < g.csr.offsets[u + 1]; ++e) {
+      const std::uint64_t a = g.perm[u], b = g.perm[g.csr.cols[e]];
+      out.emplace(std::min(a, b), std::max(a, b));
+    }
+  return out;
+}
+
+std::set<OrigEdge> clean(const std::vector<OrigEdge>& edges) {
+  std::set<OrigEdge> out;
+  for (auto [a, b] : edges)
+    if (a != b) out.emplace(std::min(a, b), std::max(a, b));
+  return out;
 }
 
 }  // namespace tristream::test

@@ -4,6 +4,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <set>
 #include <string>
 #include <utility>
 #include <vector>
@@ -91,5 +92,12 @@ void write_bytes(const std::string& path, const Bytes& b);
 // Runs f and expects a tristream::Error of kind Input whose message contains every one of
 // `parts` (a GoogleTest failure otherwise).
 void expect_input_error(const std::function<void()>& f, const std::vector<std::string>& parts);
+
+// Edges in original ids, as (min, max) pairs.
+using OrigEdge = std::pair<std::uint64_t, std::uint64_t>;
+// The undirected simple edge set of a .tcsr file, in original ids.
+std::set<OrigEdge> edge_set(const std::string& path);
+// The cleaned edge set of a raw edge list: self-loops dropped, duplicates merged.
+std::set<OrigEdge> clean(const std::vector<OrigEdge>& edges);
 
 }  // namespace tristream::test
