@@ -10,6 +10,9 @@
 #   BIN        the tristream binary [build/tristream]
 #   BACKEND    auto | cpu | cuda [auto]
 #   FRACTIONS  divisors of the file size [2 3 4]
+#   LIMITS_MIB limits in MiB instead of fractions (e.g. "48 64"); empty = FRACTIONS
+#   TIMEOUT    seconds a count may run before it is stopped (SIGTERM; the row says so) [0 = none]
+#   THREADS    --threads of the counts [all cores]
 #   OUT        folder for generated graphs and the raw results [bench/out/memlimit]
 # Needs root and a cgroup memory controller; says so and stops otherwise. Prints a markdown
 # table; the groups it makes are removed on exit.
@@ -19,6 +22,9 @@ BIN=${BIN:-build/tristream}
 BACKEND=${BACKEND:-auto}
 FRACTIONS=${FRACTIONS:-2 3 4}
 OUT=${OUT:-bench/out/memlimit}
+LIMITS_MIB=${LIMITS_MIB:-}
+TIMEOUT=${TIMEOUT:-0}
+THREADS=${THREADS:-$(nproc)}
 mkdir -p "$OUT"
 [ -x "$BIN" ] || { echo "bench_memlimit: no binary at $BIN (set BIN)" >&2; exit 2; }
 [ -x /usr/bin/time ] || { echo "bench_memlimit: /usr/bin/time is missing (apt-get install time)" >&2; exit 2; }
@@ -90,20 +96,24 @@ one() {
     dir=$(make_group "tristream-bench-$$-$limit" "$limit")
     prefix=(sh -c 'echo $$ >"$0/cgroup.procs" && exec "$@"' "$dir")
   fi
+  local stop=()
+  [ "$TIMEOUT" -gt 0 ] && stop=(timeout -k 30 "$TIMEOUT")
   ${prefix[@]+"${prefix[@]}"} /usr/bin/time -f '%e %M' -o "$OUT/time.txt" \
-    "$BIN" count "$graph" --backend "$BACKEND" --json -q >"$json" 2>"$log" || status=$?
+    ${stop[@]+"${stop[@]}"} "$BIN" count "$graph" --backend "$BACKEND" --threads "$THREADS" \
+    --json -q >"$json" 2>"$log" || status=$?
   local peak_group=0
   [ -n "$dir" ] && peak_group=$(group_peak "$dir") && rmdir "$dir" 2>/dev/null || true
-  python3 - "$graph" "$limit" "$status" "$OUT/time.txt" "$json" "$log" "$peak_group" <<'PY' | tee -a "$RES"
+  python3 - "$graph" "$limit" "$status" "$OUT/time.txt" "$json" "$log" "$peak_group" "$TIMEOUT" \
+    <<'PY' | tee -a "$RES"
 import json, os, sys
-graph, limit, status, timef, jsonf, logf, gpeak = sys.argv[1:8]
+graph, limit, status, timef, jsonf, logf, gpeak, timeout = sys.argv[1:9]
 limit, status, gpeak = int(limit), int(status), int(gpeak)
 mib = lambda b: f"{b / 2**20:.0f}"
 fsize = os.path.getsize(graph)
 t = open(timef).read().split() if os.path.exists(timef) else []
 elapsed = t[-2] if len(t) >= 2 else "?"
 rss = mib(int(t[-1]) * 1024) if len(t) >= 2 else "?"
-frac = f"1/{round(fsize / limit)} ({mib(limit)} MiB)" if limit else "none"
+frac = f"{mib(limit)} MiB (file / {fsize / limit:.2f})" if limit else "none"
 if status == 0:
     d = json.loads(open(jsonf).read())
     plan = d.get("plan") or {}
@@ -112,6 +122,7 @@ if status == 0:
 else:
     err = open(logf).read().strip().splitlines()
     why = "OOM-killed" if status == 137 else (err[-1][:160] if err else "")
+    if status == 124: why = f"stopped after {timeout} s (timeout), no count"
     result, budget, peak = f"exit {status}: {why}", "-", "-"
 print(f"| {os.path.basename(graph)} ({mib(fsize)} MiB) | {frac} | {result} | {elapsed} | "
       f"{rss} | {budget} | {peak} | {mib(gpeak) if gpeak else '-'} |")
@@ -125,5 +136,9 @@ echo "|---|---|---|---|---|---|---|---|"
 for g in "${GRAPHS[@]}"; do
   size=$(stat -c %s "$g")
   one "$g" 0
-  for f in $FRACTIONS; do one "$g" $((size / f)); done
+  if [ -n "$LIMITS_MIB" ]; then
+    for l in $LIMITS_MIB; do one "$g" $((l << 20)); done
+  else
+    for f in $FRACTIONS; do one "$g" $((size / f)); done
+  fi
 done

@@ -6,6 +6,7 @@
 #include <chrono>
 #include <future>
 #include <numeric>
+#include <tuple>
 
 #include "api/input.hpp"
 #include "api/temp_dir.hpp"
@@ -116,64 +117,77 @@ std::vector<std::uint64_t> declared_isolated(const std::vector<std::uint64_t>& i
   return out;
 }
 
+// Puts a[i] = a[order[i]] for every i, for each array of `arrays` at once, by walking the cycles
+// of `order` (a permutation of 0..n-1) with one bit per vertex: no second copy of any array.
+template <class... Arrays>
+void permute_in_place(const std::vector<std::uint32_t>& order, Arrays&... arrays) {
+  const std::size_t n = order.size();
+  std::vector<bool> done(n, false);
+  for (std::size_t start = 0; start < n; ++start) {
+    if (done[start]) continue;
+    const auto held = std::make_tuple(arrays[start]...);
+    std::size_t j = start;
+    for (;;) {
+      done[j] = true;
+      const std::size_t k = order[j];
+      if (k == start) break;
+      ((arrays[j] = arrays[k]), ...);
+      j = k;
+    }
+    std::apply([&](const auto&... v) { ((arrays[j] = v), ...); }, held);
+  }
+}
+
+// Merges the isolated vertices (ascending ids, degree 0, no triangle) into the id-ordered
+// arrays in place, from the back: each array grows to its final size once.
+void merge_isolated(const std::vector<std::uint64_t>& isolated, std::vector<std::uint64_t>& ids,
+                    std::vector<count_t>& counts, std::vector<eid_t>& degrees) {
+  const std::size_t n = ids.size(), total = n + isolated.size();
+  for (auto* v : {&ids, &counts, &degrees}) {
+    v->reserve(total);  // one array at a time: the old block is freed before the next grows
+    v->resize(total);
+  }
+  std::size_t a = n, b = isolated.size();
+  for (std::size_t i = total; i-- > 0;) {
+    if (b > 0 && (a == 0 || isolated[b - 1] > ids[a - 1])) {
+      ids[i] = isolated[--b];
+      counts[i] = 0;
+      degrees[i] = 0;
+    } else {
+      --a;
+      ids[i] = ids[a];
+      counts[i] = counts[a];
+      degrees[i] = degrees[a];
+    }
+  }
+}
+
 // The per-vertex arrays in original-id order, with the declared isolated vertices (degree 0,
-// no triangle) merged in by id. The arrays by rank are taken (and freed as their columns are
-// made), so that at most five n-entry arrays are held at once (plan/host_model.hpp:
-// count_host's figures).
+// no triangle) merged in by id. The arrays by rank are put in id order in place, through a
+// 32-bit order: at most three 8-byte and one 4-byte array per vertex at once, then the
+// clustering beside the three results (plan/host_model.hpp: count_host's figures).
 void per_vertex_figures(std::vector<orig_id_t> perm, std::vector<count_t> counts,
                         std::vector<eid_t> degrees, std::uint64_t declared, bool clustering,
                         CountResult* r) {
   const double n = static_cast<double>(counts.size());
   const double average = average_local_clustering(counts, degrees);
-  // 1. The graph's vertices by original id; the permutation is then no longer needed.
-  std::vector<std::uint64_t> order(counts.size());
-  std::iota(order.begin(), order.end(), std::uint64_t{0});
-  std::sort(order.begin(), order.end(),
-            [&](std::uint64_t a, std::uint64_t b) { return perm[a] < perm[b]; });
-  std::vector<std::uint64_t> ids(order.size());
-  for (std::size_t i = 0; i < order.size(); ++i) ids[i] = perm[order[i]];
-  std::vector<orig_id_t>().swap(perm);
-  const std::vector<std::uint64_t> isolated = declared_isolated(ids, declared);
-  const std::size_t total = order.size() + isolated.size();
-  // 2. Each column in id order, the isolated vertices merged in by id; a rank-ordered array is
-  //    freed once its column is made.
-  // The graph vertex at i (SIZE_MAX: an isolated one); only built when there are isolated ones.
-  std::vector<std::size_t> from(isolated.empty() ? 0 : total);
-  if (!isolated.empty()) {
-    std::size_t a = 0, b = 0;
-    for (std::size_t i = 0; i < total; ++i) {
-      if (b < isolated.size() && (a == order.size() || isolated[b] < ids[a])) {
-        from[i] = SIZE_MAX;
-        ++b;
-      } else {
-        from[i] = a++;
-      }
-    }
+  // 1. The graph's vertices by original id (vertex ids are 32-bit), every array put in that
+  //    order; the permutation becomes the ids.
+  TS_CHECK(counts.size() <= (std::uint64_t{1} << 32), "vertex ids are 32-bit");
+  {
+    std::vector<std::uint32_t> order(counts.size());
+    std::iota(order.begin(), order.end(), std::uint32_t{0});
+    std::sort(order.begin(), order.end(),
+              [&](std::uint32_t a, std::uint32_t b) { return perm[a] < perm[b]; });
+    permute_in_place(order, perm, counts, degrees);
   }
-  if (isolated.empty()) {
-    r->vertex_ids = std::move(ids);
-  } else {
-    r->vertex_ids.resize(total);
-    std::size_t b = 0;
-    for (std::size_t i = 0; i < total; ++i)
-      r->vertex_ids[i] = from[i] == SIZE_MAX ? isolated[b++] : ids[from[i]];
-    std::vector<std::uint64_t>().swap(ids);
-  }
-  auto vertex_at = [&](std::size_t i) { return from.empty() ? i : from[i]; };
-  r->per_vertex.resize(total);
-  for (std::size_t i = 0; i < total; ++i) {
-    const std::size_t a = vertex_at(i);
-    r->per_vertex[i] = a == SIZE_MAX ? 0 : counts[order[a]];
-  }
-  std::vector<count_t>().swap(counts);
-  r->degrees.resize(total);
-  for (std::size_t i = 0; i < total; ++i) {
-    const std::size_t a = vertex_at(i);
-    r->degrees[i] = a == SIZE_MAX ? 0 : degrees[order[a]];
-  }
-  std::vector<eid_t>().swap(degrees);
-  std::vector<std::uint64_t>().swap(order);
-  std::vector<std::size_t>().swap(from);
+  // 2. The declared isolated vertices merged in by id.
+  const std::vector<std::uint64_t> isolated = declared_isolated(perm, declared);
+  if (!isolated.empty()) merge_isolated(isolated, perm, counts, degrees);
+  const std::size_t total = perm.size();
+  r->vertex_ids = std::move(perm);
+  r->per_vertex = std::move(counts);
+  r->degrees = std::move(degrees);
   r->isolated_vertices = isolated.size();
   // 3. The local clustering, networkx's: 2 t / (d (d - 1)), 0 below degree 2. The average is
   //    over all vertices, the isolated ones included, as networkx's is.

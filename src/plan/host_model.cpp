@@ -218,9 +218,13 @@ CountHost count_host(std::uint64_t n, const std::vector<tcsr::ChunkInfo>& chunks
   h.kept_counts = per_vertex ? n * sizeof(count_t) : 0;
   h.degrees = n * (per_vertex ? sizeof(eid_t) : sizeof(std::uint32_t)) + max_raw + h.kept_counts;
   if (per_vertex) {
-    // at the peak (api/count.cpp: per_vertex_figures): the counts and degrees by rank, the
-    // order by id and the ids, plus one result column; then the clustering; names as strings
-    h.figures = 5 * n * 8 + (clustering ? n * sizeof(double) : 0) + (names ? 48 * n : 0);
+    // at the peak (api/count.cpp: per_vertex_figures): the ids, counts and degrees put in id
+    // order in place through a 32-bit order and a bit per vertex; then the three beside the
+    // clustering and the names (as strings)
+    const std::uint64_t reorder = n * (3 * 8 + sizeof(std::uint32_t)) + n / 8;
+    const std::uint64_t results =
+        3 * n * 8 + (clustering ? n * sizeof(double) : 0) + (names ? 48 * n : 0);
+    h.figures = std::max(reorder, results);
   }
   return h;
 }

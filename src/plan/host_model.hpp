@@ -48,7 +48,7 @@ struct CountHost {
   std::uint64_t threads = 0;  // per worker thread: its stack, a compressed frame, a zstd context
   std::uint64_t census = 0;   // the planner's census and candidates at their peak
   std::uint64_t degrees = 0;  // the degree pass after the count: n degrees, a chunk per thread
-  std::uint64_t figures = 0;  // per-vertex arrays: ids, counts, degrees in id order (0 without)
+  std::uint64_t figures = 0;  // per-vertex arrays put in id order, the clustering (0 without)
   std::uint64_t window = 0;   // the least the plan decompresses at once: two chunks
   // What the plan may use: the budget less the runtime (outside the offsets) and the threads.
   std::uint64_t plan_budget(std::uint64_t budget) const;
