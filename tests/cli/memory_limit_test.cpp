@@ -1,8 +1,10 @@
 // memory_limit_test.cpp — `count` inside a cgroup memory limit: from a third of the file's size
 // to twice it, every run either counts exactly within its host budget or stops with the floor
 // error before the work (exit 1, no --per-vertex file); never the kernel's OOM killer, and the
-// group's peak stays within the limit. Needs root and a cgroup v1 or v2 memory controller, and a
-// build without sanitizers; skips with a message otherwise.
+// group's peak stays within the limit. A file twice the limit counts exactly, and per-vertex
+// output fits in less than the five 8-byte arrays per vertex it once took. Needs root and a
+// cgroup v1 or v2 memory controller, and a build without sanitizers; skips with a message
+// otherwise.
 #include <unistd.h>
 
 #include <gtest/gtest.h>
@@ -113,6 +115,97 @@ TEST_F(MemoryLimit, TwiceTheFileWithPerVertexOutput) {
 }
 TEST_F(MemoryLimit, TheFileSizeWithPerVertexOutput) {
   count_under(1, 1, true);
+}
+
+// ---- a file twice the limit, and per-vertex output in less than its former 40 bytes per vertex
+
+// Skips (returns false, with the reason in *why) where no memory cgroup can be made or the
+// sanitizers inflate the RSS.
+bool groups_usable(std::string* why) {
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+  *why = "the sanitizers' shadow memory inflates the RSS past any small limit";
+  return false;
+#endif
+  MemoryGroup probe("tristream-test-" + std::to_string(::getpid()) + "-probe", 64u << 20);
+  if (!probe.ok()) *why = "cannot make a memory cgroup: " + probe.why();
+  return probe.ok();
+}
+
+// The figure of "... need 12.3 MiB of host memory ..." in bytes (0 when absent).
+std::uint64_t needed_bytes(const std::string& err) {
+  std::smatch m;
+  if (!std::regex_search(err, m, std::regex(" need ([0-9.]+) MiB"))) return 0;
+  return static_cast<std::uint64_t>(std::stod(m[1].str()) * 1048576.0);
+}
+
+// The target: a .tcsr file twice the memory limit counts exactly for a graph of 16 edges
+// per vertex. The size is the smallest that shows it: the process itself holds about 13 MiB
+// before any graph data (the program, and the allowance of 1 MiB per thread of `--threads 2`)
+// and 8 bytes per vertex of row offsets, so half the file leaves the plan room only from about
+// 2^20 vertices (a 58 MiB file, a 29 MiB limit). Chunks of 256 KiB keep the two decompressed
+// chunks of the floor at 0.5 MiB. The constrained count is out of core (range, p = 13, 455
+// units on the CPU backend): about 25 s on 2 loaded cores, the whole test under a minute.
+TEST(MemoryLimitFile, TwiceTheLimitCountsExactly) {
+  std::string why;
+  if (!groups_usable(&why)) GTEST_SKIP() << why;
+  TempDir dir;
+  const std::string bin = dir.file("g.bin"), graph = dir.file("g.tcsr");
+  RunResult r = run_cli("generate uniform --scale 20 --edge-factor 16 --seed 7 -q -o " + q(bin));
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = run_cli("convert " + q(bin) + " -o " + q(graph) + " --chunk-size 256K -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  fs::remove(bin);
+  r = run_cli("count --backend cpu --threads 2 --json " + q(graph));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::uint64_t triangles = json_u64(r.out, "triangles");
+  ASSERT_GT(triangles, 0u);
+  const std::uint64_t limit = fs::file_size(graph) / 2;
+  MemoryGroup group("tristream-test-" + std::to_string(::getpid()) + "-twice", limit);
+  ASSERT_TRUE(group.ok()) << group.why();
+  r = group.run("count --backend cpu --threads 2 --json " + q(graph));
+  ASSERT_EQ(r.status, 0) << "under " << limit << " bytes: " << r.err;
+  EXPECT_EQ(json_u64(r.out, "triangles"), triangles);
+  EXPECT_LE(json_u64(r.out, "host_peak_bytes"), json_u64(r.out, "host_budget_bytes")) << r.out;
+  if (const auto peak = group.peak()) {
+    EXPECT_LE(*peak, limit);
+  }
+}
+
+// Per-vertex output of a graph of many vertices and few edges, where the per-vertex arrays set
+// the floor: the ids, counts and degrees are put in id order in place through a 32-bit order (28
+// bytes per vertex), so a limit just above that floor, below what five 8-byte arrays per vertex
+// took, writes the same table as an unconstrained count.
+TEST(MemoryLimitFile, PerVertexOutputBelowFiveArraysPerVertex) {
+  std::string why;
+  if (!groups_usable(&why)) GTEST_SKIP() << why;
+  TempDir dir;
+  const std::string bin = dir.file("g.bin"), graph = dir.file("g.tcsr");
+  RunResult r = run_cli("generate uniform --scale 21 --edge-factor 1 --seed 3 -q -o " + q(bin));
+  ASSERT_EQ(r.status, 0) << r.err;
+  r = run_cli("convert " + q(bin) + " -o " + q(graph) + " --chunk-size 256K -q");
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::string want = dir.file("want.csv"), got = dir.file("got.csv");
+  r = run_cli("count --backend cpu --threads 2 --json --per-vertex " + q(want) + " " + q(graph));
+  ASSERT_EQ(r.status, 0) << r.err;
+  const std::uint64_t n = json_u64(r.out, "vertices");
+  // the floor, from its error; the default budget is 7/8 of the room under the limit
+  r = run_cli("count --backend cpu --threads 2 --host-memory 1M --per-vertex " + q(got) + " " +
+              q(graph));
+  ASSERT_EQ(r.status, 1);
+  ASSERT_NE(r.err.find("per-vertex arrays need"), std::string::npos) << r.err;
+  const std::uint64_t need = needed_bytes(r.err);
+  ASSERT_GT(need, 28 * n);
+  const std::uint64_t limit = need / 7 * 8 + (std::uint64_t{2} << 20);
+  EXPECT_LT(limit, need - 28 * n + 40 * n) << "not below five 8-byte arrays per vertex";
+  MemoryGroup group("tristream-test-" + std::to_string(::getpid()) + "-pv", limit);
+  ASSERT_TRUE(group.ok()) << group.why();
+  r = group.run("count --backend cpu --threads 2 --json --per-vertex " + q(got) + " " + q(graph));
+  ASSERT_EQ(r.status, 0) << "under " << limit << " bytes: " << r.err;
+  EXPECT_EQ(read_text(got), read_text(want));
+  EXPECT_LE(json_u64(r.out, "host_peak_bytes"), json_u64(r.out, "host_budget_bytes")) << r.out;
+  if (const auto peak = group.peak()) {
+    EXPECT_LE(*peak, limit);
+  }
 }
 
 }  // namespace
