@@ -7,6 +7,7 @@
 #include <future>
 #include <numeric>
 #include <tuple>
+#include <utility>
 
 #include "api/input.hpp"
 #include "api/temp_dir.hpp"
@@ -138,6 +139,33 @@ void permute_in_place(const std::vector<std::uint32_t>& order, Arrays&... arrays
   }
 }
 
+// Sorts ids ascending and moves counts and degrees with them, in place (a heapsort: nothing
+// beside the three arrays). Precondition: ids distinct, the three of one size.
+void sort_by_id_in_place(std::vector<orig_id_t>& ids, std::vector<count_t>& counts,
+                         std::vector<eid_t>& degrees) {
+  const std::size_t n = ids.size();
+  auto swap_at = [&](std::size_t a, std::size_t b) {
+    std::swap(ids[a], ids[b]);
+    std::swap(counts[a], counts[b]);
+    std::swap(degrees[a], degrees[b]);
+  };
+  auto sift_down = [&](std::size_t root, std::size_t end) {
+    for (;;) {
+      std::size_t child = 2 * root + 1;
+      if (child >= end) return;
+      if (child + 1 < end && ids[child] < ids[child + 1]) ++child;
+      if (ids[child] < ids[root]) return;
+      swap_at(root, child);
+      root = child;
+    }
+  };
+  for (std::size_t i = n / 2; i-- > 0;) sift_down(i, n);
+  for (std::size_t end = n; end > 1; --end) {
+    swap_at(0, end - 1);
+    sift_down(0, end - 1);
+  }
+}
+
 // Merges the isolated vertices (ascending ids, degree 0, no triangle) into the id-ordered
 // arrays in place, from the back: each array grows to its final size once.
 void merge_isolated(const std::vector<std::uint64_t>& isolated, std::vector<std::uint64_t>& ids,
@@ -163,18 +191,21 @@ void merge_isolated(const std::vector<std::uint64_t>& isolated, std::vector<std:
 }
 
 // The per-vertex arrays in original-id order, with the declared isolated vertices (degree 0,
-// no triangle) merged in by id. The arrays by rank are put in id order in place, through a
-// 32-bit order: at most three 8-byte and one 4-byte array per vertex at once, then the
-// clustering beside the three results (plan/host_model.hpp: count_host's figures).
+// no triangle) merged in by id. The arrays by rank are put in id order in place: through a
+// 32-bit order when `room` (0 = no limit) holds it beside them (a fast sort), else by a heapsort
+// of the three arrays themselves; then the clustering beside the three results
+// (plan/host_model.hpp: count_host's figures).
 void per_vertex_figures(std::vector<orig_id_t> perm, std::vector<count_t> counts,
                         std::vector<eid_t> degrees, std::uint64_t declared, bool clustering,
-                        CountResult* r) {
+                        std::uint64_t room, CountResult* r) {
   const double n = static_cast<double>(counts.size());
   const double average = average_local_clustering(counts, degrees);
   // 1. The graph's vertices by original id (vertex ids are 32-bit), every array put in that
   //    order; the permutation becomes the ids.
   TS_CHECK(counts.size() <= (std::uint64_t{1} << 32), "vertex ids are 32-bit");
-  {
+  if (room && room < per_vertex_order_bytes(counts.size())) {
+    sort_by_id_in_place(perm, counts, degrees);
+  } else {
     std::vector<std::uint32_t> order(counts.size());
     std::iota(order.begin(), order.end(), std::uint32_t{0});
     std::sort(order.begin(), order.end(),
@@ -339,7 +370,7 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
     r.transitivity = transitivity(rep.triangles, degrees);
     if (po.per_vertex)
       per_vertex_figures(reader.permutation(), std::move(rep.per_vertex), std::move(degrees),
-                         declared, o.clustering, &r);
+                         declared, o.clustering, host.figures_budget(host_budget), &r);
   }
   if (po.per_vertex) {
     if (reader.has_names()) {

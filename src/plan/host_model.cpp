@@ -172,6 +172,16 @@ std::uint64_t CountHost::degrees_budget(std::uint64_t budget) const {
   return budget > outside ? budget - outside : 1;
 }
 
+std::uint64_t CountHost::figures_budget(std::uint64_t budget) const {
+  if (!budget) return 0;
+  const std::uint64_t outside = runtime + threads;
+  return budget > outside ? budget - outside : 1;
+}
+
+std::uint64_t per_vertex_order_bytes(std::uint64_t n) {
+  return n * (3 * 8 + sizeof(std::uint32_t)) + n / 8 + 8;
+}
+
 std::uint64_t CountHost::floor(std::string* part) const {
   struct Need {
     std::uint64_t bytes;
@@ -219,12 +229,9 @@ CountHost count_host(std::uint64_t n, const std::vector<tcsr::ChunkInfo>& chunks
   h.degrees = n * (per_vertex ? sizeof(eid_t) : sizeof(std::uint32_t)) + max_raw + h.kept_counts;
   if (per_vertex) {
     // at the peak (api/count.cpp: per_vertex_figures): the ids, counts and degrees put in id
-    // order in place through a 32-bit order and a bit per vertex; then the three beside the
-    // clustering and the names (as strings)
-    const std::uint64_t reorder = n * (3 * 8 + sizeof(std::uint32_t)) + n / 8;
-    const std::uint64_t results =
-        3 * n * 8 + (clustering ? n * sizeof(double) : 0) + (names ? 48 * n : 0);
-    h.figures = std::max(reorder, results);
+    // order in place (through a 32-bit order when the budget holds per_vertex_order_bytes, else
+    // sorted as they are); then the three beside the clustering and the names (as strings)
+    h.figures = 3 * n * 8 + (clustering ? n * sizeof(double) : 0) + (names ? 48 * n : 0);
   }
   return h;
 }

@@ -56,6 +56,8 @@ struct CountHost {
   // the threads and the per-vertex counts it is held beside.
   std::uint64_t degrees_budget(std::uint64_t budget) const;
   std::uint64_t kept_counts = 0;  // the per-vertex counts held through the degree pass
+  // What the per-vertex arrays may use (0 = no limit): the budget less the runtime and threads.
+  std::uint64_t figures_budget(std::uint64_t budget) const;
   // The smallest budget any count of this graph needs (every part but the plan's search), and
   // the part that sets it.
   std::uint64_t floor(std::string* part) const;
@@ -69,6 +71,11 @@ struct CountHost {
 CountHost count_host(std::uint64_t n, const std::vector<tcsr::ChunkInfo>& chunks, unsigned threads,
                      std::uint64_t resident, bool per_vertex, bool clustering, bool names,
                      std::uint64_t budget);
+
+// The bytes of the per-vertex arrays of n vertices put in id order through a 32-bit order: the
+// ids, counts and degrees (8 bytes each), the order and a bit per vertex. Below that the three
+// are sorted in place (24 bytes per vertex, slower).
+std::uint64_t per_vertex_order_bytes(std::uint64_t n);
 
 // Throws Error(Usage) when `budget` (non-zero) is below the floor: "per-vertex arrays need
 // 30.0 MiB; 24.0 MiB given", with the smallest budget that would work.

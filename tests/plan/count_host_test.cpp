@@ -36,13 +36,15 @@ TEST(CountHost, PlanBudgetIsTheBudgetLessWhatTheProcessHoldsBesideTheOffsets) {
 }
 
 TEST(CountHost, PerVertexArraysSetTheFloorOfALargeSparseGraph) {
-  // 4 M vertices, few edges: three 8-byte arrays and a 32-bit order per vertex dominate.
+  // 4 M vertices, few edges: three 8-byte arrays per vertex (sorted in place) dominate.
   const std::uint64_t n = 4u << 20;
   const CountHost h = count_host(n, chunks(1, 1u << 16), 1, 40 * kMiB, true, false, false, 0);
   std::string part;
   const std::uint64_t need = h.floor(&part);
   EXPECT_EQ(part, "per-vertex arrays");
-  EXPECT_EQ(need, h.runtime + h.threads + n * 28 + n / 8);
+  EXPECT_EQ(need, h.runtime + h.threads + 3 * n * 8);
+  EXPECT_EQ(h.figures_budget(need), 3 * n * 8);
+  EXPECT_GT(per_vertex_order_bytes(n), 3 * n * 8);  // the faster order needs more
   // without per-vertex output the floor is far lower
   const CountHost plain = count_host(n, chunks(1, 1u << 16), 1, 40 * kMiB, false, false, false, 0);
   EXPECT_LT(plain.floor(nullptr), need / 2);
