@@ -6,7 +6,12 @@
 # peak. A run may end in the floor error (exit 1, "... need X; Y given"); an OOM kill (137) is a
 # failure of the host model and is marked so.
 #
-# usage: scripts/bench_memlimit.sh [GRAPH.tcsr...]   (default: Kronecker 25 and 26, generated)
+# usage: scripts/bench_memlimit.sh [GRAPH.tcsr[@LIMITS]...]
+#   (default: Kronecker 25 and 26, generated). LIMITS after a graph: its limits, comma separated,
+#   each 1/K (of the file size) or N M (MiB), e.g. k21.tcsr@48M,64M or big.tcsr@1/2.
+#   PRESET=cpu: the 2-core CPU set instead: Kronecker 21 (default chunks) at 48 and 64 MiB, and
+#   a uniform graph of 2^20 vertices and 16 edges per vertex in 256 KiB chunks (a 58 MiB file)
+#   at half its size; BACKEND cpu, TIMEOUT 1800 unless given.
 #   BIN        the tristream binary [build/tristream]
 #   BACKEND    auto | cpu | cuda [auto]
 #   FRACTIONS  divisors of the file size [2 3 4]
@@ -19,6 +24,11 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 BIN=${BIN:-build/tristream}
+PRESET=${PRESET:-}
+if [ "$PRESET" = cpu ]; then
+  BACKEND=${BACKEND:-cpu}
+  TIMEOUT=${TIMEOUT:-1800}
+fi
 BACKEND=${BACKEND:-auto}
 FRACTIONS=${FRACTIONS:-2 3 4}
 OUT=${OUT:-bench/out/memlimit}
@@ -78,7 +88,15 @@ group_peak() {
 
 # 2. The graphs.
 GRAPHS=("$@")
-if [ ${#GRAPHS[@]} -eq 0 ]; then
+if [ "$PRESET" = cpu ] && [ ${#GRAPHS[@]} -eq 0 ]; then
+  [ -f "$OUT/kron21.tcsr" ] || "$BIN" generate kronecker --scale 21 -o "$OUT/kron21.tcsr" -q >/dev/null
+  if [ ! -f "$OUT/uniform20.tcsr" ]; then
+    "$BIN" generate uniform --scale 20 --edge-factor 16 --seed 7 -o "$OUT/uniform20.bin" -q >/dev/null
+    "$BIN" convert "$OUT/uniform20.bin" -o "$OUT/uniform20.tcsr" --chunk-size 256K -q >/dev/null
+    rm -f "$OUT/uniform20.bin"
+  fi
+  GRAPHS=("$OUT/kron21.tcsr@48M,64M" "$OUT/uniform20.tcsr@1/2")
+elif [ ${#GRAPHS[@]} -eq 0 ]; then
   for s in 25 26; do
     g="$OUT/kron$s.tcsr"
     [ -f "$g" ] || "$BIN" generate kronecker --scale "$s" -o "$g" -q >/dev/null
@@ -133,12 +151,24 @@ echo "cgroup $MODE, backend $BACKEND, $(nproc) cores, $("$BIN" --version)"
 echo
 echo "| graph | limit | triangles (plan) or error | elapsed s | peak RSS MiB | host budget MiB | host_peak MiB | group peak MiB |"
 echo "|---|---|---|---|---|---|---|---|"
-for g in "${GRAPHS[@]}"; do
+for spec in "${GRAPHS[@]}"; do
+  g=${spec%@*}
   size=$(stat -c %s "$g")
-  one "$g" 0
-  if [ -n "$LIMITS_MIB" ]; then
-    for l in $LIMITS_MIB; do one "$g" $((l << 20)); done
+  limits=()
+  if [ "$spec" != "$g" ]; then
+    IFS=, read -r -a items <<<"${spec##*@}"
+    for x in "${items[@]}"; do
+      case "$x" in
+        1/*) limits+=($((size / ${x#1/}))) ;;
+        *M) limits+=($((${x%M} << 20))) ;;
+        *) echo "bench_memlimit: bad limit '$x' (1/K or N M)" >&2; exit 2 ;;
+      esac
+    done
+  elif [ -n "$LIMITS_MIB" ]; then
+    for l in $LIMITS_MIB; do limits+=($((l << 20))); done
   else
-    for f in $FRACTIONS; do one "$g" $((size / f)); done
+    for f in $FRACTIONS; do limits+=($((size / f))); done
   fi
+  one "$g" 0
+  for l in "${limits[@]}"; do one "$g" "$l"; done
 done
