@@ -223,7 +223,7 @@ int cmd_count(int argc, char** argv) {
   opt.scheme = scheme;
   opt.parts = static_cast<std::uint32_t>(parts);
   opt.per_vertex = per_vertex;
-  opt.clustering = clustering;
+  opt.clustering = false;  // the command prints the average only (per_vertex computes it)
   opt.count_isolated = count_isolated;
   opt.format = format;
   opt.delimiter = delimiter;
