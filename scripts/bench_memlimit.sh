@@ -18,6 +18,7 @@
 #   LIMITS_MIB limits in MiB instead of fractions (e.g. "48 64"); empty = FRACTIONS
 #   TIMEOUT    seconds a count may run before it is stopped (SIGTERM; the row says so) [0 = none]
 #   THREADS    --threads of the counts [all cores]
+#   EXTRA      more `count` arguments, e.g. "--per-vertex bench/out/memlimit/pv.csv" []
 #   OUT        folder for generated graphs and the raw results [bench/out/memlimit]
 # Needs root and a cgroup memory controller; says so and stops otherwise. Prints a markdown
 # table; the groups it makes are removed on exit.
@@ -35,6 +36,7 @@ OUT=${OUT:-bench/out/memlimit}
 LIMITS_MIB=${LIMITS_MIB:-}
 TIMEOUT=${TIMEOUT:-0}
 THREADS=${THREADS:-$(nproc)}
+EXTRA=${EXTRA:-}
 mkdir -p "$OUT"
 [ -x "$BIN" ] || { echo "bench_memlimit: no binary at $BIN (set BIN)" >&2; exit 2; }
 [ -x /usr/bin/time ] || { echo "bench_memlimit: /usr/bin/time is missing (apt-get install time)" >&2; exit 2; }
@@ -118,7 +120,7 @@ one() {
   [ "$TIMEOUT" -gt 0 ] && stop=(timeout -k 30 "$TIMEOUT")
   ${prefix[@]+"${prefix[@]}"} /usr/bin/time -f '%e %M' -o "$OUT/time.txt" \
     ${stop[@]+"${stop[@]}"} "$BIN" count "$graph" --backend "$BACKEND" --threads "$THREADS" \
-    --json -q >"$json" 2>"$log" || status=$?
+    --json -q $EXTRA >"$json" 2>"$log" || status=$?
   local peak_group=0
   [ -n "$dir" ] && peak_group=$(group_peak "$dir") && rmdir "$dir" 2>/dev/null || true
   python3 - "$graph" "$limit" "$status" "$OUT/time.txt" "$json" "$log" "$peak_group" "$TIMEOUT" \
@@ -147,7 +149,7 @@ print(f"| {os.path.basename(graph)} ({mib(fsize)} MiB) | {frac} | {result} | {el
 PY
 }
 
-echo "cgroup $MODE, backend $BACKEND, $(nproc) cores, $("$BIN" --version)"
+echo "cgroup $MODE, backend $BACKEND, $(nproc) cores, --threads $THREADS${EXTRA:+, $EXTRA}, $("$BIN" --version)"
 echo
 echo "| graph | limit | triangles (plan) or error | elapsed s | peak RSS MiB | host budget MiB | host_peak MiB | group peak MiB |"
 echo "|---|---|---|---|---|---|---|---|"
