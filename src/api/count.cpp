@@ -213,13 +213,14 @@ void per_vertex_figures(std::vector<orig_id_t> perm, std::vector<count_t> counts
     permute_in_place(order, perm, counts, degrees);
   }
   // 2. The declared isolated vertices merged in by id.
-  const std::vector<std::uint64_t> isolated = declared_isolated(perm, declared);
+  std::vector<std::uint64_t> isolated = declared_isolated(perm, declared);
   if (!isolated.empty()) merge_isolated(isolated, perm, counts, degrees);
+  r->isolated_vertices = isolated.size();
+  std::vector<std::uint64_t>().swap(isolated);
   const std::size_t total = perm.size();
   r->vertex_ids = std::move(perm);
   r->per_vertex = std::move(counts);
   r->degrees = std::move(degrees);
-  r->isolated_vertices = isolated.size();
   // 3. The local clustering, networkx's: 2 t / (d (d - 1)), 0 below degree 2. The average is
   //    over all vertices, the isolated ones included, as networkx's is.
   if (clustering) {
@@ -286,7 +287,7 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
   const std::uint64_t host_budget = po.budgets->host_bytes;
   const CountHost host =
       count_host(reader.n(), reader.chunks(), po.budgets->threads, host_resident_bytes(),
-                 po.per_vertex, o.clustering, reader.has_names(), po.budgets->host_bytes);
+                 po.per_vertex, o.clustering, reader.has_names(), po.budgets->host_bytes, declared);
   check_host_floor(host, host_budget);
   if (host_budget) {
     po.budgets->host_bytes = host.plan_budget(host_budget);

@@ -205,7 +205,7 @@ std::uint64_t CountHost::floor(std::string* part) const {
 
 CountHost count_host(std::uint64_t n, const std::vector<tcsr::ChunkInfo>& chunks, unsigned threads,
                      std::uint64_t resident, bool per_vertex, bool clustering, bool names,
-                     std::uint64_t budget) {
+                     std::uint64_t budget, std::uint64_t declared) {
   CountHost h;
   const std::uint64_t T = resolve_threads(threads);
   std::uint64_t max_raw = 0, max_frame = 0;
@@ -231,7 +231,14 @@ CountHost count_host(std::uint64_t n, const std::vector<tcsr::ChunkInfo>& chunks
     // at the peak (api/count.cpp: per_vertex_figures): the ids, counts and degrees put in id
     // order in place (through a 32-bit order when the budget holds per_vertex_order_bytes, else
     // sorted as they are); then the three beside the clustering and the names (as strings)
-    h.figures = 3 * n * 8 + (clustering ? n * sizeof(double) : 0) + (names ? 48 * n : 0);
+    // The declared isolated vertices are merged in by growing the three arrays to `total`
+    // entries one at a time (the old array beside the new) while their ids are held: 32 bytes
+    // per entry at the most.
+    const std::uint64_t total = std::max(n, declared);
+    const std::uint64_t merge = declared ? 32 * total : 0;
+    const std::uint64_t results =
+        3 * total * 8 + (clustering ? total * sizeof(double) : 0) + (names ? 48 * total : 0);
+    h.figures = std::max({3 * n * 8, merge, results});
   }
   return h;
 }

@@ -68,9 +68,11 @@ struct CountHost {
 // per_vertex: the per-vertex arrays are kept; names: the graph has vertex names; concurrent
 // degrees: the degree pass runs beside the count (a GPU count) instead of after it.
 // budget: the command's host budget (the census's fine buckets shrink under it; 0 = none).
+// declared: the vertices the source declares (count_isolated; 0 = none): the per-vertex arrays
+// then grow to max(n, declared) entries (a Matrix Market file's ids lie in 1..declared).
 CountHost count_host(std::uint64_t n, const std::vector<tcsr::ChunkInfo>& chunks, unsigned threads,
                      std::uint64_t resident, bool per_vertex, bool clustering, bool names,
-                     std::uint64_t budget);
+                     std::uint64_t budget, std::uint64_t declared = 0);
 
 // The bytes of the per-vertex arrays of n vertices put in id order through a 32-bit order: the
 // ids, counts and degrees (8 bytes each), the order and a bit per vertex. Below that the three

@@ -50,6 +50,19 @@ TEST(CountHost, PerVertexArraysSetTheFloorOfALargeSparseGraph) {
   EXPECT_LT(plain.floor(nullptr), need / 2);
 }
 
+TEST(CountHost, DeclaredIsolatedVerticesGrowThePerVertexArrays) {
+  // 1 M vertices with edges, 3 M declared: the arrays grow to 3 M entries beside the isolated ids
+  const std::uint64_t n = 1u << 20, declared = 3u << 20;
+  const CountHost plain = count_host(n, chunks(1, 1u << 16), 1, 40 * kMiB, true, false, false, 0);
+  const CountHost h =
+      count_host(n, chunks(1, 1u << 16), 1, 40 * kMiB, true, false, false, 0, declared);
+  EXPECT_EQ(plain.figures, 3 * n * 8);
+  EXPECT_EQ(h.figures, 32 * declared);
+  // declared below n (a source that declares fewer): never below the graph's own arrays
+  EXPECT_EQ(count_host(n, chunks(1, 1u << 16), 1, 40 * kMiB, true, false, false, 0, n / 2).figures,
+            32 * n);
+}
+
 TEST(CountHost, ErrorNamesThePartAndTheSmallestBudget) {
   const std::uint64_t n = 4u << 20;
   const CountHost h = count_host(n, chunks(1, 1u << 16), 1, 40 * kMiB, true, false, false, 0);
