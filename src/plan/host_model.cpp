@@ -92,6 +92,12 @@ std::uint64_t fit_host(const HostModel& hm, Plan& plan, const PlanOptions& o) {
   }
   if (o.host_budget && host > o.host_budget)
     streamed_staging(hm, plan, o, vs, max_prox, &window, &host);
+  if (o.host_budget && host > o.host_budget && !plan.streamed_staging()) {
+    // the last resort: one chunk at a time (decompressed on one thread; a row across chunks is
+    // copied out of them one after another, stream/chunk_reader.hpp)
+    window = 1;
+    host = host_need(hm, plan, o.per_vertex, vs, max_prox, window, full_slots);
+  }
   plan.window_chunks = window;
   plan.host_bytes = host;
   return host;
@@ -188,14 +194,13 @@ std::uint64_t CountHost::floor(std::string* part) const {
     const char* what;  // a plural subject (the message says "need")
   };
   const std::uint64_t base = runtime + threads;
-  // the plan gets 4 MiB at the least (the offsets, two chunks, two small slots; and below it
-  // the census's buckets are not capped by the budget)
+  // the plan gets 4 MiB at the least (the offsets, a chunk, two small slots; and below it the
+  // census's buckets are not capped by the budget)
   const std::uint64_t least_plan = std::max(offsets + window, std::uint64_t{4} << 20);
-  const Need needs[] = {
-      {base - offsets + least_plan, "the row offsets and two decompressed chunks"},
-      {base + census, "the census's histograms and bitmaps"},
-      {base + degrees, "the degrees and the degree pass's chunks"},
-      {base + figures, "per-vertex arrays"}};
+  const Need needs[] = {{base - offsets + least_plan, "the row offsets and a decompressed chunk"},
+                        {base + census, "the census's histograms, bitmaps and decompressed chunk"},
+                        {base + degrees, "the degrees and the degree pass's chunks"},
+                        {base + figures, "per-vertex arrays"}};
   const Need* top = &needs[0];
   for (const Need& x : needs)
     if (x.bytes > top->bytes) top = &x;
@@ -220,7 +225,7 @@ CountHost count_host(std::uint64_t n, const std::vector<tcsr::ChunkInfo>& chunks
   // of a compressed frame each (tcsr::Reader::read_chunk reads a frame a piece at a time)
   const std::uint64_t frame = std::min<std::uint64_t>(max_frame, tcsr::Reader::kFramePieceBytes);
   h.threads = (2 * T + 2) * kThreadBytes + (T + 2) * frame;
-  h.window = 2 * max_raw;
+  h.window = max_raw;  // a window of one chunk (fit_host's last resort)
   // (at the smallest plan budget that passes the floor, 4 MiB, the buckets are capped)
   h.census = census_bytes(n, max_raw, std::max(h.plan_budget(budget), std::uint64_t{4} << 20));
   // n degrees and a chunk (on one thread at the least); beside them the per-vertex counts.

@@ -27,8 +27,9 @@ HostModel host_model(std::uint64_t n, const std::vector<tcsr::ChunkInfo>& chunks
 std::uint32_t census_fine_cap(std::uint64_t host_budget);
 
 // Fits a finished candidate's staging and window to the host budget: a window of 2 x threads
-// chunks, else of 2, else streamed staging (p = 1 only). Sets the plan's window, staging and
-// host_bytes and returns the host bytes (over the budget when nothing fits).
+// chunks, else of 2, else streamed staging (p = 1 only), else a window of one chunk. Sets the
+// plan's window, staging and host_bytes and returns the host bytes (over the budget when nothing
+// fits).
 std::uint64_t fit_host(const HostModel& hm, Plan& plan, const PlanOptions& o);
 // Out-of-core plans (p > 1): the chunk and block caches from what the host budget leaves after
 // `host` bytes, and the decompressed bytes they save.
@@ -49,7 +50,7 @@ struct CountHost {
   std::uint64_t census = 0;   // the planner's census and candidates at their peak
   std::uint64_t degrees = 0;  // the degree pass after the count: n degrees, a chunk per thread
   std::uint64_t figures = 0;  // per-vertex arrays put in id order, the clustering (0 without)
-  std::uint64_t window = 0;   // the least the plan decompresses at once: two chunks
+  std::uint64_t window = 0;   // the least the plan decompresses at once: one chunk
   // What the plan may use: the budget less the runtime (outside the offsets) and the threads.
   std::uint64_t plan_budget(std::uint64_t budget) const;
   // What the degree pass after the count may use (0 = no limit): the budget less the runtime,

@@ -80,12 +80,15 @@ TEST(CountHost, ErrorNamesThePartAndTheSmallestBudget) {
   }
 }
 
-TEST(CountHost, WideChunksSetTheFloorThroughTheWindow) {
-  // 64 MiB chunks: two decompressed ones beside the offsets are the largest need.
+TEST(CountHost, WideChunksSetTheFloorThroughADecompressedChunk) {
+  // 64 MiB chunks: the census's decompressed chunk (beside its histograms) is the largest need;
+  // the plan's window of one chunk needs as much but no histograms.
   const CountHost h = count_host(1000, chunks(2, 16u << 20), 1, 6 * kMiB, false, false, false, 0);
   std::string part;
-  h.floor(&part);
-  EXPECT_EQ(part, "the row offsets and two decompressed chunks");
+  const std::uint64_t need = h.floor(&part);
+  EXPECT_EQ(part, "the census's histograms, bitmaps and decompressed chunk");
+  EXPECT_GE(need, h.runtime + h.threads + 64 * kMiB);
+  EXPECT_EQ(h.window, 64 * kMiB);
 }
 
 TEST(CountHost, CensusBucketsShrinkUnderABudget) {

@@ -1,6 +1,6 @@
 // host_model_test.cpp — the host model (src/plan/host_model.cpp): streamed staging when the host
-// slot does not fit, its ring, full slots when they fit, never on the CPU backend, and the census
-// skipped when the streamed plan fits.
+// slot does not fit, its ring, full slots when they fit, never on the CPU backend, a window of one
+// chunk as the last resort, and the census skipped when the streamed plan fits.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -109,13 +109,31 @@ TEST(Planner, EnoughHostMemoryKeepsFullSlots) {
 
 TEST(Planner, CpuBackendNeverStreamsItsStaging) {
   // The CPU backend's slots are host memory: streaming the staging would add the ring to them.
+  // (Below the in-core slot beside even a window of one chunk.)
   StagingGraph t;
-  PlanOptions o = opts(Scheme::Auto, 0, 0, t.full_host() - 1);
+  const std::uint64_t host = t.full_host() - t.window() / 2 - 1;
+  PlanOptions o = opts(Scheme::Auto, 0, 0, host);
   o.device_is_host = true;
   Plan p = plan_graph(*t.src, o);
   EXPECT_FALSE(p.streamed_staging());
   EXPECT_GT(p.partition.p, 1u);
-  EXPECT_LE(p.host_bytes, t.full_host() - 1);
+  EXPECT_LE(p.host_bytes, host);
+}
+
+TEST(Planner, AWindowOfOneChunkIsTheLastResort) {
+  // The in-core slot fits beside one decompressed chunk but not two: the CPU backend's in-core
+  // plan decompresses one chunk at a time. With room for two, the window keeps two.
+  StagingGraph t;
+  PlanOptions o = opts(Scheme::Auto, 0, 0, t.full_host() - 1);
+  o.device_is_host = true;
+  Plan p = plan_graph(*t.src, o);
+  EXPECT_EQ(p.partition.p, 1u);
+  EXPECT_EQ(p.window_chunks, 1u);
+  EXPECT_EQ(p.host_bytes, t.offsets() + t.slot() + t.window() / 2);
+  o.host_budget = t.full_host();
+  Plan q = plan_graph(*t.src, o);
+  EXPECT_EQ(q.partition.p, 1u);
+  EXPECT_EQ(q.window_chunks, 2u);
 }
 
 TEST(Planner, HostBelowTheRingFallsBackToSmallUnitsOrFails) {
@@ -128,7 +146,7 @@ TEST(Planner, HostBelowTheRingFallsBackToSmallUnitsOrFails) {
   EXPECT_FALSE(p.streamed_staging());
   EXPECT_GT(p.partition.p, 1u);
   EXPECT_LE(p.host_bytes, host);
-  EXPECT_LE(2 * p.slot_bytes, t.ring_min());
+  EXPECT_LE(2 * p.slot_bytes, t.ring_min() + t.window() / 2);  // a window of one chunk at least
   try {
     plan_graph(*t.src, opts(Scheme::Auto, 0, 0, t.offsets() + t.window()));
     ADD_FAILURE() << "expected no plan to fit";
