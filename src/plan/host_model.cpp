@@ -233,12 +233,11 @@ CountHost count_host(std::uint64_t n, const std::vector<tcsr::ChunkInfo>& chunks
   h.kept_counts = per_vertex ? n * sizeof(count_t) : 0;
   h.degrees = n * (per_vertex ? sizeof(eid_t) : sizeof(std::uint32_t)) + max_raw + h.kept_counts;
   if (per_vertex) {
-    // at the peak (api/count.cpp: per_vertex_figures): the ids, counts and degrees put in id
+    // At the peak (api/count.cpp: per_vertex_figures): the ids, counts and degrees put in id
     // order in place (through a 32-bit order when the budget holds per_vertex_order_bytes, else
-    // sorted as they are); then the three beside the clustering and the names (as strings)
-    // The declared isolated vertices are merged in by growing the three arrays to `total`
-    // entries one at a time (the old array beside the new) while their ids are held: 32 bytes
-    // per entry at the most.
+    // sorted as they are); the declared isolated vertices merged in by growing the three to
+    // `total` entries one at a time (the old array beside the new) while their ids are held, 32
+    // bytes per entry at the most; then the three beside the clustering and the names (strings).
     const std::uint64_t total = std::max(n, declared);
     const std::uint64_t merge = declared ? 32 * total : 0;
     const std::uint64_t results =
