@@ -7,6 +7,7 @@
 #include "common/thread_pool.hpp"
 #include "plan/sizes.hpp"
 #include "tristream/error.hpp"
+#include "tristream/stats.hpp"
 #include "units.hpp"
 
 namespace tristream::plan_internal {
@@ -79,28 +80,40 @@ std::uint32_t census_fine_cap(std::uint64_t host_budget) {
   return static_cast<std::uint32_t>(cap);
 }
 
+// The run's record of a plan: its work units and the pipeline's spans (PipelineStats::spans,
+// kept for the trace), about six per unit in Kronecker runs (read, decompress, transform,
+// kernel), allowed eight, twice their bytes while their vector grows. Plans that decompress many
+// batches of chunks per unit record more (the hash scheme's); that part is not counted. Counted
+// under budgets of 4 MiB and more only: the planner's tests of tiny graphs plan with budgets of
+// KiB, far below what a process needs anyway (as census_fine_cap).
+std::uint64_t record_bytes(const Plan& plan, std::uint64_t host_budget) {
+  if (host_budget < (std::uint64_t{4} << 20)) return 0;
+  return plan.units.size() * (sizeof(WorkUnit) + 2 * 8 * sizeof(TraceSpan));
+}
+
 std::uint64_t fit_host(const HostModel& hm, Plan& plan, const PlanOptions& o) {
   const bool vs = plan.partition.scheme == Scheme::Vertex && plan.partition.p > 1;
   std::uint64_t max_prox = 0;
   for (const auto& u : plan.units) max_prox = std::max<std::uint64_t>(max_prox, vs ? u.c.rows : 0);
   std::uint32_t window = std::max<std::uint32_t>(2, 2 * hm.threads);
   const std::uint64_t full_slots = static_cast<std::uint64_t>(plan.slots) * plan.slot_bytes;
+  const std::uint64_t record = record_bytes(plan, o.host_budget);
+  auto over = [&](std::uint64_t host) { return o.host_budget && host + record > o.host_budget; };
   std::uint64_t host = host_need(hm, plan, o.per_vertex, vs, max_prox, window, full_slots);
-  if (o.host_budget && host > o.host_budget) {
+  if (over(host)) {
     window = 2;
     host = host_need(hm, plan, o.per_vertex, vs, max_prox, window, full_slots);
   }
-  if (o.host_budget && host > o.host_budget)
-    streamed_staging(hm, plan, o, vs, max_prox, &window, &host);
-  if (o.host_budget && host > o.host_budget && !plan.streamed_staging()) {
+  if (over(host)) streamed_staging(hm, plan, o, vs, max_prox, &window, &host);
+  if (over(host) && !plan.streamed_staging()) {
     // the last resort: one chunk at a time (decompressed on one thread; a row across chunks is
     // copied out of them one after another, stream/chunk_reader.hpp)
     window = 1;
     host = host_need(hm, plan, o.per_vertex, vs, max_prox, window, full_slots);
   }
   plan.window_chunks = window;
-  plan.host_bytes = host;
-  return host;
+  plan.host_bytes = host + record;
+  return plan.host_bytes;
 }
 
 void size_host_caches(const HostModel& hm, Plan& pl, const PlanOptions& o, eid_t m,

@@ -27,9 +27,9 @@ HostModel host_model(std::uint64_t n, const std::vector<tcsr::ChunkInfo>& chunks
 std::uint32_t census_fine_cap(std::uint64_t host_budget);
 
 // Fits a finished candidate's staging and window to the host budget: a window of 2 x threads
-// chunks, else of 2, else streamed staging (p = 1 only), else a window of one chunk. Sets the
-// plan's window, staging and host_bytes and returns the host bytes (over the budget when nothing
-// fits).
+// chunks, else of 2, else streamed staging (p = 1 only), else a window of one chunk; beside them
+// the run's record of its units (their spans; under budgets of 4 MiB and more). Sets the plan's
+// window, staging and host_bytes and returns the host bytes (over the budget when nothing fits).
 std::uint64_t fit_host(const HostModel& hm, Plan& plan, const PlanOptions& o);
 // Out-of-core plans (p > 1): the chunk and block caches from what the host budget leaves after
 // `host` bytes, and the decompressed bytes they save.
