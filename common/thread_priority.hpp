@@ -13,6 +13,10 @@ namespace tristream {
 int thread_nice();
 // Sets the calling thread's nice value; false when not allowed or unsupported.
 bool set_thread_nice(int value);
+// Puts the calling thread in Linux's idle scheduling class (SCHED_IDLE: it runs only on a core
+// no other thread wants); threads it starts afterwards inherit the class. False where
+// unsupported.
+bool set_thread_idle_class();
 
 // Raises the calling thread's priority by `by` (a lower nice value) for its lifetime.
 class PriorityBoost {

@@ -4,6 +4,7 @@
 // the rest, and leaves a slow CPU its probe unit only; the per-worker decompressed bytes; the
 // unit split between processes; the plan's wire form.
 #include <chrono>
+#include <deque>
 #include <set>
 #include <thread>
 
@@ -162,15 +163,158 @@ TEST(Workers, CutoffLeavesASlowCpuItsProbeOnly) {
 TEST(Workers, CutoffRule) {
   using stream::cutoff_takes;
   // (c, own units in flight, own work left, own rate, the others' work left, their rate)
-  EXPECT_FALSE(cutoff_takes(1, 0, 0, 0, 100, 0));   // the others have no rate yet: wait
-  EXPECT_TRUE(cutoff_takes(10, 0, 0, 0, 100, 5));   // a probe: small against what is left
-  EXPECT_FALSE(cutoff_takes(20, 0, 0, 0, 100, 5));  // too large for a probe
-  EXPECT_FALSE(cutoff_takes(1, 1, 1, 0, 100, 5));   // a probe in flight already
+  EXPECT_FALSE(cutoff_takes(1, 0, 0, 0, 100, 0));  // the others have no rate yet: wait
+  EXPECT_TRUE(cutoff_takes(3, 0, 0, 0, 100, 5));   // a probe: 32 x 3 <= 100
+  EXPECT_FALSE(cutoff_takes(4, 0, 0, 0, 100, 5));  // too large for a probe
+  EXPECT_FALSE(cutoff_takes(1, 1, 1, 0, 100, 5));  // a probe in flight already
   // (left + c) / own rate against the others' time for the rest
   EXPECT_TRUE(cutoff_takes(10, 1, 10, 2, 200, 10));    // 1.5 x 10 s <= 20 s
   EXPECT_FALSE(cutoff_takes(20, 1, 10, 2, 200, 10));   // 1.5 x 15 s > 20 s
   EXPECT_FALSE(cutoff_takes(100, 1, 10, 2, 200, 10));  // 1.5 x 55 s > 20 s
   EXPECT_FALSE(cutoff_takes(1, 0, 0, 1, 0, 10));       // nothing left for the others
+}
+
+TEST(Workers, CutoffMayHelpNeedsASmallUnit) {
+  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(test::skewed_graph(600, 5000, 3));
+  auto src = memory_source(g, 64);
+  const Plan one = plan_graph(*src, resolve_plan_options(popts(Scheme::Range, 1, false), nullptr));
+  ASSERT_EQ(one.units.size(), 1u);
+  EXPECT_FALSE(stream::cutoff_may_help(one, {}));  // in core: the GPU takes the only unit
+  const Plan many = plan_graph(*src, resolve_plan_options(popts(Scheme::Range, 8, false), nullptr));
+  EXPECT_TRUE(stream::cutoff_may_help(many, {}));
+  Plan even = many;  // units of equal work: the smallest is 1/N of the work, N < 33
+  even.units.resize(20);
+  for (WorkUnit& u : even.units) u.work = 100;
+  EXPECT_FALSE(stream::cutoff_may_help(even, {}));
+  even.units.resize(40, even.units.front());
+  EXPECT_TRUE(stream::cutoff_may_help(even, {}));
+}
+
+// The queue's hand-out among simulated workers on a simulated clock: each worker counts its units
+// one after another at its rate (estimated work per simulated second), with up to two in flight
+// (the driver's pipeline), asking the queue whenever it has room and after every collection.
+struct Simulated {
+  double finish = 0;                 // when the last unit was collected
+  std::vector<double> work;          // per worker: the work of its units
+  std::vector<std::uint64_t> units;  // per worker
+  std::vector<int> owner;            // per unit: the worker that counted it (-1: none)
+};
+Simulated simulate(const Plan& plan, const std::vector<double>& rates,
+                   const std::vector<bool>& cutoff) {
+  const std::size_t W = rates.size();
+  double now = 0;
+  stream::UnitQueue q(plan, cutoff, {}, true, [&now] { return now; });
+  Simulated r;
+  r.work.assign(W, 0);
+  r.units.assign(W, 0);
+  r.owner.assign(plan.units.size(), -1);
+  std::vector<std::deque<std::pair<double, std::size_t>>> flying(W);  // (finish, unit)
+  std::vector<bool> ended(W, false);
+  auto ask = [&](std::size_t w) {
+    while (!ended[w] && flying[w].size() < 2) {
+      const std::int64_t u = q.try_next(static_cast<int>(w));
+      if (u == -1) ended[w] = true;
+      if (u < 0) break;  // -1, or kWait / kCollectFirst: it asks again after a collection
+      const auto unit = static_cast<std::size_t>(u);
+      EXPECT_EQ(r.owner[unit], -1) << "unit " << unit << " handed out twice";
+      r.owner[unit] = static_cast<int>(w);
+      const double c = std::max(plan.units[unit].work, 1.0);
+      const double start = flying[w].empty() ? now : flying[w].back().first;
+      flying[w].push_back({start + c / rates[w], unit});
+      r.work[w] += c;
+      ++r.units[w];
+    }
+  };
+  for (std::size_t w = 0; w < W; ++w) ask(w);
+  for (;;) {
+    std::size_t next = W;
+    for (std::size_t w = 0; w < W; ++w)
+      if (!flying[w].empty() && (next == W || flying[w].front().first < flying[next].front().first))
+        next = w;
+    if (next == W) break;
+    now = flying[next].front().first;
+    q.done(static_cast<int>(next), flying[next].front().second);
+    flying[next].pop_front();
+    r.finish = now;
+    for (std::size_t w = 0; w < W; ++w) ask(w);
+  }
+  for (std::size_t w = 0; w < W; ++w) EXPECT_TRUE(ended[w]) << "worker " << w << " still waits";
+  return r;
+}
+
+std::vector<Plan> simulated_plans() {
+  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(test::skewed_graph(600, 5000, 3));
+  auto src = memory_source(g, 64);
+  std::vector<Plan> out;
+  for (auto [s, p] : {std::pair{Scheme::Range, 1u},
+                      {Scheme::Range, 4u},
+                      {Scheme::Range, 8u},
+                      {Scheme::Range, 12u},
+                      {Scheme::Hash, 4u},
+                      {Scheme::Hash, 8u}})
+    out.push_back(plan_graph(*src, resolve_plan_options(popts(s, p, false), nullptr)));
+  return out;
+}
+
+// A fast GPU and a slower CPU: the hybrid never finishes later than the GPU alone (the CPU's
+// probe is its smallest unit, and it takes a unit only when it finishes before the GPU would
+// finish the rest), and every unit is counted exactly once.
+TEST(Workers, HybridNeverFinishesLaterThanTheGpuAloneInSimulation) {
+  for (const Plan& plan : simulated_plans()) {
+    const double gpu = 1000;
+    const Simulated alone = simulate(plan, {gpu}, {false});
+    for (double slower : {1.5, 4.0, 12.0, 32.0}) {
+      SCOPED_TRACE(scheme_name(plan.partition.scheme) + " p=" + std::to_string(plan.partition.p) +
+                   ", CPU " + std::to_string(slower) + "x slower");
+      const Simulated h = simulate(plan, {gpu, gpu / slower}, {false, true});
+      EXPECT_LE(h.finish, alone.finish * (1 + 1e-9));
+      EXPECT_EQ(std::count(h.owner.begin(), h.owner.end(), -1), 0);
+      EXPECT_EQ(h.units[0] + h.units[1], plan.units.size());
+      EXPECT_NEAR(h.work[0] + h.work[1], alone.work[0], 1e-6 * alone.work[0]);
+      if (plan.units.size() == 1) {
+        EXPECT_EQ(h.units[1], 0u);  // in core: nothing for the CPU
+      }
+    }
+  }
+}
+
+// A CPU far slower than the prior (1000x): it takes one probe at most, the smallest unit still
+// waiting when the GPU has a rate, small against the work (kProbeFactor).
+TEST(Workers, AVerySlowCpuTakesOneSmallProbeAtMostInSimulation) {
+  for (const Plan& plan : simulated_plans()) {
+    SCOPED_TRACE(scheme_name(plan.partition.scheme) + " p=" + std::to_string(plan.partition.p));
+    const Simulated h = simulate(plan, {1000, 1}, {false, true});
+    EXPECT_LE(h.units[1], 1u);
+    EXPECT_LE(stream::kProbeFactor * h.work[1], h.work[0] + h.work[1]);
+    for (std::size_t u = 0; u < plan.units.size(); ++u)
+      if (h.owner[u] == 1) {  // no unit the GPU took after the probe is smaller
+        for (std::size_t v = 0; v < plan.units.size(); ++v)
+          if (h.owner[v] == 0 && v > 2) {
+            EXPECT_GE(std::max(plan.units[v].work, 1.0), h.work[1]) << v;
+          }
+      }
+    EXPECT_EQ(h.units[0] + h.units[1], plan.units.size());
+  }
+}
+
+// A CPU as fast as the GPU, or half as fast, takes a fair share of the work, and the count is at
+// least 90% of (r_gpu + r_cpu) / r_gpu faster than the GPU alone (p >= 8: units small enough to
+// share).
+TEST(Workers, AComparableCpuTakesAFairShareInSimulation) {
+  for (const Plan& plan : simulated_plans()) {
+    if (plan.partition.p < 8) continue;
+    const Simulated alone = simulate(plan, {1000}, {false});
+    for (double cpu : {1000.0, 500.0}) {
+      SCOPED_TRACE(scheme_name(plan.partition.scheme) + " p=" + std::to_string(plan.partition.p) +
+                   ", CPU rate " + std::to_string(cpu));
+      const Simulated h = simulate(plan, {1000, cpu}, {false, true});
+      const double ideal = cpu / (1000 + cpu);  // the CPU's share when both finish together
+      const double share = h.work[1] / (h.work[0] + h.work[1]);
+      EXPECT_GE(share, 0.8 * ideal);
+      // the target: 90% of (r_gpu + r_cpu) / r_gpu
+      EXPECT_GE(alone.finish / h.finish, 0.9 * (1000 + cpu) / 1000);
+    }
+  }
 }
 
 TEST(Workers, ParseDevices) {
