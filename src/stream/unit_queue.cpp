@@ -132,19 +132,31 @@ std::int64_t UnitQueue::cutoff_next(Worker& w) {
       others_rate += rate_of(x);
       others_left += x.left;
     }
-  const double own_rate = rate_of(w);
-  if (own_rate <= 0) {
-    // 1. No rate yet: its probe in flight is collected first; else the probe is the smallest
-    //    waiting unit (the least it can lose to a slow CPU), if the others have a rate.
+  if (w.collected < 2) {
+    // 1. No rate yet (the first unit carries its start-up): its probe in flight is collected
+    //    first; else, once the others have a rate, the first probe is the smallest waiting unit
+    //    (the least a slow CPU can lose) and the second, which gives the rate, the largest unit
+    //    near the tail that the probe rule allows (a rate measured on a tiny unit is mostly its
+    //    fixed costs).
     if (w.flying) return UnitFeed::kCollectFirst;
+    if (others_rate <= 0) return kWait;  // (before the scan: the lock stays short)
     std::size_t best = tail_ - 1;
     for (std::size_t pos = head_; pos < tail_; ++pos)
       if (!taken_[pos] && work(order_[pos]) < work(order_[best])) best = pos;
+    for (std::size_t pos = tail_, seen = 0;
+         w.collected == 1 && pos-- > head_ && seen < kReuseWindow;) {
+      if (taken_[pos]) continue;
+      ++seen;
+      const double c = work(order_[pos]);
+      if (c > work(order_[best]) && cutoff_takes(c, 0, 0, 0, others_left - c, others_rate))
+        best = pos;
+    }
     const double c = work(order_[best]);
     if (cutoff_takes(c, 0, 0, 0, others_left - c, others_rate)) return take_at(best, w);
     // What is left only shrinks (without a refill), so a probe refused once never comes.
-    return others_rate > 0 && !refill_ ? -1 : kWait;
+    return refill_ ? kWait : -1;
   }
+  const double own_rate = rate_of(w);
   // 2. A rate: the unit nearest the tail, within a window, that the cut-off lets it finish in
   //    time, one that shares a block with its last unit first (its caches hold part of it).
   constexpr std::size_t kNone = ~std::size_t{0};
@@ -195,6 +207,7 @@ void UnitQueue::done(int wi, std::size_t u) {
     w.left = std::max(0.0, w.left - work(u));
     if (w.flying) --w.flying;
     w.done_work += work(u);
+    ++w.collected;
     w.last_done_s = seconds;
     if (w.first_done_s < 0) {
       w.first_done_s = seconds;

@@ -9,13 +9,15 @@
 // CPU with --hybrid) takes from the tail instead (range orders end with the low row parts: many
 // bytes, little work, nothing to upload on the CPU), and only when it would finish the unit
 // before the other workers finish everything else, both estimated from measured rates (BBTC's
-// cut-off): until the others have a rate it waits; until it has one of its own it takes one
-// probe, the smallest waiting unit, and only when even a CPU far slower than the others would
-// finish it well before them (kProbeFactor). A plan whose smallest unit fails that test at the
-// start never gets a cut-off worker at all (cutoff_may_help): it would only wait.
-// A refill callback may add units when the queue runs dry (MPI: the next batch from the
-// dispatcher). Thread-safe: every call takes the queue's lock. The queue times the units itself,
-// on a clock it is given (the steady clock; tests give a simulated one).
+// cut-off): until the others have a rate it waits; until it has one of its own it takes up to
+// two probes, one at a time, each only when even a CPU far slower than the others would finish
+// it well before them (kProbeFactor): first the smallest waiting unit, then the largest such
+// unit near the tail (its rate, over the second unit, leaves the first's start-up out). A plan
+// whose smallest unit fails that test at the start never gets a cut-off worker at all
+// (cutoff_may_help): it would only wait. A refill callback may add units when the queue runs dry
+// (MPI: the next batch from the dispatcher). Thread-safe: every call takes the queue's lock. The
+// queue times the units itself, on a clock it is given (the steady clock; tests give a simulated
+// one).
 #pragma once
 
 #include <condition_variable>
@@ -86,7 +88,7 @@ class UnitQueue {
     double first_take_s = -1;  // when it took its first unit
     double done_work = 0, last_done_s = 0;
     double first_work = 0, first_done_s = -1;  // the first unit collected (start-up included)
-    std::uint64_t taken = 0;
+    std::uint64_t taken = 0, collected = 0;
   };
   double work(std::size_t u) const;
   bool shares_block(std::size_t u, std::size_t v) const;
