@@ -107,7 +107,7 @@ std::int64_t UnitQueue::take_at(std::size_t pos, Worker& w) {
   w.left += work(u);
   ++w.flying;
   w.last = static_cast<std::int64_t>(u);
-  if (w.first_take_s < 0) w.first_take_s = clock_();
+  w.taken_s.push_back(clock_());
   ++w.taken;
   while (head_ < tail_ && taken_[head_]) ++head_;
   while (tail_ > head_ && taken_[tail_ - 1]) --tail_;
@@ -203,16 +203,21 @@ void UnitQueue::done(int wi, std::size_t u) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     Worker& w = workers_.at(static_cast<std::size_t>(wi));
-    const double seconds = clock_();
+    const double now = clock_();
+    const double took = w.taken_s.empty() ? now : w.taken_s.front();
+    if (!w.taken_s.empty()) w.taken_s.pop_front();
     w.left = std::max(0.0, w.left - work(u));
     if (w.flying) --w.flying;
     w.done_work += work(u);
-    ++w.collected;
-    w.last_done_s = seconds;
-    if (w.first_done_s < 0) {
-      w.first_done_s = seconds;
+    // (busy from its take, or from the previous collection while it was in flight)
+    const double busy = now - (w.collected ? std::max(took, w.last_done_s) : took);
+    if (++w.collected == 1) {
       w.first_work = w.done_work;
+      w.first_s = busy;
+    } else {
+      w.busy_s += std::max(0.0, busy);
     }
+    w.last_done_s = now;
   }
   cv_.notify_all();
 }

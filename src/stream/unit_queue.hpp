@@ -22,6 +22,7 @@
 
 #include <condition_variable>
 #include <cstdint>
+#include <deque>
 #include <functional>
 #include <mutex>
 #include <vector>
@@ -82,12 +83,13 @@ class UnitQueue {
  private:
   struct Worker {
     bool cutoff = false;
-    std::int64_t last = -1;    // the last unit taken
-    double left = 0;           // estimated work taken, not yet collected
-    std::uint64_t flying = 0;  // units taken, not yet collected
-    double first_take_s = -1;  // when it took its first unit
+    std::int64_t last = -1;      // the last unit taken
+    double left = 0;             // estimated work taken, not yet collected
+    std::uint64_t flying = 0;    // units taken, not yet collected
+    std::deque<double> taken_s;  // when it took each unit in flight (collected in that order)
     double done_work = 0, last_done_s = 0;
-    double first_work = 0, first_done_s = -1;  // the first unit collected (start-up included)
+    double first_work = 0, first_s = 0;  // the first unit collected (start-up included)
+    double busy_s = 0;                   // after the first unit: seconds with a unit in flight
     std::uint64_t taken = 0, collected = 0;
   };
   double work(std::size_t u) const;
@@ -98,13 +100,11 @@ class UnitQueue {
   // lock held: the cut-off worker's decision; kWait = wait, else as next()
   std::int64_t cutoff_next(Worker& w);
   std::int64_t decide(Worker& w);  // lock held: try_next
-  // Work per second since its first unit was collected (the start-up, the first row part's
-  // build and the pipeline's filling, left out), or before a second one since its first take.
+  // Work per busy second after its first unit (the start-up, the first row part's build and
+  // the pipeline's filling left out; a cut-off worker's waits too), or the first unit's.
   static double rate_of(const Worker& w) {
-    if (w.first_done_s >= 0 && w.last_done_s > w.first_done_s)
-      return (w.done_work - w.first_work) / (w.last_done_s - w.first_done_s);
-    if (w.first_done_s < 0 || w.first_take_s < 0) return 0.0;
-    return w.done_work / std::max(w.last_done_s - w.first_take_s, 1e-9);
+    if (w.collected >= 2 && w.busy_s > 0) return (w.done_work - w.first_work) / w.busy_s;
+    return w.collected ? w.first_work / std::max(w.first_s, 1e-9) : 0.0;
   }
 
   const Plan& plan_;

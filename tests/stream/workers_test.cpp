@@ -332,6 +332,9 @@ TEST(Workers, HybridNeverFinishesLaterThanTheGpuAloneInSimulation) {
                    ", CPU " + std::to_string(slower) + "x slower");
       const Simulated h = simulate(plan, {gpu, gpu / slower}, {false, true});
       EXPECT_LE(h.finish, alone.finish * (1 + 1e-9));
+      if (plan.partition.p >= 8) {  // the target: 90% of (r_gpu + r_cpu) / r_gpu
+        EXPECT_GE(alone.finish / h.finish, 0.9 * (1 + 1 / slower));
+      }
       EXPECT_EQ(std::count(h.owner.begin(), h.owner.end(), -1), 0);
       EXPECT_EQ(h.units[0] + h.units[1], plan.units.size());
       EXPECT_NEAR(h.work[0] + h.work[1], alone.work[0], 1e-6 * alone.work[0]);
