@@ -238,6 +238,50 @@ TEST(Workers, TheProbeIsTheSmallestWaitingUnit) {
   EXPECT_EQ(q.try_next(0), 1);                        // the GPU goes on in plan order
 }
 
+// The cut-off at the tail, step by step on a driven clock: a GPU of 1000 work per second, a CPU
+// that measures 100 on its second probe; the CPU takes a unit while it finishes it (with the
+// 1.5 margin) before the GPU finishes the rest, and nothing after that.
+TEST(Workers, AtTheTailTheCpuTakesNothingItWouldFinishLate) {
+  Plan plan;
+  plan.units.resize(100);
+  for (WorkUnit& u : plan.units) u.work = 100;
+  plan.units[98].work = 2;
+  plan.units[99].work = 50;
+  double now = 0;
+  stream::UnitQueue q(plan, {false, true}, {}, true, [&now] { return now; });
+  auto gpu_counts = [&](int units) {  // one at a time, 0.1 s each
+    for (int i = 0; i < units; ++i) {
+      const std::int64_t u = q.try_next(0);
+      ASSERT_GE(u, 0);
+      now += 0.1;
+      q.done(0, static_cast<std::size_t>(u));
+    }
+  };
+  gpu_counts(1);
+  EXPECT_EQ(q.try_next(1), 98);  // the first probe: the smallest unit
+  now += 0.02;
+  q.done(1, 98);
+  EXPECT_EQ(q.try_next(1), 97);  // the second: the largest near the tail the probe rule allows
+  now += 1.0;
+  q.done(1, 97);
+  EXPECT_DOUBLE_EQ(q.rate(1), 100);
+  EXPECT_DOUBLE_EQ(q.rate(0), 1000);
+  EXPECT_EQ(q.try_next(1), 99);  // 1.5 x 0.5 s against 9.6 s of the GPU's
+  now += 0.5;
+  q.done(1, 99);
+  gpu_counts(96 - 20);  // 20 units of 100 left: 1.5 x 1 s <= 1.9 s
+  const std::int64_t u = q.try_next(1);
+  EXPECT_GE(u, 0);
+  now += 1.0;
+  q.done(1, static_cast<std::size_t>(u));
+  gpu_counts(19 - 10);  // 10 left: 1.5 x 1 s > 0.9 s
+  EXPECT_EQ(q.try_next(1), stream::UnitQueue::kWait);
+  gpu_counts(10);
+  EXPECT_EQ(q.try_next(1), -1);  // none left
+  EXPECT_EQ(q.try_next(0), -1);
+  EXPECT_EQ(q.units_taken(0) + q.units_taken(1), plan.units.size());
+}
+
 TEST(Workers, CutoffMayHelpNeedsASmallUnit) {
   const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(test::skewed_graph(600, 5000, 3));
   auto src = memory_source(g, 64);
