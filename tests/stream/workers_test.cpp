@@ -1,8 +1,10 @@
 // workers_test.cpp — the count over several workers (stream/workers.hpp): several CPU workers
 // give exactly the single worker's count and per-vertex counts for every scheme; the hybrid
 // queue's cut-off hands a slow GPU (a CPU backend that sleeps per unit) few units and the CPU
-// the rest, and leaves a slow CPU its probe unit only; the per-worker decompressed bytes; the
-// unit split between processes; the plan's wire form.
+// the rest, and leaves a slow CPU its probes only; a CPU that cannot help is not run; the
+// hand-out among simulated workers on a simulated clock (the CPU's probes, the cut-off at the
+// tail, never later than the GPU alone, a fair share for a comparable CPU); the per-worker
+// decompressed bytes; the unit split between processes; the plan's wire form.
 #include <chrono>
 #include <deque>
 #include <set>
@@ -147,9 +149,9 @@ TEST(Workers, CutoffGivesTheCpuMostUnitsBesideASlowGpu) {
   EXPECT_EQ(r.stats.workers[0].units + r.stats.workers[1].units, r.plan.units.size());
 }
 
-// The opposite: a slow CPU beside a fast worker takes its probe unit only (it never finishes a
-// unit before the fast worker finishes the rest).
-TEST(Workers, CutoffLeavesASlowCpuItsProbeOnly) {
+// The opposite: a slow CPU beside a fast worker takes its probes only (it never finishes a unit
+// before the fast worker finishes the rest).
+TEST(Workers, CutoffLeavesASlowCpuItsProbesOnly) {
   const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(test::random_graph(800, 12000, 5));
   auto src = memory_source(g, 64);
   std::vector<Worker> ws;
@@ -158,7 +160,7 @@ TEST(Workers, CutoffLeavesASlowCpuItsProbeOnly) {
   CountReport r = count_with_workers(*src, popts(Scheme::Hash, 4, false), ws);
   EXPECT_EQ(r.triangles, oracle);
   ASSERT_EQ(r.stats.workers.size(), 2u);
-  EXPECT_LE(r.stats.workers[1].units, 1u);
+  EXPECT_LE(r.stats.workers[1].units, 2u);
 }
 
 TEST(Workers, CutoffRule) {
