@@ -1,4 +1,5 @@
-// common/thread_priority.hpp — Linux nice values per thread, best effort.
+// common/thread_priority.hpp — Linux nice values (and the idle scheduling class) per thread,
+// best effort.
 //
 // thread_nice() reads the calling thread's nice value and set_thread_nice() sets it (false where
 // it is not allowed or not supported: raising a thread above its value needs CAP_SYS_NICE or

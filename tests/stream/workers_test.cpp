@@ -7,9 +7,13 @@
 // decompressed bytes; the unit split between processes; the plan's wire form.
 #include <chrono>
 #include <deque>
+#include <filesystem>
+#include <fstream>
 #include <set>
+#include <sstream>
 #include <thread>
 
+#include "common/thread_priority.hpp"
 #include "fake_backend.hpp"
 #include "pipeline_util.hpp"
 #include "plan/plan_wire.hpp"
@@ -424,6 +428,40 @@ TEST(Workers, AComparableCpuTakesAFairShareInSimulation) {
       EXPECT_GE(alone.finish / h.finish, 0.9 * (1000 + cpu) / 1000);
     }
   }
+}
+
+// The threads of this process in the idle scheduling class (Linux: /proc/self/task/T/stat,
+// field 41 is the policy; SCHED_IDLE is 5).
+std::size_t idle_class_threads() {
+  std::size_t n = 0;
+  for (const auto& t : std::filesystem::directory_iterator("/proc/self/task")) {
+    std::ifstream in(t.path() / "stat");
+    std::string stat((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    std::istringstream rest(stat.substr(stat.rfind(')') + 2));  // after "pid (name) "
+    std::string field;
+    for (int f = 3; f <= 41 && rest >> field; ++f) {
+    }
+    n += field == "5" ? 1 : 0;
+  }
+  return n;
+}
+
+// --hybrid's CPU backend counts on threads of the idle scheduling class (made on such a thread,
+// they inherit it); the other workers' threads stay as they were.
+TEST(Workers, TheHybridCpuCountsInTheIdleClass) {
+  bool supported = false;
+  std::thread([&] { supported = set_thread_idle_class(); }).join();
+  if (!supported || !std::filesystem::exists("/proc/self/task")) GTEST_SKIP() << "no SCHED_IDLE";
+  PipelineOptions o = popts(Scheme::Range, 1, false);
+  o.counter.threads = 2;
+  const std::size_t before = idle_class_threads();
+  std::vector<Worker> ws = make_workers(o, {}, 1, true);
+  ASSERT_EQ(ws.size(), 2u);
+  EXPECT_FALSE(ws[0].idle_class);
+  EXPECT_TRUE(ws[1].cutoff && ws[1].idle_class);
+  EXPECT_GE(idle_class_threads(), before + 2);  // the backend's thread and the pool's other one
+  ws.clear();
+  EXPECT_EQ(idle_class_threads(), before);
 }
 
 TEST(Workers, ParseDevices) {
