@@ -191,17 +191,18 @@ void per_vertex_figures(std::vector<orig_id_t> perm, std::vector<count_t> counts
 }
 
 // The in-core image (stream/in_core_image.hpp), started while the devices start when the count
-// will likely run in core on one GPU: CUDA built in and a GPU driver present, one worker, no
-// forced partition or budgets, and the image within a quarter of the available host memory.
+// runs on a GPU: CUDA built in and a GPU driver present, one process (not under mpirun, where
+// every rank would decode the whole graph), no host budget given, and the image within a quarter
+// of the available host memory.
 std::shared_ptr<stream::InCoreImage> start_in_core_image(const GraphSource& g,
-                                                         const CountOptions& o, bool one_worker) {
+                                                         const CountOptions& o, bool one_process) {
 #ifdef TRISTREAM_HAVE_CUDA
   const bool gpu = o.backend != "cpu" && ::access("/dev/nvidiactl", F_OK) == 0;
 #else
   const bool gpu = false;
 #endif
-  if (!gpu || !one_worker || o.parts > 1 || o.gpu_memory.bytes() || o.host_memory.bytes() ||
-      g.m() == 0 || g.offsets()[0] != 0 || std::getenv("TRISTREAM_NO_IN_CORE_IMAGE"))
+  if (!gpu || !one_process || o.host_memory.bytes() || g.m() == 0 || g.offsets()[0] != 0 ||
+      std::getenv("TRISTREAM_NO_IN_CORE_IMAGE"))
     return nullptr;
   const std::uint64_t bytes = stream::InCoreImage::slot_bytes(g.n(), g.m());
   const std::uint64_t room = available_host_memory();
@@ -251,7 +252,7 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
   if (room > 0 && adjacency <= room / 2) reader.prefetch();
   const auto src = reader_source(reader);
   std::shared_ptr<stream::InCoreImage> image =
-      start_in_core_image(*src, o, !comm && devices.size() <= 1 && !o.hybrid && o.cpu_workers == 0);
+      start_in_core_image(*src, o, !comm || comm->size() == 1);
   const double open_s = seconds_since(stage0);
   const auto wait0 = Clock::now();
   std::vector<Worker> workers = workers_future.get();
@@ -272,14 +273,15 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
     po.budgets->host_from += ", less what the process holds beside the plan";
   }
   double budgets_s = seconds_since(budgets0);
-  // The image is kept when the in-core plan will fit the device; it is then registered (pinned)
-  // for the upload, and the degrees come from it instead of a pass over the file.
+  // The image is kept when the first worker is a GPU. When the in-core plan will fit the device it
+  // is registered (pinned) with that GPU for the upload; out of core every worker's chunks are
+  // copied from it. The degrees come from it instead of a pass over the file.
   const auto image0 = Clock::now();
-  if (image && (workers.size() != 1 || backend->name() != "cuda" ||
-                (po.budgets->device_bytes &&
-                 in_core_bytes(reader.n(), reader.m(), po.per_vertex) > po.budgets->device_bytes)))
-    image.reset();
-  if (image) image->register_with(*backend);
+  if (image && backend->name() != "cuda") image.reset();
+  const bool in_core_fits = o.parts <= 1 && (!po.budgets->device_bytes ||
+                                             in_core_bytes(reader.n(), reader.m(), po.per_vertex) <=
+                                                 po.budgets->device_bytes);
+  if (image && in_core_fits) image->register_with(*backend);
   po.in_core_image = image;
   // The image unregisters itself from the backend: it goes before the workers do, however the
   // count ends.
@@ -291,6 +293,7 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
       image.reset();
     }
   } image_release{image, po};
+  const std::unique_ptr<GraphSource> image_src = image ? image_source(*src, *image) : nullptr;
   const double image_s = seconds_since(image0);
 
   // 3. Count; with the GPU counting, the degrees are streamed on host threads meanwhile: their
@@ -319,7 +322,7 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
   CountReport rep;
   {
     SigintScope sigint(po.handle_sigint);
-    rep = count_with_workers(*src, po, workers, comm);
+    rep = count_with_workers(image_src ? *image_src : *src, po, workers, comm);
   }
   const double count_s = seconds_since(count0);
   const auto finish0 = Clock::now();

@@ -127,6 +127,38 @@ void InCoreImage::add_in_degrees(std::uint32_t* d, unsigned threads) const {
       for (std::uint64_t x = 0; x < hot; ++x) d[hot0 + x] += h[x];
 }
 
+namespace {
+
+class ImageSource final : public GraphSource {
+ public:
+  ImageSource(const GraphSource& g, InCoreImage& image) : g_(g), image_(image) {}
+  std::string name() const override { return g_.name(); }
+  std::uint64_t n() const override { return g_.n(); }
+  eid_t m() const override { return g_.m(); }
+  const eid_t* offsets() const override { return g_.offsets(); }
+  const std::vector<tcsr::ChunkInfo>& chunks() const override { return g_.chunks(); }
+  void read_chunk(std::uint64_t k, vid_t* out) const override {
+    image_.wait();
+    const auto& c = g_.chunks().at(k);
+    std::memcpy(out, image_.columns() + c.first_edge, c.edges * sizeof(vid_t));
+  }
+  std::uint64_t compressed_bytes() const override { return g_.compressed_bytes(); }
+  bool stored_census(std::vector<unsigned char>* out, std::size_t limit) const override {
+    return g_.stored_census(out, limit);
+  }
+
+ private:
+  const GraphSource& g_;
+  InCoreImage& image_;
+};
+
+}  // namespace
+
+std::unique_ptr<GraphSource> image_source(const GraphSource& g, InCoreImage& image) {
+  TS_CHECK(g.n() == image.n() && g.m() == image.m(), "the image is not the source's graph");
+  return std::make_unique<ImageSource>(g, image);
+}
+
 std::vector<eid_t> InCoreImage::degrees(unsigned threads) {
   wait();
   std::vector<std::uint32_t> in(n_, 0);

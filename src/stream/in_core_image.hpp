@@ -7,7 +7,9 @@
 // align_up((n + 1) * 8), both padded with zeros to kSlotAlign). Once the backend exists the image
 // is registered with it, and the pipeline uploads the in-core unit straight from it (a direct
 // upload: no host slot is pinned and nothing is built again). The transitivity's degrees come
-// from the same image (in_degrees), not from a second pass over the file.
+// from the same image (degrees, wedges), not from a second pass over the file. Out of core the
+// image stays unregistered and serves the pipeline's chunks (image_source): a copy instead of a
+// decompression each time a chunk is read again.
 //
 // Preconditions: the source's offsets start at 0 (files do) and n < 2^32.
 #pragma once
@@ -15,6 +17,7 @@
 #include <atomic>
 #include <cstdint>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <thread>
 #include <vector>
@@ -79,5 +82,9 @@ class InCoreImage {
   std::exception_ptr failure_;
   std::thread worker_;
 };
+
+// A source with g's metadata (offsets, chunks, stored census) whose chunks are copied from the
+// image (waiting for it first). g and image outlive it.
+std::unique_ptr<GraphSource> image_source(const GraphSource& g, InCoreImage& image);
 
 }  // namespace tristream::stream

@@ -1,8 +1,9 @@
 // in_core_image_test.cpp — the in-core image decoded while the device starts
 // (stream/in_core_image.hpp): its bytes are the in-core slot's, its degrees and wedges equal the
 // streamed pass's (hubs among the ids counted per thread and below them), the pipeline uploads
-// it whole without a host slot and counts exactly, it is left alone out of core and on the CPU
-// backend, a failing chunk fails wait(), and an image dropped while decoding stops cleanly.
+// it whole without a host slot and counts exactly, out of core it serves the chunks and is
+// otherwise left alone (and on the CPU backend), a failing chunk fails wait(), and an image dropped
+// while decoding stops cleanly.
 #include <algorithm>
 
 #include "fake_backend.hpp"
@@ -99,10 +100,18 @@ TEST(InCoreImage, LeftAloneOutOfCoreAndOnTheCpuBackend) {
   auto src = memory_source(g, 97);
   auto image = std::make_shared<InCoreImage>(*src, 2);
   {
+    // out of core the chunks come from the image (image_source), the same bytes as the file's
     FakeBackend dd;
     PipelineOptions o = popts(Scheme::Range, 3, false);
     o.in_core_image = image;
-    EXPECT_EQ(count_with_backend(*src, o, dd).triangles, oracle);
+    const auto from_image = stream::image_source(*src, *image);
+    for (std::uint64_t k = 0; k < src->chunks().size(); ++k) {
+      std::vector<vid_t> a(src->chunks()[k].edges), b(a.size());
+      src->read_chunk(k, a.data());
+      from_image->read_chunk(k, b.data());
+      ASSERT_EQ(a, b) << "chunk " << k;
+    }
+    EXPECT_EQ(count_with_backend(*from_image, o, dd).triangles, oracle);
     EXPECT_EQ(dd.calls.front(), "allocate");
   }
   {
