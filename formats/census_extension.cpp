@@ -85,9 +85,10 @@ struct TempGuard {
   }
 };
 
-// The payload as one zstd frame with its content size and checksum (the histograms are mostly
-// zeros).
-std::vector<unsigned char> compress(const std::vector<unsigned char>& payload) {
+}  // namespace
+
+// census_frame (layout.hpp); the payload's histograms are mostly zeros.
+std::vector<unsigned char> detail::census_frame(const std::vector<unsigned char>& payload) {
   std::vector<unsigned char> out(ZSTD_compressBound(payload.size()));
   ZSTD_CCtx* cctx = ZSTD_createCCtx();
   if (!cctx) throw Error(ErrorKind::Internal, "zstd: cannot create a compression context");
@@ -102,12 +103,10 @@ std::vector<unsigned char> compress(const std::vector<unsigned char>& payload) {
   return out;
 }
 
-}  // namespace
-
 void attach_census(const std::string& path, const std::vector<unsigned char>& payload) {
   TS_CHECK(!payload.empty() && payload.size() <= kMaxCensusBytes,
            "attach_census: payload of " + std::to_string(payload.size()) + " bytes");
-  const std::vector<unsigned char> frame = compress(payload);
+  const std::vector<unsigned char> frame = census_frame(payload);
   // 1. The file as it is: valid, and where its sections end (the old census dropped).
   std::uint64_t body_end = kHeaderSize;
   unsigned char head[kHeaderSize];

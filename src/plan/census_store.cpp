@@ -95,10 +95,10 @@ CensusOptions stored_census_options(std::uint64_t n) {
   return o;
 }
 
-std::vector<unsigned char> encode_stored_census(const GraphSource& g, unsigned threads) {
-  CensusOptions o = stored_census_options(g.n());
-  o.threads = threads;
-  const Census c = take_census(g, o);
+namespace plan_internal {
+
+std::vector<unsigned char> encode_census(const Census& c, const CensusOptions& o, std::uint64_t n,
+                                         std::uint64_t m) {
   Out out;
   out.u32(kMagic);
   out.u32(kPayloadVersion);
@@ -106,8 +106,8 @@ std::vector<unsigned char> encode_stored_census(const GraphSource& g, unsigned t
   out.u32(c.hash_mod);
   out.u32(o.vertex_groups);
   out.u32(kFlagVertex);
-  out.u64(g.n());
-  out.u64(g.m());
+  out.u64(n);
+  out.u64(m);
   out.u64(c.fine_bounds.size());
   out.u64(c.vertex_bounds.size());
   out.u64(c.vertex.size());
@@ -123,6 +123,14 @@ std::vector<unsigned char> encode_stored_census(const GraphSource& g, unsigned t
     out.u64s(c.vertex_exact ? vp.proxy_edges_upper : vp.proxy_edges_bound);
   }
   return std::move(out.bytes);
+}
+
+}  // namespace plan_internal
+
+std::vector<unsigned char> encode_stored_census(const GraphSource& g, unsigned threads) {
+  CensusOptions o = stored_census_options(g.n());
+  o.threads = threads;
+  return plan_internal::encode_census(take_census(g, o), o, g.n(), g.m());
 }
 
 bool census_from_store(const std::vector<unsigned char>& bytes, const GraphSource& g,
