@@ -9,9 +9,9 @@
 // the payload is the same for any thread count and any order of the calls, and the same as
 // encode_stored_census of the written file (tests/converter/convert_census_test.cpp).
 //
-// Memory: the mask (2 bytes per vertex), one F x F fine histogram (8 MiB at F = 1024) that the
-// threads add their rows into, the fold tables, and per thread one histogram row, the hash
-// histogram and the proxy edge counters.
+// Memory: the mask and the fine bucket (4 bytes per vertex), one F x F fine histogram (8 MiB at F =
+// 1024) that the threads add their rows into, the fold tables, and per thread one histogram row,
+// the hash histogram and the proxy edge counters.
 #include <algorithm>
 
 #include "common/thread_pool.hpp"
@@ -33,9 +33,9 @@ class StoredCensusRows final : public CensusRows {
   std::uint64_t memory_bytes(std::uint64_t n, unsigned threads) const override {
     const CensusOptions o = stored_census_options(n);
     const std::uint64_t F = o.fine, H = std::max<std::uint32_t>(1, o.hash_mod);
-    const std::uint64_t tables = 5 * (std::uint64_t{1} << kMaxGroups) * 2;
-    const std::uint64_t per_thread = F * 8 + H * H * 8 + 16 * 16 * 8 + 1024;
-    return n * 2 + F * F * 8 + tables + threads * per_thread;
+    const std::uint64_t tables = (std::uint64_t{1} << kMaxGroups) * 4;
+    const std::uint64_t per_thread = F * 8 + H * H * 8 + 32 * 8 + 1024;
+    return n * 4 + F * F * 8 + tables + threads * per_thread;
   }
 
   void start(std::uint64_t n, const eid_t* offsets, unsigned threads) override {
@@ -55,28 +55,42 @@ class StoredCensusRows final : public CensusRows {
     G_ = G;
     F_ = static_cast<std::uint32_t>(c_.fine_bounds.size() - 1);
     H_ = c_.hash_mod;
-    // 3. The candidates (every p dividing G) and their fold tables: a mask of groups -> the mask
-    //    of the candidate's parts (part a = groups [a G/p, (a + 1) G/p)).
+    // 3. The candidates (every p dividing G) and one fold table: a mask of groups -> for every
+    //    candidate the mask of its parts (part a = groups [a G/p, (a + 1) G/p)), side by side in
+    //    one word, candidate ci's part a at bit first_[ci] + a (at most 31 bits for G <= 16).
     for (std::uint32_t p = 1; p <= G; ++p)
-      if (G % p == 0) cand_p_.push_back(p);
-    const std::size_t TM = std::size_t{1} << G;
-    table_.assign(cand_p_.size() * TM, 0);
-    for (std::size_t ci = 0; ci < cand_p_.size(); ++ci) {
-      const std::uint32_t per = G / cand_p_[ci];
-      for (std::size_t x = 0; x < TM; ++x) {
-        std::uint16_t r = 0;
-        for (std::uint32_t gi = 0; gi < G; ++gi)
-          if (x >> gi & 1) r = static_cast<std::uint16_t>(r | (1u << (gi / per)));
-        table_[ci * TM + x] = r;
+      if (G % p == 0) {
+        first_.push_back(bits_);
+        cand_p_.push_back(p);
+        bits_ += p;
       }
+    const std::size_t TM = std::size_t{1} << G;
+    fold_.assign(TM, 0);
+    for (std::size_t x = 0; x < TM; ++x)
+      for (std::size_t ci = 0; ci < cand_p_.size(); ++ci) {
+        const std::uint32_t per = G / cand_p_[ci];
+        for (std::uint32_t gi = 0; gi < G; ++gi)
+          if (x >> gi & 1) fold_[x] |= 1u << (first_[ci] + gi / per);
+      }
+    for (std::uint32_t x = 0; x < 256; ++x)
+      for (std::uint32_t b = 0; b < 8; ++b)
+        if (x >> b & 1) spread_[x] |= std::uint64_t{1} << (8 * b);
+    // 4. Per vertex: its fine bucket (high half) beside its mask (low half), so that one load
+    //    per edge gives both.
+    if (F_ > 0xffff) {
+      supported_ = false;
+      return;
     }
-    mask_.assign(n, 0);
+    vert_.assign(n, 0);
+    for (std::uint32_t f = 0; f < F_; ++f)
+      std::fill(vert_.begin() + static_cast<std::ptrdiff_t>(c_.fine_bounds[f]),
+                vert_.begin() + static_cast<std::ptrdiff_t>(c_.fine_bounds[f + 1]), f << 16);
     fine_.assign(static_cast<std::size_t>(F_) * F_, 0);
     local_.resize(threads_);
     for (Local& l : local_) {
       l.frow.assign(F_, 0);
       l.hash.assign(static_cast<std::size_t>(H_) * H_, 0);
-      l.exact.assign(cand_p_.size() * 16, 0);
+      l.exact.assign(32, 0);
     }
   }
 
@@ -86,7 +100,7 @@ class StoredCensusRows final : public CensusRows {
     const eid_t base = off_[r0];
     for (std::uint64_t r = r0; r < r1; ++r) {
       while (g + 1 < G_ && r >= c_.vertex_bounds[g + 1]) ++g;
-      const std::uint16_t bit = static_cast<std::uint16_t>(1u << g);
+      const std::uint32_t bit = 1u << g;
       for (eid_t e = off_[r]; e < off_[r + 1]; ++e) mark(cols[e - base], bit);
     }
   }
@@ -94,8 +108,7 @@ class StoredCensusRows final : public CensusRows {
   void mark_edges(const std::uint64_t* keys, std::size_t count) override {
     if (!supported_) return;
     for (std::size_t i = 0; i < count; ++i)
-      mark(static_cast<vid_t>(keys[i]),
-           static_cast<std::uint16_t>(1u << bucket_of(c_.vertex_bounds, keys[i] >> 32)));
+      mark(static_cast<vid_t>(keys[i]), 1u << bucket_of(c_.vertex_bounds, keys[i] >> 32));
   }
 
   void count_rows(unsigned t, std::uint64_t r0, std::uint64_t r1, const vid_t* cols) override {
@@ -114,15 +127,15 @@ class StoredCensusRows final : public CensusRows {
     // 1. The histograms and the exact proxy edges: the threads' sums.
     c_.fine_hist = std::move(fine_);
     c_.hash_hist.assign(static_cast<std::size_t>(H_) * H_, 0);
-    std::vector<eid_t> exact(cand_p_.size() * 16, 0);
+    std::vector<eid_t> exact(32, 0);
     for (const Local& l : local_) {
       for (std::size_t x = 0; x < c_.hash_hist.size(); ++x) c_.hash_hist[x] += l.hash[x];
       for (std::size_t x = 0; x < exact.size(); ++x) exact[x] += l.exact[x];
     }
     // 2. The proxy sets' sizes and out-degree sums, from the masks, on all threads.
-    const std::size_t C = cand_p_.size(), TM = std::size_t{1} << G_;
-    std::vector<std::vector<std::uint64_t>> proxies(threads_, std::vector<std::uint64_t>(C * 16)),
-        degrees(threads_, std::vector<std::uint64_t>(C * 16));
+    const std::size_t C = cand_p_.size();
+    std::vector<std::vector<std::uint64_t>> proxies(threads_, std::vector<std::uint64_t>(32)),
+        degrees(threads_, std::vector<std::uint64_t>(32));
     ThreadPool pool(threads_);
     const std::uint64_t pieces = std::min<std::uint64_t>(threads_, std::max<std::uint64_t>(n_, 1));
     pool.for_each_item(pieces, [&](std::size_t piece, unsigned t) {
@@ -130,15 +143,14 @@ class StoredCensusRows final : public CensusRows {
       std::uint64_t* px = proxies[t].data();
       std::uint64_t* dg = degrees[t].data();
       for (std::uint64_t v = v0; v < v1; ++v) {
-        const std::uint16_t mv = mask_[v];
+        const std::uint32_t mv = vert_[v] & 0xffff;
         if (!mv) continue;
         const std::uint64_t d = off_[v + 1] - off_[v];
-        for (std::size_t ci = 0; ci < C; ++ci)
-          for (std::uint32_t x = table_[ci * TM + mv]; x; x &= x - 1) {
-            const std::size_t a = ci * 16 + static_cast<std::size_t>(__builtin_ctz(x));
-            ++px[a];
-            dg[a] += d;
-          }
+        for (std::uint32_t x = fold_[mv]; x; x &= x - 1) {
+          const auto b = static_cast<std::size_t>(__builtin_ctz(x));
+          ++px[b];
+          dg[b] += d;
+        }
       }
     });
     // 3. The candidates, as take_census's vertex_candidates and exact_proxy_edges leave them.
@@ -147,18 +159,19 @@ class StoredCensusRows final : public CensusRows {
       vp.p = cand_p_[ci];
       for (std::uint32_t a = 0; a < vp.p; ++a) {
         std::uint64_t px = 0, dg = 0;
+        const std::size_t b = first_[ci] + a;
         for (unsigned t = 0; t < threads_; ++t) {
-          px += proxies[t][ci * 16 + a];
-          dg += degrees[t][ci * 16 + a];
+          px += proxies[t][b];
+          dg += degrees[t][b];
         }
         vp.proxies.push_back(px);
         vp.proxy_edges_upper.push_back(dg);
-        vp.proxy_edges_bound.push_back(n_ > 0 ? exact[ci * 16 + a] : dg);
+        vp.proxy_edges_bound.push_back(n_ > 0 ? exact[b] : dg);
       }
       c_.vertex.push_back(std::move(vp));
     }
     c_.vertex_exact = n_ > 0;
-    std::vector<std::uint16_t>().swap(mask_);
+    std::vector<std::uint32_t>().swap(vert_);
     return encode_census(c_, o_, n_, n_ ? off_[n_] : 0);
   }
 
@@ -166,13 +179,13 @@ class StoredCensusRows final : public CensusRows {
   struct Local {
     std::vector<eid_t> frow;   // the fine histogram's row of the current row bucket
     std::vector<eid_t> hash;   // H x H
-    std::vector<eid_t> exact;  // candidate x part: edges with both ends in the part's proxy set
+    std::vector<eid_t> exact;  // fold bit: edges with both ends in the part's proxy set
   };
 
-  void mark(vid_t v, std::uint16_t bit) {
+  void mark(vid_t v, std::uint32_t bit) {
     // Read first: most marks repeat (a hub's column is marked by many rows of one group).
-    if (!(__atomic_load_n(&mask_[v], __ATOMIC_RELAXED) & bit))
-      __atomic_fetch_or(&mask_[v], bit, __ATOMIC_RELAXED);
+    if (!(__atomic_load_n(&vert_[v], __ATOMIC_RELAXED) & bit))
+      __atomic_fetch_or(&vert_[v], bit, __ATOMIC_RELAXED);
   }
 
   // Adds the row bucket fu's counts of l into the shared fine histogram.
@@ -185,41 +198,54 @@ class StoredCensusRows final : public CensusRows {
       }
   }
 
+  // One look at rows [r0, r1): the fine histogram's row, the hash histogram and the exact proxy
+  // edges. An edge r -> v with both ends in proxy sets adds 1 to every (candidate, part) bit of
+  // fold[mask r] & fold[mask v]: the bits are added as bytes (spread), 255 edges at a time, into
+  // four words of byte counters.
   template <bool kPow2>
   void count(Local& l, std::uint64_t r0, std::uint64_t r1, const vid_t* cols) {
-    const std::size_t C = cand_p_.size(), TM = std::size_t{1} << G_;
     const std::uint32_t H = H_;
     const eid_t base = off_[r0];
+    const std::uint64_t* bounds = c_.fine_bounds.data();  // rows: the row buckets
     std::uint32_t fu = bucket_of(c_.fine_bounds, r0), lo = F_, hi = 0;
-    std::uint16_t tv[16];
+    std::uint64_t lanes[4] = {0, 0, 0, 0};
+    unsigned pending = 0;
+    auto drain = [&] {
+      for (unsigned w = 0; w < 4; ++w)
+        for (unsigned b = 0; b < 8; ++b) l.exact[w * 8 + b] += lanes[w] >> (8 * b) & 0xff;
+      lanes[0] = lanes[1] = lanes[2] = lanes[3] = 0;
+      pending = 0;
+    };
     for (std::uint64_t r = r0; r < r1; ++r) {
       const vid_t* col = cols + (off_[r] - base);
       const std::size_t cnt = off_[r + 1] - off_[r];
       if (cnt == 0) continue;
-      if (fu + 1 < F_ && r >= c_.fine_bounds[fu + 1]) {
+      if (fu + 1 < F_ && r >= bounds[fu + 1]) {
         flush(l, fu, lo, hi);
         lo = F_;
         hi = 0;
-        while (fu + 1 < F_ && r >= c_.fine_bounds[fu + 1]) ++fu;
+        while (fu + 1 < F_ && r >= bounds[fu + 1]) ++fu;
       }
-      std::uint32_t fv = bucket_of(c_.fine_bounds, col[0]);
-      lo = std::min(lo, fv);
+      lo = std::min(lo, vert_[col[0]] >> 16);  // the columns are sorted
+      hi = std::max(hi, vert_[col[cnt - 1]] >> 16);
       eid_t* hrow = l.hash.data() + static_cast<std::size_t>(kPow2 ? (r & (H - 1)) : r % H) * H;
-      const std::uint16_t mv = mask_[r];
-      for (std::size_t ci = 0; ci < C; ++ci) tv[ci] = mv ? table_[ci * TM + mv] : 0;
+      const std::uint32_t tv = fold_[vert_[r] & 0xffff];
       for (std::size_t x = 0; x < cnt; ++x) {
         const vid_t v = col[x];
-        while (fv + 1 < F_ && v >= c_.fine_bounds[fv + 1]) ++fv;
-        ++l.frow[fv];
+        const std::uint32_t w = vert_[v];
+        ++l.frow[w >> 16];
         ++hrow[kPow2 ? (v & (H - 1)) : v % H];
-        const std::uint16_t mw = mv ? mask_[v] : 0;
-        if (!mw) continue;
-        for (std::size_t ci = 0; ci < C; ++ci)
-          for (std::uint32_t y = tv[ci] & table_[ci * TM + mw]; y; y &= y - 1)
-            ++l.exact[ci * 16 + static_cast<std::size_t>(__builtin_ctz(y))];
+        if (tv) {
+          const std::uint32_t y = tv & fold_[w & 0xffff];
+          lanes[0] += spread_[y & 0xff];
+          lanes[1] += spread_[y >> 8 & 0xff];
+          lanes[2] += spread_[y >> 16 & 0xff];
+          lanes[3] += spread_[y >> 24];
+          if (++pending == 255) drain();
+        }
       }
-      hi = std::max(hi, fv);
     }
+    drain();
     flush(l, fu, lo, hi);
   }
 
@@ -230,9 +256,11 @@ class StoredCensusRows final : public CensusRows {
   bool supported_ = false, taken_ = false;
   Census c_;
   std::uint32_t G_ = 1, F_ = 1, H_ = 1;
-  std::vector<std::uint32_t> cand_p_;
-  std::vector<std::uint16_t> table_;
-  std::vector<std::uint16_t> mask_;
+  std::vector<std::uint32_t> cand_p_, first_;  // the candidates' p and their first fold bit
+  std::uint32_t bits_ = 0;
+  std::vector<std::uint32_t> fold_;  // 2^G: group mask -> candidate part bits
+  std::uint64_t spread_[256] = {};   // bit b of a byte -> byte b of a word
+  std::vector<std::uint32_t> vert_;  // per vertex: fine bucket << 16 | mask of groups
   std::vector<eid_t> fine_;
   std::vector<Local> local_;
 };
