@@ -292,7 +292,8 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
     }
     progress.stage("sorting rows");
     if (tmp.capacity() < range_m + 1) tmp.reserve(range_m + 1);
-    parallel_sort_unique_u64(*keys, tmp, threads);
+    // (oriented keys row << 32 | col with row < col < n)
+    parallel_sort_unique_u64(*keys, tmp, threads, n >= 2 ? (r1 - 1) << 32 | (n - 1) : 0);
     TS_CHECK(keys->size() == range_m, "duplicate oriented edges");
     // The columns, packed in place into the keys' memory.
     const vid_t* cols = narrow_in_place(*keys, threads);
