@@ -11,7 +11,8 @@
 //
 // Memory: the mask and the fine bucket (4 bytes per vertex), one F x F fine histogram (8 MiB at F =
 // 1024) that the threads add their rows into, the fold tables, and per thread one histogram row,
-// the hash histogram and the proxy edge counters.
+// the hash histogram and the proxy edge counters; at the end the payload, a copy of the
+// histogram, before the histogram is freed.
 #include <algorithm>
 
 #include "common/thread_pool.hpp"
@@ -35,7 +36,8 @@ class StoredCensusRows final : public CensusRows {
     const std::uint64_t F = o.fine, H = std::max<std::uint32_t>(1, o.hash_mod);
     const std::uint64_t tables = (std::uint64_t{1} << kMaxGroups) * 4;
     const std::uint64_t per_thread = F * 8 + H * H * 8 + 32 * 8 + 1024;
-    return n * 4 + F * F * 8 + tables + threads * per_thread;
+    // (at the end the histogram and the payload that copies it)
+    return n * 4 + 2 * F * F * 8 + tables + threads * per_thread;
   }
 
   void start(std::uint64_t n, const eid_t* offsets, unsigned threads) override {
@@ -172,7 +174,9 @@ class StoredCensusRows final : public CensusRows {
     }
     c_.vertex_exact = n_ > 0;
     std::vector<std::uint32_t>().swap(vert_);
-    return encode_census(c_, o_, n_, n_ ? off_[n_] : 0);
+    std::vector<unsigned char> payload = encode_census(c_, o_, n_, n_ ? off_[n_] : 0);
+    c_ = Census();  // the histogram's megabytes, before the writer frames the payload
+    return payload;
   }
 
  private:

@@ -31,6 +31,7 @@ class Out {
   void u32(std::uint32_t v) { put(&v, 4); }
   void u64(std::uint64_t v) { put(&v, 8); }
   void u64s(const std::vector<std::uint64_t>& v) { put(v.data(), v.size() * 8); }
+  void reserve(std::size_t n) { bytes.reserve(n); }
   std::vector<unsigned char> bytes;
 
  private:
@@ -100,6 +101,13 @@ namespace plan_internal {
 std::vector<unsigned char> encode_census(const Census& c, const CensusOptions& o, std::uint64_t n,
                                          std::uint64_t m) {
   Out out;
+  // The payload's size first: the histograms are megabytes, and growing into them would hold
+  // twice that at once.
+  std::size_t size =
+      6 * 4 + 5 * 8 +
+      8 * (c.fine_bounds.size() + c.fine_hist.size() + c.hash_hist.size() + c.vertex_bounds.size());
+  for (const Census::VertexParts& vp : c.vertex) size += 8 + 3 * 8 * vp.proxies.size();
+  out.reserve(size);
   out.u32(kMagic);
   out.u32(kPayloadVersion);
   out.u32(o.fine);
