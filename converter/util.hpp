@@ -122,7 +122,8 @@ void parallel_count(unsigned threads, std::size_t items, std::uint32_t* counts, 
 // Sorts keys ascending and removes repeats, in parallel: one MSD radix pass on the top bits into
 // tmp (which needs room for keys.size() elements), then each bucket sorted and deduplicated on
 // its own, and the result handed back in keys: without repeats by swapping the two buffers (keys
-// then owns the memory tmp had), else copied back bucket by bucket in parallel. Returns the new
+// then owns the memory tmp had), else moved inside tmp, which then becomes keys (up to 4 threads),
+// or copied back bucket by bucket in parallel (more threads). Returns the new
 // keys.size(). The memory stays near 8 bytes per key, not 16: the scatter returns the pages of
 // keys it has read to the OS and tmp is filled in small pages, so that its pages touched follow
 // the keys written; the copy back returns tmp's pages as it goes. tmp's contents are discarded
