@@ -9,14 +9,13 @@
 #include "common/interrupt.hpp"
 #include "common/thread_pool.hpp"
 #include "stream/clock.hpp"
+#include "stream/in_degrees.hpp"
 #include "tristream/error.hpp"
 #include "tristream/host_memory.hpp"
 
 namespace tristream::stream {
 
 namespace {
-// Ids at or above n - kHot are counted per thread by add_in_degrees (1 MiB per thread).
-constexpr std::uint64_t kHot = std::uint64_t{1} << 18;
 // Columns per task of add_in_degrees.
 constexpr std::uint64_t kColumnsPerTask = std::uint64_t{1} << 22;
 }  // namespace
@@ -98,33 +97,19 @@ bool InCoreImage::register_with(HostRegistrar& registrar) {
 }
 
 void InCoreImage::add_in_degrees(std::uint32_t* d, unsigned threads) const {
-  // 1. The hot ids: the top kHot (all of a small graph), per task; the rest atomically.
-  const std::uint64_t hot0 = n_ > kHot ? n_ - kHot : 0, hot = n_ - hot0;
   const vid_t* cols = columns();
   const std::uint64_t tasks =
       std::max<std::uint64_t>(1, (m_ + kColumnsPerTask - 1) / kColumnsPerTask);
   ThreadPool pool(resolve_threads(threads));
   const unsigned lanes = static_cast<unsigned>(std::min<std::uint64_t>(pool.threads(), tasks));
-  std::vector<std::vector<std::uint32_t>> local(lanes);
+  InDegreeCounter<std::uint32_t> counter(d, n_, lanes);
   pool.for_each_item(tasks, [&](std::size_t t, unsigned lane) {
     if (interrupt_requested()) return;
-    std::vector<std::uint32_t>& h = local[lane];
-    if (h.empty()) h.assign(hot, 0);
     const eid_t e0 = t * kColumnsPerTask, e1 = std::min<eid_t>(m_, e0 + kColumnsPerTask);
-    for (eid_t e = e0; e < e1; ++e) {
-      const vid_t v = cols[e];
-      TS_CHECK(v < n_, "column id out of range");
-      if (v >= hot0)
-        ++h[v - hot0];
-      else
-        __atomic_fetch_add(&d[v], std::uint32_t{1}, __ATOMIC_RELAXED);
-    }
+    counter.add(lane, cols + e0, e1 - e0);
   });
   throw_if_interrupted();
-  // 2. The per-task counts merged.
-  for (const auto& h : local)
-    if (!h.empty())
-      for (std::uint64_t x = 0; x < hot; ++x) d[hot0 + x] += h[x];
+  counter.merge();
 }
 
 namespace {

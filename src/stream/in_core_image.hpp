@@ -57,9 +57,8 @@ class InCoreImage {
   const eid_t* offsets() const { return reinterpret_cast<const eid_t*>(mem_); }
   const vid_t* columns() const { return reinterpret_cast<const vid_t*>(mem_ + cols_at_); }
 
-  // Adds every column's count to d[v] (n entries) on `threads` threads; after wait(). The
-  // highest ids (where a degree-ordered graph's hubs are) are counted per thread and merged, the
-  // others with relaxed atomics.
+  // Adds every column's count to d[v] (n entries) on `threads` threads (InDegreeCounter); after
+  // wait().
   void add_in_degrees(std::uint32_t* d, unsigned threads) const;
   // After wait() (they wait): the undirected degrees (out + in) of every vertex, and their
   // wedges summed as streamed_wedges sums them (the same double).
