@@ -56,7 +56,7 @@ TEST(Degrees, MeasuredPeakMatchesTheModelWithinTenPercent) {
 
 // Hubs among the highest ids (counted per thread, stream/in_degrees.hpp) and below them (counted
 // with atomics): the same degrees and wedges on one thread and on several.
-// (After the peak test: its freed memory would hide that test's peak.)
+// Last: the memory it frees would hide the peak test's peak.
 TEST(Degrees, HubsAboveAndBelowThePerThreadIdsCountExactly) {
   const vid_t n = 300000;  // above InDegreeCounter::kHot, so vertex 5 is below the hot ids
   EdgeList e = random_graph(n, 4ull * n, 19);
