@@ -4,6 +4,7 @@
 #include <cerrno>
 
 #ifdef __linux__
+#include <sched.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -26,6 +27,16 @@ bool set_thread_nice(int value) {
   return ::setpriority(PRIO_PROCESS, static_cast<id_t>(::syscall(SYS_gettid)), value) == 0;
 #else
   (void)value;
+  return false;
+#endif
+}
+
+bool set_thread_idle_class() {
+#ifdef __linux__
+  sched_param p{};
+  p.sched_priority = 0;
+  return ::sched_setscheduler(0, SCHED_IDLE, &p) == 0;  // 0: the calling thread
+#else
   return false;
 #endif
 }

@@ -1,4 +1,5 @@
-// common/thread_priority.hpp — Linux nice values per thread, best effort.
+// common/thread_priority.hpp — Linux nice values (and the idle scheduling class) per thread,
+// best effort.
 //
 // thread_nice() reads the calling thread's nice value and set_thread_nice() sets it (false where
 // it is not allowed or not supported: raising a thread above its value needs CAP_SYS_NICE or
@@ -13,6 +14,10 @@ namespace tristream {
 int thread_nice();
 // Sets the calling thread's nice value; false when not allowed or unsupported.
 bool set_thread_nice(int value);
+// Puts the calling thread in Linux's idle scheduling class (SCHED_IDLE: it runs only on a core
+// no other thread wants); threads it starts afterwards inherit the class. False where
+// unsupported.
+bool set_thread_idle_class();
 
 // Raises the calling thread's priority by `by` (a lower nice value) for its lifetime.
 class PriorityBoost {

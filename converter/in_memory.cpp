@@ -122,7 +122,9 @@ void build_in_memory(std::vector<std::unique_ptr<Block>>& blocks, std::uint64_t 
   stage_done("compact keys");
   // 3. Sort, repeats removed.
   progress.stage("sorting edges");
-  const std::size_t m = parallel_sort_unique_u64(out.keys, tmp, threads);
+  // (compact keys a << 32 | b with a < b < n)
+  const std::uint64_t max_key = n >= 2 ? (n - 2) << 32 | (n - 1) : 0;
+  const std::size_t m = parallel_sort_unique_u64(out.keys, tmp, threads, max_key);
   tmp.release();
   out.keys.trim();
   stage_done("sort unique keys");

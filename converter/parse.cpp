@@ -126,6 +126,27 @@ class TextParser {
     return record(a, b);  // (no entry limit on this path: never fails)
   }
   bool fast_id(const char*& q, std::uint64_t& v) const {
+    // Up to 7 digits from one 8-byte load (the byte after them, a non-digit, in the same load):
+    // the digits found by their high nibbles, then combined pairwise by multiplications.
+    if (end_ - q >= 8) {
+      std::uint64_t w;
+      std::memcpy(&w, q, 8);
+      const std::uint64_t hi = 0xF0F0F0F0F0F0F0F0ull, zeros = 0x3030303030303030ull;
+      // A byte is a digit when it is 0x30..0x39: its high nibble 3, also after adding 6 (a carry
+      // out of a non-digit byte only disturbs the bytes after it).
+      const std::uint64_t non_digit =
+          ((w & hi) ^ zeros) | (((w + 0x0606060606060606ull) & hi) ^ zeros);
+      const unsigned len = non_digit ? static_cast<unsigned>(__builtin_ctzll(non_digit)) / 8 : 8;
+      if (len == 0) return false;
+      if (len < 8) {
+        std::uint64_t x = (w - zeros) << (8 * (8 - len));  // leading zero digits below
+        x = (x * 10 + (x >> 8)) & 0x00FF00FF00FF00FFull;
+        x = (x * 100 + (x >> 16)) & 0x0000FFFF0000FFFFull;
+        v = (x * 10000 + (x >> 32)) & 0xFFFFFFFFull;
+        q += len;
+        return true;
+      }
+    }
     const char* const s = q;
     v = 0;
     while (q < end_ && is_digit(*q)) v = v * 10 + static_cast<unsigned>(*q++ - '0');

@@ -1,6 +1,8 @@
 // progress.cpp — the converter's progress line and its per-stage timing report (progress.hpp).
 #include "progress.hpp"
 
+#include <sys/resource.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -19,15 +21,29 @@ double now_seconds() {
 
 namespace {
 
-// The stage clock: totals per stage name, in order of first appearance.
+// The process's CPU seconds (user + system, all threads).
+double cpu_seconds() {
+  rusage u{};
+  ::getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_utime.tv_sec + u.ru_stime.tv_sec) +
+         static_cast<double>(u.ru_utime.tv_usec + u.ru_stime.tv_usec) * 1e-6;
+}
+
+struct StageTime {
+  std::string what;
+  double seconds = 0, cpu = 0;
+};
+
+// The stage clock: totals per stage name (wall and CPU seconds), in order of first appearance.
 struct StageClock {
   int level = 0;  // TRISTREAM_CONVERT_TIMING: 0 off, 1 the totals, 2 also every call
-  double last = 0;
-  std::vector<std::pair<std::string, double>> totals;
+  double last = 0, last_cpu = 0;
+  std::vector<StageTime> totals;
   StageClock() {
     const char* v = std::getenv("TRISTREAM_CONVERT_TIMING");
     level = v ? std::max(1, std::atoi(v)) : 0;
     last = now_seconds();
+    last_cpu = cpu_seconds();
   }
 };
 
@@ -55,18 +71,18 @@ void memory_kib(std::uint64_t& rss, std::uint64_t& hwm) {
 void stage_done(const char* what) {
   StageClock& c = stage_clock();
   if (!c.level) return;
-  const double t = now_seconds();
+  const double t = now_seconds(), cpu = cpu_seconds();
   if (std::string(what) == "start") {
     c.totals.clear();
     c.last = t;
+    c.last_cpu = cpu;
     return;
   }
-  auto it = std::find_if(c.totals.begin(), c.totals.end(),
-                         [&](const auto& x) { return x.first == what; });
-  if (it == c.totals.end())
-    c.totals.emplace_back(what, t - c.last);
-  else
-    it->second += t - c.last;
+  auto it =
+      std::find_if(c.totals.begin(), c.totals.end(), [&](const auto& x) { return x.what == what; });
+  if (it == c.totals.end()) it = c.totals.insert(c.totals.end(), StageTime{what, 0, 0});
+  it->seconds += t - c.last;
+  it->cpu += cpu - c.last_cpu;
   if (c.level >= 2) {
     std::uint64_t rss = 0, hwm = 0;
     memory_kib(rss, hwm);
@@ -75,6 +91,7 @@ void stage_done(const char* what) {
                  static_cast<unsigned long long>(hwm >> 10));
   }
   c.last = t;
+  c.last_cpu = cpu;
 }
 
 void stage_report() {
@@ -82,13 +99,15 @@ void stage_report() {
   if (!c.level) return;
   std::uint64_t rss = 0, hwm = 0;
   memory_kib(rss, hwm);
-  double sum = 0;
+  double sum = 0, sum_cpu = 0;
   for (const auto& x : c.totals) {
-    std::fprintf(stderr, "[convert] %-28s %8.3f s\n", x.first.c_str(), x.second);
-    sum += x.second;
+    std::fprintf(stderr, "[convert] %-28s %8.3f s  cpu %7.3f s\n", x.what.c_str(), x.seconds,
+                 x.cpu);
+    sum += x.seconds;
+    sum_cpu += x.cpu;
   }
-  std::fprintf(stderr, "[convert] %-28s %8.3f s  peak RSS %llu MiB\n", "total", sum,
-               static_cast<unsigned long long>(hwm >> 10));
+  std::fprintf(stderr, "[convert] %-28s %8.3f s  cpu %7.3f s  peak RSS %llu MiB\n", "total", sum,
+               sum_cpu, static_cast<unsigned long long>(hwm >> 10));
   c.totals.clear();
 }
 

@@ -107,8 +107,13 @@ void radix_sort_u64(std::uint64_t* data, std::size_t k, std::vector<std::uint64_
   radix_sort_low_bits(data, k, 64, scratch);
 }
 
+// Up to this many threads the sort removes repeats by moving its buckets inside tmp (one
+// thread's memmove); more threads copy them back into keys in parallel, faster there than one
+// thread even with keys' pages faulted in afresh.
+constexpr unsigned kInPlaceThreads = 4;
+
 std::size_t parallel_sort_unique_u64(BigBuffer<std::uint64_t>& keys, BigBuffer<std::uint64_t>& tmp,
-                                     unsigned threads) {
+                                     unsigned threads, std::uint64_t max_key) {
   const std::size_t n = keys.size();
   if (n < (std::size_t{1} << 16)) {
     std::sort(keys.begin(), keys.end());
@@ -121,12 +126,13 @@ std::size_t parallel_sort_unique_u64(BigBuffer<std::uint64_t>& keys, BigBuffer<s
   // 1. Slices for the histogram and scatter passes, one per thread; the top digit.
   const unsigned t = std::max(threads, 1u);
   const std::size_t slice = (n + t - 1) / t;
-  std::vector<std::uint64_t> slice_max(t, 0);
-  parallel_for(t, n, slice, [&](std::size_t lo, std::size_t hi, unsigned) {
-    std::uint64_t m = 0;
-    for (std::size_t i = lo; i < hi; ++i) m = std::max(m, keys[i]);
-    slice_max[lo / slice] = m;
-  });
+  std::vector<std::uint64_t> slice_max(t, max_key);
+  if (!max_key)
+    parallel_for(t, n, slice, [&](std::size_t lo, std::size_t hi, unsigned) {
+      std::uint64_t m = 0;
+      for (std::size_t i = lo; i < hi; ++i) m = std::max(m, keys[i]);
+      slice_max[lo / slice] = m;
+    });
   const std::uint64_t maxk = *std::max_element(slice_max.begin(), slice_max.end());
   const int bits = maxk ? 64 - __builtin_clzll(maxk) : 0;
   int digit = 12;
@@ -182,14 +188,28 @@ std::size_t parallel_sort_unique_u64(BigBuffer<std::uint64_t>& keys, BigBuffer<s
   });
   scratch.clear();
   // 5. Without repeats the keys are in place in tmp: hand tmp's memory to keys (the memory keys
-  //    had, its pages dropped, becomes tmp). With repeats, every bucket copies its keys to their
-  //    place in keys in parallel, dropping the pages of tmp it has copied.
+  //    had, its pages dropped, becomes tmp). With repeats, every bucket moves its keys to their
+  //    place: inside tmp (few threads), or into keys in parallel, dropping the pages of tmp it
+  //    has copied.
   std::vector<std::size_t> out_start(B + 1, 0);
   for (std::size_t b = 0; b < B; ++b) out_start[b + 1] = out_start[b] + unique_count[b];
   const std::size_t m = out_start[B];
   if (m == n) {
     keys.swap(tmp);
     tmp.clear();
+    return m;
+  }
+  if (t <= kInPlaceThreads) {
+    // Few threads: the buckets move left inside tmp, in order (each only onto places already
+    //    moved from), and tmp becomes keys: no fresh pages to fault in for keys.
+    for (std::size_t b = 0; b < B; ++b)
+      if (unique_count[b] && out_start[b] != bucket_start[b])
+        std::memmove(tmp.data() + out_start[b], tmp.data() + bucket_start[b],
+                     unique_count[b] * sizeof(std::uint64_t));
+    drop_pages(tmp.data() + m, (n - m) * sizeof(std::uint64_t));
+    keys.swap(tmp);
+    tmp.clear();
+    keys.resize(m);
     return m;
   }
   parallel_for(t, B, 1, [&](std::size_t lo, std::size_t hi, unsigned) {

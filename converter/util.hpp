@@ -122,13 +122,15 @@ void parallel_count(unsigned threads, std::size_t items, std::uint32_t* counts, 
 // Sorts keys ascending and removes repeats, in parallel: one MSD radix pass on the top bits into
 // tmp (which needs room for keys.size() elements), then each bucket sorted and deduplicated on
 // its own, and the result handed back in keys: without repeats by swapping the two buffers (keys
-// then owns the memory tmp had), else copied back bucket by bucket in parallel. Returns the new
+// then owns the memory tmp had), else moved inside tmp, which then becomes keys (up to 4 threads),
+// or copied back bucket by bucket in parallel (more threads). Returns the new
 // keys.size(). The memory stays near 8 bytes per key, not 16: the scatter returns the pages of
 // keys it has read to the OS and tmp is filled in small pages, so that its pages touched follow
 // the keys written; the copy back returns tmp's pages as it goes. tmp's contents are discarded
-// on entry.
+// on entry. max_key: a bound of the largest key when the caller knows one (the top digit then
+// needs no pass over the keys; any bound gives the same result), 0 = unknown.
 std::size_t parallel_sort_unique_u64(BigBuffer<std::uint64_t>& keys, BigBuffer<std::uint64_t>& tmp,
-                                     unsigned threads);
+                                     unsigned threads, std::uint64_t max_key = 0);
 
 // The low 32 bits of every key, packed in place into the first 4 * keys.size() bytes of keys'
 // memory (returned), in parallel; the pages past them go back to the OS. keys keeps its size

@@ -102,11 +102,12 @@ std::vector<eid_t> orient_and_count(const KeySource& src, std::uint64_t n, Orien
 }
 
 // Step 3: the row ranges [start[i], start[i + 1]), each at most range_edges edges (or one row);
-// a single range in memory. Out of core the per-vertex arrays come out of the limit first and
-// the ranges' keys with their sort buffer (16 bytes per edge) get the rest.
+// a single range in memory. Out of core the per-vertex arrays (and the observer's memory) come out
+// of the limit first and the ranges' keys with their sort buffer (16 bytes per edge) get the rest.
 std::vector<std::uint64_t> row_ranges(const KeySource& src, const std::vector<eid_t>& offsets,
-                                      std::uint64_t n, std::uint64_t limit) {
-  const std::uint64_t per_vertex_bytes = 32 * (n + 1);
+                                      std::uint64_t n, std::uint64_t limit,
+                                      std::uint64_t observer_bytes) {
+  const std::uint64_t per_vertex_bytes = 32 * (n + 1) + observer_bytes;
   const std::uint64_t range_room = limit > per_vertex_bytes ? limit - per_vertex_bytes : 0;
   const std::uint64_t range_edges = std::max<std::uint64_t>(range_room / 16, 1 << 16);
   std::vector<std::uint64_t> start{0};
@@ -130,7 +131,7 @@ std::vector<std::uint64_t> row_ranges(const KeySource& src, const std::vector<ei
 // a bucket file that its range owns (edges [offsets[r0], offsets[r1]) of G+). Per block of the
 // source, on all threads: the keys are oriented and grouped by range (a count, then a scatter
 // per piece), and each range's group is appended to its region. The order inside a region does
-// not matter: gather_range's caller sorts it.
+// not matter: gather_range's caller sorts it. The observer marks every edge here.
 std::unique_ptr<TempFile> bucket_rows(const KeySource& src, const std::vector<eid_t>& offsets,
                                       const std::vector<std::uint64_t>& start, Orienter orient,
                                       const TailContext& ctx) {
@@ -158,6 +159,8 @@ std::unique_ptr<TempFile> bucket_rows(const KeySource& src, const std::vector<ei
           range[i] = static_cast<std::uint32_t>(range_of(oriented[i]));
           ++at[p * ranges + range[i]];
         }
+        if (ctx.options.observer)  // its first look at these edges
+          ctx.options.observer->mark_edges(oriented.data() + c.lo, c.hi - c.lo);
       }
     });
     std::uint64_t run = 0;
@@ -206,6 +209,36 @@ void gather_range(const KeySource& src, const TempFile* buckets, eid_t base, eid
   TS_CHECK(filled == range_m, "range lost edges");
 }
 
+// Step 5b: the observer's looks at rows [r0, r1) (columns cols from offsets[r0]): the marks when
+// no earlier pass showed it the edges, then the counts, on all threads in pieces of about equal
+// edges.
+void observe_range(RowObserver& obs, const std::vector<eid_t>& offsets, std::uint64_t r0,
+                   std::uint64_t r1, const vid_t* cols, bool mark, unsigned threads) {
+  const std::size_t pieces =
+      std::max<std::size_t>(1, std::min<std::uint64_t>(r1 - r0, 8 * threads));
+  const eid_t base = offsets[r0], edges = offsets[r1] - base;
+  std::vector<std::uint64_t> cut(pieces + 1, r1);
+  cut[0] = r0;
+  for (std::size_t p = 1; p < pieces; ++p) {
+    const eid_t target = base + edges * p / pieces;
+    cut[p] = std::max<std::uint64_t>(
+        cut[p - 1],
+        static_cast<std::uint64_t>(
+            std::lower_bound(offsets.begin() + static_cast<std::ptrdiff_t>(r0),
+                             offsets.begin() + static_cast<std::ptrdiff_t>(r1), target) -
+            offsets.begin()));
+  }
+  if (mark)
+    parallel_for(threads, pieces, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
+      for (std::size_t p = lo; p < hi; ++p)
+        obs.mark_rows(cut[p], cut[p + 1], cols + (offsets[cut[p]] - base));
+    });
+  parallel_for(threads, pieces, 1, [&](std::size_t lo, std::size_t hi, unsigned w) {
+    for (std::size_t p = lo; p < hi; ++p)
+      obs.count_rows(w, cut[p], cut[p + 1], cols + (offsets[cut[p]] - base));
+  });
+}
+
 }  // namespace
 
 TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uint32_t>& degree,
@@ -236,7 +269,10 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
   writer.set_permutation(std::move(ranking.perm));
   writer.set_max_degree(res.max_degree);
   if (ctx.names) writer.set_names(std::move(*ctx.names));
-  const std::vector<std::uint64_t> start = row_ranges(src, offsets, n, ctx.limit);
+  RowObserver* const observer = ctx.options.observer;
+  if (observer) observer->start(n, offsets.data(), threads);
+  const std::vector<std::uint64_t> start =
+      row_ranges(src, offsets, n, ctx.limit, observer ? observer->memory_bytes(n, threads) : 0);
   const std::size_t ranges = start.size() - 1;
 
   // 4. Several ranges from a spill file: bucket the oriented keys by range first.
@@ -256,11 +292,17 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
     }
     progress.stage("sorting rows");
     if (tmp.capacity() < range_m + 1) tmp.reserve(range_m + 1);
-    parallel_sort_unique_u64(*keys, tmp, threads);
+    // (oriented keys row << 32 | col with row < col < n)
+    parallel_sort_unique_u64(*keys, tmp, threads, n >= 2 ? (r1 - 1) << 32 | (n - 1) : 0);
     TS_CHECK(keys->size() == range_m, "duplicate oriented edges");
     // The columns, packed in place into the keys' memory.
     const vid_t* cols = narrow_in_place(*keys, threads);
     stage_done("sort rows");
+    if (observer) {
+      progress.stage("census");
+      observe_range(*observer, offsets, r0, r1, cols, ranges == 1, threads);
+      stage_done("census");
+    }
     progress.stage("compressing and writing");
     for (std::uint64_t r = r0; r < r1;) {  // in runs of rows, checking for interrupts between
       throw_if_interrupted();              // the writer removes its temporary
@@ -271,6 +313,11 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
     stage_done("compress and write rows");
   }
   throw_if_interrupted();
+  if (observer) {
+    std::vector<unsigned char> payload = observer->finish();
+    if (!payload.empty()) writer.set_census(std::move(payload));
+    stage_done("census");
+  }
   writer.finish();
   stage_done("finish file");
   return res;

@@ -126,6 +126,11 @@ class CudaStreamingBackend final : public StreamingBackend {
     allocate_slots(slots, slot_bytes, pv_rows, false, buffers, piece_bytes);
   }
 
+  void allocate_without_host_slots(int slots, std::uint64_t slot_bytes,
+                                   std::uint64_t pv_rows) override {
+    allocate_slots(slots, slot_bytes, pv_rows, false, 0, 0);
+  }
+
   unsigned char* host_slot(int s) override { return slots_.at(s).host; }
 
   // ---- streamed staging ----

@@ -10,6 +10,7 @@
 
 #include <cerrno>
 #include <cstring>
+#include <memory>
 
 #include "common/atomic_file.hpp"
 #include "layout.hpp"
@@ -85,29 +86,28 @@ struct TempGuard {
   }
 };
 
-// The payload as one zstd frame with its content size and checksum (the histograms are mostly
-// zeros).
-std::vector<unsigned char> compress(const std::vector<unsigned char>& payload) {
-  std::vector<unsigned char> out(ZSTD_compressBound(payload.size()));
+}  // namespace
+
+// census_frame (layout.hpp); the payload's histograms are mostly zeros.
+std::vector<unsigned char> detail::census_frame(const std::vector<unsigned char>& payload) {
+  // Not zero-filled: only the pages of the (small) frame are touched.
+  const std::size_t bound = ZSTD_compressBound(payload.size());
+  const std::unique_ptr<unsigned char[]> buf(new unsigned char[bound]);
   ZSTD_CCtx* cctx = ZSTD_createCCtx();
   if (!cctx) throw Error(ErrorKind::Internal, "zstd: cannot create a compression context");
   ZSTD_CCtx_setParameter(cctx, ZSTD_c_compressionLevel, 3);
   ZSTD_CCtx_setParameter(cctx, ZSTD_c_checksumFlag, 1);
-  const std::size_t got =
-      ZSTD_compress2(cctx, out.data(), out.size(), payload.data(), payload.size());
+  const std::size_t got = ZSTD_compress2(cctx, buf.get(), bound, payload.data(), payload.size());
   ZSTD_freeCCtx(cctx);
   if (ZSTD_isError(got))
     throw Error(ErrorKind::Internal, std::string("zstd compress: ") + ZSTD_getErrorName(got));
-  out.resize(got);
-  return out;
+  return std::vector<unsigned char>(buf.get(), buf.get() + got);
 }
-
-}  // namespace
 
 void attach_census(const std::string& path, const std::vector<unsigned char>& payload) {
   TS_CHECK(!payload.empty() && payload.size() <= kMaxCensusBytes,
            "attach_census: payload of " + std::to_string(payload.size()) + " bytes");
-  const std::vector<unsigned char> frame = compress(payload);
+  const std::vector<unsigned char> frame = census_frame(payload);
   // 1. The file as it is: valid, and where its sections end (the old census dropped).
   std::uint64_t body_end = kHeaderSize;
   unsigned char head[kHeaderSize];

@@ -5,6 +5,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <vector>
 
 #if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error \
@@ -60,6 +61,9 @@ inline constexpr std::size_t kOffCensusChecksum = 240;  // u64: XXH64 of the ext
 // The census extension is one zstd frame; its content may be at most this large (the reader
 // allocates it).
 inline constexpr std::uint64_t kMaxCensusBytes = std::uint64_t{1} << 28;
+// The census extension's bytes for a payload: one zstd frame (level 3, with its content size and
+// checksum). Both attach_census and the Writer frame it so (census_extension.cpp).
+std::vector<unsigned char> census_frame(const std::vector<unsigned char>& payload);
 
 // A chunk index entry: eight u64 fields.
 inline constexpr std::size_t kChunkEntrySize = 64;

@@ -2,7 +2,8 @@
 // chunks in parallel, writes a temporary file beside the target, fsyncs and renames it.
 //
 // File order: header (written last, at offset 0) | adjacency frames | zero padding to 8 |
-// row offsets | chunk index | permutation [| names, version 2]. See FORMAT.md.
+// row offsets | chunk index | permutation [| names, version 2] [| zero padding to 8 | census,
+// version 3]. See FORMAT.md.
 #include <fcntl.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -121,6 +122,7 @@ struct Writer::Impl {
   bool perm_given = false;
   Names names;
   bool names_given = false;
+  std::vector<unsigned char> census;  // the census extension's payload (empty: none)
 
   std::vector<vid_t> pending;  // edges [pending_first, pending_first + pending.size())
   eid_t pending_first = 0;
@@ -359,9 +361,21 @@ struct Writer::Impl {
     write_all(fd, perm.data(), perm_bytes, tmp);
     file_pos += perm_bytes;
     if (names_given) write_names(section);
+    // The census extension where attach_census puts it: after the sections, 8-byte aligned.
+    std::uint64_t census_offset = 0, census_checksum = 0;
+    if (!census.empty()) {
+      const std::vector<unsigned char> frame = census_frame(census);
+      write_all(fd, zeros, (8 - file_pos % 8) % 8, tmp);
+      census_offset = (file_pos + 7) / 8 * 8;
+      census_checksum = xxh64(frame.data(), frame.size());
+      write_all(fd, frame.data(), frame.size(), tmp);
+      file_pos = census_offset + frame.size();
+    }
 
     std::memcpy(header + kOffMagic, kMagic, sizeof kMagic);
-    put_u32(header + kOffVersion, names_given ? kFormatVersionNames : kFormatVersion);
+    put_u32(header + kOffVersion, !census.empty() ? kFormatVersionCensus
+                                  : names_given   ? kFormatVersionNames
+                                                  : kFormatVersion);
     put_u32(header + kOffFlags, options.delta ? kFlagDelta : 0u);
     put_u64(header + kOffN, n);
     put_u64(header + kOffM, offsets.back());
@@ -371,6 +385,10 @@ struct Writer::Impl {
     put_u64(header + kOffNumChunks, chunks.size());
     put_u32(header + kOffHeaderSize, kHeaderSize);
     put_u32(header + kOffSectionCount, names_given ? kSectionCountNames : kSectionCount);
+    if (!census.empty()) {
+      put_u64(header + kOffCensusOffset, census_offset);
+      put_u64(header + kOffCensusChecksum, census_checksum);
+    }
     put_u64(header + kOffHeaderChecksum, xxh64(header, kOffHeaderChecksum));
     pwrite_all(fd, header, kHeaderSize, 0, tmp);
 
@@ -493,6 +511,14 @@ void Writer::set_max_degree(std::uint64_t d) {
     impl_->count_in_degrees = false;
     std::vector<vid_t>().swap(impl_->in_degree);
   }
+}
+
+void Writer::set_census(std::vector<unsigned char> payload) {
+  Impl& w = *impl_;
+  if (w.finished || w.failed) w.fail("set_census after finish() or after an error");
+  if (payload.empty() || payload.size() > kMaxCensusBytes)
+    w.fail("set_census: a payload of " + std::to_string(payload.size()) + " bytes");
+  w.census = std::move(payload);
 }
 
 void Writer::set_names(Names names) {

@@ -21,6 +21,8 @@
 #   BIG_FACTOR    edge factor of the standard-input row [27]; 0 skips the row
 #   REPS          runs of every row and binary (the table shows each) [1]
 #   ROWS          which rows: any of "bin text limit stdin" [all four]
+#   KEEP_INPUTS   1 keeps the generated inputs in WORK for the next invocation (one row per
+#                 invocation, e.g. under a time limit per command) [0: each is removed after use]
 # Disk: one input at a time is kept (scale 26: text 18 GB, binary 17 GB, the bin64 input of
 # edge factor 27 29 GB), plus the output and, out of core, spill files: the runs (16 bytes per
 # unique edge) with the merged stream (8), then the stream with the row buckets (8): about 45 GB
@@ -36,6 +38,7 @@ MEMORY_LIMIT=${MEMORY_LIMIT:-8G}
 BIG_FACTOR=${BIG_FACTOR:-27}
 REPS=${REPS:-1}
 ROWS=${ROWS:-bin text limit stdin}
+KEEP_INPUTS=${KEEP_INPUTS:-0}
 want() { case " $ROWS " in *" $1 "*) return 0 ;; *) return 1 ;; esac; }
 
 if [ ! -x "$BIN" ]; then
@@ -100,6 +103,10 @@ convert_one() {
   done
 }
 
+drop() {  # drop PATH — removes a used input unless KEEP_INPUTS=1
+  [ "$KEEP_INPUTS" = 1 ] || rm -f "$1"
+}
+
 gen() {  # gen PATH [generate args] — a Kronecker graph of this scale, unless PATH exists
   local path=$1
   shift
@@ -114,7 +121,7 @@ gen() {  # gen PATH [generate args] — a Kronecker graph of this scale, unless 
 if want bin; then
   gen "$WORK/kron$SCALE.bin"
   convert_one "binary file (.bin)" "$WORK/kron$SCALE.bin" "s<=6" file
-  rm -f "$WORK/kron$SCALE.bin"
+  drop "$WORK/kron$SCALE.bin"
 fi
 # 2. Text file, in memory and out of core.
 if want text || want limit; then
@@ -124,14 +131,14 @@ if want text || want limit; then
     convert_one "text file, --memory-limit $MEMORY_LIMIT" "$WORK/kron$SCALE.el" "s<=25" file \
       --memory-limit "$MEMORY_LIMIT"
   fi
-  rm -f "$WORK/kron$SCALE.el"
+  drop "$WORK/kron$SCALE.el"
 fi
 # 3. A larger bin64 input on standard input.
 if want stdin && [ "$BIG_FACTOR" != 0 ]; then
   gen "$WORK/big$SCALE.bin" --edge-factor "$BIG_FACTOR"
   convert_one "bin64 through cat (edge factor $BIG_FACTOR)" "$WORK/big$SCALE.bin" "rate>=100" cat \
     --format bin64
-  rm -f "$WORK/big$SCALE.bin"
+  drop "$WORK/big$SCALE.bin"
 fi
 
 {

@@ -8,10 +8,33 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "tristream/format.hpp"
 
 namespace tristream {
+
+// Sees the oriented graph while convert() writes it, and gives the bytes of the file's census
+// extension (format version 3; the planner's stored census: src/plan/census_store.hpp). The
+// converter calls start() once the row offsets are known, then shows every edge once to the
+// mark calls, then, after all marks, every row once to count_rows(), then finish().
+class RowObserver {
+ public:
+  virtual ~RowObserver() = default;
+  // Bytes it holds for a graph of n vertices seen on `threads` threads (counted in the
+  // converter's memory limit).
+  virtual std::uint64_t memory_bytes(std::uint64_t n, unsigned threads) const = 0;
+  // offsets: the n + 1 row offsets of G+, alive until finish() returns.
+  virtual void start(std::uint64_t n, const eid_t* offsets, unsigned threads) = 0;
+  // The edges of whole rows [r0, r1) (row r's ids at cols[offsets[r] - offsets[r0]]), or single
+  // edges (row << 32 | col); any thread, concurrent calls allowed.
+  virtual void mark_rows(std::uint64_t r0, std::uint64_t r1, const vid_t* cols) = 0;
+  virtual void mark_edges(const std::uint64_t* keys, std::size_t count) = 0;
+  // Whole rows [r0, r1) on thread t < threads (no two concurrent calls with the same t).
+  virtual void count_rows(unsigned t, std::uint64_t r0, std::uint64_t r1, const vid_t* cols) = 0;
+  // The census extension's payload; empty when the observer cannot take this census.
+  virtual std::vector<unsigned char> finish() = 0;
+};
 
 struct ConvertOptions {
   // auto (from extension and content) | plain | snap | tsv | csv | mtx | metis | dimacs |
@@ -32,6 +55,9 @@ struct ConvertOptions {
   unsigned threads = 0;            // 0 = hardware concurrency
   bool quiet = false;              // no progress bar
   tcsr::WriteOptions write;
+  // Sees the rows while they are written; its payload goes into the file as the census
+  // extension (nullptr: none; not owned).
+  RowObserver* observer = nullptr;
 };
 
 struct ConvertSummary {

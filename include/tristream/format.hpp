@@ -126,6 +126,10 @@ class Writer {
   // Reader::check() still verifies it); called later, finish() checks it against the rows.
   // Without it the writer computes the maximum itself.
   void set_max_degree(std::uint64_t d);
+  // Sets the census extension's payload (the file becomes version 3): the file is then the same,
+  // byte for byte, as this writer's file without it after attach_census(path, payload).
+  // Precondition: 1..2^28 bytes.
+  void set_census(std::vector<unsigned char> payload);
   // Flushes the last chunk, writes the remaining sections and the header, fsyncs, renames.
   void finish();
 

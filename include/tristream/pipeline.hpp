@@ -38,6 +38,10 @@
 
 namespace tristream {
 
+namespace stream {
+class InCoreImage;  // src/stream/in_core_image.hpp
+}  // namespace stream
+
 // Thrown by a backend when device memory runs out; the pipeline re-plans with a smaller budget.
 class DeviceOutOfMemory : public Error {
  public:
@@ -218,6 +222,14 @@ class StreamingBackend : public HostRegistrar {
     return true;
   }
 
+  // Instead of allocate(), for a unit whose bytes all travel as direct uploads (the in-core
+  // image, PipelineOptions::in_core_image): the device slots and per-vertex arrays only, no host
+  // slots (host_slot() is then null). The default is allocate().
+  virtual void allocate_without_host_slots(int slots, std::uint64_t slot_bytes,
+                                           std::uint64_t per_vertex_rows) {
+    allocate(slots, slot_bytes, per_vertex_rows);
+  }
+
   // ---- streamed staging ----
   // Instead of allocate(): the device slots (and per-vertex arrays) as allocate() makes them,
   // but no full host slots (on CUDA host_slot() is then null; the CPU backend's slots are its
@@ -306,6 +318,9 @@ struct PipelineOptions {
   // Several processes (mpirun): how they share the units: "auto" (the planner's estimate),
   // "static" (contiguous runs of about equal work) or "dynamic" (batches from a shared counter).
   std::string rank_split = "auto";
+  // The in-core unit's host image, decoded while the device started (count_file's, internal:
+  // stream/in_core_image.hpp); used when the plan is in core on a device backend, else ignored.
+  std::shared_ptr<stream::InCoreImage> in_core_image;
 };
 
 struct CountReport {

@@ -154,6 +154,7 @@ struct CountResult {
     double before_call = 0;   // the process's start to the call (set by the command line)
     double startup = 0;       // making the backend: CUDA context, streams, kernel warm-up
     double startup_wait = 0;  // the part of startup the calling thread waited for after open
+    double image = 0;         // waiting for the in-core image's decoding and registering it
     double open = 0;          // opening the .tcsr file (header, offsets, chunk index, census)
     double census = 0;        // the block census (a pass, or reading the stored one)
     double plan = 0;          // resolving the budgets and the planner

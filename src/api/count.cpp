@@ -9,12 +9,15 @@
 #include <tuple>
 #include <utility>
 
+#include <unistd.h>
+
 #include "api/input.hpp"
 #include "api/temp_dir.hpp"
 #include "common/host_memory_policy.hpp"
 #include "common/host_peak.hpp"
 #include "common/json.hpp"
 #include "plan/host_model.hpp"
+#include "stream/in_core_image.hpp"
 #include "stream/workers.hpp"
 #include "tristream/analysis.hpp"
 #include "tristream/error.hpp"
@@ -233,6 +236,26 @@ void per_vertex_figures(std::vector<orig_id_t> perm, std::vector<count_t> counts
   r->average_clustering = total ? average * n / static_cast<double>(total) : 0.0;
 }
 
+// The in-core image (stream/in_core_image.hpp), started while the devices start when the count
+// runs on a GPU: CUDA built in and a GPU driver present, one process (not under mpirun, where
+// every rank would decode the whole graph), no host budget given, and the image within a quarter
+// of the available host memory.
+std::shared_ptr<stream::InCoreImage> start_in_core_image(const GraphSource& g,
+                                                         const CountOptions& o, bool one_process) {
+#ifdef TRISTREAM_HAVE_CUDA
+  const bool gpu = o.backend != "cpu" && ::access("/dev/nvidiactl", F_OK) == 0;
+#else
+  const bool gpu = false;
+#endif
+  if (!gpu || !one_process || o.host_memory.bytes() || g.m() == 0 || g.offsets()[0] != 0 ||
+      std::getenv("TRISTREAM_NO_IN_CORE_IMAGE"))
+    return nullptr;
+  const std::uint64_t bytes = stream::InCoreImage::slot_bytes(g.n(), g.m());
+  const std::uint64_t room = available_host_memory();
+  if (room == 0 || bytes > room / 4) return nullptr;
+  return std::make_shared<stream::InCoreImage>(g, o.threads);
+}
+
 // Counts the .tcsr file at `path`; t0 is the call's start (for CountResult::seconds), converted
 // tells whether `path` is a temporary conversion. declared: the vertices the source declares
 // (count_isolated), 0 for none.
@@ -274,6 +297,8 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
   const std::uint64_t room = available_host_memory();
   if (room > 0 && adjacency <= room / 2) reader.prefetch();
   const auto src = reader_source(reader);
+  std::shared_ptr<stream::InCoreImage> image =
+      start_in_core_image(*src, o, !comm || comm->size() == 1);
   const double open_s = seconds_since(stage0);
   const auto wait0 = Clock::now();
   std::vector<Worker> workers = workers_future.get();
@@ -294,6 +319,28 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
     po.budgets->host_from += ", less what the process holds beside the plan";
   }
   double budgets_s = seconds_since(budgets0);
+  // The image is kept when the first worker is a GPU. When the in-core plan will fit the device it
+  // is registered (pinned) with that GPU for the upload; out of core every worker's chunks are
+  // copied from it. The degrees come from it instead of a pass over the file.
+  const auto image0 = Clock::now();
+  if (image && backend->name() != "cuda") image.reset();
+  const bool in_core_fits = o.parts <= 1 && (!po.budgets->device_bytes ||
+                                             in_core_bytes(reader.n(), reader.m(), po.per_vertex) <=
+                                                 po.budgets->device_bytes);
+  if (image && in_core_fits) image->register_with(*backend);
+  po.in_core_image = image;
+  // The image unregisters itself from the backend: it goes before the workers do, however the
+  // count ends.
+  struct ImageRelease {
+    std::shared_ptr<stream::InCoreImage>& image;
+    PipelineOptions& po;
+    ~ImageRelease() {
+      po.in_core_image.reset();
+      image.reset();
+    }
+  } image_release{image, po};
+  const std::unique_ptr<GraphSource> image_src = image ? image_source(*src, *image) : nullptr;
+  const double image_s = seconds_since(image0);
 
   // 3. Count; with the GPU counting, the degrees are streamed on host threads meanwhile: their
   //    n degrees and a chunk per thread come out of the host budget the pipeline plans with.
@@ -306,7 +353,14 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
     return streamed_degrees(*src, o.threads, concurrent ? 0 : host.degrees_budget(host_budget));
   };
   std::future<std::vector<eid_t>> degrees_future;
-  if (concurrent && root) {
+  std::future<double> wedges_future;
+  if (image && root) {
+    // from the image, once it is whole, while the device uploads and counts
+    if (po.per_vertex)
+      degrees_future = std::async(std::launch::async, [&] { return image->degrees(o.threads); });
+    else
+      wedges_future = std::async(std::launch::async, [&] { return image->wedges(o.threads); });
+  } else if (concurrent && root) {
     po.budgets = set_aside_host(*po.budgets, degrees_bytes, "the degrees");
     degrees_future = std::async(std::launch::async, degrees_of_file);
   }
@@ -314,7 +368,7 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
   CountReport rep;
   {
     SigintScope sigint(po.handle_sigint);
-    rep = count_with_workers(*src, po, workers, comm);
+    rep = count_with_workers(image_src ? *image_src : *src, po, workers, comm);
   }
   const double count_s = seconds_since(count0);
   const auto finish0 = Clock::now();
@@ -348,6 +402,7 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
              "` (or converting it again) stores one and makes planning fast";
   r.timing.startup = startup_s;
   r.timing.startup_wait = wait_s;
+  r.timing.image = image_s;
   r.timing.open = open_s;
   r.timing.census = rep.stats.census_s;
   // What the count did besides the census and the pipeline: the budgets, the planner.
@@ -357,12 +412,16 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
   r.host_budget_bytes = host_budget;
   if (r.interrupted || !root) {
     if (degrees_future.valid()) degrees_future.wait();
+    if (wedges_future.valid()) wedges_future.wait();
     r.timing.finish = seconds_since(finish0);
     r.seconds = seconds_since(t0);
     r.host_peak_bytes = host_peak_bytes();
     return r;
   }
-  if (!po.per_vertex && !degrees_future.valid()) {
+  if (wedges_future.valid()) {
+    const double w = wedges_future.get();
+    r.transitivity = w > 0 ? 3.0 * static_cast<double>(rep.triangles) / w : 0.0;
+  } else if (!po.per_vertex && !degrees_future.valid()) {
     // only the wedges are wanted: the pass holds 32-bit in-degrees (count_host's degree pass)
     const double w = streamed_wedges(*src, o.threads, host.degrees_budget(host_budget));
     r.transitivity = w > 0 ? 3.0 * static_cast<double>(rep.triangles) / w : 0.0;
@@ -449,6 +508,7 @@ std::string CountResult::to_json(const std::string& input) const {
   t.add("before_call", timing.before_call)
       .add("startup", timing.startup)
       .add("startup_wait", timing.startup_wait)
+      .add("image", timing.image)
       .add("open", timing.open)
       .add("census", timing.census)
       .add("plan", timing.plan)

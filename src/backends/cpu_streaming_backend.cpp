@@ -8,6 +8,7 @@
 #include <cstring>
 #include <deque>
 #include <exception>
+#include <memory>
 #include <mutex>
 #include <thread>
 
@@ -47,7 +48,7 @@ class CpuBackend final : public StreamingBackend {
       slot_[s].pv.clear();
     }
     for (int s = 0; s < slots; ++s) {
-      slot_[s].mem.assign(slot_bytes / 8 + stream::kSlotAlign / 8 + 1, 0);
+      slot_[s].mem.assign(slot_bytes / 8 + stream::kSlotAlign / 8 + 1);
       slot_[s].pv.assign(pv_rows, 0);
       slot_[s].pieces.clear();
     }
@@ -55,7 +56,7 @@ class CpuBackend final : public StreamingBackend {
     staging_.clear();
     piece_bytes_ = 0;
   }
-  unsigned char* host_slot(int s) override { return aligned(slot_[s].mem); }
+  unsigned char* host_slot(int s) override { return aligned(slot_[s].mem.words.get()); }
   // Streamed staging on the CPU: the slots stay in host memory (they are the "device"), so this
   // saves nothing; the pieces are copied into them synchronously, which runs the driver's
   // streamed path exactly as on CUDA.
@@ -68,7 +69,7 @@ class CpuBackend final : public StreamingBackend {
     piece_bytes_ = piece_bytes;
   }
   unsigned char* staging_buffer(int b) override {
-    return aligned(staging_.at(static_cast<std::size_t>(b)));
+    return aligned(staging_.at(static_cast<std::size_t>(b)).data());
   }
   void wait_staging(int) override {}  // the copies are synchronous
   void upload_piece_async(int s, std::uint64_t at, int b, std::uint64_t bytes) override {
@@ -106,7 +107,7 @@ class CpuBackend final : public StreamingBackend {
     std::unique_lock<std::mutex> lk(mu_);
     done_cv_.wait(lk, [&] { return queue_.empty() && !busy_; });
     for (auto& sl : slot_) {
-      std::vector<std::uint64_t>().swap(sl.mem);
+      sl.mem.clear();
       std::vector<count_t>().swap(sl.pv);
       sl.pieces.clear();
       sl.pending = false;
@@ -116,8 +117,15 @@ class CpuBackend final : public StreamingBackend {
   }
 
  private:
+  // Slot memory, not zeroed: its pages are faulted in only where units write, so a worker that
+  // counts a few small units (the CPU beside GPUs) does not touch whole slots.
+  struct Memory {
+    std::unique_ptr<std::uint64_t[]> words;
+    void assign(std::size_t n) { words.reset(new std::uint64_t[n]); }
+    void clear() { words.reset(); }
+  };
   struct Slot {
-    std::vector<std::uint64_t> mem;
+    Memory mem;
     std::vector<count_t> pv;
     UnitLayout layout;
     bool pending = false, done = false;
@@ -127,8 +135,8 @@ class CpuBackend final : public StreamingBackend {
   };
   // The first stream::kSlotAlign-aligned byte of a buffer allocated with stream::kSlotAlign bytes
   // to spare.
-  static unsigned char* aligned(std::vector<std::uint64_t>& buf) {
-    auto* p = reinterpret_cast<unsigned char*>(buf.data());
+  static unsigned char* aligned(std::uint64_t* buf) {
+    auto* p = reinterpret_cast<unsigned char*>(buf);
     return reinterpret_cast<unsigned char*>(stream::align_up(reinterpret_cast<std::uintptr_t>(p)));
   }
   void loop() {

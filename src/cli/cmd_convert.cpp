@@ -10,7 +10,6 @@
 #include <cstring>
 #include <filesystem>
 #include <functional>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -19,6 +18,7 @@
 #include "commands.hpp"
 #include "common/atomic_file.hpp"
 #include "common/json.hpp"
+#include "plan/census_store.hpp"
 #include "tristream/convert.hpp"
 #include "tristream/error.hpp"
 #include "tristream/tristream.hpp"
@@ -52,45 +52,18 @@ void copy_to_stdout(const std::string& path) {
 
 }  // namespace
 
-void store_census(const std::string& path, unsigned threads, ConvertSummary* s) {
-  const auto t0 = std::chrono::steady_clock::now();
-  reindex(path, threads);
-  s->output_bytes = std::filesystem::file_size(path);
-  s->seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-}
-
 ConvertSummary write_tcsr_with_census(
-    const std::string& output, unsigned threads,
-    const std::function<ConvertSummary(const std::string&)>& write) {
-  // 1. An unpredictable name beside the output, ending in .tcsr, created exclusively.
-  std::random_device rd;
-  std::string tmp;
-  for (int attempt = 0; tmp.empty(); ++attempt) {
-    char suffix[48];
-    std::snprintf(suffix, sizeof suffix, ".%08x%08x.tmp.tcsr", rd(), rd());
-    const int fd = ::open((output + suffix).c_str(),
-                          O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
-    if (fd >= 0) {
-      ::close(fd);
-      tmp = output + suffix;
-    } else if (errno != EEXIST || attempt > 100) {
-      throw Error(ErrorKind::Input,
-                  output + ": cannot create a file beside it: " + std::strerror(errno));
-    }
+    const std::string& output, ConvertOptions o,
+    const std::function<ConvertSummary(const std::string&, const ConvertOptions&)>& write) {
+  const std::unique_ptr<plan_internal::CensusRows> census = plan_internal::stored_census_rows();
+  o.observer = census.get();
+  ConvertSummary s = write(output, o);
+  if (!census->taken()) {
+    const auto t0 = std::chrono::steady_clock::now();
+    reindex(output, o.threads);
+    s.output_bytes = std::filesystem::file_size(output);
+    s.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   }
-  struct Remove {
-    std::string path;
-    ~Remove() {
-      if (!path.empty()) ::unlink(path.c_str());
-    }
-  } guard{tmp};
-  // 2. The file and its census, then the rename.
-  ConvertSummary s = write(tmp);
-  store_census(tmp, threads, &s);
-  if (::rename(tmp.c_str(), output.c_str()) != 0)
-    throw Error(ErrorKind::Internal,
-                "cannot rename " + tmp + " to " + output + ": " + std::strerror(errno));
-  guard.path.clear();
   return s;
 }
 
@@ -215,19 +188,18 @@ int cmd_convert(int argc, char** argv) {
   o.write.threads = o.threads;
   // 2. Convert; for standard output into a private directory first (a .tcsr file is written
   //    with seeks), then copied.
-  //    The planner's census is stored in the file (reindex), so out-of-core plans need no pass.
-  //    The file is written beside the output with its census and renamed only then, so an
-  //    interrupt during the census leaves no output.
+  //    The planner's census is stored in the file, so out-of-core plans need no pass.
+  const auto write = [&](const std::string& to, const ConvertOptions& with) {
+    return convert(input, to, with);
+  };
   if (output != "-") {
-    const ConvertSummary s = write_tcsr_with_census(
-        output, o.threads, [&](const std::string& to) { return convert(input, to, o); });
+    const ConvertSummary s = write_tcsr_with_census(output, o, write);
     print_convert_summary(s, output, json);
     return 0;
   }
   api::TempDir dir(tmp_dir);  // under --tmp-dir, else $TMPDIR or /tmp
   if (o.tmp_dir.empty()) o.tmp_dir = dir.path();
-  ConvertSummary s = convert(input, dir.path() + "/graph.tcsr", o);
-  store_census(dir.path() + "/graph.tcsr", o.threads, &s);
+  const ConvertSummary s = write_tcsr_with_census(dir.path() + "/graph.tcsr", o, write);
   copy_to_stdout(dir.path() + "/graph.tcsr");
   print_convert_summary_to(stderr, s, "<stdout>", json);
   return 0;

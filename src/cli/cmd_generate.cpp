@@ -129,11 +129,13 @@ int cmd_generate(int argc, char** argv) {
   if (output == "-") throw Error(ErrorKind::Usage, "tristream generate: -o needs a file name");
   if (!tmp_dir.empty()) check_directory("--tmp-dir", tmp_dir);
   probe_output_dir(output);
-  // A .tcsr file is written with its census beside the output, then renamed over it.
+  // A .tcsr file is written with the planner's census in it.
   const bool tcsr = output.size() >= 5 && output.compare(output.size() - 5, 5, ".tcsr") == 0;
   const ConvertSummary s =
-      tcsr ? write_tcsr_with_census(output, g.threads,
-                                    [&](const std::string& to) { return generate(g, to, c); })
+      tcsr ? write_tcsr_with_census(output, c,
+                                    [&](const std::string& to, const ConvertOptions& with) {
+                                      return generate(g, to, with);
+                                    })
            : generate(g, output, c);
   if (tcsr) {
     print_convert_summary(s, output, json);

@@ -18,15 +18,12 @@ int cmd_generate(int argc, char** argv);
 int cmd_plan(int argc, char** argv);
 int cmd_reindex(int argc, char** argv);
 
-// Stores the planner's census in the .tcsr file just written (tristream::reindex) and updates
-// the summary's file size and seconds (cmd_convert.cpp).
-void store_census(const std::string& path, unsigned threads, ConvertSummary* s);
-// Writes the .tcsr file `output` through a temporary beside it (named *.tmp.tcsr, created
-// exclusively): write(temporary), the census stored in it, then renamed over `output`; on any
-// error or interrupt the temporary is removed and `output` left as it was (cmd_convert.cpp).
+// Writes the .tcsr file `output` by write(output, o) with the planner's census stored in it:
+// taken from the rows while they are written (o.observer set here), else stored after the write
+// (tristream::reindex); the summary's file size and seconds include it (cmd_convert.cpp).
 ConvertSummary write_tcsr_with_census(
-    const std::string& output, unsigned threads,
-    const std::function<ConvertSummary(const std::string&)>& write);
+    const std::string& output, ConvertOptions o,
+    const std::function<ConvertSummary(const std::string&, const ConvertOptions&)>& write);
 
 // The most --threads any command accepts: more threads than this is a typo, not a machine.
 inline constexpr std::uint64_t kMaxThreads = 4096;

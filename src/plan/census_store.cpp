@@ -31,6 +31,7 @@ class Out {
   void u32(std::uint32_t v) { put(&v, 4); }
   void u64(std::uint64_t v) { put(&v, 8); }
   void u64s(const std::vector<std::uint64_t>& v) { put(v.data(), v.size() * 8); }
+  void reserve(std::size_t n) { bytes.reserve(n); }
   std::vector<unsigned char> bytes;
 
  private:
@@ -95,19 +96,26 @@ CensusOptions stored_census_options(std::uint64_t n) {
   return o;
 }
 
-std::vector<unsigned char> encode_stored_census(const GraphSource& g, unsigned threads) {
-  CensusOptions o = stored_census_options(g.n());
-  o.threads = threads;
-  const Census c = take_census(g, o);
+namespace plan_internal {
+
+std::vector<unsigned char> encode_census(const Census& c, const CensusOptions& o, std::uint64_t n,
+                                         std::uint64_t m) {
   Out out;
+  // The payload's size first: the histograms are megabytes, and growing into them would hold
+  // twice that at once.
+  std::size_t size =
+      6 * 4 + 5 * 8 +
+      8 * (c.fine_bounds.size() + c.fine_hist.size() + c.hash_hist.size() + c.vertex_bounds.size());
+  for (const Census::VertexParts& vp : c.vertex) size += 8 + 3 * 8 * vp.proxies.size();
+  out.reserve(size);
   out.u32(kMagic);
   out.u32(kPayloadVersion);
   out.u32(o.fine);
   out.u32(c.hash_mod);
   out.u32(o.vertex_groups);
   out.u32(kFlagVertex);
-  out.u64(g.n());
-  out.u64(g.m());
+  out.u64(n);
+  out.u64(m);
   out.u64(c.fine_bounds.size());
   out.u64(c.vertex_bounds.size());
   out.u64(c.vertex.size());
@@ -123,6 +131,14 @@ std::vector<unsigned char> encode_stored_census(const GraphSource& g, unsigned t
     out.u64s(c.vertex_exact ? vp.proxy_edges_upper : vp.proxy_edges_bound);
   }
   return std::move(out.bytes);
+}
+
+}  // namespace plan_internal
+
+std::vector<unsigned char> encode_stored_census(const GraphSource& g, unsigned threads) {
+  CensusOptions o = stored_census_options(g.n());
+  o.threads = threads;
+  return plan_internal::encode_census(take_census(g, o), o, g.n(), g.m());
 }
 
 bool census_from_store(const std::vector<unsigned char>& bytes, const GraphSource& g,

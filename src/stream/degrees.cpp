@@ -7,6 +7,7 @@
 
 #include "common/interrupt.hpp"
 #include "common/thread_pool.hpp"
+#include "stream/in_degrees.hpp"
 #include "tristream/pipeline.hpp"
 
 namespace tristream {
@@ -20,33 +21,40 @@ std::uint64_t largest_chunk(const GraphSource& g) {
   return max_chunk;
 }
 
+// Bytes a thread of the pass holds beside the degrees: a decompressed chunk, and with several
+// threads its counters of the highest ids (InDegreeCounter).
+std::uint64_t thread_bytes(const GraphSource& g) {
+  return std::max<std::uint64_t>(largest_chunk(g), 1) +
+         stream::InDegreeCounter<eid_t>::lane_bytes(
+             std::min(g.n(), stream::InDegreeCounter<eid_t>::kHot));
+}
+
 // Adds every column's count to d[v] (d holds n entries), the chunks streamed on as many threads
-// as max_bytes allows beside d (each holds one decompressed chunk; 0: no cap).
+// as max_bytes allows beside d (0: no cap).
 template <class T>
 void add_in_degrees(const GraphSource& g, unsigned threads, std::uint64_t max_bytes,
                     std::vector<T>& d) {
   const std::uint64_t n = g.n();
-  // 1. The threads: fewer when max_bytes allows fewer.
+  const auto& chunks = g.chunks();
+  // 1. The threads: fewer when max_bytes allows fewer (one needs no per-thread counters).
   std::uint64_t T_ = resolve_threads(threads);
   if (max_bytes) {
-    const std::uint64_t chunk = std::max<std::uint64_t>(largest_chunk(g), 1);
     const std::uint64_t held = n * sizeof(T);
     const std::uint64_t room = max_bytes > held ? max_bytes - held : 0;
-    T_ = std::max<std::uint64_t>(1, std::min<std::uint64_t>(T_, room / chunk));
+    T_ = std::max<std::uint64_t>(1, std::min<std::uint64_t>(T_, room / thread_bytes(g)));
   }
+  T_ = std::max<std::uint64_t>(1, std::min<std::uint64_t>(T_, chunks.size()));
   // 2. The chunks, each on one thread.
   ThreadPool pool(static_cast<unsigned>(T_));
-  const auto& chunks = g.chunks();
-  pool.run(chunks.size(), [&](std::size_t k) {
+  stream::InDegreeCounter<T> counter(d.data(), n, static_cast<unsigned>(T_));
+  pool.for_each_item(chunks.size(), [&](std::size_t k, unsigned lane) {
     if (interrupt_requested()) return;
     std::vector<vid_t> buf(chunks[k].edges);
     g.read_chunk(k, buf.data());
-    for (vid_t v : buf) {
-      TS_CHECK(v < n, "column id out of range");
-      __atomic_fetch_add(&d[v], T{1}, __ATOMIC_RELAXED);
-    }
+    counter.add(lane, buf.data(), buf.size());
   });
   throw_if_interrupted();
+  counter.merge();
 }
 
 }  // namespace
@@ -80,7 +88,7 @@ double streamed_wedges(const GraphSource& g, unsigned threads, std::uint64_t max
 }
 
 std::uint64_t streamed_degrees_bytes(const GraphSource& g, unsigned threads) {
-  return g.n() * sizeof(eid_t) + resolve_threads(threads) * largest_chunk(g);
+  return g.n() * sizeof(eid_t) + resolve_threads(threads) * thread_bytes(g);
 }
 
 }  // namespace tristream

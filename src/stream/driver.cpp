@@ -113,6 +113,7 @@ class Run {
   Recorder& rec_;
   ThreadPool& copy_pool_;
   bool streamed_ = false, device_cache_ = false;
+  stream::InCoreImage* image_ = nullptr;  // the in-core unit's image, when it is used
   InCoreStaging staging_;  // streamed: the ring of pieces (the plan's, or the in-core unit's)
   int n_ = 2;              // units in flight
   std::vector<SlotState> slots_;
@@ -140,9 +141,19 @@ void Run::allocate(UnitPreparer& prep) {
   slots_.assign(static_cast<std::size_t>(n_), SlotState{});
   prep.set_slots(options_.feed ? 0 : n_);  // a feed: no A carried between slots
   if (device_cache_) next_use_ = device_cache_next_uses(plan_);
+  // The in-core image decoded while the device started (stream/in_core_image.hpp): the in-core
+  // unit's slot image already, uploaded from where it is, so no host slot is pinned.
+  stream::InCoreImage* image = options_.in_core_image.get();
+  if (image && !streamed_ && !device_cache_ && !backend_.device_is_host() &&
+      plan_.partition.p <= 1 && plan_.units.size() == 1 && image->n() == prep.graph().n() &&
+      image->m() == prep.graph().m() && image->bytes() <= plan_.slot_bytes)
+    image_ = image;
+  prep.use_in_core_image(image_);
   if (streamed_)
     backend_.allocate_streamed(n_, plan_.slot_bytes, pv_rows, staging_.buffers,
                                staging_.piece_bytes);
+  else if (image_)
+    backend_.allocate_without_host_slots(n_, plan_.slot_bytes, pv_rows);
   else
     backend_.allocate(n_, plan_.slot_bytes, pv_rows);
 }
@@ -163,7 +174,7 @@ bool Run::launch(std::size_t k, std::size_t u, UnitPreparer& prep) {
     sg.piece_bytes = staging_.piece_bytes;
     if (!prep.prepare(u, nullptr, slots_[s], &sg)) return false;  // SIGINT between two pieces
   } else {
-    prep.prepare(u, backend_.host_slot(h), slots_[s]);
+    prep.prepare(u, image_ ? image_->data() : backend_.host_slot(h), slots_[s]);
   }
   UnitLayout& L = slots_[s].layout;
   // 3. A slice: its middle vertices; the host slot's turn; the device cache's keys and room.

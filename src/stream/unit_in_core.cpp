@@ -53,6 +53,17 @@ double InCoreUnitBuilder::take_waited() {
 // p = 1: offsets copied, columns decompressed straight into the slot.
 void InCoreUnitBuilder::build(unsigned char* slot, UnitLayout& L) {
   SlotBlock& b = L.blocks[L.a];
+  if (image_ && slot == image_->data()) {
+    // The image holds the slot's bytes already (the same layout): waited for, sent whole.
+    TS_CHECK(L.bytes <= image_->bytes() && b.rows == image_->n() && b.edges == image_->m(),
+             "the in-core image does not match the unit");
+    const double w0 = now_s();
+    image_->wait();
+    waited_s_ += now_s() - w0;
+    L.direct.push_back({slot, 0, L.bytes});
+    L.upload_from = L.bytes;
+    return;
+  }
   const eid_t* off = g_.offsets();
   rebased_offsets(0, b.rows + 1, reinterpret_cast<eid_t*>(slot + b.offsets_at));
   reader_.read_range(off[0], off[b.rows], reinterpret_cast<vid_t*>(slot + b.cols_at), L.unit);

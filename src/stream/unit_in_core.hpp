@@ -10,6 +10,7 @@
 #include <cstdint>
 
 #include "stream/chunk_reader.hpp"
+#include "stream/in_core_image.hpp"
 #include "stream/slot_state.hpp"
 
 namespace tristream::stream {
@@ -37,6 +38,9 @@ class InCoreUnitBuilder {
   bool build_streamed(UnitLayout& L, Staging& sg);
   // Seconds waited for staging buffers since the last call.
   double take_waited();
+  // The in-core image (stream/in_core_image.hpp) that build() is given as its slot: build()
+  // then waits for it and uploads it whole as one direct upload instead of building.
+  void use_image(InCoreImage* image) { image_ = image; }
 
  private:
   void rebased_offsets(std::uint64_t r0, std::uint64_t r1, eid_t* o);
@@ -45,6 +49,7 @@ class InCoreUnitBuilder {
   ThreadPool& copy_pool_;
   Recorder& rec_;
   double waited_s_ = 0;
+  InCoreImage* image_ = nullptr;
 };
 
 }  // namespace tristream::stream

@@ -38,6 +38,8 @@ class UnitPreparer {
   void stop_preload() { store_.stop_preload(); }
   std::uint64_t chunk_cache_peak_bytes() const { return reader_.peak_bytes(); }
   const GraphSource& graph() const { return g_; }
+  // The in-core unit comes from this image (passed to prepare() as its slot): InCoreUnitBuilder.
+  void use_in_core_image(InCoreImage* image) { in_core_.use_image(image); }
 
   // Builds unit u into the host slot and fills the slot state. With `staging` (streamed
   // staging, p = 1 only; slot is then null) the unit is built and uploaded piece by piece

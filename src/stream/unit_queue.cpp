@@ -5,6 +5,7 @@
 #include <chrono>
 
 #include "common/interrupt.hpp"
+#include "stream/clock.hpp"
 #include "tristream/error.hpp"
 
 namespace tristream::stream {
@@ -23,16 +24,35 @@ bool same_block(const BlockInfo& x, const BlockInfo& y) {
 bool cutoff_takes(double c, std::uint64_t own_flying, double own_left, double own_rate,
                   double others_left, double others_rate) {
   if (others_rate <= 0) return false;
-  if (own_rate <= 0) return own_flying == 0 && c <= others_left / 8;
+  if (own_rate <= 0) return own_flying == 0 && kProbeFactor * c <= others_left;
   return kCutoffMargin * (own_left + c) / own_rate <= std::max(0.0, others_left) / others_rate;
 }
 
+bool cutoff_may_help(const Plan& plan, const std::vector<std::size_t>& units) {
+  double total = 0, smallest = 0;
+  std::size_t n = 0;
+  auto add = [&](std::size_t u) {
+    const double c = std::max(plan.units.at(u).work, 1.0);
+    total += c;
+    smallest = n++ ? std::min(smallest, c) : c;
+  };
+  if (units.empty())
+    for (std::size_t u = 0; u < plan.units.size(); ++u) add(u);
+  for (std::size_t u : units) add(u);
+  return n > 1 && kProbeFactor * smallest <= total - smallest;
+}
+
 UnitQueue::UnitQueue(const Plan& plan, std::vector<bool> cutoff, std::vector<std::size_t> units,
-                     bool all_units)
-    : plan_(plan), workers_(cutoff.size()) {
+                     bool all_units, std::function<double()> clock)
+    : plan_(plan),
+      clock_(clock ? std::move(clock) : std::function<double()>(now_s)),
+      workers_(cutoff.size()) {
   bool any_plain = false;
   for (bool c : cutoff) any_plain |= !c;
-  for (std::size_t w = 0; w < cutoff.size(); ++w) workers_[w].cutoff = cutoff[w] && any_plain;
+  for (std::size_t w = 0; w < cutoff.size(); ++w) {
+    workers_[w].cutoff = cutoff[w] && any_plain;
+    plain_ += workers_[w].cutoff ? 0 : 1;
+  }
   if (units.empty() && all_units)
     for (std::size_t u = 0; u < plan.units.size(); ++u) units.push_back(u);
   order_ = std::move(units);
@@ -87,6 +107,7 @@ std::int64_t UnitQueue::take_at(std::size_t pos, Worker& w) {
   w.left += work(u);
   ++w.flying;
   w.last = static_cast<std::int64_t>(u);
+  w.taken_s.push_back(clock_());
   ++w.taken;
   while (head_ < tail_ && taken_[head_]) ++head_;
   while (tail_ > head_ && taken_[tail_ - 1]) --tail_;
@@ -106,43 +127,97 @@ std::int64_t UnitQueue::take_near(Worker& w) {
 
 std::int64_t UnitQueue::cutoff_next(Worker& w) {
   double others_rate = 0, others_left = waiting_work_;
-  for (std::size_t x = 0; x < workers_.size(); ++x)
-    if (!workers_[x].cutoff) {
-      others_rate += rate_of(workers_[x]);
-      others_left += workers_[x].left;
+  for (const Worker& x : workers_)
+    if (!x.cutoff) {
+      others_rate += rate_of(x);
+      others_left += x.left;
     }
-  const std::size_t pos = tail_ - 1;
-  const double c = work(order_[pos]);
-  if (cutoff_takes(c, w.flying, w.left, rate_of(w), others_left - c, others_rate))
-    return take_at(pos, w);
-  return w.flying ? UnitFeed::kCollectFirst : -3;
+  if (w.collected < 2) {
+    // 1. No rate yet (the first unit carries its start-up): its probe in flight is collected
+    //    first; else, once the others have a rate, the first probe is the smallest waiting unit
+    //    (the least a slow CPU can lose) and the second, which gives the rate, the largest unit
+    //    near the tail that the probe rule allows (a rate measured on a tiny unit is mostly its
+    //    fixed costs).
+    if (w.flying) return UnitFeed::kCollectFirst;
+    if (others_rate <= 0) return kWait;  // (before the scan: the lock stays short)
+    std::size_t best = tail_ - 1;
+    for (std::size_t pos = head_; pos < tail_; ++pos)
+      if (!taken_[pos] && work(order_[pos]) < work(order_[best])) best = pos;
+    for (std::size_t pos = tail_, seen = 0;
+         w.collected == 1 && pos-- > head_ && seen < kReuseWindow;) {
+      if (taken_[pos]) continue;
+      ++seen;
+      const double c = work(order_[pos]);
+      if (c > work(order_[best]) && cutoff_takes(c, 0, 0, 0, others_left - c, others_rate))
+        best = pos;
+    }
+    const double c = work(order_[best]);
+    if (cutoff_takes(c, 0, 0, 0, others_left - c, others_rate)) return take_at(best, w);
+    // What is left only shrinks (without a refill), so a probe refused once never comes.
+    return refill_ ? kWait : -1;
+  }
+  const double own_rate = rate_of(w);
+  // 2. A rate: the unit nearest the tail, within a window, that the cut-off lets it finish in
+  //    time, one that shares a block with its last unit first (its caches hold part of it).
+  constexpr std::size_t kNone = ~std::size_t{0};
+  std::size_t pick = kNone, seen = 0;
+  for (std::size_t pos = tail_; pos-- > head_ && seen < kReuseWindow;) {
+    if (taken_[pos]) continue;
+    ++seen;
+    const double c = work(order_[pos]);
+    if (!cutoff_takes(c, w.flying, w.left, own_rate, others_left - c, others_rate)) continue;
+    if (pick == kNone) pick = pos;
+    if (w.last >= 0 && shares_block(order_[pos], static_cast<std::size_t>(w.last))) {
+      pick = pos;
+      break;
+    }
+  }
+  if (pick != kNone) return take_at(pick, w);
+  return w.flying ? UnitFeed::kCollectFirst : kWait;
+}
+
+std::int64_t UnitQueue::decide(Worker& w) {
+  if (stopped_ || interrupt_requested() || !fill()) return -1;
+  if (w.cutoff) return cutoff_next(w);
+  // One plain worker follows the plan's order (its device cache's next uses are the plan's).
+  return plain_ == 1 ? take_at(head_, w) : take_near(w);
+}
+
+std::int64_t UnitQueue::try_next(int wi) {
+  std::lock_guard<std::mutex> lock(mu_);
+  return decide(workers_.at(static_cast<std::size_t>(wi)));
 }
 
 std::int64_t UnitQueue::next(int wi) {
   std::unique_lock<std::mutex> lock(mu_);
   Worker& w = workers_.at(static_cast<std::size_t>(wi));
   for (;;) {
-    if (stopped_ || interrupt_requested() || !fill()) return -1;
-    if (!w.cutoff) return take_near(w);
-    const std::int64_t u = cutoff_next(w);
-    if (u != -3) return u;
+    const std::int64_t u = decide(w);
+    if (u != kWait) return u;
     // Not now: wait for another worker's progress (or the queue running dry).
     cv_.wait_for(lock, std::chrono::milliseconds(20));
   }
 }
 
-void UnitQueue::done(int wi, std::size_t u, double seconds) {
+void UnitQueue::done(int wi, std::size_t u) {
   {
     std::lock_guard<std::mutex> lock(mu_);
     Worker& w = workers_.at(static_cast<std::size_t>(wi));
+    const double now = clock_();
+    const double took = w.taken_s.empty() ? now : w.taken_s.front();
+    if (!w.taken_s.empty()) w.taken_s.pop_front();
     w.left = std::max(0.0, w.left - work(u));
     if (w.flying) --w.flying;
     w.done_work += work(u);
-    w.last_done_s = seconds;
-    if (w.first_done_s < 0) {
-      w.first_done_s = seconds;
+    // (busy from its take, or from the previous collection while it was in flight)
+    const double busy = now - (w.collected ? std::max(took, w.last_done_s) : took);
+    if (++w.collected == 1) {
       w.first_work = w.done_work;
+      w.first_s = busy;
+    } else {
+      w.busy_s += std::max(0.0, busy);
     }
+    w.last_done_s = now;
   }
   cv_.notify_all();
 }

@@ -6,6 +6,7 @@
 #include <mutex>
 #include <thread>
 
+#include "common/thread_priority.hpp"
 #include "plan/plan_wire.hpp"
 #include "stream/clock.hpp"
 #include "stream/unit_queue.hpp"
@@ -19,8 +20,8 @@ namespace {
 
 Communicator* g_comm = nullptr;
 
-// The nice offset of the hybrid CPU worker's counting threads: below the GPU's decompressor
-// (stream/clock.hpp: +8), so that counting on the CPU never starves the GPUs' feed.
+// The nice offset of the hybrid CPU worker's counting threads where the idle scheduling class is
+// unsupported: below the GPU's decompressor (stream/clock.hpp: +8).
 constexpr int kHybridCpuNice = 10;
 
 // A worker's view of the shared queue.
@@ -28,7 +29,7 @@ class WorkerFeed final : public UnitFeed {
  public:
   WorkerFeed(UnitQueue& q, int w, bool preload) : q_(q), w_(w), preload_(preload) {}
   std::int64_t next() override { return q_.next(w_); }
-  void done(std::size_t unit, double seconds) override { q_.done(w_, unit, seconds); }
+  void done(std::size_t unit, double) override { q_.done(w_, unit); }
   bool preload() const override { return preload_; }
 
  private:
@@ -47,11 +48,15 @@ Budgets share_host(Budgets b, std::size_t workers) {
 }
 
 // The budgets of the workers together: the smallest device budget of the workers with a device
-// of their own, the host budget shared out among the workers.
+// of their own, the host budget shared out among the workers that are not cut-off workers (a
+// cut-off worker lives in what their plan leaves: admit_cutoff).
 Budgets worker_budgets(const PipelineOptions& options, std::vector<Worker>& workers,
                        const Communicator* comm) {
   Budgets b = options.budgets ? *options.budgets : resolve_budgets(budget_flags(options), nullptr);
-  if (options.gpu_memory) return share_host(b, workers.size());
+  const auto plain = static_cast<std::size_t>(
+      std::count_if(workers.begin(), workers.end(), [](const Worker& w) { return !w.cutoff; }));
+  const std::size_t sharing_host = plain ? plain : workers.size();
+  if (options.gpu_memory) return share_host(b, sharing_host);
   bool first = true;
   for (Worker& w : workers) {
     if (w.backend->device_is_host()) continue;
@@ -76,7 +81,25 @@ Budgets worker_budgets(const PipelineOptions& options, std::vector<Worker>& work
       first = false;
     }
   }
-  return share_host(b, workers.size());
+  return share_host(b, sharing_host);
+}
+
+// Whether the cut-off workers run: only when a probe could ever be taken (cutoff_may_help) and
+// the plan leaves room beside the plain workers' slots and caches, within the host budget they
+// share, for a cut-off worker's (it keeps slots and caches of its own, never more than the plan's
+// figures). The plain workers' plan (`plain_plan`, a copy of the plan) then gives up that room:
+// its host budget, which sizes their preload's spare room, is smaller by it.
+bool admit_cutoff(const Plan& plan, const std::vector<std::size_t>& units, std::size_t plain,
+                  std::size_t cutoffs, Plan* plain_plan) {
+  if (!cutoffs || !plain || !stream::cutoff_may_help(plan, units)) return false;
+  if (!plan.host_budget) return true;  // no host limit
+  const std::uint64_t used = plan.host_bytes + plan.chunk_cache_bytes + plan.block_cache_bytes;
+  const std::uint64_t spare = plan.host_budget > used ? plan.host_budget - used : 0;
+  const std::uint64_t need = (used * cutoffs + plain - 1) / plain;  // from each plain worker
+  if (spare < need) return false;
+  *plain_plan = plan;
+  plain_plan->host_budget -= need;
+  return true;
 }
 
 // The first worker with a device of its own (the planner plans for it), else the first.
@@ -183,10 +206,14 @@ void reduce_ranks(CountReport& rep, Communicator& comm) {
   rep.stats.wall_s = comm.max_all(rep.stats.wall_s);
 }
 
-// Runs the plan on every worker, each on its own thread; returns the merged report. Rethrows the
-// first failure after every worker stopped.
-CountReport run_workers(const GraphSource& g, const Plan& plan, const PipelineOptions& run,
-                        std::vector<Worker>& workers, UnitQueue& queue, bool preload) {
+// Runs the plan on the workers that run (runs[w]; plans[w] is the plan worker w runs, the
+// shared plan or a copy with a smaller host budget), each on its own thread; returns the merged
+// report. With one worker running and `direct`, it runs the plan alone, without the queue.
+// Rethrows the first failure after every worker stopped.
+CountReport run_workers(const GraphSource& g, const Plan& plan,
+                        const std::vector<const Plan*>& plans, const PipelineOptions& run,
+                        std::vector<Worker>& workers, const std::vector<bool>& runs,
+                        UnitQueue& queue, bool preload, bool direct) {
   const std::size_t W = workers.size();
   std::vector<CountReport> reps(W);
   std::vector<double> offsets(W, 0);
@@ -194,11 +221,13 @@ CountReport run_workers(const GraphSource& g, const Plan& plan, const PipelineOp
   std::mutex mu;
   std::uint64_t units_done = 0;
   const double origin = now_s();
+  const bool alone = direct && std::count(runs.begin(), runs.end(), true) == 1;
   auto body = [&](std::size_t w) {
     try {
+      if (workers[w].idle_class) set_thread_idle_class();  // (best effort)
       WorkerFeed feed(queue, static_cast<int>(w), preload && !workers[w].cutoff);
       PipelineOptions wo = run;
-      wo.feed = &feed;
+      wo.feed = alone ? nullptr : &feed;
       wo.trace_path.clear();
       wo.on_unit_done = [&](std::uint64_t, std::uint64_t total, double) {
         std::lock_guard<std::mutex> lock(mu);
@@ -206,7 +235,7 @@ CountReport run_workers(const GraphSource& g, const Plan& plan, const PipelineOp
         if (run.on_unit_done) run.on_unit_done(units_done, total, now_s() - origin);
       };
       offsets[w] = now_s() - origin;
-      reps[w] = run_plan(g, plan, *workers[w].backend, wo);
+      reps[w] = run_plan(g, *plans[w], *workers[w].backend, wo);
     } catch (...) {
       std::lock_guard<std::mutex> lock(mu);
       if (!failure) failure = std::current_exception();
@@ -214,7 +243,8 @@ CountReport run_workers(const GraphSource& g, const Plan& plan, const PipelineOp
     }
   };
   std::vector<std::thread> threads;
-  for (std::size_t w = 0; w < W; ++w) threads.emplace_back(body, w);
+  for (std::size_t w = 0; w < W; ++w)
+    if (runs[w]) threads.emplace_back(body, w);
   for (auto& t : threads) t.join();
   if (failure) std::rethrow_exception(failure);
   // The merged report: the plan's, every worker's counts and spans, one entry per worker.
@@ -232,7 +262,10 @@ CountReport run_workers(const GraphSource& g, const Plan& plan, const PipelineOp
   for (std::size_t w = 0; w < W; ++w) {
     merge(rep, reps[w], static_cast<int>(w), offsets[w]);
     st.workers.push_back(worker_stats(workers[w], reps[w]));
-    st.workers.back().work = queue.work_done(static_cast<int>(w));
+    double work = queue.work_done(static_cast<int>(w));
+    if (alone && runs[w])
+      for (const WorkUnit& u : plan.units) work += std::max(u.work, 1.0);
+    st.workers.back().work = work;
   }
   if (rep.per_vertex.empty() && run.per_vertex) rep.per_vertex.assign(g.n(), 0);
   st.wall_s = now_s() - origin;
@@ -276,11 +309,23 @@ std::vector<Worker> make_workers(const PipelineOptions& options, const std::vect
     out.push_back({make_cpu_streaming_backend(make_cpu_counter(options.counter)), false, -1});
   if (out.empty()) out.push_back({make_streaming_backend(options), false, -1});
   if (hybrid) {
-    // The CPU counts below the threads that feed the GPUs (their decompressor runs at +8).
+    // The CPU counts only on the cores the threads that feed the GPUs leave idle: its backend is
+    // made on a thread of the idle scheduling class, so that its counting threads inherit it.
     CpuBackendOptions c;
     c.counter = options.counter;
     c.counter.nice = kHybridCpuNice;
-    out.push_back({make_cpu_streaming_backend(make_cpu_counter(c.counter), c), true, -1});
+    std::unique_ptr<StreamingBackend> cpu;
+    std::exception_ptr failed;
+    std::thread([&] {
+      try {
+        set_thread_idle_class();  // (best effort: the nice offset stays where it fails)
+        cpu = make_cpu_streaming_backend(make_cpu_counter(c.counter), c);
+      } catch (...) {
+        failed = std::current_exception();
+      }
+    }).join();
+    if (failed) std::rethrow_exception(failed);
+    out.push_back({std::move(cpu), true, -1, true});
   }
   return out;
 }
@@ -365,6 +410,17 @@ CountReport count_with_workers(const GraphSource& g, const PipelineOptions& opti
     std::vector<std::size_t> units;
     UnitSplit split;
     share_units(plan, comm, options.rank_split, &units, &split);
+    // The cut-off workers run only when they may help and fit beside the others.
+    std::size_t plain = 0;
+    for (bool c : cutoff) plain += c ? 0 : 1;
+    Plan plain_plan;
+    const bool admitted = admit_cutoff(plan, units, plain, workers.size() - plain, &plain_plan);
+    std::vector<bool> runs;
+    std::vector<const Plan*> plans;
+    for (bool c : cutoff) {
+      runs.push_back(!c || admitted || plain == 0);
+      plans.push_back(!c && admitted && plan.host_budget ? &plain_plan : &plan);
+    }
     UnitQueue queue(plan, cutoff, units, !many);
     if (split.dynamic)
       queue.set_refill([&](std::vector<std::size_t>& out) {
@@ -375,7 +431,7 @@ CountReport count_with_workers(const GraphSource& g, const PipelineOptions& opti
       });
     try {
       // (several processes: no preload, which would read every row part's chunks)
-      CountReport rep = run_workers(g, plan, run, workers, queue, !many);
+      CountReport rep = run_workers(g, plan, plans, run, workers, runs, queue, !many, !many);
       rep.stats.replans = replans;
       rep.stats.census_s = census.seconds;
       rep.stats.plan_s = plan_s;

@@ -27,6 +27,9 @@ struct Worker {
   std::unique_ptr<StreamingBackend> backend;
   bool cutoff = false;  // takes a unit only when it finishes it before the others (the CPU)
   int device = -1;      // the CUDA device of a worker made from --devices (-1: other)
+  // Its threads run in the idle scheduling class (--hybrid's CPU: it counts only on cores the
+  // threads that feed the GPUs leave idle).
+  bool idle_class = false;
 };
 
 // --devices: "all" (every CUDA device) or a comma-separated list of ordinals ("0,1,3"; an
@@ -37,7 +40,8 @@ std::vector<int> parse_devices(const std::string& text);
 constexpr unsigned kMaxCpuWorkers = 64;
 
 // The workers of a count: one CUDA backend per device (counter options as given, the device
-// replaced), `cpu_workers` CPU backends, and with `hybrid` one CPU cut-off worker. Empty
+// replaced), `cpu_workers` CPU backends, and with `hybrid` one CPU cut-off worker in the idle
+// scheduling class (its backend is made on such a thread, so its counting threads are). Empty
 // devices and cpu_workers 0: the backend options.backend names (one worker). Workers that share
 // a device share its measured free memory (the device budget without --gpu-memory).
 std::vector<Worker> make_workers(const PipelineOptions& options, const std::vector<int>& devices,
@@ -57,9 +61,14 @@ struct UnitSplit {
 UnitSplit mpi_split(const Plan& plan, int ranks, const std::string& mode = "auto");
 
 // The count over the workers (and the processes of `comm`, when not null and of size > 1).
-// Workers must not be empty. With several processes every rank gets the reduced triangles;
-// rank 0 the per-vertex counts and the merged statistics. Re-plans on device out-of-memory as
-// count_with_backend does (one process only; with several, an error ends every rank).
+// Workers must not be empty. The host budget is shared out among the workers that are not
+// cut-off workers; a cut-off worker runs only when the plan has a unit small enough for its
+// probe (stream/unit_queue.hpp: cutoff_may_help) and the plan leaves room in that budget for
+// its slots and caches. With one worker left running and one process, that worker runs the
+// plan alone (run_plan without a queue: exactly the single-worker count). With several processes
+// every rank gets the reduced triangles; rank 0 the per-vertex counts and the merged statistics.
+// Re-plans on device out-of-memory as count_with_backend does (one process only; with several, an
+// error ends every rank).
 CountReport count_with_workers(const GraphSource& g, const PipelineOptions& options,
                                std::vector<Worker>& workers, Communicator* comm = nullptr);
 

@@ -1,6 +1,6 @@
 // parse_test.cpp — the text parser on hostile and unusual bytes: the line cap (memory stays
 // bounded on input without line ends), lone CR line ends, a UTF-8 byte order mark, control bytes
-// escaped in messages, and standard input named <stdin>.
+// escaped in messages, standard input named <stdin>, and ids of every length on the fast path.
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -206,6 +206,30 @@ TEST(Parse, ControlBytesInTokensAreEscaped) {
   plain.format = "plain";
   EXPECT_NE(convert_error(d, "x.el", "1 a\x01z\n", plain).find("unparsable token 'a\\x01z'"),
             std::string::npos);
+}
+
+// The fast path reads up to 7 digits from one 8-byte load: ids of every length from 1 to 20
+// digits, a last line without its end a few bytes before the end of the input, and bytes right
+// after the digits that look like digits to a nibble test (':' is 0x3A) or carry (0xFA).
+TEST(Parse, IdsOfEveryLengthAndBytesAfterThem) {
+  TempDir d;
+  std::string text;
+  std::vector<test::OrigEdge> want;
+  std::uint64_t p = 1;
+  for (int digits = 1; digits <= 20; ++digits, p *= 10) {
+    const std::uint64_t a = digits == 20 ? 18446744073709551615ull : p + 7 * (p / 10);
+    const std::uint64_t b = digits == 1 ? 9 : a - 1;
+    text += std::to_string(a) + (digits % 2 ? " " : "\t") + std::to_string(b) + "\n";
+    want.push_back({a, b});
+  }
+  text += "12 3";  // no line end, 4 bytes before the end
+  want.push_back({12, 3});
+  write_text(d.file("ids.el"), text);
+  convert(d.file("ids.el"), d.file("ids.tcsr"), quiet_options());
+  EXPECT_EQ(test::edge_set(d.file("ids.tcsr")), test::clean(want));
+  EXPECT_NE(convert_error(d, "colon.el", "1 2\n12:3 4\n5 6\n").find(":2: unparsable token '12:3'"),
+            std::string::npos);
+  EXPECT_NE(convert_error(d, "high.el", "1 2\n5 6\xfa\n7 8\n").find(":2:"), std::string::npos);
 }
 
 TEST(Parse, StandardInputIsNamedStdin) {

@@ -74,6 +74,12 @@ class FakeBackend final : public StreamingBackend {
       sl.pv.assign(pv_rows, 0);
     }
   }
+  void allocate_without_host_slots(int slots, std::uint64_t slot_bytes,
+                                   std::uint64_t pv_rows) override {
+    allocate(slots, slot_bytes, pv_rows);
+    calls.back() = "allocate without host slots";
+    for (Slot& sl : slots_) sl.host.clear();
+  }
   void allocate_streamed(int slots, std::uint64_t slot_bytes, std::uint64_t pv_rows, int buffers,
                          std::uint64_t piece_bytes) override {
     slots_.assign(static_cast<std::size_t>(reserve(slots, slot_bytes)), Slot{});

@@ -1,0 +1,170 @@
+// stream/in_core_image.cpp — InCoreImage (stream/in_core_image.hpp).
+#include "stream/in_core_image.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "common/interrupt.hpp"
+#include "common/thread_pool.hpp"
+#include "stream/clock.hpp"
+#include "stream/in_degrees.hpp"
+#include "tristream/error.hpp"
+#include "tristream/host_memory.hpp"
+
+namespace tristream::stream {
+
+namespace {
+// Columns per task of add_in_degrees.
+constexpr std::uint64_t kColumnsPerTask = std::uint64_t{1} << 22;
+}  // namespace
+
+std::uint64_t InCoreImage::slot_bytes(std::uint64_t n, eid_t m) {
+  return align_up((n + 1) * sizeof(eid_t)) + align_up(m * sizeof(vid_t));
+}
+
+InCoreImage::InCoreImage(const GraphSource& g, unsigned threads)
+    : g_(g), threads_(resolve_threads(threads)), n_(g.n()), m_(g.m()) {
+  TS_CHECK(g.offsets()[0] == 0, "an in-core image needs offsets that start at 0");
+  TS_CHECK(n_ < (std::uint64_t{1} << 32), "vertex ids are 32-bit");
+  cols_at_ = align_up((n_ + 1) * sizeof(eid_t));
+  bytes_ = slot_bytes(n_, m_);
+  mem_ = alloc_pinnable(bytes_, &reserved_);
+  if (!mem_)
+    throw Error(ErrorKind::Internal, "cannot allocate " + std::to_string(bytes_) +
+                                         " bytes of host memory for the in-core image");
+  worker_ = std::thread([this] {
+    try {
+      decode();
+    } catch (...) {
+      failure_ = std::current_exception();  // read after the join
+    }
+  });
+}
+
+InCoreImage::~InCoreImage() {
+  stop_ = true;
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (!joined_ && worker_.joinable()) worker_.join();
+    joined_ = true;
+  }
+  if (registrar_) registrar_->unregister_host(mem_);
+  std::free(mem_);
+}
+
+// 1. The rebased offsets (the file's start at 0) and the zero padding; 2. the chunks, each
+// decompressed straight to its edges' place, on a pool of its own.
+void InCoreImage::decode() {
+  const eid_t* off = g_.offsets();
+  ThreadPool pool(threads_);
+  auto* o = reinterpret_cast<eid_t*>(mem_);
+  pool.parallel_for(n_ + 1, std::uint64_t{1} << 20, [&](std::uint64_t lo, std::uint64_t hi) {
+    std::memcpy(o + lo, off + lo, (hi - lo) * sizeof(eid_t));
+  });
+  const std::uint64_t off_end = (n_ + 1) * sizeof(eid_t);
+  std::memset(mem_ + off_end, 0, cols_at_ - off_end);
+  const std::uint64_t col_end = cols_at_ + m_ * sizeof(vid_t);
+  std::memset(mem_ + col_end, 0, reserved_ - col_end);
+  auto* cols = reinterpret_cast<vid_t*>(mem_ + cols_at_);
+  const auto& chunks = g_.chunks();
+  pool.run(chunks.size(), [&](std::size_t k) {
+    if (stop_ || interrupt_requested()) return;
+    const auto& c = chunks[k];
+    TS_CHECK(c.first_edge + c.edges <= m_, "a chunk beyond the graph's edges");
+    g_.read_chunk(k, cols + c.first_edge);
+  });
+  throw_if_interrupted();
+}
+
+void InCoreImage::wait() {
+  std::lock_guard<std::mutex> lock(mu_);
+  if (!joined_) {
+    worker_.join();
+    joined_ = true;
+  }
+  if (failure_) std::rethrow_exception(failure_);
+  if (stop_) throw Error(ErrorKind::Internal, "the in-core image was stopped");
+}
+
+bool InCoreImage::register_with(HostRegistrar& registrar) {
+  TS_CHECK(!registrar_, "the in-core image is registered already");
+  wait();
+  if (!registrar.register_host(mem_, reserved_)) return false;
+  registrar_ = &registrar;
+  return true;
+}
+
+void InCoreImage::add_in_degrees(std::uint32_t* d, unsigned threads) const {
+  const vid_t* cols = columns();
+  const std::uint64_t tasks =
+      std::max<std::uint64_t>(1, (m_ + kColumnsPerTask - 1) / kColumnsPerTask);
+  ThreadPool pool(resolve_threads(threads));
+  const unsigned lanes = static_cast<unsigned>(std::min<std::uint64_t>(pool.threads(), tasks));
+  InDegreeCounter<std::uint32_t> counter(d, n_, lanes);
+  pool.for_each_item(tasks, [&](std::size_t t, unsigned lane) {
+    if (interrupt_requested()) return;
+    const eid_t e0 = t * kColumnsPerTask, e1 = std::min<eid_t>(m_, e0 + kColumnsPerTask);
+    counter.add(lane, cols + e0, e1 - e0);
+  });
+  throw_if_interrupted();
+  counter.merge();
+}
+
+namespace {
+
+class ImageSource final : public GraphSource {
+ public:
+  ImageSource(const GraphSource& g, InCoreImage& image) : g_(g), image_(image) {}
+  std::string name() const override { return g_.name(); }
+  std::uint64_t n() const override { return g_.n(); }
+  eid_t m() const override { return g_.m(); }
+  const eid_t* offsets() const override { return g_.offsets(); }
+  const std::vector<tcsr::ChunkInfo>& chunks() const override { return g_.chunks(); }
+  void read_chunk(std::uint64_t k, vid_t* out) const override {
+    image_.wait();
+    const auto& c = g_.chunks().at(k);
+    std::memcpy(out, image_.columns() + c.first_edge, c.edges * sizeof(vid_t));
+  }
+  std::uint64_t compressed_bytes() const override { return g_.compressed_bytes(); }
+  bool stored_census(std::vector<unsigned char>* out, std::size_t limit) const override {
+    return g_.stored_census(out, limit);
+  }
+
+ private:
+  const GraphSource& g_;
+  InCoreImage& image_;
+};
+
+}  // namespace
+
+std::unique_ptr<GraphSource> image_source(const GraphSource& g, InCoreImage& image) {
+  TS_CHECK(g.n() == image.n() && g.m() == image.m(), "the image is not the source's graph");
+  return std::make_unique<ImageSource>(g, image);
+}
+
+std::vector<eid_t> InCoreImage::degrees(unsigned threads) {
+  wait();
+  std::vector<std::uint32_t> in(n_, 0);
+  add_in_degrees(in.data(), threads);
+  std::vector<eid_t> d(n_);
+  const eid_t* off = offsets();
+  for (std::uint64_t u = 0; u < n_; ++u) d[u] = off[u + 1] - off[u] + in[u];
+  return d;
+}
+
+double InCoreImage::wedges(unsigned threads) {
+  wait();
+  std::vector<std::uint32_t> in(n_, 0);
+  add_in_degrees(in.data(), threads);
+  const eid_t* off = offsets();
+  double w = 0;
+  for (std::uint64_t u = 0; u < n_; ++u) {
+    const double d = static_cast<double>(off[u + 1] - off[u] + in[u]);
+    w += d * (d - 1) / 2;
+  }
+  return w;
+}
+
+}  // namespace tristream::stream

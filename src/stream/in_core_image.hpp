@@ -1,0 +1,89 @@
+// stream/in_core_image.hpp — the in-core unit's host image, decoded while the device starts.
+//
+// A fresh GPU count waits about 0.2 s for its CUDA context, and the planner needs the device's
+// free memory, so the context, before it plans. When a graph will be counted in core (p = 1),
+// count() decodes it meanwhile into an InCoreImage: the file's row offsets rebased to 0, then its
+// columns, in the in-core unit's slot layout (UnitPreparer::place_blocks: offsets at 0, columns at
+// align_up((n + 1) * 8), both padded with zeros to kSlotAlign). Once the backend exists the image
+// is registered with it, and the pipeline uploads the in-core unit straight from it (a direct
+// upload: no host slot is pinned and nothing is built again). The transitivity's degrees come
+// from the same image (degrees, wedges), not from a second pass over the file. Out of core the
+// image stays unregistered and serves the pipeline's chunks (image_source): a copy instead of a
+// decompression each time a chunk is read again.
+//
+// Preconditions: the source's offsets start at 0 (files do) and n < 2^32.
+#pragma once
+
+#include <atomic>
+#include <cstdint>
+#include <exception>
+#include <memory>
+#include <mutex>
+#include <thread>
+#include <vector>
+
+#include "tristream/host_registrar.hpp"
+#include "tristream/plan.hpp"
+
+namespace tristream::stream {
+
+class InCoreImage {
+ public:
+  // The in-core slot's bytes for n vertices and m edges (place_blocks' layout).
+  static std::uint64_t slot_bytes(std::uint64_t n, eid_t m);
+
+  // Starts decoding g into a new image on `threads` threads (0: resolve_threads) and returns at
+  // once. Throws Error(Internal) when the memory cannot be had. g outlives the image.
+  InCoreImage(const GraphSource& g, unsigned threads);
+  // Stops the decoding (at the next chunk), unregisters and frees the memory.
+  ~InCoreImage();
+  InCoreImage(const InCoreImage&) = delete;
+  InCoreImage& operator=(const InCoreImage&) = delete;
+
+  // Waits until the image is whole; rethrows the decoding's failure (a corrupt chunk's
+  // Error(Input), Error(Interrupted) on SIGINT). Any thread, any number of times.
+  void wait();
+  // Registers the memory with the backend (pins it on CUDA; waits for the decoding first, since
+  // a registration faults in the pages on one thread). Returns register_host's answer; the
+  // destructor unregisters. Call at most once.
+  bool register_with(HostRegistrar& registrar);
+  bool registered() const { return registrar_ != nullptr; }
+
+  std::uint64_t n() const { return n_; }
+  eid_t m() const { return m_; }
+  std::uint64_t bytes() const { return bytes_; }      // the slot layout's bytes
+  const unsigned char* data() const { return mem_; }  // valid after wait()
+  unsigned char* data() { return mem_; }
+  const eid_t* offsets() const { return reinterpret_cast<const eid_t*>(mem_); }
+  const vid_t* columns() const { return reinterpret_cast<const vid_t*>(mem_ + cols_at_); }
+
+  // Adds every column's count to d[v] (n entries) on `threads` threads (InDegreeCounter); after
+  // wait().
+  void add_in_degrees(std::uint32_t* d, unsigned threads) const;
+  // After wait() (they wait): the undirected degrees (out + in) of every vertex, and their
+  // wedges summed as streamed_wedges sums them (the same double).
+  std::vector<eid_t> degrees(unsigned threads);
+  double wedges(unsigned threads);
+
+ private:
+  void decode();
+
+  const GraphSource& g_;
+  unsigned threads_ = 0;
+  std::uint64_t n_ = 0;
+  eid_t m_ = 0;
+  std::uint64_t cols_at_ = 0, bytes_ = 0, reserved_ = 0;
+  unsigned char* mem_ = nullptr;
+  HostRegistrar* registrar_ = nullptr;
+  std::atomic<bool> stop_{false};
+  std::mutex mu_;
+  bool joined_ = false;
+  std::exception_ptr failure_;
+  std::thread worker_;
+};
+
+// A source with g's metadata (offsets, chunks, stored census) whose chunks are copied from the
+// image (waiting for it first). g and image outlive it.
+std::unique_ptr<GraphSource> image_source(const GraphSource& g, InCoreImage& image);
+
+}  // namespace tristream::stream

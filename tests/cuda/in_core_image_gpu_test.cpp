@@ -1,0 +1,67 @@
+// in_core_image_gpu_test.cpp — `count` on the GPU with the in-core image (stream/in_core_image.hpp:
+// the graph decoded while the CUDA context is created, uploaded from it in core, its chunks
+// copied out of core, the degrees taken from it) gives exactly what it gives without one
+// (TRISTREAM_NO_IN_CORE_IMAGE=1): triangles, transitivity, per-vertex counts and clustering, in
+// core and at a quarter of the footprint (label gpu; skipped without a GPU).
+#include <gtest/gtest.h>
+
+#include <cstdlib>
+
+#include "test_util.hpp"
+#include "tristream/counter.hpp"
+#include "tristream/format.hpp"
+#include "tristream/plan.hpp"
+#include "tristream/tristream.hpp"
+
+namespace tristream {
+namespace {
+
+CountResult count_with_and_without(const std::string& path, CountOptions o, bool image) {
+  if (image)
+    ::unsetenv("TRISTREAM_NO_IN_CORE_IMAGE");
+  else
+    ::setenv("TRISTREAM_NO_IN_CORE_IMAGE", "1", 1);
+  CountResult r = count(path, o);
+  ::unsetenv("TRISTREAM_NO_IN_CORE_IMAGE");
+  return r;
+}
+
+TEST(InCoreImageGpu, TheSameFiguresWithAndWithoutTheImage) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no usable CUDA device: gpu test skipped";
+  test::EdgeList e = test::skewed_graph(20000, 300000, 41);
+  for (vid_t v = 1; v < 20000; v += 2) e.emplace_back(0, v);  // a hub
+  const OrientedGraph g = orient_edge_list(20000, e);
+  test::TempDir tmp;
+  tcsr::WriteOptions wo;
+  wo.chunk_bytes = 64 << 10;  // many chunks
+  tcsr::write_file(tmp.file("g.tcsr"), g, wo);
+  const count_t want = make_cpu_counter()->count(g.csr.view());
+  for (bool per_vertex : {false, true}) {
+    const std::uint64_t quarter = in_core_bytes(g.n(), g.m(), per_vertex) / 4;
+    for (std::uint64_t gpu_memory : {std::uint64_t{0}, quarter}) {
+      SCOPED_TRACE(std::string(per_vertex ? "per vertex" : "count") +
+                   (gpu_memory ? ", out of core" : ", in core"));
+      CountOptions o;
+      o.backend = "cuda";
+      o.per_vertex = per_vertex;
+      o.clustering = per_vertex;
+      o.gpu_memory = gpu_memory;
+      const CountResult with = count_with_and_without(tmp.file("g.tcsr"), o, true);
+      const CountResult without = count_with_and_without(tmp.file("g.tcsr"), o, false);
+      EXPECT_EQ(with.triangles, want);
+      EXPECT_EQ(without.triangles, want);
+      EXPECT_EQ(with.transitivity, without.transitivity);  // the same double
+      EXPECT_EQ(with.per_vertex, without.per_vertex);
+      EXPECT_EQ(with.degrees, without.degrees);
+      EXPECT_EQ(with.clustering, without.clustering);
+      EXPECT_EQ(with.average_clustering, without.average_clustering);
+      if (!gpu_memory) {
+        EXPECT_GT(with.timing.image, 0.0) << "the image was used in core";
+      }
+      EXPECT_EQ(without.timing.image, 0.0);
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tristream

@@ -1,0 +1,172 @@
+// in_core_image_test.cpp — the in-core image decoded while the device starts
+// (stream/in_core_image.hpp): its bytes are the in-core slot's, its degrees and wedges equal the
+// streamed pass's (hubs among the ids counted per thread and below them), the pipeline uploads
+// it whole without a host slot and counts exactly, out of core it serves the chunks and is
+// otherwise left alone (and on the CPU backend), a failing chunk fails wait(), and an image dropped
+// while decoding stops cleanly.
+#include <algorithm>
+
+#include "fake_backend.hpp"
+#include "stream/in_core_image.hpp"
+#include "tristream/analysis.hpp"
+
+namespace tristream::stream_test {
+namespace {
+
+using stream::InCoreImage;
+
+// A random graph plus two hubs: the last vertex (among the ids counted per thread) and vertex 5
+// (below them when n exceeds the per-thread range).
+test::EdgeList hubbed_graph(vid_t n, std::uint64_t m, std::uint64_t seed) {
+  test::EdgeList e = test::random_graph(n, m, seed);
+  for (vid_t v = 0; v + 1 < n; v += 2) e.emplace_back(v, n - 1);
+  for (vid_t v = 6; v < n; v += 3) e.emplace_back(5, v);
+  return e;
+}
+
+// The undirected degrees of an oriented graph, counted the simple way.
+std::vector<eid_t> reference_degrees(const OrientedGraph& g) {
+  std::vector<eid_t> d(g.n(), 0);
+  for (std::uint64_t u = 0; u < g.n(); ++u)
+    for (eid_t e = g.csr.offsets[u]; e < g.csr.offsets[u + 1]; ++e) {
+      ++d[u];
+      ++d[g.csr.cols[e]];
+    }
+  return d;
+}
+
+TEST(InCoreImage, HoldsTheInCoreSlotsBytes) {
+  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(test::skewed_graph(2000, 20000, 5));
+  for (std::uint64_t chunk : {7u, 1000u, 1u << 20}) {
+    auto src = memory_source(g, chunk);
+    InCoreImage image(*src, 3);
+    image.wait();
+    ASSERT_EQ(image.bytes(), InCoreImage::slot_bytes(g.n(), g.m()));
+    EXPECT_TRUE(std::equal(g.csr.offsets.begin(), g.csr.offsets.end(), image.offsets()));
+    EXPECT_TRUE(std::equal(g.csr.cols.begin(), g.csr.cols.end(), image.columns()));
+    // the padding after the offsets and after the columns is zero
+    const unsigned char* d = image.data();
+    const std::uint64_t off_end = (g.n() + 1) * sizeof(eid_t);
+    const std::uint64_t cols_at =
+        static_cast<std::uint64_t>(reinterpret_cast<const unsigned char*>(image.columns()) - d);
+    EXPECT_TRUE(std::all_of(d + off_end, d + cols_at, [](unsigned char b) { return b == 0; }));
+    EXPECT_TRUE(std::all_of(d + cols_at + g.m() * sizeof(vid_t), d + image.bytes(),
+                            [](unsigned char b) { return b == 0; }));
+  }
+}
+
+TEST(InCoreImage, DegreesAndWedgesEqualTheStreamedPass) {
+  // small (every id counted per thread) and above the per-thread range (hub 5 counted
+  // atomically, the last vertex per thread)
+  for (vid_t n : {vid_t{500}, vid_t{300000}}) {
+    SCOPED_TRACE(n);
+    const test::EdgeList e = hubbed_graph(n, 4ull * n, 11);
+    const OrientedGraph g = orient_edge_list(n, e);
+    auto src = memory_source(g, 4099);
+    for (unsigned threads : {1u, 4u}) {
+      InCoreImage image(*src, threads);
+      EXPECT_EQ(image.degrees(threads), reference_degrees(g));
+      EXPECT_EQ(image.wedges(threads), streamed_wedges(*src, 2));  // the same double
+    }
+  }
+}
+
+TEST(InCoreImage, ThePipelineUploadsItWholeWithoutAHostSlot) {
+  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(test::skewed_graph(1500, 15000, 29));
+  auto src = memory_source(g, 97);
+  for (bool per_vertex : {false, true}) {
+    SCOPED_TRACE(per_vertex ? "per vertex" : "count");
+    FakeBackend dd;
+    PipelineOptions o = popts(Scheme::Auto, 0, per_vertex);
+    o.in_core_image = std::make_shared<InCoreImage>(*src, 2);
+    ASSERT_TRUE(o.in_core_image->register_with(dd));
+    const CountReport r = count_with_backend(*src, o, dd);
+    ASSERT_EQ(r.plan.partition.p, 1u);
+    EXPECT_EQ(r.triangles, oracle);
+    if (per_vertex) {
+      EXPECT_EQ(per_vertex_mismatches(r.per_vertex, new_of_old, oracle_pv), 0u);
+    }
+    ASSERT_FALSE(dd.calls.empty());
+    EXPECT_EQ(dd.calls.front(), "allocate without host slots");
+    EXPECT_EQ(dd.host_slot_bytes, 0u);
+    EXPECT_EQ(dd.direct_copies, 1u);
+    EXPECT_EQ(dd.unregistered_sources, 0u);
+    EXPECT_EQ(dd.image_mismatches, 0u);
+  }
+}
+
+TEST(InCoreImage, LeftAloneOutOfCoreAndOnTheCpuBackend) {
+  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(test::skewed_graph(1500, 15000, 31));
+  auto src = memory_source(g, 97);
+  auto image = std::make_shared<InCoreImage>(*src, 2);
+  {
+    // out of core the chunks come from the image (image_source), the same bytes as the file's
+    FakeBackend dd;
+    PipelineOptions o = popts(Scheme::Range, 3, false);
+    o.in_core_image = image;
+    const auto from_image = stream::image_source(*src, *image);
+    for (std::uint64_t k = 0; k < src->chunks().size(); ++k) {
+      std::vector<vid_t> a(src->chunks()[k].edges), b(a.size());
+      src->read_chunk(k, a.data());
+      from_image->read_chunk(k, b.data());
+      ASSERT_EQ(a, b) << "chunk " << k;
+    }
+    EXPECT_EQ(count_with_backend(*from_image, o, dd).triangles, oracle);
+    EXPECT_EQ(dd.calls.front(), "allocate");
+  }
+  {
+    auto cpu = cpu_backend();
+    PipelineOptions o = popts(Scheme::Auto, 0, false);
+    o.in_core_image = image;
+    EXPECT_EQ(count_with_backend(*src, o, *cpu).triangles, oracle);
+  }
+}
+
+// A source whose chunk 2 cannot be read, as a damaged file's.
+class FailingSource final : public GraphSource {
+ public:
+  explicit FailingSource(const GraphSource& g) : g_(g) {}
+  std::string name() const override { return "failing"; }
+  std::uint64_t n() const override { return g_.n(); }
+  eid_t m() const override { return g_.m(); }
+  const eid_t* offsets() const override { return g_.offsets(); }
+  const std::vector<tcsr::ChunkInfo>& chunks() const override { return g_.chunks(); }
+  void read_chunk(std::uint64_t k, vid_t* out) const override {
+    if (k == 2) throw Error(ErrorKind::Input, "chunk 2: frame checksum mismatch (file damaged)");
+    g_.read_chunk(k, out);
+  }
+  std::uint64_t compressed_bytes() const override { return g_.compressed_bytes(); }
+
+ private:
+  const GraphSource& g_;
+};
+
+TEST(InCoreImage, AFailingChunkFailsTheWait) {
+  const OrientedGraph g = orient_edge_list(800, test::random_graph(800, 8000, 13));
+  auto src = memory_source(g, 500);
+  FailingSource bad(*src);
+  InCoreImage image(bad, 2);
+  try {
+    image.wait();
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Input);
+    EXPECT_NE(std::string(e.what()).find("chunk 2"), std::string::npos) << e.what();
+  }
+  EXPECT_THROW(image.wait(), Error) << "every wait reports it";
+}
+
+TEST(InCoreImage, DroppedWhileDecodingStopsCleanly) {
+  const OrientedGraph g = orient_edge_list(20000, test::random_graph(20000, 400000, 17));
+  auto src = memory_source(g, 64);  // many chunks
+  for (int x = 0; x < 5; ++x) {
+    InCoreImage image(*src, 2);  // destroyed at once, usually mid-decoding
+  }
+  FakeBackend dd;  // outlives the image, which unregisters itself
+  InCoreImage image(*src, 2);
+  ASSERT_TRUE(image.register_with(dd));
+  EXPECT_EQ(dd.registered, 1u);
+}
+
+}  // namespace
+}  // namespace tristream::stream_test
