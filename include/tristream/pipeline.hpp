@@ -306,7 +306,10 @@ struct PipelineOptions {
   // machine; none: count_with_backend resolves them from the flags.
   std::optional<Budgets> budgets;
   bool per_vertex = false;
-  std::string trace_path;     // --trace FILE: a Chrome trace of the run
+  std::string trace_path;  // --trace FILE: a Chrome trace of the run
+  // Keep the chunks' read and decompress spans in the stats (PipelineStats::spans) without a
+  // trace_path too; otherwise they are kept only for a trace (their totals always).
+  bool chunk_spans = false;
   bool handle_sigint = true;  // install the SIGINT handler for the run
   int max_replans = 4;
   // Progress: called on the driving thread after each unit's count has been collected, with the

@@ -97,6 +97,10 @@ struct CountOptions {
   bool quiet = true;    // no progress output on stderr (the library prints nothing)
   std::string trace;    // write a Chrome trace of the pipeline to this file; empty = none
                         // (CountResult::write_trace writes it later instead)
+  // Keep every span of the run for a trace written later (CountResult::write_trace): without it
+  // (and without `trace`) the chunks' read and decompress spans, one per batch of chunks, are
+  // kept as totals only, so that a run of many units stays within its host budget.
+  bool keep_trace = false;
   // Called on the counting thread after each work unit: units done, units planned, seconds.
   // Must not throw.
   std::function<void(std::uint64_t, std::uint64_t, double)> progress;
@@ -168,7 +172,8 @@ struct CountResult {
   std::string note;
   // The object `tristream count --json` prints ("input" is the given name).
   std::string to_json(const std::string& input = "") const;
-  // Writes the Chrome trace of the run (as CountOptions::trace does) to f. Precondition: f is
+  // Writes the Chrome trace of the run (as CountOptions::trace does; the read and decompress
+  // lanes only with CountOptions::trace or keep_trace) to f. Precondition: f is
   // open for writing; the result came from count or count_edges.
   void write_trace(std::FILE* f) const;
   // The pipeline's measurements behind stats and write_trace.

@@ -52,6 +52,7 @@ PipelineOptions pipeline_options(const CountOptions& o) {
   po.threads = o.threads;
   po.per_vertex = o.per_vertex || o.clustering || o.count_isolated;
   po.trace_path = o.trace;
+  po.chunk_spans = o.keep_trace;
   po.rank_split = o.rank_split;
   if (!o.devices.empty() && o.backend == "cpu")
     throw Error(ErrorKind::Usage,

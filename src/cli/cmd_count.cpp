@@ -229,6 +229,7 @@ int cmd_count(int argc, char** argv) {
   opt.delimiter = delimiter;
   opt.header = header;
   opt.names = names;
+  opt.keep_trace = !trace_path.empty();  // written below by write_trace
   opt.tmp_dir = tmp_dir;
   opt.quiet = true;          // the progress line below is the command's only progress output
   opt.handle_sigint = true;  // exit 130 on Ctrl-C, 143 on SIGTERM (below)

@@ -316,7 +316,7 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
   CountReport rep = new_report(g, plan, backend, options.per_vertex);
   PipelineStats& st = rep.stats;
   const double origin = now_s();
-  Recorder rec(origin, st);
+  Recorder rec(origin, st, !options.trace_path.empty() || options.chunk_spans);
   backend.set_clock_origin(origin);
   // A worker of several takes its first unit before anything is allocated, so that one that
   // gets none (the CPU beside GPUs that count everything) costs nothing. (Nothing is in flight

@@ -6,7 +6,11 @@ namespace tristream::stream {
 void Recorder::span(const std::string& stage, std::int64_t unit, double t0, double t1,
                     std::uint64_t bytes) {
   std::lock_guard<std::mutex> lk(mu_);
-  stats_.spans.push_back(TraceSpan{stage, unit, t0 - origin_, t1 - origin_, bytes});
+  const bool chunk_stage = stage == "read" || stage == "decompress";
+  if (chunk_spans_ || !chunk_stage)
+    stats_.spans.push_back(TraceSpan{stage, unit, t0 - origin_, t1 - origin_, bytes});
+  else if (stage == "decompress")
+    decompress_s_[unit] += t1 - t0;
   StageStats* s = stage == "read"         ? &stats_.read
                   : stage == "decompress" ? &stats_.decompress
                   : stage == "transform"  ? &stats_.transform
@@ -27,6 +31,13 @@ double Recorder::since(std::size_t* seen, const std::string& stage, std::int64_t
     if (stats_.spans[x].unit == unit && stats_.spans[x].stage == stage)
       t += stats_.spans[x].end_s - stats_.spans[x].start_s;
   *seen = stats_.spans.size();
+  if (!chunk_spans_ && stage == "decompress") {
+    const auto it = decompress_s_.find(unit);
+    if (it != decompress_s_.end()) {
+      t += it->second;
+      decompress_s_.erase(it);
+    }
+  }
   return t;
 }
 
