@@ -1,7 +1,7 @@
 // build.cpp — a candidate plan's partition and units from the census (plan/build.hpp): range
-// parts grouped from the fine buckets by one of three cuts, hash parts folded from the residues,
-// vertex parts from the wedge-balanced groups; the tasks pruned where a block is empty, in the
-// partition's own order.
+// (and pair) parts grouped from the fine buckets by one of three cuts, hash parts folded from the
+// residues, vertex parts from the wedge-balanced groups; the tasks pruned where a block is empty,
+// in the partition's own order.
 #include "plan/build.hpp"
 
 #include <algorithm>
@@ -92,6 +92,73 @@ void block_units(Plan& plan, const std::vector<eid_t>& E, const eid_t* off, eid_
         plan.units.push_back(w);
       }
   }
+}
+
+// Pair: one unit per pair i <= j of range parts, A = G_ij, B = G_{i,>=j} and C = G_{j,>=j}
+// (suffix blocks, col_part p + j: the columns in parts j..p-1 with ids column - bounds[j]). A
+// triangle u < v < w lies in the unit (part u, part v) only, found as count(A, B, C): w lies in
+// a part >= part v. Every edge of A is visited once and every intersection is the in-core one,
+// so the kernels do the in-core work over p(p+1)/2 units. From the p x p edge matrix E:
+// edges(G_{a,>=b}) = sum of E[a][c] over c >= b.
+void pair_units(Plan& plan, const std::vector<eid_t>& E) {
+  const Partition& P = plan.partition;
+  const std::uint32_t p = P.p;
+  // 1. Suffix sums: S[a * (p + 1) + b] = edges of G_{a,>=b}; S[a * (p + 1)] = row part a's edges.
+  std::vector<eid_t> S(static_cast<std::size_t>(p) * (p + 1), 0);
+  for (std::uint32_t a = 0; a < p; ++a)
+    for (std::uint32_t b = p; b-- > 0;)
+      S[a * (p + 1) + b] = S[a * (p + 1) + b + 1] + E[static_cast<std::size_t>(a) * p + b];
+  auto edges = [&](std::uint32_t a, std::uint32_t c) {
+    return P.is_suffix(c) ? S[a * (p + 1) + (c - p)] : E[static_cast<std::size_t>(a) * p + c];
+  };
+  auto block = [&](std::uint32_t a, std::uint32_t c) {
+    BlockInfo bi;
+    bi.row_part = a;
+    bi.col_part = c;
+    bi.rows = P.rows(a);
+    bi.edges = edges(a, c);
+    bi.col_space = P.col_hi(c) - P.col_lo(c);
+    bi.bytes = block_bytes(bi.rows, bi.edges);
+    bi.upload_bytes = packed_block_bytes(bi.rows, bi.edges);
+    return bi;
+  };
+  auto walk_bytes = [&](std::uint32_t a) -> std::uint64_t {
+    return S[a * (p + 1)] * sizeof(vid_t);
+  };
+  // 2. What the host block cache needs: row part a's blocks G_ab and G_{a,>=b}, b >= a.
+  plan.row_part_max_bytes = plan.row_parts_bytes = plan.row_part_chunk_bytes = 0;
+  plan.row_part_bytes.assign(p, 0);
+  for (std::uint32_t a = 0; a < p; ++a) {
+    std::uint64_t b = 0;
+    for (std::uint32_t c = a; c < p; ++c)
+      b += packed_block_bytes(P.rows(a), edges(a, c)) +
+           packed_block_bytes(P.rows(a), edges(a, P.suffix_block(c)));
+    plan.row_part_bytes[a] = b;
+    plan.row_part_max_bytes = std::max(plan.row_part_max_bytes, b);
+    plan.row_parts_bytes += b;
+    plan.row_part_chunk_bytes = std::max<std::uint64_t>(plan.row_part_chunk_bytes, walk_bytes(a));
+  }
+  // 3. The units by descending i, then j (range's order: the units needing only row parts
+  // i..p-1 first), pruned where A or C is empty (B holds A).
+  for (std::uint32_t i = p; i-- > 0;)
+    for (std::uint32_t j = i; j < p; ++j) {
+      const eid_t eij = edges(i, j), eb = edges(i, P.suffix_block(j)),
+                  ec = edges(j, P.suffix_block(j));
+      if (eij == 0 || ec == 0) continue;
+      WorkUnit w;
+      w.i = i;
+      w.j = w.k = j;
+      w.a = block(i, j);
+      w.b = block(i, P.suffix_block(j));
+      w.c = block(j, P.suffix_block(j));
+      w.c_is_b = i == j;
+      w.decompress_bytes = walk_bytes(i) + (i == j ? 0 : walk_bytes(j));
+      const double ri = std::max<double>(1, static_cast<double>(w.a.rows));
+      const double rj = std::max<double>(1, static_cast<double>(w.c.rows));
+      w.work =
+          static_cast<double>(eij) * (static_cast<double>(eb) / ri + static_cast<double>(ec) / rj);
+      plan.units.push_back(w);
+    }
 }
 
 // Range: the fine buckets grouped into p parts (sets the bounds); returns the p x p block edges.
@@ -241,6 +308,8 @@ Plan build_plan(Scheme scheme, std::uint32_t p, int variant, std::uint64_t n, ei
   P.n = n;
   if (scheme == Scheme::Range)
     block_units(plan, range_block_edges(P, variant, census), off, m);
+  else if (scheme == Scheme::Pair)
+    pair_units(plan, range_block_edges(P, variant, census));
   else if (scheme == Scheme::Hash)
     block_units(plan, hash_block_edges(P, census), off, m);
   else

@@ -12,7 +12,9 @@ namespace tristream {
 
 std::uint64_t device_cache_key(const Plan& plan, const BlockInfo& b) {
   if (plan.device_cache_bytes == 0) return 0;
-  const std::uint64_t stride = std::max<std::uint64_t>(plan.partition.p, 2);
+  // (pair: column parts 0..2p-1, the suffix blocks after the plain ones)
+  const std::uint64_t stride = std::max<std::uint64_t>(plan.partition.p, 2) *
+                               (plan.partition.scheme == Scheme::Pair ? 2 : 1);
   return std::uint64_t{b.row_part} * stride + b.col_part + 1;
 }
 
