@@ -239,7 +239,7 @@ TEST(Pipeline, ManyUnitsInFlightThroughTheDeviceCache) {
   const std::int64_t caches[3][2] = {{-1, -1}, {1ll << 30, 0}, {0, 0}};
   std::uint64_t early = 0;
   int most = 0;
-  for (Scheme s : {Scheme::Range, Scheme::Hash})
+  for (Scheme s : {Scheme::Range, Scheme::Hash, Scheme::Pair})
     for (std::uint32_t p : {3u, 7u, 16u})
       for (int path = 0; path < 3; ++path)
         for (bool refuse : {false, true}) {
