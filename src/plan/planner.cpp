@@ -103,12 +103,6 @@ Plan make_plan(std::uint64_t n, eid_t m, const eid_t* offsets,
   // 2. The candidates the options and the census allow.
   if (o.parts > 1 && census.empty())
     throw Error(ErrorKind::Internal, "the planner needs a block census for --parts > 1");
-  // Pair units count the triangles of w in every part >= j: per-vertex counts there would need
-  // that whole space per unit, which is not built.
-  if (o.scheme == Scheme::Pair && o.per_vertex && !census.empty())
-    throw Error(ErrorKind::Usage,
-                "--scheme pair does not count per vertex (--per-vertex, --clustering) out of "
-                "core; use --scheme range or hash");
   const std::vector<CandidateSpec> specs = list_candidates(census, o);
   // 3. Each evaluated (built, fitted to the host, priced, ordered when it fits); the best kept.
   const GraphShape g{n, m, offsets};

@@ -148,7 +148,24 @@ bool UnitPreparer::build_blocks(const WorkUnit& w, unsigned char* slot, UnitLayo
 }
 
 // Range and hash: one per-vertex space per distinct part of the roles (u in i, v in j, w in k).
+// Pair: v and w share the suffix space of parts j..p-1 (local ids vertex - bounds[j], as the
+// blocks' ids), and u has part i's space unless i == j (then u lies in the suffix space too).
 void UnitPreparer::range_spaces(const WorkUnit& w, UnitLayout& L, SlotState& st) const {
+  const Partition& P = plan_.partition;
+  if (P.scheme == Scheme::Pair) {
+    L.num_spaces = 0;
+    if (w.i != w.j) {
+      st.space_part[0] = w.i;
+      L.space_rows[0] = P.rows(w.i);
+      L.num_spaces = 1;
+    }
+    const int s = L.num_spaces++;
+    st.space_part[s] = w.j;  // (add_per_vertex maps local l to bounds[j] + l)
+    L.space_rows[s] = P.n - P.bounds[w.j];
+    L.u_space = w.i != w.j ? 0 : s;
+    L.v_space = L.w_space = s;
+    return;
+  }
   const std::uint32_t parts[3] = {w.i, w.j, w.k};
   int role_space[3];
   L.num_spaces = 0;

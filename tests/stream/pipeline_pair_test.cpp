@@ -2,8 +2,8 @@
 // B = G_{i,>=j}, C = G_{j,>=j}) against the brute-force oracle and the in-core count: every test
 // graph at several p (p = 40: above the rows of the small graphs, capped at them), every build path
 // and thread count, the fake device with the device block cache on and off (direct uploads and
-// through the host slots), sliced units, .tcsr files and the CLI; the plan's shape (p(p+1)/2 units
-// at most, suffix blocks of the exact edges) and the per-vertex refusal.
+// through the host slots), sliced units, .tcsr files and the CLI, totals and per vertex; the plan's
+// shape (p(p+1)/2 units at most, suffix blocks of the exact edges, the per-vertex spaces).
 #include "fake_backend.hpp"
 #include "stream_util.hpp"
 
@@ -36,8 +36,10 @@ TEST_P(PairParts, EqualsTheOracleAndInCore) {
       auto be = cpu_backend();
       CountReport in_core = count_with_backend(*src, popts(Scheme::Range, 1, false), *be);
       EXPECT_EQ(in_core.triangles, oracle);
-      CountReport r = count_with_backend(*src, popts(Scheme::Pair, p, false), *be);
+      CountReport r = count_with_backend(*src, popts(Scheme::Pair, p, true), *be);
       EXPECT_EQ(r.triangles, oracle);
+      ASSERT_EQ(r.per_vertex.size(), n);
+      EXPECT_EQ(per_vertex_mismatches(r.per_vertex, new_of_old, oracle_pv), 0u);
       const std::uint64_t want_p = g.m() ? std::min<std::uint64_t>(p, g.n()) : 1u;  // capped at n
       ASSERT_EQ(r.plan.partition.p, want_p);
       if (want_p > 1) {
@@ -57,7 +59,8 @@ INSTANTIATE_TEST_SUITE_P(SchemesAndParts, PairParts, ::testing::Values(1u, 2u, 3
 
 // The plan: units (i, j) with i <= j by descending i, A = G_ij, B and C the suffix blocks
 // G_{i,>=j} and G_{j,>=j} (column part p + j) with the exact edges and column spaces, B and C
-// shared when i == j, and the per-vertex counts refused with a usage error.
+// shared when i == j; per vertex, a unit needs part i's rows (unless i == j) and the suffix
+// space of parts j..p-1, where v and w lie.
 TEST(PairPlan, UnitsAreThePairsWithSuffixBlocks) {
   auto e = test::skewed_graph(1200, 12000, 13);
   const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(e);
@@ -99,19 +102,15 @@ TEST(PairPlan, UnitsAreThePairsWithSuffixBlocks) {
                 !test::naive_block(g.csr, P, j, p + j).cols.empty();
     EXPECT_EQ(units, want);
   }
-  PlanOptions pv = resolve_plan_options(popts(Scheme::Pair, 3, true), nullptr);
-  try {
-    plan_graph(*src, pv);
-    FAIL() << "expected a usage error";
-  } catch (const Error& err) {
-    EXPECT_EQ(err.kind(), ErrorKind::Usage);
-    EXPECT_NE(std::string(err.what()).find("--scheme pair"), std::string::npos) << err.what();
+  const Plan pv = plan_graph(*src, resolve_plan_options(popts(Scheme::Pair, 3, true), nullptr));
+  std::uint64_t most = 0;
+  for (const WorkUnit& w : pv.units) {
+    const std::uint64_t rows =
+        (w.i != w.j ? pv.partition.rows(w.i) : 0) + g.n() - pv.partition.bounds[w.j];
+    EXPECT_EQ(w.device_bytes, w.slot_bytes + rows * sizeof(count_t));
+    most = std::max(most, rows);
   }
-  // the in-core plan still counts per vertex under --scheme pair
-  auto be = cpu_backend();
-  CountReport r = count_with_backend(*src, popts(Scheme::Pair, 1, true), *be);
-  EXPECT_EQ(r.triangles, oracle);
-  EXPECT_EQ(per_vertex_mismatches(r.per_vertex, new_of_old, oracle_pv), 0u);
+  EXPECT_EQ(pv.per_vertex_rows, most);
 }
 
 // Every build path — the preloaded block cache, blocks built on demand in a small block cache,
@@ -173,9 +172,10 @@ TEST(PairPipeline, FakeDeviceWithAndWithoutTheDeviceCache) {
     for (int path = 0; path < 3; ++path)
       for (bool refuse : {false, true})
         for (bool cache : {true, false}) {
+          const bool pv = path == 1;  // per vertex on one path (fewer units in flight then)
           SCOPED_TRACE("p=" + std::to_string(p) + " path " + std::to_string(path) +
                        (refuse ? " refused" : "") + (cache ? " device cache" : " slots"));
-          auto o = popts(Scheme::Pair, p, false);
+          auto o = popts(Scheme::Pair, p, pv);
           Knobs k;
           k.chunk_cache_bytes = caches[path][0];
           k.block_cache_bytes = caches[path][1];
@@ -187,6 +187,9 @@ TEST(PairPipeline, FakeDeviceWithAndWithoutTheDeviceCache) {
           ASSERT_EQ(r.plan.partition.p, p);
           ASSERT_GT(r.plan.device_cache_bytes, 0u);
           EXPECT_EQ(r.triangles, oracle);
+          if (pv) {
+            EXPECT_EQ(per_vertex_mismatches(r.per_vertex, new_of_old, oracle_pv), 0u);
+          }
           EXPECT_EQ(r.stats.units, r.plan.units.size());
           EXPECT_EQ(dd.image_mismatches, 0u);
           EXPECT_EQ(dd.unregistered_sources, 0u);
@@ -235,7 +238,7 @@ TEST(PairPipeline, SlicedUnitsCountExactly) {
 }
 
 // Through a .tcsr file and the command line: `count --scheme pair --parts P` prints the oracle's
-// count and a pair plan; `--per-vertex` out of core is a usage error (exit 1) with no output file.
+// count and a pair plan, and its `--per-vertex` file equals the in-core count's.
 TEST(PairCli, CountsTcsrFilesFromTheCommandLine) {
   auto e = test::skewed_graph(2000, 20000, 41);
   const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(e);
@@ -263,9 +266,12 @@ TEST(PairCli, CountsTcsrFilesFromTheCommandLine) {
   EXPECT_NE(plan.out.find("scheme pair, p = 4"), std::string::npos) << plan.out;
   auto pv = test::run_cli("count " + file + " --backend cpu --scheme pair --parts 3 --per-vertex " +
                           test::q(tmp.file("pv.csv")) + " -q");
-  EXPECT_EQ(pv.status, 1);
-  EXPECT_NE(pv.err.find("--scheme pair"), std::string::npos) << pv.err;
-  EXPECT_FALSE(std::ifstream(tmp.file("pv.csv")).good());
+  ASSERT_EQ(pv.status, 0) << pv.err;
+  auto one = test::run_cli("count " + file + " --backend cpu --parts 1 --per-vertex " +
+                           test::q(tmp.file("pv1.csv")) + " -q");
+  ASSERT_EQ(one.status, 0) << one.err;
+  EXPECT_EQ(test::read_text(tmp.file("pv.csv")), test::read_text(tmp.file("pv1.csv")));
+  EXPECT_GT(test::read_text(tmp.file("pv.csv")).size(), n);
 }
 
 }  // namespace

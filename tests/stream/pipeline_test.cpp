@@ -19,15 +19,11 @@ TEST_P(EveryScheme, EqualsTheOracleAndInCore) {
       auto be = cpu_backend();
       CountReport in_core = count_with_backend(*src, popts(Scheme::Range, 1, false), *be);
       EXPECT_EQ(in_core.triangles, oracle);
-      // (pair counts no per-vertex figures out of core)
-      const bool pv = scheme != Scheme::Pair;
-      CountReport r = count_with_backend(*src, popts(scheme, p, pv), *be);
+      CountReport r = count_with_backend(*src, popts(scheme, p, true), *be);
       EXPECT_EQ(r.triangles, oracle);
       EXPECT_EQ(r.plan.partition.p, g.m() ? std::min<std::uint64_t>(p, g.n()) : 1u);  // capped at n
-      if (pv) {
-        ASSERT_EQ(r.per_vertex.size(), n);
-        EXPECT_EQ(per_vertex_mismatches(r.per_vertex, new_of_old, oracle_pv), 0u);
-      }
+      ASSERT_EQ(r.per_vertex.size(), n);
+      EXPECT_EQ(per_vertex_mismatches(r.per_vertex, new_of_old, oracle_pv), 0u);
       EXPECT_EQ(r.stats.units, r.plan.units.size());
       EXPECT_FALSE(r.interrupted);
     }
@@ -55,17 +51,14 @@ TEST(Pipeline, EveryBuildPathCountsExactly) {
       for (const auto& c : caches) {
         SCOPED_TRACE(scheme_name(s) + " p=" + std::to_string(p) + " chunk cache " +
                      std::to_string(c[0]) + " block cache " + std::to_string(c[1]));
-        const bool pv = s != Scheme::Pair;
-        auto o = popts(s, p, pv);
+        auto o = popts(s, p, true);
         Knobs k;
         k.chunk_cache_bytes = c[0];
         k.block_cache_bytes = c[1];
         auto be = cpu_backend();
         CountReport r = count_tuned(*src, o, *be, k);
         EXPECT_EQ(r.triangles, oracle);
-        if (pv) {
-          EXPECT_EQ(per_vertex_mismatches(r.per_vertex, new_of_old, oracle_pv), 0u);
-        }
+        EXPECT_EQ(per_vertex_mismatches(r.per_vertex, new_of_old, oracle_pv), 0u);
       }
 }
 

@@ -76,13 +76,10 @@ TEST(Workers, SeveralCpuWorkersCountExactlyForEveryScheme) {
         for (int workers : {2, 3}) {
           SCOPED_TRACE(scheme_name(s) + " p=" + std::to_string(p) + " x" + std::to_string(workers));
           auto ws = cpu_workers(workers);
-          const bool pv = s != Scheme::Pair;  // (pair: no per-vertex counts out of core)
-          CountReport r = count_with_workers(*src, popts(s, p, pv), ws);
+          CountReport r = count_with_workers(*src, popts(s, p, true), ws);
           EXPECT_EQ(r.triangles, oracle);
-          if (pv) {
-            ASSERT_EQ(r.per_vertex.size(), n);
-            EXPECT_EQ(per_vertex_mismatches(r.per_vertex, new_of_old, oracle_pv), 0u);
-          }
+          ASSERT_EQ(r.per_vertex.size(), n);
+          EXPECT_EQ(per_vertex_mismatches(r.per_vertex, new_of_old, oracle_pv), 0u);
           EXPECT_EQ(r.stats.units, r.plan.units.size());
           ASSERT_EQ(r.stats.workers.size(), static_cast<std::size_t>(workers));
           std::uint64_t units = 0;
@@ -527,7 +524,7 @@ TEST(Workers, PlanSurvivesItsWireForm) {
   const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(test::skewed_graph(600, 5000, 3));
   auto src = memory_source(g, 64);
   for (Scheme s : {Scheme::Range, Scheme::Hash, Scheme::Vertex, Scheme::Pair}) {
-    Plan plan = plan_graph(*src, resolve_plan_options(popts(s, 3, s != Scheme::Pair), nullptr));
+    Plan plan = plan_graph(*src, resolve_plan_options(popts(s, 3, true), nullptr));
     Plan back = plan_from_bytes(plan_to_bytes(plan));
     EXPECT_EQ(back.to_json(), plan.to_json());
     EXPECT_EQ(plan_to_bytes(back), plan_to_bytes(plan));
