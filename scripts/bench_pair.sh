@@ -4,8 +4,8 @@
 # graphs (generated once, shared), then prints per graph and budget the whole command, the
 # kernels' busy seconds, the units, p, the bytes uploaded and the overlap of each scheme. The
 # figures that decide whether `auto` should consider pair: its kernel seconds against auto's
-# (pair does the in-core kernel work, auto's hash and range plans visit rows p times) and its
-# uploads (every B = G_{i,>=j} is used by one unit only).
+# (pair does the in-core kernel work, auto's hash and range plans visit rows p times), its
+# uploads (each unit holds two whole row parts beside its A) and the overlap.
 #
 # usage: scripts/bench_pair.sh [NAME=MODEL...]   (default: Kronecker 24 and the hub graph of
 #        scale 24; see bench_e2e.sh)

@@ -12,9 +12,9 @@
 //   vertex — LSTC: partition i owns the contiguous rows V_i (balanced by wedges); its unit holds
 //            A = B = the rows of V_i with columns rebased into X_i = N+(V_i), and C = the proxy
 //            rows X_i restricted to columns in X_i; only local rows are counted.
-//   pair   — range's parts; one unit per pair i <= j: A = G_ij, B = G_{i,>=j}, C = G_{j,>=j}
-//            (suffix blocks: the columns in parts j..p-1, ids column - bounds[j]), so every edge
-//            of A is visited once and each intersection is the in-core one.
+//   pair   — range's parts; one unit per pair i <= j: A = G_ij, B = R_i, C = R_j, where R_a is
+//            row part a whole with global column ids (the suffix block G_{a,>=0}), so every edge
+//            is an edge of A once and each intersection is the in-core one.
 // A unit's blocks sit in one staging slot; two slots exist at once (double buffering), so the
 // plan fits when 2 * slot_bytes (+ per-vertex arrays) <= device budget.
 //
@@ -197,7 +197,8 @@ CensusOptions census_options(std::uint64_t n, const PlanOptions& options);
 
 struct BlockInfo {
   // range/hash: G_ab; vertex: (i, 0) = A, (i, 1) = C; pair: G_ab, or with col_part = p + b the
-  // suffix block G_{a,>=b} (the columns in parts b..p-1, ids column - bounds[b]; suffix_block)
+  // suffix block G_{a,>=b} (the columns in parts b..p-1, ids column - bounds[b]; suffix_block;
+  // the planner uses b = 0: row part a whole, global ids)
   std::uint32_t row_part = 0, col_part = 0;
   std::uint64_t rows = 0;
   eid_t edges = 0;  // exact (range, hash, vertex A) or an upper bound (vertex C)

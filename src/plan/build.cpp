@@ -94,22 +94,24 @@ void block_units(Plan& plan, const std::vector<eid_t>& E, const eid_t* off, eid_
   }
 }
 
-// Pair: one unit per pair i <= j of range parts, A = G_ij, B = G_{i,>=j} and C = G_{j,>=j}
-// (suffix blocks, col_part p + j: the columns in parts j..p-1 with ids column - bounds[j]). A
-// triangle u < v < w lies in the unit (part u, part v) only, found as count(A, B, C): w lies in
-// a part >= part v. Every edge of A is visited once and every intersection is the in-core one,
-// so the kernels do the in-core work over p(p+1)/2 units. From the p x p edge matrix E:
-// edges(G_{a,>=b}) = sum of E[a][c] over c >= b.
+// Pair: one unit per pair i <= j of range parts, A = G_ij, B = R_i and C = R_j, where R_a =
+// G_{a,>=0} is row part a whole with global column ids (the suffix block of column part code p:
+// the columns in parts 0..p-1, ids column - bounds[0]). A triangle u < v < w lies in the unit
+// (part u, part v) only, found as count(A, B, C): for the edge u -> v of A, w lies in B(u) =
+// N+(u) and in C(v) = N+(v), the in-core rows. Every edge of the graph is an edge of A once, and
+// every intersection is the in-core one, so the kernels do the in-core work over p(p+1)/2 units.
+// B stays for the run of i and C = R_j serves every i <= j (and is B of the unit (j, j)), so a
+// row part's blocks are its G_ab, b >= a, and R_a: twice the graph on the host at most.
 void pair_units(Plan& plan, const std::vector<eid_t>& E) {
   const Partition& P = plan.partition;
   const std::uint32_t p = P.p;
-  // 1. Suffix sums: S[a * (p + 1) + b] = edges of G_{a,>=b}; S[a * (p + 1)] = row part a's edges.
-  std::vector<eid_t> S(static_cast<std::size_t>(p) * (p + 1), 0);
+  const std::uint32_t rows_code = P.suffix_block(0);  // R_a's column part
+  // 1. Row part a's edges (range: all of them in column parts >= a).
+  std::vector<eid_t> R(p, 0);
   for (std::uint32_t a = 0; a < p; ++a)
-    for (std::uint32_t b = p; b-- > 0;)
-      S[a * (p + 1) + b] = S[a * (p + 1) + b + 1] + E[static_cast<std::size_t>(a) * p + b];
+    for (std::uint32_t b = 0; b < p; ++b) R[a] += E[static_cast<std::size_t>(a) * p + b];
   auto edges = [&](std::uint32_t a, std::uint32_t c) {
-    return P.is_suffix(c) ? S[a * (p + 1) + (c - p)] : E[static_cast<std::size_t>(a) * p + c];
+    return c == rows_code ? R[a] : E[static_cast<std::size_t>(a) * p + c];
   };
   auto block = [&](std::uint32_t a, std::uint32_t c) {
     BlockInfo bi;
@@ -122,41 +124,36 @@ void pair_units(Plan& plan, const std::vector<eid_t>& E) {
     bi.upload_bytes = packed_block_bytes(bi.rows, bi.edges);
     return bi;
   };
-  auto walk_bytes = [&](std::uint32_t a) -> std::uint64_t {
-    return S[a * (p + 1)] * sizeof(vid_t);
-  };
-  // 2. What the host block cache needs: row part a's blocks G_ab and G_{a,>=b}, b >= a.
+  auto walk_bytes = [&](std::uint32_t a) -> std::uint64_t { return R[a] * sizeof(vid_t); };
+  // 2. What the host block cache needs: row part a's blocks G_ab, b >= a, and R_a.
   plan.row_part_max_bytes = plan.row_parts_bytes = plan.row_part_chunk_bytes = 0;
   plan.row_part_bytes.assign(p, 0);
   for (std::uint32_t a = 0; a < p; ++a) {
-    std::uint64_t b = 0;
-    for (std::uint32_t c = a; c < p; ++c)
-      b += packed_block_bytes(P.rows(a), edges(a, c)) +
-           packed_block_bytes(P.rows(a), edges(a, P.suffix_block(c)));
+    std::uint64_t b = packed_block_bytes(P.rows(a), R[a]);
+    for (std::uint32_t c = a; c < p; ++c) b += packed_block_bytes(P.rows(a), edges(a, c));
     plan.row_part_bytes[a] = b;
     plan.row_part_max_bytes = std::max(plan.row_part_max_bytes, b);
     plan.row_parts_bytes += b;
     plan.row_part_chunk_bytes = std::max<std::uint64_t>(plan.row_part_chunk_bytes, walk_bytes(a));
   }
   // 3. The units by descending i, then j (range's order: the units needing only row parts
-  // i..p-1 first), pruned where A or C is empty (B holds A).
+  // i..p-1 first; B = R_i stays for the run), pruned where A or C is empty (B holds A).
   for (std::uint32_t i = p; i-- > 0;)
     for (std::uint32_t j = i; j < p; ++j) {
-      const eid_t eij = edges(i, j), eb = edges(i, P.suffix_block(j)),
-                  ec = edges(j, P.suffix_block(j));
-      if (eij == 0 || ec == 0) continue;
+      const eid_t eij = edges(i, j);
+      if (eij == 0 || R[j] == 0) continue;
       WorkUnit w;
       w.i = i;
       w.j = w.k = j;
       w.a = block(i, j);
-      w.b = block(i, P.suffix_block(j));
-      w.c = block(j, P.suffix_block(j));
+      w.b = block(i, rows_code);
+      w.c = block(j, rows_code);
       w.c_is_b = i == j;
       w.decompress_bytes = walk_bytes(i) + (i == j ? 0 : walk_bytes(j));
       const double ri = std::max<double>(1, static_cast<double>(w.a.rows));
       const double rj = std::max<double>(1, static_cast<double>(w.c.rows));
-      w.work =
-          static_cast<double>(eij) * (static_cast<double>(eb) / ri + static_cast<double>(ec) / rj);
+      w.work = static_cast<double>(eij) *
+               (static_cast<double>(R[i]) / ri + static_cast<double>(R[j]) / rj);
       plan.units.push_back(w);
     }
 }

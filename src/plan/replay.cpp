@@ -97,13 +97,13 @@ void finish_units(Plan& plan, bool per_vertex, int in_flight) {
     const std::uint64_t blocks = distinct(&BlockInfo::bytes, true);
     w.slot_bytes = blocks;
     // per-vertex spaces: range/hash spaces are parts i, j, k; vertex: rows of V_i and X_i;
-    // pair: part i (unless i == j) and the suffix space of parts j..p-1, which v and w share
+    // pair: every vertex (w's global ids; parts 0 share it), part i and part j
     std::uint64_t rows = 0;
     if (per_vertex) {
       if (plan.partition.scheme == Scheme::Vertex && plan.partition.p > 1) {
         rows = w.a.rows + w.c.rows;
       } else if (plan.partition.scheme == Scheme::Pair && plan.partition.p > 1) {
-        rows = (w.i != w.j ? w.a.rows : 0) + w.c.col_space;
+        rows = w.c.col_space + (w.i != 0 ? w.a.rows : 0) + (w.j != 0 && w.j != w.i ? w.c.rows : 0);
       } else {
         std::uint32_t parts[3] = {w.i, w.j, w.k};
         std::uint64_t prow[3] = {w.a.rows, w.c.rows, w.c.col_space};

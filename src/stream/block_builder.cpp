@@ -96,16 +96,14 @@ void BlockBuilder::build(std::uint32_t part, const std::uint32_t* col_parts, std
   // Every column part from `first` on, in order (col_parts[d] == first + d): hash needs all p
   // of them; a range row part's columns all lie in parts >= its own (the DAG points up), so
   // for range any suffix starting at or before `part` catches every column. Pair: the plain
-  // parts (the first `plain` dests) may be followed by every suffix block from `first` on
-  // (col_parts[plain + d] == p + first + d), which the same scan fills.
+  // parts (the first `plain` dests) may be followed by suffix blocks starting at or before
+  // `part` (col_parts[d] == p + s, s <= part), which hold whole rows.
   const std::uint32_t first = q ? col_parts[0] : 0;
   std::size_t plain = 0;
   while (plain < q && (hash || col_parts[plain] < p)) ++plain;
-  bool all = hash ? q == p && first == 0
-                  : plain == p - first && first <= part && (q == plain || q == 2 * plain);
+  bool all = hash ? q == p && first == 0 : plain == p - first && first <= part;
   for (std::size_t d = 0; d < q && all; ++d)
-    all = col_parts[d] == (d < plain ? first + d : p + first + (d - plain));
-  const bool suffixes = all && q > plain;
+    all = d < plain ? col_parts[d] == first + d : col_parts[d] >= p && col_parts[d] - p <= part;
   std::vector<std::int32_t> dest_of(hash ? p : 0, -1);
   if (hash)
     for (std::size_t d = 0; d < q; ++d) dest_of[col_parts[d]] = static_cast<std::int32_t>(d);
@@ -143,21 +141,15 @@ void BlockBuilder::build(std::uint32_t part, const std::uint32_t* col_parts, std
       if (deg == 0) return;
       std::uint32_t b = part_from(coarse[cols[0] >> shift], cols[0]);
       std::uint64_t end = bounds[b + 1], s = 0;
-      std::uint32_t open = first;  // pair: the first suffix block not given the row yet
-      // the run [s, e) of part b; every suffix from `open` through b starts at s
-      auto run = [&](std::uint64_t e) {
-        f(static_cast<std::size_t>(b - first), s, e);
-        if (suffixes)
-          for (; open <= b; ++open) f(plain + (open - first), s, deg);
-      };
       for (std::uint64_t e = 1; e < deg; ++e)
         if (cols[e] >= end) {
-          run(e);
+          f(static_cast<std::size_t>(b - first), s, e);
           s = e;
           b = part_from(b, cols[e]);
           end = bounds[b + 1];
         }
-      run(deg);
+      f(static_cast<std::size_t>(b - first), s, deg);
+      for (std::size_t d = plain; d < q; ++d) f(d, 0, deg);  // pair's whole rows
     } else {
       for (std::size_t d = 0; d < q; ++d) {
         const std::uint32_t b = col_parts[d];

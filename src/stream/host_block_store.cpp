@@ -41,10 +41,10 @@ bool HostBlockStore::build_row_part(std::uint32_t a, const std::vector<BlockKey>
   const std::uint32_t p = P.p;
   const std::uint64_t R = P.rows(a);
   // the blocks G_ab, b >= first (range: G_ab with b < a is empty and no unit needs it); pair:
-  // then its suffix blocks G_{a,>=b}, b >= first (column part codes p + b)
+  // then the whole rows R_a with global ids (the suffix block of column part code p)
   const std::uint32_t first = plan_.partition.first_block(a);
   const std::uint32_t plain = p - first;
-  const std::uint32_t q = P.scheme == Scheme::Pair ? 2 * plain : plain;
+  const std::uint32_t q = P.scheme == Scheme::Pair ? plain + 1 : plain;
   if (plan_.row_part_bytes.at(a) > block_cap_) return false;
   std::vector<std::uint64_t> needed;
   builder_.rows_needed(a, needed);
@@ -53,7 +53,7 @@ bool HostBlockStore::build_row_part(std::uint32_t a, const std::vector<BlockKey>
   std::vector<BuildDest> dests(q);
   std::vector<std::uint32_t> parts(q);
   for (std::uint32_t d = 0; d < q; ++d) {
-    parts[d] = d < plain ? first + d : P.suffix_block(first + (d - plain));
+    parts[d] = d < plain ? first + d : P.suffix_block(0);
     made[d] = std::make_shared<HostBlock>();
   }
   const double tb = now_s();

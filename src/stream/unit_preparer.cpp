@@ -148,22 +148,20 @@ bool UnitPreparer::build_blocks(const WorkUnit& w, unsigned char* slot, UnitLayo
 }
 
 // Range and hash: one per-vertex space per distinct part of the roles (u in i, v in j, w in k).
-// Pair: v and w share the suffix space of parts j..p-1 (local ids vertex - bounds[j], as the
-// blocks' ids), and u has part i's space unless i == j (then u lies in the suffix space too).
+// Pair: w (a global id in B and C) has a space of every vertex, part 0's (bounds[0] = 0), which
+// u and v share when they lie in part 0; otherwise u has part i's and v part j's (one if i == j).
 void UnitPreparer::range_spaces(const WorkUnit& w, UnitLayout& L, SlotState& st) const {
   const Partition& P = plan_.partition;
   if (P.scheme == Scheme::Pair) {
     L.num_spaces = 0;
-    if (w.i != w.j) {
-      st.space_part[0] = w.i;
-      L.space_rows[0] = P.rows(w.i);
-      L.num_spaces = 1;
-    }
-    const int s = L.num_spaces++;
-    st.space_part[s] = w.j;  // (add_per_vertex maps local l to bounds[j] + l)
-    L.space_rows[s] = P.n - P.bounds[w.j];
-    L.u_space = w.i != w.j ? 0 : s;
-    L.v_space = L.w_space = s;
+    auto space = [&](std::uint32_t part, std::uint64_t rows) {
+      st.space_part[L.num_spaces] = part;  // (add_per_vertex maps local l to bounds[part] + l)
+      L.space_rows[L.num_spaces] = rows;
+      return L.num_spaces++;
+    };
+    L.w_space = space(0, P.n);
+    L.u_space = w.i == 0 ? L.w_space : space(w.i, P.rows(w.i));
+    L.v_space = w.j == 0 ? L.w_space : w.j == w.i ? L.u_space : space(w.j, P.rows(w.j));
     return;
   }
   const std::uint32_t parts[3] = {w.i, w.j, w.k};

@@ -1,9 +1,10 @@
 // pipeline_pair_test.cpp — the pair scheme (units = pairs of range parts i <= j, A = G_ij,
-// B = G_{i,>=j}, C = G_{j,>=j}) against the brute-force oracle and the in-core count: every test
-// graph at several p (p = 40: above the rows of the small graphs, capped at them), every build path
-// and thread count, the fake device with the device block cache on and off (direct uploads and
-// through the host slots), sliced units, .tcsr files and the CLI, totals and per vertex; the plan's
-// shape (p(p+1)/2 units at most, suffix blocks of the exact edges, the per-vertex spaces).
+// B = R_i, C = R_j: the row parts whole, global column ids) against the brute-force oracle and the
+// in-core count: every test graph at several p (p = 40: above the rows of the small graphs, capped
+// at them), every build path and thread count, the fake device with the device block cache on and
+// off (direct uploads and through the host slots), sliced units, .tcsr files and the CLI, totals
+// and per vertex; the plan's shape (p(p+1)/2 units at most, blocks of the exact edges, the
+// per-vertex spaces).
 #include "fake_backend.hpp"
 #include "stream_util.hpp"
 
@@ -57,11 +58,11 @@ INSTANTIATE_TEST_SUITE_P(SchemesAndParts, PairParts, ::testing::Values(1u, 2u, 3
                            return "pair_p" + std::to_string(pi.param);
                          });
 
-// The plan: units (i, j) with i <= j by descending i, A = G_ij, B and C the suffix blocks
-// G_{i,>=j} and G_{j,>=j} (column part p + j) with the exact edges and column spaces, B and C
-// shared when i == j; per vertex, a unit needs part i's rows (unless i == j) and the suffix
-// space of parts j..p-1, where v and w lie.
-TEST(PairPlan, UnitsAreThePairsWithSuffixBlocks) {
+// The plan: units (i, j) with i <= j by descending i, A = G_ij, B and C the row parts R_i and
+// R_j (the suffix block G_{a,>=0}, column part p) with the exact edges and every vertex as
+// column space, B and C shared when i == j; per vertex, a unit needs every vertex (w's space,
+// which u and v share in part 0) and parts i and j.
+TEST(PairPlan, UnitsAreThePairsWithWholeRowParts) {
   auto e = test::skewed_graph(1200, 12000, 13);
   const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(e);
   auto src = memory_source(g, 97);
@@ -82,12 +83,14 @@ TEST(PairPlan, UnitsAreThePairsWithSuffixBlocks) {
       EXPECT_LE(w.i, w.j);
       EXPECT_EQ(w.k, w.j);
       EXPECT_EQ(w.a.col_part, w.j);
-      EXPECT_EQ(w.b.col_part, p + w.j);
+      EXPECT_EQ(w.b.row_part, w.i);
+      EXPECT_EQ(w.b.col_part, p);
       EXPECT_EQ(w.c.row_part, w.j);
-      EXPECT_EQ(w.c.col_part, p + w.j);
+      EXPECT_EQ(w.c.col_part, p);
       EXPECT_EQ(w.c_is_b, w.i == w.j);
       EXPECT_FALSE(w.b_is_a);
-      EXPECT_EQ(w.b.col_space, g.n() - P.bounds[w.j]);
+      EXPECT_EQ(w.b.col_space, g.n());
+      EXPECT_EQ(w.b.edges, g.csr.offsets[P.bounds[w.i + 1]] - g.csr.offsets[P.bounds[w.i]]);
       for (const BlockInfo* bi : {&w.a, &w.b, &w.c})
         EXPECT_EQ(bi->edges, test::naive_block(g.csr, P, bi->row_part, bi->col_part).cols.size());
       ++units;
@@ -99,14 +102,14 @@ TEST(PairPlan, UnitsAreThePairsWithSuffixBlocks) {
     for (std::uint32_t i = 0; i < p; ++i)
       for (std::uint32_t j = i; j < p; ++j)
         want += !test::naive_block(g.csr, P, i, j).cols.empty() &&
-                !test::naive_block(g.csr, P, j, p + j).cols.empty();
+                !test::naive_block(g.csr, P, j, p).cols.empty();
     EXPECT_EQ(units, want);
   }
   const Plan pv = plan_graph(*src, resolve_plan_options(popts(Scheme::Pair, 3, true), nullptr));
   std::uint64_t most = 0;
   for (const WorkUnit& w : pv.units) {
-    const std::uint64_t rows =
-        (w.i != w.j ? pv.partition.rows(w.i) : 0) + g.n() - pv.partition.bounds[w.j];
+    const std::uint64_t rows = g.n() + (w.i != 0 ? pv.partition.rows(w.i) : 0) +
+                               (w.j != 0 && w.j != w.i ? pv.partition.rows(w.j) : 0);
     EXPECT_EQ(w.device_bytes, w.slot_bytes + rows * sizeof(count_t));
     most = std::max(most, rows);
   }
@@ -159,7 +162,7 @@ TEST(PairPipeline, EveryBuildPathAndThreadCountCountsExactly) {
 }
 
 // The fake device: direct uploads from the preloaded block cache and through the host slots
-// (registration refused), with the device block cache (blocks by key: a suffix block's key must
+// (registration refused), with the device block cache (blocks by key: a row part's key must
 // not name a plain one) and with two device slots; parallel and sequential walks into the slots.
 // Every host image equals what reached the device and the cache never served a wrong block.
 TEST(PairPipeline, FakeDeviceWithAndWithoutTheDeviceCache) {
@@ -207,7 +210,7 @@ TEST(PairPipeline, FakeDeviceWithAndWithoutTheDeviceCache) {
             EXPECT_EQ(dd.host_slot_bytes, 0u);
           }
         }
-  EXPECT_GT(hits, 0u);  // C = G_{j,>=j} is shared by the units (i, j), i <= j
+  EXPECT_GT(hits, 0u);  // B = R_i serves the run of i, C = R_j every i <= j
 }
 
 // Slices of pair units (the tail cover's pieces) count their task once between them.
