@@ -8,7 +8,7 @@
 #   BIN        the tristream binary [build/tristream]
 #   BACKEND    cuda | cpu | auto [cuda]   (cpu to try it small here: SCALE 14..18)
 #   OUT        output folder [bench/out/ooc]
-#   SCHEMES    schemes to run [auto range hash vertex]
+#   SCHEMES    schemes to run (auto, range, hash, vertex, pair) [auto range hash vertex]
 #   FRACTIONS  divisors of the in-core footprint [2 4 8]
 #   REPEAT     runs per configuration, the fastest is kept [1]
 #   CGROUP     1 = also run the memory.max experiment (needs root and cgroup v2) [1]

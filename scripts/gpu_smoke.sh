@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # gpu_smoke.sh — the shortest useful check on a GPU machine: build the binary and the gpu tests,
 # run the streaming-pipeline gpu test, count the quickstart graph and a Kronecker scale-22 graph
-# in core and out of core (1/4 of the footprint, each scheme) on the GPU, then the kernel tests.
+# in core and out of core (1/4 of the footprint, each scheme, pair included) on the GPU, then the
+# kernel tests.
 # Logs under $OUT (default bench/out/smoke). Each step is time-bounded.
 set -uo pipefail
 cd "$(dirname "$0")/.."
@@ -26,7 +27,7 @@ echo "generated at ${SECONDS}s"
   timeout 60 $T count /tmp/k.tcsr --json
   F=$($T plan /tmp/k.tcsr --parts 1 --gpu-memory 1024T --json |
     python3 -c 'import json,sys; print(json.load(sys.stdin)["device_bytes"])')
-  for s in auto range hash vertex; do timeout 60 $T count /tmp/k.tcsr --json --scheme $s --gpu-memory $((F / 4)); done
+  for s in auto range hash vertex pair; do timeout 60 $T count /tmp/k.tcsr --json --scheme $s --gpu-memory $((F / 4)); done
 } >"$OUT/counts.jsonl" 2>&1
 python3 - "$OUT/counts.jsonl" <<'PY'
 import json, sys

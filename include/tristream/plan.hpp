@@ -12,6 +12,9 @@
 //   vertex — LSTC: partition i owns the contiguous rows V_i (balanced by wedges); its unit holds
 //            A = B = the rows of V_i with columns rebased into X_i = N+(V_i), and C = the proxy
 //            rows X_i restricted to columns in X_i; only local rows are counted.
+//   pair   — range's parts; one unit per pair i <= j: A = G_ij, B = R_i, C = R_j, where R_a is
+//            row part a whole with global column ids (the suffix block G_{a,>=0}), so every edge
+//            is an edge of A once and each intersection is the in-core one.
 // A unit's blocks sit in one staging slot; two slots exist at once (double buffering), so the
 // plan fits when 2 * slot_bytes (+ per-vertex arrays) <= device budget.
 //
@@ -33,12 +36,12 @@
 
 namespace tristream {
 
-enum class Scheme { Auto, Range, Hash, Vertex };
+enum class Scheme { Auto, Range, Hash, Vertex, Pair };
 // The most parts --parts may force (the census's histograms grow with p^2). The planner also caps
 // a forced p at the graph's rows n (PlanOptions::parts).
 constexpr std::uint64_t kMaxParts = 4096;
 std::string scheme_name(Scheme s);
-// "auto" | "range" | "hash" | "vertex"; anything else throws Error(Usage).
+// "auto" | "range" | "hash" | "vertex" | "pair"; anything else throws Error(Usage).
 Scheme parse_scheme(const std::string& name);
 
 // Where the oriented graph comes from: a .tcsr file (reader_source) or memory (memory_source,
@@ -73,15 +76,23 @@ struct Partition {
   Scheme scheme = Scheme::Range;  // never Auto
   std::uint32_t p = 1;
   std::uint64_t n = 0;
-  std::vector<std::uint64_t> bounds;  // range, vertex: p + 1 row boundaries; hash: empty
+  std::vector<std::uint64_t> bounds;  // range, vertex, pair: p + 1 row boundaries; hash: empty
 
   std::uint32_t part_of(std::uint64_t x) const;
   std::uint64_t local_of(std::uint64_t x) const;                    // range, hash
   std::uint64_t global_of(std::uint32_t a, std::uint64_t l) const;  // range, hash, vertex rows
   std::uint64_t rows(std::uint32_t a) const;                        // vertices in part a
-  // The first column part b whose block G_ab may hold edges: range blocks below the diagonal are
-  // empty (the DAG points up), so range gives a, hash and vertex 0.
-  std::uint32_t first_block(std::uint32_t a) const { return scheme == Scheme::Range ? a : 0; }
+  // Range and pair: contiguous rank ranges (part_of by the bounds).
+  bool ranged() const { return scheme == Scheme::Range || scheme == Scheme::Pair; }
+  // The first column part b whose block G_ab may hold edges: range and pair blocks below the
+  // diagonal are empty (the DAG points up), so range and pair give a, hash and vertex 0.
+  std::uint32_t first_block(std::uint32_t a) const { return ranged() ? a : 0; }
+  // Pair's suffix column parts: the code p + b names the columns in parts b..p-1.
+  std::uint32_t suffix_block(std::uint32_t b) const { return p + b; }
+  bool is_suffix(std::uint32_t c) const { return c >= p; }
+  // Range and pair: the global id of column part c's local id 0, and the end of its columns.
+  std::uint64_t col_lo(std::uint32_t c) const { return bounds[c >= p ? c - p : c]; }
+  std::uint64_t col_hi(std::uint32_t c) const { return c >= p ? n : bounds[c + 1]; }
 };
 
 // Exact block statistics from one streamed pass over the columns (take_census).
@@ -185,7 +196,10 @@ bool census_needed(std::uint64_t n, eid_t m, const PlanOptions& options, CensusO
 CensusOptions census_options(std::uint64_t n, const PlanOptions& options);
 
 struct BlockInfo {
-  std::uint32_t row_part = 0, col_part = 0;  // range/hash: G_ab; vertex: (i, 0) = A, (i, 1) = C
+  // range/hash: G_ab; vertex: (i, 0) = A, (i, 1) = C; pair: G_ab, or with col_part = p + b the
+  // suffix block G_{a,>=b} (the columns in parts b..p-1, ids column - bounds[b]; suffix_block;
+  // the planner uses b = 0: row part a whole, global ids)
+  std::uint32_t row_part = 0, col_part = 0;
   std::uint64_t rows = 0;
   eid_t edges = 0;  // exact (range, hash, vertex A) or an upper bound (vertex C)
   std::uint64_t col_space = 0;
@@ -196,7 +210,7 @@ struct BlockInfo {
 };
 
 struct WorkUnit {
-  std::uint32_t i = 0, j = 0, k = 0;  // task (vertex: i = j = k = partition)
+  std::uint32_t i = 0, j = 0, k = 0;  // task (vertex: i = j = k = partition; pair: k = j)
   BlockInfo a, b, c;                  // the views A, B, C (duplicates share storage)
   bool b_is_a = false, c_is_a = false, c_is_b = false;
   std::uint64_t device_bytes = 0;  // slot bytes (blocks) + per-vertex arrays

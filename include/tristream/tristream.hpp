@@ -80,7 +80,7 @@ struct CountOptions {
   unsigned threads = 0;         // CPU threads (decompression, CPU backend); 0 = all cores
   ByteSize gpu_memory;          // device budget; 0 = free GPU memory minus a reserve
   ByteSize host_memory;         // host budget; 0 = a share of the available memory
-  std::string scheme = "auto";  // out-of-core partition: auto, range, hash or vertex
+  std::string scheme = "auto";  // out-of-core partition: auto, range, hash, vertex or pair
   std::uint32_t parts = 0;      // force the number of parts (<= 4096; 1 = in core); 0 = choose
   bool per_vertex = false;      // fill CountResult::per_vertex (and vertex_ids)
   bool clustering = false;      // fill CountResult::clustering and average_clustering (implies

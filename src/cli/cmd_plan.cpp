@@ -34,7 +34,9 @@ int cmd_plan(int argc, char** argv) {
                    "reserve; unlimited without a GPU]",
                    &gpu_memory)
       .size_option("host-memory", kHostMemoryHelp, &host_memory)
-      .option("scheme", "", "S", "auto, range (BBTC), hash (TRUST) or vertex (LSTC) [auto]",
+      .option("scheme", "", "S",
+              "auto, range (BBTC), hash (TRUST), vertex (LSTC) or pair (range parts, one unit "
+              "per pair of parts; never chosen by auto) [auto]",
               &scheme)
       .uint_option("parts", "P", "force the number of parts p, 1..4096 [chosen by the planner]",
                    &parts, 1, kMaxParts)

@@ -1,7 +1,7 @@
 // build.cpp — a candidate plan's partition and units from the census (plan/build.hpp): range
-// parts grouped from the fine buckets by one of three cuts, hash parts folded from the residues,
-// vertex parts from the wedge-balanced groups; the tasks pruned where a block is empty, in the
-// partition's own order.
+// (and pair) parts grouped from the fine buckets by one of three cuts, hash parts folded from the
+// residues, vertex parts from the wedge-balanced groups; the tasks pruned where a block is empty,
+// in the partition's own order.
 #include "plan/build.hpp"
 
 #include <algorithm>
@@ -92,6 +92,70 @@ void block_units(Plan& plan, const std::vector<eid_t>& E, const eid_t* off, eid_
         plan.units.push_back(w);
       }
   }
+}
+
+// Pair: one unit per pair i <= j of range parts, A = G_ij, B = R_i and C = R_j, where R_a =
+// G_{a,>=0} is row part a whole with global column ids (the suffix block of column part code p:
+// the columns in parts 0..p-1, ids column - bounds[0]). A triangle u < v < w lies in the unit
+// (part u, part v) only, found as count(A, B, C): for the edge u -> v of A, w lies in B(u) =
+// N+(u) and in C(v) = N+(v), the in-core rows. Every edge of the graph is an edge of A once, and
+// every intersection is the in-core one, so the kernels do the in-core work over p(p+1)/2 units.
+// B stays for the run of i and C = R_j serves every i <= j (and is B of the unit (j, j)), so a
+// row part's blocks are its G_ab, b >= a, and R_a: twice the graph on the host at most.
+void pair_units(Plan& plan, const std::vector<eid_t>& E) {
+  const Partition& P = plan.partition;
+  const std::uint32_t p = P.p;
+  const std::uint32_t rows_code = P.suffix_block(0);  // R_a's column part
+  // 1. Row part a's edges (range: all of them in column parts >= a).
+  std::vector<eid_t> R(p, 0);
+  for (std::uint32_t a = 0; a < p; ++a)
+    for (std::uint32_t b = 0; b < p; ++b) R[a] += E[static_cast<std::size_t>(a) * p + b];
+  auto edges = [&](std::uint32_t a, std::uint32_t c) {
+    return c == rows_code ? R[a] : E[static_cast<std::size_t>(a) * p + c];
+  };
+  auto block = [&](std::uint32_t a, std::uint32_t c) {
+    BlockInfo bi;
+    bi.row_part = a;
+    bi.col_part = c;
+    bi.rows = P.rows(a);
+    bi.edges = edges(a, c);
+    bi.col_space = P.col_hi(c) - P.col_lo(c);
+    bi.bytes = block_bytes(bi.rows, bi.edges);
+    bi.upload_bytes = packed_block_bytes(bi.rows, bi.edges);
+    return bi;
+  };
+  auto walk_bytes = [&](std::uint32_t a) -> std::uint64_t { return R[a] * sizeof(vid_t); };
+  // 2. What the host block cache needs: row part a's blocks G_ab, b >= a, and R_a.
+  plan.row_part_max_bytes = plan.row_parts_bytes = plan.row_part_chunk_bytes = 0;
+  plan.row_part_bytes.assign(p, 0);
+  for (std::uint32_t a = 0; a < p; ++a) {
+    std::uint64_t b = packed_block_bytes(P.rows(a), R[a]);
+    for (std::uint32_t c = a; c < p; ++c) b += packed_block_bytes(P.rows(a), edges(a, c));
+    plan.row_part_bytes[a] = b;
+    plan.row_part_max_bytes = std::max(plan.row_part_max_bytes, b);
+    plan.row_parts_bytes += b;
+    plan.row_part_chunk_bytes = std::max<std::uint64_t>(plan.row_part_chunk_bytes, walk_bytes(a));
+  }
+  // 3. The units by descending i, then j (range's order: the units needing only row parts
+  // i..p-1 first; B = R_i stays for the run), pruned where A or C is empty (B holds A).
+  for (std::uint32_t i = p; i-- > 0;)
+    for (std::uint32_t j = i; j < p; ++j) {
+      const eid_t eij = edges(i, j);
+      if (eij == 0 || R[j] == 0) continue;
+      WorkUnit w;
+      w.i = i;
+      w.j = w.k = j;
+      w.a = block(i, j);
+      w.b = block(i, rows_code);
+      w.c = block(j, rows_code);
+      w.c_is_b = i == j;
+      w.decompress_bytes = walk_bytes(i) + (i == j ? 0 : walk_bytes(j));
+      const double ri = std::max<double>(1, static_cast<double>(w.a.rows));
+      const double rj = std::max<double>(1, static_cast<double>(w.c.rows));
+      w.work = static_cast<double>(eij) *
+               (static_cast<double>(R[i]) / ri + static_cast<double>(R[j]) / rj);
+      plan.units.push_back(w);
+    }
 }
 
 // Range: the fine buckets grouped into p parts (sets the bounds); returns the p x p block edges.
@@ -241,6 +305,8 @@ Plan build_plan(Scheme scheme, std::uint32_t p, int variant, std::uint64_t n, ei
   P.n = n;
   if (scheme == Scheme::Range)
     block_units(plan, range_block_edges(P, variant, census), off, m);
+  else if (scheme == Scheme::Pair)
+    pair_units(plan, range_block_edges(P, variant, census));
   else if (scheme == Scheme::Hash)
     block_units(plan, hash_block_edges(P, census), off, m);
   else

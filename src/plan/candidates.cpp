@@ -21,6 +21,9 @@ namespace {
 constexpr double kHashCostFactor = 1.25;
 // Candidates of a scheme evaluated after its first fit before its larger p are skipped.
 constexpr int kAfterFeasible = 8;
+// The most parts a pair plan tries without --parts: its units hold about two row parts, so it
+// needs more parts than range for the same budget (its units are p(p+1)/2, not ~p^3/6).
+constexpr std::uint32_t kMaxPairParts = 192;
 
 // Builds one candidate, fits it to the host, sizes its caches, prices it and (when it fits the
 // budgets) chooses its order and units in flight.
@@ -76,10 +79,12 @@ std::uint64_t max_units(const PlanOptions& o) {
 }
 
 // The units a candidate has (an estimate: tasks with an empty block are left out): range and
-// hash p(p+1)(p+2)/6 tasks, vertex p.
+// hash p(p+1)(p+2)/6 tasks, pair p(p+1)/2, vertex p.
 std::uint64_t least_units(const CandidateSpec& spec) {
   const std::uint64_t p = spec.p;
-  return spec.scheme == Scheme::Vertex ? p : p * (p + 1) * (p + 2) / 6;
+  if (spec.scheme == Scheme::Vertex) return p;
+  if (spec.scheme == Scheme::Pair) return p * (p + 1) / 2;
+  return p * (p + 1) * (p + 2) / 6;
 }
 
 }  // namespace
@@ -93,7 +98,8 @@ std::vector<CandidateSpec> list_candidates(const Census& census, const PlanOptio
     schemes = {o.scheme};
   if (o.parts) {
     for (Scheme s : schemes) {
-      const int cuts = s == Scheme::Range && o.parts > 1 ? kRangeCuts : 1;
+      const bool ranged = s == Scheme::Range || s == Scheme::Pair;
+      const int cuts = ranged && o.parts > 1 ? kRangeCuts : 1;
       for (int v = 0; v < cuts; ++v) cands.push_back({s, o.parts, v});
     }
     return cands;
@@ -101,9 +107,10 @@ std::vector<CandidateSpec> list_candidates(const Census& census, const PlanOptio
   cands.push_back({Scheme::Range, 1, 0});
   if (census.empty()) return cands;
   for (Scheme s : schemes) {
-    if (s == Scheme::Range) {
+    if (s == Scheme::Range || s == Scheme::Pair) {
       const std::uint32_t F = static_cast<std::uint32_t>(census.fine_bounds.size() - 1);
-      for (std::uint32_t p = 2; p <= std::min<std::uint32_t>(F, 96); ++p)
+      const std::uint32_t most = s == Scheme::Pair ? kMaxPairParts : 96;
+      for (std::uint32_t p = 2; p <= std::min<std::uint32_t>(F, most); ++p)
         for (int v = 0; v < kRangeCuts; ++v) cands.push_back({s, p, v});
     } else if (s == Scheme::Hash) {
       for (std::uint32_t p = 2; p <= std::min<std::uint32_t>(census.hash_mod, 16); ++p)
@@ -119,7 +126,7 @@ std::vector<CandidateSpec> list_candidates(const Census& census, const PlanOptio
 Search search_candidates(const std::vector<CandidateSpec>& specs, const GraphShape& g,
                          const Census& census, const HostModel& hm, const PlanOptions& o) {
   Search s;
-  int after_feasible[4] = {-1, -1, -1, -1};  // per scheme: candidates evaluated since a fit
+  int after_feasible[5] = {-1, -1, -1, -1, -1};  // per scheme: candidates evaluated since a fit
   // More parts only move more bytes; a candidate whose units alone do not fit is not built.
   auto skipped = [&](const CandidateSpec& spec) {
     return spec.p > 1 && (after_feasible[static_cast<int>(spec.scheme)] >= kAfterFeasible ||

@@ -29,7 +29,7 @@ std::string explain(const Plan& plan, const std::vector<Candidate>& all, const P
         << format_bytes(plan.bytes_decompressed) << ", work imbalance "
         << std::to_string(plan.imbalance).substr(0, 4);
     // the runner-ups per scheme
-    for (Scheme s : {Scheme::Range, Scheme::Vertex, Scheme::Hash}) {
+    for (Scheme s : {Scheme::Range, Scheme::Vertex, Scheme::Hash, Scheme::Pair}) {
       const Candidate* bs = nullptr;
       for (const auto& c : all)
         if (c.feasible && c.plan.partition.scheme == s && c.plan.partition.p > 1 &&

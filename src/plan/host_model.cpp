@@ -147,7 +147,7 @@ void size_host_caches(const HostModel& hm, Plan& pl, const PlanOptions& o, eid_t
   if (blocks && chunks_fit && pl.block_cache_bytes >= pl.row_parts_bytes) {
     pl.bytes_decompressed = std::min<std::uint64_t>(pl.bytes_decompressed, raw_all);
   } else if (blocks && chunks_fit && pl.block_cache_bytes >= 2 * pl.row_part_max_bytes) {
-    const double walks = pl.partition.scheme == Scheme::Range ? (pl.partition.p + 1) / 2.0 : 1.0;
+    const double walks = pl.partition.ranged() ? (pl.partition.p + 1) / 2.0 : 1.0;
     pl.bytes_decompressed = std::min<std::uint64_t>(
         pl.bytes_decompressed, static_cast<std::uint64_t>(walks * static_cast<double>(raw_all)));
   } else if (pl.chunk_cache_bytes >= raw_all) {

@@ -19,6 +19,8 @@ std::string scheme_name(Scheme s) {
       return "hash";
     case Scheme::Vertex:
       return "vertex";
+    case Scheme::Pair:
+      return "pair";
   }
   return "?";
 }
@@ -28,8 +30,9 @@ Scheme parse_scheme(const std::string& name) {
   if (name == "range") return Scheme::Range;
   if (name == "hash") return Scheme::Hash;
   if (name == "vertex") return Scheme::Vertex;
+  if (name == "pair") return Scheme::Pair;
   throw Error(ErrorKind::Usage,
-              "--scheme: unknown scheme '" + name + "' (use auto, range, hash or vertex)");
+              "--scheme: unknown scheme '" + name + "' (use auto, range, hash, vertex or pair)");
 }
 
 std::uint32_t Partition::part_of(std::uint64_t x) const {

@@ -12,7 +12,9 @@ namespace tristream {
 
 std::uint64_t device_cache_key(const Plan& plan, const BlockInfo& b) {
   if (plan.device_cache_bytes == 0) return 0;
-  const std::uint64_t stride = std::max<std::uint64_t>(plan.partition.p, 2);
+  // (pair: column parts 0..2p-1, the suffix blocks after the plain ones)
+  const std::uint64_t stride = std::max<std::uint64_t>(plan.partition.p, 2) *
+                               (plan.partition.scheme == Scheme::Pair ? 2 : 1);
   return std::uint64_t{b.row_part} * stride + b.col_part + 1;
 }
 
@@ -94,11 +96,14 @@ void finish_units(Plan& plan, bool per_vertex, int in_flight) {
     };
     const std::uint64_t blocks = distinct(&BlockInfo::bytes, true);
     w.slot_bytes = blocks;
-    // per-vertex spaces: range/hash spaces are parts i, j, k; vertex: rows of V_i and X_i
+    // per-vertex spaces: range/hash spaces are parts i, j, k; vertex: rows of V_i and X_i;
+    // pair: every vertex (w's global ids; parts 0 share it), part i and part j
     std::uint64_t rows = 0;
     if (per_vertex) {
       if (plan.partition.scheme == Scheme::Vertex && plan.partition.p > 1) {
         rows = w.a.rows + w.c.rows;
+      } else if (plan.partition.scheme == Scheme::Pair && plan.partition.p > 1) {
+        rows = w.c.col_space + (w.i != 0 ? w.a.rows : 0) + (w.j != 0 && w.j != w.i ? w.c.rows : 0);
       } else {
         std::uint32_t parts[3] = {w.i, w.j, w.k};
         std::uint64_t prow[3] = {w.a.rows, w.c.rows, w.c.col_space};

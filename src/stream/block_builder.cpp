@@ -95,12 +95,22 @@ void BlockBuilder::build(std::uint32_t part, const std::uint32_t* col_parts, std
   const std::uint64_t step = hash ? p : 1;
   // Every column part from `first` on, in order (col_parts[d] == first + d): hash needs all p
   // of them; a range row part's columns all lie in parts >= its own (the DAG points up), so
-  // for range any suffix starting at or before `part` catches every column.
+  // for range any suffix starting at or before `part` catches every column. Pair: the plain
+  // parts (the first `plain` dests) may be followed by suffix blocks starting at or before
+  // `part` (col_parts[d] == p + s, s <= part), which hold whole rows.
   const std::uint32_t first = q ? col_parts[0] : 0;
-  bool all = hash ? q == p && first == 0 : q == p - first && first <= part;
-  for (std::size_t d = 0; d < q && all; ++d) all = col_parts[d] == first + d;
-  std::vector<std::int32_t> dest_of(p, -1);
-  for (std::size_t d = 0; d < q; ++d) dest_of[col_parts[d]] = static_cast<std::int32_t>(d);
+  std::size_t plain = 0;
+  while (plain < q && (hash || col_parts[plain] < p)) ++plain;
+  bool all = hash ? q == p && first == 0 : plain == p - first && first <= part;
+  for (std::size_t d = 0; d < q && all; ++d)
+    all = d < plain ? col_parts[d] == first + d : col_parts[d] >= p && col_parts[d] - p <= part;
+  std::vector<std::int32_t> dest_of(hash ? p : 0, -1);
+  if (hash)
+    for (std::size_t d = 0; d < q; ++d) dest_of[col_parts[d]] = static_cast<std::int32_t>(d);
+  // range, pair: the first global id of each dest (its local id 0)
+  std::vector<vid_t> lo_of(hash ? 0 : q);
+  for (std::size_t d = 0; d < lo_of.size(); ++d)
+    lo_of[d] = static_cast<vid_t>(P.col_lo(col_parts[d]));
   for (std::size_t d = 0; d < q; ++d) {
     dests[d].edges = 0;
     dests[d].nonempty = 0;
@@ -139,11 +149,12 @@ void BlockBuilder::build(std::uint32_t part, const std::uint32_t* col_parts, std
           end = bounds[b + 1];
         }
       f(static_cast<std::size_t>(b - first), s, deg);
+      for (std::size_t d = plain; d < q; ++d) f(d, 0, deg);  // pair's whole rows
     } else {
       for (std::size_t d = 0; d < q; ++d) {
         const std::uint32_t b = col_parts[d];
-        const vid_t* s = std::lower_bound(cols, cols + deg, P.bounds[b]);
-        const vid_t* t = std::lower_bound(s, cols + deg, P.bounds[b + 1]);
+        const vid_t* s = std::lower_bound(cols, cols + deg, P.col_lo(b));
+        const vid_t* t = std::lower_bound(s, cols + deg, P.col_hi(b));
         if (t > s) f(d, static_cast<std::uint64_t>(s - cols), static_cast<std::uint64_t>(t - cols));
       }
     }
@@ -255,7 +266,7 @@ void BlockBuilder::build(std::uint32_t part, const std::uint32_t* col_parts, std
       } else {
         range_runs(cols, deg, [&](std::size_t d, std::uint64_t s, std::uint64_t t) {
           if (dests[d].packed) open_row(d, i);
-          const vid_t lo = static_cast<vid_t>(P.bounds[col_parts[d]]);
+          const vid_t lo = lo_of[d];
           vid_t* out = dests[d].cols + cur[d];
           for (std::uint64_t k = s; k < t; ++k) *out++ = cols[k] - lo;
           cur[d] += t - s;

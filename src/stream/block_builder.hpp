@@ -2,7 +2,8 @@
 //
 // A block G_ab holds the rows of part a with their columns that fall in part b, as local ids
 // (range: column - bounds[b]; hash: column / p), in CSR form: dense (rows + 1 offsets) or packed
-// (packed_rows.hpp) when that is smaller. Two ways to build:
+// (packed_rows.hpp) when that is smaller. Pair's suffix block (column part code p + b) holds the
+// columns in parts b..p-1, ids column - bounds[b]: the tail of each sorted row. Two ways to build:
 //  - build(): in parallel on the reader's pool from pinned chunks, in two passes (count, then
 //    fill every segment's own ranges); no intermediate buffers;
 //  - walk() + filter_row(): the sequential windowed walk when the part's chunks do not fit the
@@ -78,7 +79,8 @@ class BlockBuilder {
   // per thread so that the pool balances them. R: the part's rows.
   std::vector<std::uint64_t> segments(std::uint32_t part, std::uint64_t R) const;
 
-  // Builds the blocks G_{part, col_parts[d]} (d < q, distinct parts) into dests[d] on the pool.
+  // Builds the blocks G_{part, col_parts[d]} (d < q, distinct parts; pair: suffix codes p + b
+  // allowed) into dests[d] on the pool.
   // The chunks of the part must be pinned. Between the passes each block is packed when that is
   // smaller, and `sized` is called with its exact columns, to allocate (or point) dests[d].off
   // (dense: rows + 1 offsets; packed: packed_bytes(nonempty) bytes) and .cols. Throws
@@ -100,8 +102,8 @@ class BlockBuilder {
       for (std::uint64_t x = 0; x < deg; ++x)
         if (cols[x] % P_.p == b) out.push(static_cast<vid_t>(cols[x] / P_.p));
     } else {
-      const vid_t lo = static_cast<vid_t>(P_.bounds[b]);
-      const std::uint64_t hi = P_.bounds[b + 1];
+      const vid_t lo = static_cast<vid_t>(P_.col_lo(b));
+      const std::uint64_t hi = P_.col_hi(b);
       const vid_t* s = std::lower_bound(cols, cols + deg, lo);
       for (; s < cols + deg && *s < hi; ++s) out.push(*s - lo);
     }

@@ -40,9 +40,11 @@ bool HostBlockStore::build_row_part(std::uint32_t a, const std::vector<BlockKey>
   const Partition& P = plan_.partition;
   const std::uint32_t p = P.p;
   const std::uint64_t R = P.rows(a);
-  // the blocks G_ab, b >= first (range: G_ab with b < a is empty and no unit needs it)
+  // the blocks G_ab, b >= first (range: G_ab with b < a is empty and no unit needs it); pair:
+  // then the whole rows R_a with global ids (the suffix block of column part code p)
   const std::uint32_t first = plan_.partition.first_block(a);
-  const std::uint32_t q = p - first;
+  const std::uint32_t plain = p - first;
+  const std::uint32_t q = P.scheme == Scheme::Pair ? plain + 1 : plain;
   if (plan_.row_part_bytes.at(a) > block_cap_) return false;
   std::vector<std::uint64_t> needed;
   builder_.rows_needed(a, needed);
@@ -51,7 +53,7 @@ bool HostBlockStore::build_row_part(std::uint32_t a, const std::vector<BlockKey>
   std::vector<BuildDest> dests(q);
   std::vector<std::uint32_t> parts(q);
   for (std::uint32_t d = 0; d < q; ++d) {
-    parts[d] = first + d;
+    parts[d] = d < plain ? first + d : P.suffix_block(0);
     made[d] = std::make_shared<HostBlock>();
   }
   const double tb = now_s();
@@ -77,7 +79,7 @@ bool HostBlockStore::build_row_part(std::uint32_t a, const std::vector<BlockKey>
   // insert, evicting the least recently used blocks the current unit does not need
   std::lock_guard<std::mutex> lk(bmu_);
   for (std::uint32_t d = 0; d < q; ++d) {
-    const BlockKey key{a, first + d};
+    const BlockKey key{a, parts[d]};
     blocks_.erase(key);
     const std::uint64_t add = made[d]->bytes();
     (void)blocks_.evict_for(add, [&](const BlockKey& k) {

@@ -41,7 +41,7 @@ struct HostBlock {
     return packed ? packed_image(off.data(), packed_rows) : PackedRows{};
   }
 };
-using BlockKey = std::pair<std::uint32_t, std::uint32_t>;  // (a, b) of G_ab
+using BlockKey = std::pair<std::uint32_t, std::uint32_t>;  // (a, b) of G_ab (BlockInfo's parts)
 
 class HostBlockStore {
  public:

@@ -148,7 +148,22 @@ bool UnitPreparer::build_blocks(const WorkUnit& w, unsigned char* slot, UnitLayo
 }
 
 // Range and hash: one per-vertex space per distinct part of the roles (u in i, v in j, w in k).
+// Pair: w (a global id in B and C) has a space of every vertex, part 0's (bounds[0] = 0), which
+// u and v share when they lie in part 0; otherwise u has part i's and v part j's (one if i == j).
 void UnitPreparer::range_spaces(const WorkUnit& w, UnitLayout& L, SlotState& st) const {
+  const Partition& P = plan_.partition;
+  if (P.scheme == Scheme::Pair) {
+    L.num_spaces = 0;
+    auto space = [&](std::uint32_t part, std::uint64_t rows) {
+      st.space_part[L.num_spaces] = part;  // (add_per_vertex maps local l to bounds[part] + l)
+      L.space_rows[L.num_spaces] = rows;
+      return L.num_spaces++;
+    };
+    L.w_space = space(0, P.n);
+    L.u_space = w.i == 0 ? L.w_space : space(w.i, P.rows(w.i));
+    L.v_space = w.j == 0 ? L.w_space : w.j == w.i ? L.u_space : space(w.j, P.rows(w.j));
+    return;
+  }
   const std::uint32_t parts[3] = {w.i, w.j, w.k};
   int role_space[3];
   L.num_spaces = 0;

@@ -1,4 +1,5 @@
-// stream/unit_range.cpp — a range or hash unit's blocks (stream/unit_range.hpp).
+// stream/unit_range.cpp — a range, hash or pair unit's blocks (stream/unit_range.hpp): each
+// block is the one its BlockInfo names (row part, column part or pair's suffix code).
 #include "stream/unit_range.hpp"
 
 #include "stream/parallel_copy.hpp"
@@ -33,22 +34,22 @@ void RangeUnitBuilder::build(const WorkUnit& w, bool reuse_a, unsigned char* slo
   int nout = 0;
   if (build_a) {
     outs[nout] = &A;
-    cps[nout++] = w.j;
+    cps[nout++] = w.a.col_part;
   }
   if (build_b) {
     outs[nout] = &B;
-    cps[nout++] = w.k;
+    cps[nout++] = w.b.col_part;
   }
-  if (nout && !builder_.build_into(w.i, nout, cps, outs, L.unit)) {
+  if (nout && !builder_.build_into(w.a.row_part, nout, cps, outs, L.unit)) {
     builder_.walk(
-        w.i,
+        w.a.row_part,
         [&](const vid_t* cols, std::uint64_t deg) {
           if (build_a) {
-            builder_.filter_row(cols, deg, w.j, A);
+            builder_.filter_row(cols, deg, w.a.col_part, A);
             A.end_row();
           }
           if (build_b) {
-            builder_.filter_row(cols, deg, w.k, B);
+            builder_.filter_row(cols, deg, w.b.col_part, B);
             B.end_row();
           }
         },
@@ -61,12 +62,12 @@ void RangeUnitBuilder::build(const WorkUnit& w, bool reuse_a, unsigned char* slo
   if (!w.c_is_a && !w.c_is_b) {
     C.start(slot, L.blocks[L.c], L.blocks[L.c].edges);
     BlockWriter* co[1] = {&C};
-    const std::uint32_t ck[1] = {w.k};
-    if (!builder_.build_into(w.j, 1, ck, co, L.unit))
+    const std::uint32_t ck[1] = {w.c.col_part};
+    if (!builder_.build_into(w.c.row_part, 1, ck, co, L.unit))
       builder_.walk(
-          w.j,
+          w.c.row_part,
           [&](const vid_t* cols, std::uint64_t deg) {
-            builder_.filter_row(cols, deg, w.k, C);
+            builder_.filter_row(cols, deg, w.c.col_part, C);
             C.end_row();
           },
           L.unit);
@@ -83,16 +84,17 @@ bool RangeUnitBuilder::from_store(const WorkUnit& w, bool reuse_a, unsigned char
   };
   if (!store_.enabled()) return false;
   const bool build_a = !reuse_a, build_b = !w.b_is_a, build_c = !w.c_is_a && !w.c_is_b;
-  std::vector<BlockKey> protect{{w.i, w.j}, {w.i, w.k}, {w.j, w.k}};
+  const BlockKey ka{w.a.row_part, w.a.col_part}, kb{w.b.row_part, w.b.col_part},
+      kc{w.c.row_part, w.c.col_part};
+  std::vector<BlockKey> protect{ka, kb, kc};
   std::shared_ptr<HostBlock> a, b, c;
-  if (build_a && !(a = store_.cached_block({w.i, w.j}, protect, L.unit))) return disable();
-  if (build_b && !(b = store_.cached_block({w.i, w.k}, protect, L.unit))) return disable();
-  if (build_c && !(c = store_.cached_block({w.j, w.k}, protect, L.unit))) return disable();
+  if (build_a && !(a = store_.cached_block(ka, protect, L.unit))) return disable();
+  if (build_b && !(b = store_.cached_block(kb, protect, L.unit))) return disable();
+  if (build_c && !(c = store_.cached_block(kc, protect, L.unit))) return disable();
   // With direct uploads A's host image is always the cached block: A reused in the device
   // slot may have come by a direct upload, so the host slot need not hold it.
   std::shared_ptr<HostBlock> ra = a;
-  if (store_.direct() && !ra && !(ra = store_.cached_block({w.i, w.j}, protect, L.unit)))
-    return disable();
+  if (store_.direct() && !ra && !(ra = store_.cached_block(ka, protect, L.unit))) return disable();
   // Direct uploads: the blocks go to the device from the cache itself, with no copy into the
   // host slot — unless a block cannot be registered; then the unit goes through the host slot.
   bool direct = store_.direct();

@@ -1,4 +1,5 @@
-// stream/unit_range.hpp — the blocks of a range or hash unit (A = G_ij, B = G_ik, C = G_jk).
+// stream/unit_range.hpp — the blocks of a range or hash unit (A = G_ij, B = G_ik, C = G_jk), or
+// of a pair unit (A = G_ij, B = G_{i,>=j}, C = G_{j,>=j}).
 //
 // From the host block store when it is on (copied into the host slot by every core at once, or
 // with direct uploads lent to the backend from where they are, kept alive through `keep`);

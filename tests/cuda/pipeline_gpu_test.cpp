@@ -78,7 +78,7 @@ TEST_P(CudaStreamed, EqualsTheCpuCount) {
 
 INSTANTIATE_TEST_SUITE_P(SchemesAndParts, CudaStreamed,
                          ::testing::Combine(::testing::Values(Scheme::Range, Scheme::Hash,
-                                                              Scheme::Vertex),
+                                                              Scheme::Vertex, Scheme::Pair),
                                             ::testing::Values(1u, 2u, 3u, 4u, 7u, 16u)),
                          [](const ::testing::TestParamInfo<std::tuple<Scheme, std::uint32_t>>& pi) {
                            return scheme_name(std::get<0>(pi.param)) + "_p" +
@@ -95,7 +95,7 @@ TEST(CudaStreamed, SlicedUnitsEqualTheCpuCount) {
     auto src = memory_source(g, 777);
     auto cpu = make_cpu_streaming_backend(make_cpu_counter());
     CountReport ref = count_with_backend(*src, popts(Scheme::Range, 1, true, "auto"), *cpu);
-    for (Scheme s : {Scheme::Range, Scheme::Hash})
+    for (Scheme s : {Scheme::Range, Scheme::Hash, Scheme::Pair})
       for (std::uint32_t slices : {3u, 40u})
         for (const std::string kernel : {"auto", "trust", "trust:in", "lstc", "wedge"}) {
           SCOPED_TRACE(scheme_name(s) + " slices " + std::to_string(slices) + " " + kernel);
@@ -137,7 +137,7 @@ TEST(CudaStreamedBudget, CountsAFileThroughCountFile) {
   tcsr::write_file(tmp.file("g.tcsr"), g, wo);
   tcsr::Reader reader(tmp.file("g.tcsr"));
   const count_t ref = make_cpu_counter()->count(g.csr.view());
-  for (Scheme s : {Scheme::Range, Scheme::Hash, Scheme::Vertex}) {
+  for (Scheme s : {Scheme::Range, Scheme::Hash, Scheme::Vertex, Scheme::Pair}) {
     auto o = popts(s, 3, false, "auto");
     o.trace_path = tmp.file("trace.json");
     CountReport r = count_file(reader, o);

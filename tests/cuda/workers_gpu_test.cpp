@@ -40,7 +40,7 @@ TEST(CudaWorkers, EveryMixOfWorkersCountsExactly) {
                        {"hybrid", {0}, true},
                        {"0,0 hybrid", {0, 0}, true}};
   for (const Mix& m : mixes)
-    for (Scheme s : {Scheme::Range, Scheme::Hash, Scheme::Vertex})
+    for (Scheme s : {Scheme::Range, Scheme::Hash, Scheme::Vertex, Scheme::Pair})
       for (std::uint32_t p : {1u, 3u, 8u}) {
         SCOPED_TRACE(std::string(m.name) + " " + scheme_name(s) + " p=" + std::to_string(p));
         const PipelineOptions o = popts(s, p);

@@ -32,7 +32,7 @@ TEST(PlanParts, ForcedPartsAboveTheRowsAreCappedAtTheRows) {
   const test::EdgeList e = six_vertices();
   const OrientedGraph g = orient_edge_list(test::vertex_count(e), e);
   auto src = memory_source(g, 2);
-  for (Scheme s : {Scheme::Range, Scheme::Hash, Scheme::Vertex}) {
+  for (Scheme s : {Scheme::Range, Scheme::Hash, Scheme::Vertex, Scheme::Pair}) {
     const Plan plan = plan_graph(*src, forced(s, static_cast<std::uint32_t>(kMaxParts)));
     EXPECT_EQ(plan.partition.scheme, s);
     EXPECT_EQ(plan.partition.p, 6u) << scheme_name(s);

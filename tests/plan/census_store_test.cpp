@@ -61,7 +61,7 @@ TEST(CensusStore, PlansFromTheStoredCensusEqualPlansFromThePass) {
     const StoredSource stored(*src, encode_stored_census(*src, 2));
     const std::uint64_t full = in_core_bytes(src->n(), src->m(), false);
     int used = 0;
-    for (Scheme scheme : {Scheme::Auto, Scheme::Range, Scheme::Hash, Scheme::Vertex})
+    for (Scheme scheme : {Scheme::Auto, Scheme::Range, Scheme::Hash, Scheme::Vertex, Scheme::Pair})
       for (std::uint64_t device : {full / 2, full / 6})
         for (std::uint64_t host : {std::uint64_t{0}, std::uint64_t{64} << 20})
           for (bool per_vertex : {false}) {

@@ -59,6 +59,8 @@ TEST(Partition, BalancedBoundsAreMonotone) {
 TEST(Partition, UnknownSchemeIsAUsageError) {
   EXPECT_THROW(parse_scheme("diagonal"), Error);
   EXPECT_EQ(parse_scheme("vertex"), Scheme::Vertex);
+  EXPECT_EQ(parse_scheme("pair"), Scheme::Pair);
+  EXPECT_EQ(scheme_name(Scheme::Pair), "pair");
 }
 
 }  // namespace

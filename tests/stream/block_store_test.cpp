@@ -45,7 +45,7 @@ void expect_naive(const OrientedGraph& g, const Partition& P, const HostBlock& h
 TEST(HostBlockStore, PreloadRegistersOnceAndUnregistersAll) {
   const OrientedGraph g = graph();
   const auto src = memory_source(g, 256);
-  for (Scheme s : {Scheme::Range, Scheme::Hash}) {
+  for (Scheme s : {Scheme::Range, Scheme::Hash, Scheme::Pair}) {
     const Plan plan = store_plan(*src, s, 4);
     ASSERT_GT(plan.partition.p, 1u);
     test::FakeRegistrar reg;
@@ -59,8 +59,8 @@ TEST(HostBlockStore, PreloadRegistersOnceAndUnregistersAll) {
       ASSERT_TRUE(store.enabled());
       store.start_preload(0);
       for (const WorkUnit& w : plan.units) {
-        for (auto key :
-             {stream::BlockKey{w.i, w.j}, stream::BlockKey{w.i, w.k}, stream::BlockKey{w.j, w.k}}) {
+        for (const BlockInfo* bi : {&w.a, &w.b, &w.c}) {
+          const stream::BlockKey key{bi->row_part, bi->col_part};
           auto hb = store.cached_block(key, {}, 0);
           ASSERT_NE(hb, nullptr);
           EXPECT_TRUE(store.register_block(*hb));

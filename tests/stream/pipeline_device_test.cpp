@@ -117,7 +117,7 @@ TEST(Pipeline, DirectUploadsFromTheBlockCache) {
   const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(e);
   auto src = memory_source(g, 211);
   std::uint64_t range_packed = 0;
-  for (Scheme s : {Scheme::Range, Scheme::Hash})
+  for (Scheme s : {Scheme::Range, Scheme::Hash, Scheme::Pair})
     for (std::uint32_t p : {2u, 3u, 4u, 7u})
       for (bool pv : {false, true})
         for (bool refuse : {false, true})
@@ -239,7 +239,7 @@ TEST(Pipeline, ManyUnitsInFlightThroughTheDeviceCache) {
   const std::int64_t caches[3][2] = {{-1, -1}, {1ll << 30, 0}, {0, 0}};
   std::uint64_t early = 0;
   int most = 0;
-  for (Scheme s : {Scheme::Range, Scheme::Hash})
+  for (Scheme s : {Scheme::Range, Scheme::Hash, Scheme::Pair})
     for (std::uint32_t p : {3u, 7u, 16u})
       for (int path = 0; path < 3; ++path)
         for (bool refuse : {false, true}) {
@@ -294,7 +294,7 @@ TEST(Pipeline, SlicedUnitsCountExactly) {
   auto e = test::skewed_graph(1500, 16000, 11);
   const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(e);
   auto src = memory_source(g, 211);
-  for (Scheme s : {Scheme::Range, Scheme::Hash})
+  for (Scheme s : {Scheme::Range, Scheme::Hash, Scheme::Pair})
     for (std::uint32_t p : {3u, 7u})
       for (std::uint32_t slices : {2u, 5u, 64u})
         for (bool per_vertex : {false, true})

@@ -32,7 +32,7 @@ TEST_P(EveryScheme, EqualsTheOracleAndInCore) {
 
 INSTANTIATE_TEST_SUITE_P(SchemesAndParts, EveryScheme,
                          ::testing::Combine(::testing::Values(Scheme::Range, Scheme::Hash,
-                                                              Scheme::Vertex),
+                                                              Scheme::Vertex, Scheme::Pair),
                                             ::testing::Values(1u, 2u, 3u, 4u, 7u, 16u)),
                          [](const ::testing::TestParamInfo<std::tuple<Scheme, std::uint32_t>>& pi) {
                            return scheme_name(std::get<0>(pi.param)) + "_p" +
@@ -46,7 +46,7 @@ TEST(Pipeline, EveryBuildPathCountsExactly) {
   const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(e);
   auto src = memory_source(g, 97);
   const std::int64_t caches[3][2] = {{-1, -1}, {1ll << 30, 0}, {0, 0}};
-  for (Scheme s : {Scheme::Range, Scheme::Hash, Scheme::Vertex})
+  for (Scheme s : {Scheme::Range, Scheme::Hash, Scheme::Vertex, Scheme::Pair})
     for (std::uint32_t p : {2u, 3u, 7u})
       for (const auto& c : caches) {
         SCOPED_TRACE(scheme_name(s) + " p=" + std::to_string(p) + " chunk cache " +
@@ -135,7 +135,7 @@ TEST(Pipeline, BackgroundPreloadFailureSurfaces) {
   OrientedGraph g = orient_edge_list(test::vertex_count(e), e);
   auto src = memory_source(g, 150);
   ASSERT_GT(src->chunks().size(), 10u);
-  for (Scheme s : {Scheme::Range, Scheme::Hash}) {
+  for (Scheme s : {Scheme::Range, Scheme::Hash, Scheme::Pair}) {
     SCOPED_TRACE(scheme_name(s));
     auto o = popts(s, 4, false);
     PlanOptions po = resolve_plan_options(o, nullptr);
@@ -305,7 +305,7 @@ TEST(PipelineFile, CountsTcsrFiles) {
   tcsr::write_file(tmp.file("g.tcsr"), g, wo);
   tcsr::Reader reader(tmp.file("g.tcsr"));
   ASSERT_GT(reader.chunks().size(), 10u);
-  for (Scheme s : {Scheme::Range, Scheme::Hash, Scheme::Vertex}) {
+  for (Scheme s : {Scheme::Range, Scheme::Hash, Scheme::Vertex, Scheme::Pair}) {
     for (std::uint32_t p : {1u, 3u, 7u}) {
       SCOPED_TRACE(scheme_name(s) + " p=" + std::to_string(p));
       CountReport r = count_file(reader, popts(s, p, false));

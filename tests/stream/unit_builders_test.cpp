@@ -1,6 +1,7 @@
 // unit_builders_test.cpp — the unit builders through the unit preparer: every unit's blocks have
-// the census's sizes (rows and columns; vertex C within its bound) and, for range and hash,
-// equal a naive filter of the graph; vertex units' proxies are the neighbourhood of their rows.
+// the census's sizes (rows and columns; vertex C within its bound) and, for range, hash and pair
+// (its suffix blocks included), equal a naive filter of the graph; vertex units' proxies are the
+// neighbourhood of their rows.
 #include "stream/unit_preparer.hpp"
 
 #include <gtest/gtest.h>
@@ -77,9 +78,8 @@ void check_units(Scheme s, std::uint32_t p, std::uint64_t block_cache) {
     } else {
       EXPECT_EQ(L.blocks[L.b].edges, w.b.edges);
       EXPECT_EQ(L.blocks[L.c].edges, w.c.edges);
-      expect_block(g, P, L, L.a, w.i, w.j);
-      expect_block(g, P, L, L.b, w.i, w.k);
-      expect_block(g, P, L, L.c, w.j, w.k);
+      for (const auto& [bi, info] : {std::pair<int, BlockInfo>{L.a, w.a}, {L.b, w.b}, {L.c, w.c}})
+        expect_block(g, P, L, bi, info.row_part, info.col_part);
       EXPECT_GE(L.num_spaces, 1);
     }
   }
@@ -95,6 +95,12 @@ TEST(UnitBuilders, RangeUnitsFromTheBlockStoreMatchTheCensus) {
 TEST(UnitBuilders, HashUnitsMatchTheCensus) {
   check_units(Scheme::Hash, 3, 0);
   check_units(Scheme::Hash, 3, std::uint64_t{1} << 30);
+}
+TEST(UnitBuilders, PairUnitsMatchTheCensus) {
+  for (std::uint32_t p : {2u, 3u, 5u}) {
+    check_units(Scheme::Pair, p, 0);                       // built from the rows
+    check_units(Scheme::Pair, p, std::uint64_t{1} << 30);  // from the block store
+  }
 }
 TEST(UnitBuilders, VertexUnitsMatchTheCensus) {
   check_units(Scheme::Vertex, 3, 0);

@@ -71,7 +71,7 @@ TEST(Workers, SeveralCpuWorkersCountExactlyForEveryScheme) {
     SCOPED_TRACE(c.name);
     const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(c.edges);
     auto src = memory_source(g, 16);
-    for (Scheme s : {Scheme::Range, Scheme::Hash, Scheme::Vertex})
+    for (Scheme s : {Scheme::Range, Scheme::Hash, Scheme::Vertex, Scheme::Pair})
       for (std::uint32_t p : {1u, 2u, 3u, 7u})
         for (int workers : {2, 3}) {
           SCOPED_TRACE(scheme_name(s) + " p=" + std::to_string(p) + " x" + std::to_string(workers));
@@ -104,7 +104,7 @@ TEST(Workers, OneWorkerIsTheSingleBackendPath) {
 TEST(Workers, PerWorkerDecompressedBytesAddUpToTheCount) {
   const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(test::skewed_graph(600, 5000, 3));
   auto src = memory_source(g, 64);
-  for (Scheme s : {Scheme::Range, Scheme::Hash, Scheme::Vertex}) {
+  for (Scheme s : {Scheme::Range, Scheme::Hash, Scheme::Vertex, Scheme::Pair}) {
     SCOPED_TRACE(scheme_name(s));
     auto one = cpu_workers(1);
     const CountReport single = count_with_workers(*src, popts(s, 4, false), one);
@@ -523,7 +523,7 @@ TEST(Workers, SplitIsContiguousAndCoversEveryUnit) {
 TEST(Workers, PlanSurvivesItsWireForm) {
   const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(test::skewed_graph(600, 5000, 3));
   auto src = memory_source(g, 64);
-  for (Scheme s : {Scheme::Range, Scheme::Hash, Scheme::Vertex}) {
+  for (Scheme s : {Scheme::Range, Scheme::Hash, Scheme::Vertex, Scheme::Pair}) {
     Plan plan = plan_graph(*src, resolve_plan_options(popts(s, 3, true), nullptr));
     Plan back = plan_from_bytes(plan_to_bytes(plan));
     EXPECT_EQ(back.to_json(), plan.to_json());

@@ -20,16 +20,20 @@ struct DenseBlock {
   std::vector<vid_t> cols;
 };
 // G_ab by the definition: the rows of part a in order, their columns in part b as local ids
-// (range: column - bounds[b]; hash: column / p).
+// (range: column - bounds[b]; hash: column / p; pair's suffix b = p + s: the columns in parts
+// s..p-1, column - bounds[s]).
 inline DenseBlock naive_block(const Csr& g, const Partition& P, std::uint32_t a, std::uint32_t b) {
   DenseBlock out;
+  const bool suffix = P.scheme == Scheme::Pair && b >= P.p;
+  const std::uint64_t lo = P.scheme == Scheme::Hash ? 0 : P.bounds[suffix ? b - P.p : b];
+  const std::uint64_t hi = P.scheme == Scheme::Hash ? 0 : suffix ? g.rows() : P.bounds[b + 1];
   auto row = [&](std::uint64_t r) {
     for (eid_t e = g.offsets[r]; e < g.offsets[r + 1]; ++e) {
       const vid_t c = g.cols[e];
       if (P.scheme == Scheme::Hash) {
         if (c % P.p == b) out.cols.push_back(static_cast<vid_t>(c / P.p));
-      } else if (c >= P.bounds[b] && c < P.bounds[b + 1]) {
-        out.cols.push_back(static_cast<vid_t>(c - P.bounds[b]));
+      } else if (c >= lo && c < hi) {
+        out.cols.push_back(static_cast<vid_t>(c - lo));
       }
     }
     out.offsets.push_back(out.cols.size());
