@@ -341,7 +341,7 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
     }
   } image_release{image, po};
   const std::unique_ptr<GraphSource> image_src = image ? image_source(*src, *image) : nullptr;
-  const double image_s = seconds_since(image0);
+  const double image_s = image ? seconds_since(image0) : 0.0;
 
   // 3. Count; with the GPU counting, the degrees are streamed on host threads meanwhile: their
   //    n degrees and a chunk per thread come out of the host budget the pipeline plans with.

@@ -158,7 +158,7 @@ int cmd_count(int argc, char** argv) {
       .size_option("host-memory", kHostMemoryHelp, &host_memory)
       .option("scheme", "", "S",
               "out-of-core partition: auto, range (BBTC), hash (TRUST), vertex (LSTC) or pair "
-              "(range parts, one unit per pair of parts; never chosen by auto) [auto]",
+              "(range parts, one unit per pair of parts) [auto]",
               &scheme)
       .uint_option("parts", "P",
                    "force the number of parts, 1..4096 (1 = in-core) [chosen by the planner]",

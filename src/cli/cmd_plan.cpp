@@ -36,7 +36,7 @@ int cmd_plan(int argc, char** argv) {
       .size_option("host-memory", kHostMemoryHelp, &host_memory)
       .option("scheme", "", "S",
               "auto, range (BBTC), hash (TRUST), vertex (LSTC) or pair (range parts, one unit "
-              "per pair of parts; never chosen by auto) [auto]",
+              "per pair of parts) [auto]",
               &scheme)
       .uint_option("parts", "P", "force the number of parts p, 1..4096 [chosen by the planner]",
                    &parts, 1, kMaxParts)

@@ -93,7 +93,7 @@ std::vector<CandidateSpec> list_candidates(const Census& census, const PlanOptio
   std::vector<CandidateSpec> cands;
   std::vector<Scheme> schemes;
   if (o.scheme == Scheme::Auto)
-    schemes = {Scheme::Range, Scheme::Vertex, Scheme::Hash};
+    schemes = {Scheme::Range, Scheme::Vertex, Scheme::Hash, Scheme::Pair};
   else
     schemes = {o.scheme};
   if (o.parts) {
