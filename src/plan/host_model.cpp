@@ -80,15 +80,16 @@ std::uint32_t census_fine_cap(std::uint64_t host_budget) {
   return static_cast<std::uint32_t>(cap);
 }
 
-// The run's record of a plan: its work units and the pipeline's spans (PipelineStats::spans,
-// kept for the trace), about six per unit in Kronecker runs (read, decompress, transform,
-// kernel), allowed eight, twice their bytes while their vector grows. Plans that decompress many
-// batches of chunks per unit record more (the hash scheme's); that part is not counted. Counted
+// The run's record of a plan: its work units and the pipeline's spans (PipelineStats::spans):
+// a transform, an upload and a kernel span per unit and now and then a wait, allowed four, twice
+// their bytes while their vector grows. The chunks' read and decompress spans, as many as the
+// batches of chunks decompressed, are kept only for a trace (stream/recorder.hpp), which then
+// needs more room than this. Counted
 // under budgets of 4 MiB and more only: the planner's tests of tiny graphs plan with budgets of
 // KiB, far below what a process needs anyway (as census_fine_cap).
 std::uint64_t record_bytes(const Plan& plan, std::uint64_t host_budget) {
   if (host_budget < (std::uint64_t{4} << 20)) return 0;
-  return plan.units.size() * (sizeof(WorkUnit) + 2 * 8 * sizeof(TraceSpan));
+  return plan.units.size() * (sizeof(WorkUnit) + 2 * 4 * sizeof(TraceSpan));
 }
 
 std::uint64_t fit_host(const HostModel& hm, Plan& plan, const PlanOptions& o) {
