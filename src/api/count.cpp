@@ -298,6 +298,7 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
   const std::uint64_t room = available_host_memory();
   if (room > 0 && adjacency <= room / 2) reader.prefetch();
   const auto src = reader_source(reader);
+  const std::uint64_t held_before_image = host_resident_bytes();
   std::shared_ptr<stream::InCoreImage> image =
       start_in_core_image(*src, o, !comm || comm->size() == 1);
   const double open_s = seconds_since(stage0);
@@ -311,9 +312,15 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
   //    offsets), the threads, the census, the degree pass and the per-vertex arrays beside the
   //    plan (plan/host_model.hpp). A budget below any of them fails now, before the work.
   const std::uint64_t host_budget = po.budgets->host_bytes;
+  // The image's bytes count as held from its start (it may still be decoding, so not yet all
+  // resident); one above a quarter of the host budget is dropped, the plan needs the room more.
+  if (image && host_budget && image->bytes() > host_budget / 4) image.reset();
+  const std::uint64_t held =
+      image ? std::max(host_resident_bytes(), held_before_image + image->bytes())
+            : host_resident_bytes();
   const CountHost host =
-      count_host(reader.n(), reader.chunks(), po.budgets->threads, host_resident_bytes(),
-                 po.per_vertex, o.clustering, reader.has_names(), po.budgets->host_bytes, declared);
+      count_host(reader.n(), reader.chunks(), po.budgets->threads, held, po.per_vertex,
+                 o.clustering, reader.has_names(), po.budgets->host_bytes, declared);
   check_host_floor(host, host_budget);
   if (host_budget) {
     po.budgets->host_bytes = host.plan_budget(host_budget);
