@@ -117,28 +117,10 @@ TEST(HostBlockStore, SmallCacheEvictsWithinItsCap) {
   }
 }
 
-class FailingSource final : public GraphSource {
- public:
-  explicit FailingSource(const GraphSource& g) : g_(g) {}
-  std::string name() const override { return "failing"; }
-  std::uint64_t n() const override { return g_.n(); }
-  eid_t m() const override { return g_.m(); }
-  const eid_t* offsets() const override { return g_.offsets(); }
-  const std::vector<tcsr::ChunkInfo>& chunks() const override { return g_.chunks(); }
-  void read_chunk(std::uint64_t k, vid_t* out) const override {
-    if (k + 1 == g_.chunks().size()) throw Error(ErrorKind::Input, "chunk " + std::to_string(k));
-    g_.read_chunk(k, out);
-  }
-  std::uint64_t compressed_bytes() const override { return g_.compressed_bytes(); }
-
- private:
-  const GraphSource& g_;
-};
-
 TEST(HostBlockStore, PreloadFailureSurfacesAndUnregistersAll) {
   const OrientedGraph g = graph();
   const auto good = memory_source(g, 256);
-  const FailingSource src(*good);
+  const test::FailingSource src(*good, good->chunks().size() - 1);  // the last chunk fails
   const Plan plan = store_plan(*good, Scheme::Range, 4);
   test::FakeRegistrar reg;
   {

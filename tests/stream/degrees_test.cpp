@@ -6,23 +6,13 @@
 #include <vector>
 
 #include "common/host_peak.hpp"
+#include "stream_util.hpp"
 #include "test_util.hpp"
 #include "tristream/csr.hpp"
 #include "tristream/pipeline.hpp"
 
 namespace tristream::test {
 namespace {
-
-// Undirected degrees straight from the edge list (after the orientation's cleaning).
-std::vector<eid_t> reference_degrees(const OrientedGraph& g) {
-  std::vector<eid_t> d(g.n(), 0);
-  for (std::uint64_t u = 0; u < g.n(); ++u)
-    for (eid_t e = g.csr.offsets[u]; e < g.csr.offsets[u + 1]; ++e) {
-      ++d[u];
-      ++d[g.csr.cols[e]];
-    }
-  return d;
-}
 
 TEST(Degrees, ExactOnAnyThreadCountAndUnderACap) {
   const OrientedGraph g = orient_edge_list(5000, random_graph(5000, 40000, 3));

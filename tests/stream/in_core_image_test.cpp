@@ -8,6 +8,7 @@
 
 #include "fake_backend.hpp"
 #include "stream/in_core_image.hpp"
+#include "stream_util.hpp"
 #include "tristream/analysis.hpp"
 
 namespace tristream::stream_test {
@@ -22,17 +23,6 @@ test::EdgeList hubbed_graph(vid_t n, std::uint64_t m, std::uint64_t seed) {
   for (vid_t v = 0; v + 1 < n; v += 2) e.emplace_back(v, n - 1);
   for (vid_t v = 6; v < n; v += 3) e.emplace_back(5, v);
   return e;
-}
-
-// The undirected degrees of an oriented graph, counted the simple way.
-std::vector<eid_t> reference_degrees(const OrientedGraph& g) {
-  std::vector<eid_t> d(g.n(), 0);
-  for (std::uint64_t u = 0; u < g.n(); ++u)
-    for (eid_t e = g.csr.offsets[u]; e < g.csr.offsets[u + 1]; ++e) {
-      ++d[u];
-      ++d[g.csr.cols[e]];
-    }
-  return d;
 }
 
 TEST(InCoreImage, HoldsTheInCoreSlotsBytes) {
@@ -65,7 +55,7 @@ TEST(InCoreImage, DegreesAndWedgesEqualTheStreamedPass) {
     auto src = memory_source(g, 4099);
     for (unsigned threads : {1u, 4u}) {
       InCoreImage image(*src, threads);
-      EXPECT_EQ(image.degrees(threads), reference_degrees(g));
+      EXPECT_EQ(image.degrees(threads), test::reference_degrees(g));
       EXPECT_EQ(image.wedges(threads), streamed_wedges(*src, 2));  // the same double
     }
   }
@@ -122,29 +112,10 @@ TEST(InCoreImage, LeftAloneOutOfCoreAndOnTheCpuBackend) {
   }
 }
 
-// A source whose chunk 2 cannot be read, as a damaged file's.
-class FailingSource final : public GraphSource {
- public:
-  explicit FailingSource(const GraphSource& g) : g_(g) {}
-  std::string name() const override { return "failing"; }
-  std::uint64_t n() const override { return g_.n(); }
-  eid_t m() const override { return g_.m(); }
-  const eid_t* offsets() const override { return g_.offsets(); }
-  const std::vector<tcsr::ChunkInfo>& chunks() const override { return g_.chunks(); }
-  void read_chunk(std::uint64_t k, vid_t* out) const override {
-    if (k == 2) throw Error(ErrorKind::Input, "chunk 2: frame checksum mismatch (file damaged)");
-    g_.read_chunk(k, out);
-  }
-  std::uint64_t compressed_bytes() const override { return g_.compressed_bytes(); }
-
- private:
-  const GraphSource& g_;
-};
-
 TEST(InCoreImage, AFailingChunkFailsTheWait) {
   const OrientedGraph g = orient_edge_list(800, test::random_graph(800, 8000, 13));
   auto src = memory_source(g, 500);
-  FailingSource bad(*src);
+  test::FailingSource bad(*src, 2);
   InCoreImage image(bad, 2);
   try {
     image.wait();

@@ -2,6 +2,7 @@
 // the p = 1 count and the brute-force oracle (totals and per vertex), with small chunks so units
 // span chunks; small host budgets; SIGINT; statistics and traces; .tcsr files.
 #include "pipeline_util.hpp"
+#include "stream_util.hpp"
 
 namespace tristream::stream_test {
 namespace {
@@ -108,26 +109,6 @@ TEST(Pipeline, PreparationThreadCountsGiveIdenticalCounts) {
       }
 }
 
-// A source whose chunk `bad` cannot be read (the graph's metadata stays intact).
-class FailingSource : public GraphSource {
- public:
-  FailingSource(const GraphSource& g, std::uint64_t bad) : g_(g), bad_(bad) {}
-  std::string name() const override { return g_.name(); }
-  std::uint64_t n() const override { return g_.n(); }
-  eid_t m() const override { return g_.m(); }
-  const eid_t* offsets() const override { return g_.offsets(); }
-  const std::vector<tcsr::ChunkInfo>& chunks() const override { return g_.chunks(); }
-  void read_chunk(std::uint64_t k, vid_t* out) const override {
-    if (k == bad_) throw Error(ErrorKind::Input, "test: chunk " + std::to_string(k) + " is bad");
-    g_.read_chunk(k, out);
-  }
-  std::uint64_t compressed_bytes() const override { return g_.compressed_bytes(); }
-
- private:
-  const GraphSource& g_;
-  std::uint64_t bad_;
-};
-
 // The blocks are built on a background thread while the first units are counted: a chunk that
 // fails there fails the run with its error (and the run joins the thread: no hang, no leak).
 TEST(Pipeline, BackgroundPreloadFailureSurfaces) {
@@ -143,7 +124,7 @@ TEST(Pipeline, BackgroundPreloadFailureSurfaces) {
     Plan plan = plan_graph(*src, po);
     ASSERT_EQ(plan.partition.p, 4u);
     ASSERT_GE(plan.block_cache_bytes, plan.row_parts_bytes);  // every block preloaded
-    FailingSource bad(*src, src->chunks().size() - 2);        // a late row part's chunk
+    test::FailingSource bad(*src, src->chunks().size() - 2);  // a late row part's chunk
     auto be = cpu_backend();
     try {
       run_plan(bad, plan, *be, o);

@@ -1,13 +1,16 @@
 // stream_util.hpp — helpers for the streaming engine's module tests (tests/stream/): a naive
-// block filter to compare built blocks against, and a host-registrar fake that records calls.
+// block filter to compare built blocks against, a host-registrar fake that records calls, a
+// source whose one chunk fails to read, and the undirected degrees counted the simple way.
 #pragma once
 
 #include <cstdint>
 #include <mutex>
 #include <set>
+#include <string>
 #include <vector>
 
 #include "tristream/csr.hpp"
+#include "tristream/error.hpp"
 #include "tristream/host_registrar.hpp"
 #include "tristream/packed_rows.hpp"
 #include "tristream/plan.hpp"
@@ -98,5 +101,37 @@ class FakeRegistrar final : public HostRegistrar {
   std::uint64_t registrations_ = 0, unregistrations_ = 0, bytes_ = 0;
   std::set<void*> live_;
 };
+
+// A source whose chunk `bad` cannot be read, as a damaged file's: read_chunk throws Error(Input)
+// naming the chunk.
+class FailingSource final : public GraphSource {
+ public:
+  FailingSource(const GraphSource& g, std::uint64_t bad) : g_(g), bad_(bad) {}
+  std::string name() const override { return "failing"; }
+  std::uint64_t n() const override { return g_.n(); }
+  eid_t m() const override { return g_.m(); }
+  const eid_t* offsets() const override { return g_.offsets(); }
+  const std::vector<tcsr::ChunkInfo>& chunks() const override { return g_.chunks(); }
+  void read_chunk(std::uint64_t k, vid_t* out) const override {
+    if (k == bad_) throw Error(ErrorKind::Input, "chunk " + std::to_string(k) + ": damaged");
+    g_.read_chunk(k, out);
+  }
+  std::uint64_t compressed_bytes() const override { return g_.compressed_bytes(); }
+
+ private:
+  const GraphSource& g_;
+  std::uint64_t bad_;
+};
+
+// The undirected degrees of an oriented graph, counted edge by edge.
+inline std::vector<eid_t> reference_degrees(const OrientedGraph& g) {
+  std::vector<eid_t> d(g.n(), 0);
+  for (std::uint64_t u = 0; u < g.n(); ++u)
+    for (eid_t e = g.csr.offsets[u]; e < g.csr.offsets[u + 1]; ++e) {
+      ++d[u];
+      ++d[g.csr.cols[e]];
+    }
+  return d;
+}
 
 }  // namespace tristream::test
