@@ -20,22 +20,14 @@ bool have_mpirun() {
 // Runs `mpirun <launch>` with the tristream binary's commands in `args` (each "{bin}" replaced
 // by the binary), as root too, never longer than two minutes.
 RunResult run_mpi(const std::string& args) {
-  TempDir tmp;
   std::string cmd = args;
   for (std::size_t at; (at = cmd.find("{bin}")) != std::string::npos;)
     cmd.replace(at, 5, q(TRISTREAM_BINARY));
-  const std::string out = tmp.file("stdout"), err = tmp.file("stderr");
-  cmd =
+  return run_shell(
       "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
       "OMPI_MCA_rmaps_base_oversubscribe=1 "
       "timeout 120 mpirun --oversubscribe " +
-      cmd + " >" + q(out) + " 2>" + q(err) + " </dev/null";
-  const int raw = std::system(cmd.c_str());
-  RunResult r;
-  r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + (WIFSIGNALED(raw) ? WTERMSIG(raw) : 0);
-  r.out = read_text(out);
-  r.err = read_text(err);
-  return r;
+      cmd);
 }
 
 class Ranks : public ::testing::Test {

@@ -11,24 +11,7 @@ class EveryScheme : public ::testing::TestWithParam<std::tuple<Scheme, std::uint
 
 TEST_P(EveryScheme, EqualsTheOracleAndInCore) {
   const auto [scheme, p] = GetParam();
-  for (const auto& c : cases()) {
-    SCOPED_TRACE(c.name);
-    const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(c.edges);
-    for (std::uint64_t chunk : {5u, 64u}) {
-      SCOPED_TRACE("chunk_edges " + std::to_string(chunk));
-      auto src = memory_source(g, chunk);
-      auto be = cpu_backend();
-      CountReport in_core = count_with_backend(*src, popts(Scheme::Range, 1, false), *be);
-      EXPECT_EQ(in_core.triangles, oracle);
-      CountReport r = count_with_backend(*src, popts(scheme, p, true), *be);
-      EXPECT_EQ(r.triangles, oracle);
-      EXPECT_EQ(r.plan.partition.p, g.m() ? std::min<std::uint64_t>(p, g.n()) : 1u);  // capped at n
-      ASSERT_EQ(r.per_vertex.size(), n);
-      EXPECT_EQ(per_vertex_mismatches(r.per_vertex, new_of_old, oracle_pv), 0u);
-      EXPECT_EQ(r.stats.units, r.plan.units.size());
-      EXPECT_FALSE(r.interrupted);
-    }
-  }
+  expect_scheme_exact(cases(), scheme, p);
 }
 
 INSTANTIATE_TEST_SUITE_P(SchemesAndParts, EveryScheme,

@@ -98,16 +98,8 @@ class MemoryGroup {
 
  private:
   static RunResult run_cli_in(const std::string& procs, const std::string& args) {
-    TempDir tmp;
-    const std::string out = tmp.file("stdout"), err = tmp.file("stderr");
     const std::string inner = "echo $$ > " + procs + " && exec '" + TRISTREAM_BINARY + "' " + args;
-    const std::string cmd = "sh -c " + q(inner) + " >'" + out + "' 2>'" + err + "' </dev/null";
-    const int raw = std::system(cmd.c_str());
-    RunResult r;
-    r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + (WIFSIGNALED(raw) ? WTERMSIG(raw) : 0);
-    r.out = read_text(out);
-    r.err = read_text(err);
-    return r;
+    return run_shell("sh -c " + q(inner));
   }
   bool v1_ = false;
   std::string dir_, why_;

@@ -161,4 +161,33 @@ inline Oracled oracled(const test::EdgeList& e) {
   return o;
 }
 
+// Every case counted with `scheme` at p parts, per vertex, on the CPU backend, in chunks of 5 and
+// 64 edges: the in-core count and the scheme's both equal the oracle, p is capped at n, the
+// per-vertex counts are the oracle's and every unit ran; `more(report, p)` checks what a scheme
+// adds (once the plan's p is the expected one).
+inline void expect_scheme_exact(
+    const std::vector<Case>& cs, Scheme scheme, std::uint32_t p,
+    const std::function<void(const CountReport&, std::uint64_t)>& more = {}) {
+  for (const auto& c : cs) {
+    SCOPED_TRACE(c.name);
+    const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(c.edges);
+    for (std::uint64_t chunk : {5u, 64u}) {
+      SCOPED_TRACE("chunk_edges " + std::to_string(chunk));
+      auto src = memory_source(g, chunk);
+      auto be = cpu_backend();
+      CountReport in_core = count_with_backend(*src, popts(Scheme::Range, 1, false), *be);
+      EXPECT_EQ(in_core.triangles, oracle);
+      CountReport r = count_with_backend(*src, popts(scheme, p, true), *be);
+      EXPECT_EQ(r.triangles, oracle);
+      const std::uint64_t want_p = g.m() ? std::min<std::uint64_t>(p, g.n()) : 1u;  // capped at n
+      EXPECT_EQ(r.plan.partition.p, want_p);
+      ASSERT_EQ(r.per_vertex.size(), n);
+      EXPECT_EQ(per_vertex_mismatches(r.per_vertex, new_of_old, oracle_pv), 0u);
+      EXPECT_EQ(r.stats.units, r.plan.units.size());
+      EXPECT_FALSE(r.interrupted);
+      if (more && r.plan.partition.p == want_p) more(r, want_p);
+    }
+  }
+}
+
 }  // namespace tristream::stream_test

@@ -172,17 +172,20 @@ void write_edge_list(const std::string& path, const EdgeList& e) {
   write_text(path, s.str());
 }
 
-RunResult run_cli(const std::string& args) {
+RunResult run_shell(const std::string& command) {
   TempDir tmp;
   const std::string out = tmp.file("stdout"), err = tmp.file("stderr");
-  const std::string cmd = std::string("'") + TRISTREAM_BINARY + "' " + args + " >'" + out +
-                          "' 2>'" + err + "' </dev/null";
+  const std::string cmd = command + " >" + q(out) + " 2>" + q(err) + " </dev/null";
   const int raw = std::system(cmd.c_str());
   RunResult r;
   r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + (WIFSIGNALED(raw) ? WTERMSIG(raw) : 0);
   r.out = read_text(out);
   r.err = read_text(err);
   return r;
+}
+
+RunResult run_cli(const std::string& args) {
+  return run_shell(q(TRISTREAM_BINARY) + " " + args);
 }
 
 SignalledRun run_cli_signalled(const std::vector<std::string>& args, double delay, int sig,

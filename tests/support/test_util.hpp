@@ -60,6 +60,9 @@ struct RunResult {
   std::string out;  // stdout
   std::string err;  // stderr
 };
+// Runs a shell command line (quoted by the caller) with standard input from /dev/null, and
+// returns its exit status (128 + the signal when one ended it) and its output.
+RunResult run_shell(const std::string& command);
 // Runs the tristream binary with the given argument string (shell-quoted by the caller).
 RunResult run_cli(const std::string& args);
 
