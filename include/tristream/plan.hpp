@@ -278,6 +278,14 @@ struct Plan {
   // on the device between units, in a pool of the two slots' bytes; bytes_moved and the units'
   // upload_bytes count only the blocks it does not hold. 0 = no cache (p = 1, vertex).
   std::uint64_t device_cache_bytes = 0;
+  // The device bytes the cache may take (the device budget less the per-vertex arrays; 0 = the
+  // slots' bytes only): a pool larger than two slots keeps more blocks between units (pair's
+  // grouped order keeps a group's row parts there while the other row parts stream past).
+  std::uint64_t device_cache_room = 0;
+  // Pair: the row parts whose units run together (pair_group consecutive parts i; for each j,
+  // their units (i, j)), so that their R_i stay in the device cache while each R_j is uploaded
+  // once per group; 1 = by i, then j.
+  std::uint32_t pair_group = 1;
   std::uint64_t bytes_decompressed = 0;  // estimated raw bytes decompressed
   std::uint64_t device_budget = 0, host_budget = 0;
   std::uint32_t window_chunks = 2;       // decompressed chunks held at once

@@ -169,13 +169,16 @@ std::vector<eid_t> range_block_edges(Partition& P, int variant, const Census& ce
   // hold millions of short rows, whose offsets, repeated in each of their blocks, make the
   // largest units; at Kronecker 24 and a quarter of the footprint this cut fits p = 17 where
   // the others need 20 and more, moving fewer bytes)
+  // (the row and column sums of the fine histogram from its prefix sums: O(F) per candidate;
+  // every sum is an integer below 2^53, so the doubles are exact in any order)
+  const auto& S = census.fine_prefix();
+  const std::size_t W = F + 1;
   std::vector<double> weight(F, 0);
   for (std::uint32_t x = 0; x < F; ++x) {
-    for (std::uint32_t y = 0; y < F; ++y) {
-      const double v = static_cast<double>(census.fine_hist[static_cast<std::size_t>(x) * F + y]);
-      weight[x] += variant == 2 ? v * sizeof(vid_t) : v;
-      if (variant == 1) weight[y] += v;
-    }
+    const double row = static_cast<double>(S[(x + 1) * W + F] - S[x * W + F]);
+    const double col = static_cast<double>(S[F * W + x + 1] - S[F * W + x]);
+    weight[x] = variant == 2 ? row * sizeof(vid_t) : row;
+    if (variant == 1) weight[x] += col;
     if (variant == 2) weight[x] += static_cast<double>(fb[x + 1] - fb[x]) * sizeof(eid_t);
   }
   double total = 0;
@@ -196,12 +199,10 @@ std::vector<eid_t> range_block_edges(Partition& P, int variant, const Census& ce
   P.bounds.resize(p + 1);
   for (std::uint32_t a = 0; a <= p; ++a) P.bounds[a] = fb[gidx[a]];
   // block edges from the 2D prefix sums of the fine histogram
-  const auto& S = census.fine_prefix();
   std::vector<eid_t> E(static_cast<std::size_t>(p) * p, 0);
   for (std::uint32_t a = 0; a < p; ++a)
     for (std::uint32_t b = 0; b < p; ++b) {
       const std::size_t x0 = gidx[a], x1 = gidx[a + 1], y0 = gidx[b], y1 = gidx[b + 1];
-      const std::size_t W = F + 1;
       E[a * p + b] = S[x1 * W + y1] - S[x0 * W + y1] - S[x1 * W + y0] + S[x0 * W + y0];
     }
   return E;
@@ -290,8 +291,10 @@ void in_core_unit(Plan& plan, std::uint64_t n, eid_t m, const eid_t* off) {
 }
 
 Plan build_plan(Scheme scheme, std::uint32_t p, int variant, std::uint64_t n, eid_t m,
-                const eid_t* off, const Census& census, bool per_vertex) {
+                const eid_t* off, const Census& census, bool per_vertex,
+                std::uint64_t cache_room) {
   Plan plan;
+  plan.device_cache_room = cache_room;
   // 1. p = 1 (or nothing to count): the in-core unit.
   if (p <= 1 || m == 0) {
     in_core_unit(plan, n, m, off);

@@ -17,7 +17,9 @@ void in_core_unit(Plan& plan, std::uint64_t n, eid_t m, const eid_t* off);
 // The plan of scheme with p parts (p <= 1 or m == 0: the in-core plan); range uses the cut
 // `variant` (0 <= variant < kRangeCuts). Requires the census to match: range p <= its fine
 // buckets, hash p dividing its hash_mod, vertex p among its vertex candidates.
+// cache_room: the device bytes its device block cache may grow to (Plan::device_cache_room).
 Plan build_plan(Scheme scheme, std::uint32_t p, int variant, std::uint64_t n, eid_t m,
-                const eid_t* off, const Census& census, bool per_vertex);
+                const eid_t* off, const Census& census, bool per_vertex,
+                std::uint64_t cache_room = 0);
 
 }  // namespace tristream::plan_internal

@@ -31,7 +31,11 @@ Candidate evaluate(const CandidateSpec& spec, const GraphShape& g, const Census&
                    const HostModel& hm, const PlanOptions& o) {
   // 1. The partition and its units in their own order.
   Candidate c;
-  c.plan = build_plan(spec.scheme, spec.p, spec.variant, g.n, g.m, g.offsets, census, o.per_vertex);
+  // (the device block cache may take the whole device budget, not only two slots, on a device
+  // of its own)
+  const std::uint64_t cache_room = o.device_is_host ? 0 : o.device_budget;
+  c.plan = build_plan(spec.scheme, spec.p, spec.variant, g.n, g.m, g.offsets, census, o.per_vertex,
+                      cache_room);
   c.plan.rates = o.rates;
   if (spec.p <= 1 && o.scheme != Scheme::Auto) c.plan.partition.scheme = Scheme::Range;
   // 2. The host: staging and window within the budget, then the caches from what is left.
@@ -42,6 +46,8 @@ Candidate evaluate(const CandidateSpec& spec, const GraphShape& g, const Census&
   const bool dev_ok = o.device_budget == 0 || c.device <= o.device_budget;
   const bool host_ok = o.host_budget == 0 || c.host <= o.host_budget;
   c.feasible = dev_ok && host_ok;
+  // (pair: the grouped order whose replay moves the fewest bytes, before the price)
+  if (c.feasible) choose_pair_group(c.plan, o.per_vertex);
   // 4. The cost: bytes moved, plus a fixed charge per unit (its launches, synchronisation and
   // small-kernel inefficiency: PlanRates::kernel_s_per_unit, priced as the bytes uploaded
   // meanwhile); of the partition's own order, before the units in flight and the tail cover

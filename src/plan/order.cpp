@@ -151,6 +151,40 @@ void column_order(Plan& plan) {
   plan.column_order = true;
 }
 
+// Pair's grouped order (Plan::pair_group): groups of g consecutive row parts from the top, the
+// highest group first; in a group, by j ascending, then i descending.
+void pair_group_order(Plan& plan, std::uint32_t g) {
+  const std::uint32_t p = plan.partition.p;
+  auto group = [&](const WorkUnit& w) { return (p - 1 - w.i) / g; };
+  std::stable_sort(plan.units.begin(), plan.units.end(),
+                   [&](const WorkUnit& a, const WorkUnit& b) {
+                     if (group(a) != group(b)) return group(a) < group(b);
+                     if (a.j != b.j) return a.j < b.j;
+                     return a.i > b.i;
+                   });
+  plan.pair_group = g;
+}
+
+void choose_pair_group(Plan& plan, bool per_vertex) {
+  const std::uint32_t p = plan.partition.p;
+  if (plan.partition.scheme != Scheme::Pair || p <= 2 || plan.device_cache_bytes == 0) return;
+  // Group sizes about 1.5x apart, and all parts in one group.
+  std::vector<std::uint32_t> sizes;
+  for (std::uint32_t g = 2; g < p; g = std::max(g + 1, g * 3 / 2)) sizes.push_back(g);
+  sizes.push_back(p);
+  const std::uint64_t decompressed = plan.bytes_decompressed;  // (the caller's estimate)
+  Plan best = plan;
+  for (std::uint32_t g : sizes) {
+    Plan t = plan;
+    pair_group_order(t, g);
+    finish_units(t, per_vertex);
+    if (static_cast<double>(t.bytes_moved) < static_cast<double>(best.bytes_moved) * 0.99)
+      best = std::move(t);
+  }
+  plan = std::move(best);
+  plan.bytes_decompressed = decompressed;
+}
+
 // The order and the units in flight with the device cache. More units in flight let uploads
 // run further ahead of the kernels but pin more blocks, so the cache holds fewer for later
 // units. Tried: 2, 4, 8 or 16 in flight, each in the row order and (range) the column order

@@ -18,6 +18,12 @@ WorkUnit unit_slice(const WorkUnit& w, std::uint32_t slice, std::uint32_t slices
 std::size_t cover_upload_tail(Plan& plan, bool per_vertex);
 // Reorders each range task's units by k, then j (Plan::column_order).
 void column_order(Plan& plan);
+// Pair: orders the units by groups of g row parts (Plan::pair_group); unfinished.
+void pair_group_order(Plan& plan, std::uint32_t g);
+// Pair with the device block cache: the group size whose replay uploads the fewest bytes (1, the
+// partition's own order, unless one moves at least 1% fewer); `plan` comes finished and leaves
+// finished.
+void choose_pair_group(Plan& plan, bool per_vertex);
 // Chooses the order (row or column) and the units in flight, each with its tail cover, by the
 // estimate; `plan` comes finished in the row order with the device block cache.
 void choose_in_flight(Plan& plan, bool per_vertex);

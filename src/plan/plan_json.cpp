@@ -54,7 +54,8 @@ std::string Plan::to_json() const {
       .add("block_cache_bytes", block_cache_bytes)
       .add("device_cache_bytes", device_cache_bytes)
       .add("in_flight", in_flight)
-      .add("unit_order", column_order ? "column" : "row")
+      .add("unit_order", column_order ? "column" : pair_group > 1 ? "pair_groups" : "row")
+      .add("pair_group", std::uint64_t{pair_group})
       .add("tail_cover_units", std::uint64_t{tail_cover_units})
       .add("tail_cover_slices", std::uint64_t{tail_cover_slices})
       .add("total_work", total_work)
@@ -77,9 +78,13 @@ std::string Plan::summary() const {
   o << "slots: " << slots << " x " << format_bytes(slot_bytes) << " (device "
     << format_bytes(device_bytes) << ", host about " << format_bytes(host_bytes) << ")\n";
   if (device_cache_bytes)
-    o << "device block cache: blocks stay in the slots' " << format_bytes(device_cache_bytes)
+    o << "device block cache: blocks stay in " << format_bytes(device_cache_bytes)
       << " between units; a unit uploads only the blocks not there, up to " << in_flight
       << " units ahead of the kernels\n";
+  if (pair_group > 1)
+    o << "order: groups of " << pair_group
+      << " row parts, each group's units by j (its row parts stay on the device while every "
+         "other row part is uploaded once per group)\n";
   if (column_order)
     o << "order: inside each task by k, then j (each new block of row part i is followed by the "
          "units that reuse it)\n";

@@ -12,7 +12,7 @@ static_assert(std::is_trivially_copyable_v<WorkUnit>, "work units travel as thei
 static_assert(std::is_trivially_copyable_v<PlanRates>, "plan rates travel as their bytes");
 #if defined(__GLIBCXX__) && defined(__x86_64__)
 // A field added to Plan must be written and read below as well.
-static_assert(sizeof(Plan) == 328, "plan_wire.cpp: serialize the Plan's new field");
+static_assert(sizeof(Plan) == 344, "plan_wire.cpp: serialize the Plan's new field");
 #endif
 
 namespace {
@@ -88,7 +88,8 @@ void fields(IO& io, P& p) {
   io.vec(p.units).pod(p.slots).pod(p.in_flight).pod(p.column_order).pod(p.tail_cover_units);
   io.pod(p.tail_cover_slices).pod(p.rates).pod(p.slot_bytes).pod(p.per_vertex_rows);
   io.pod(p.device_bytes).pod(p.host_bytes).pod(p.piece_bytes).pod(p.staging_buffers);
-  io.pod(p.bytes_moved).pod(p.device_cache_bytes).pod(p.bytes_decompressed);
+  io.pod(p.bytes_moved).pod(p.device_cache_bytes).pod(p.device_cache_room).pod(p.pair_group);
+  io.pod(p.bytes_decompressed);
   io.pod(p.device_budget).pod(p.host_budget).pod(p.window_chunks).pod(p.chunk_cache_bytes);
   io.pod(p.block_cache_bytes).pod(p.row_part_max_bytes).pod(p.row_parts_bytes);
   io.vec(p.row_part_bytes).pod(p.row_part_chunk_bytes).pod(p.total_work).pod(p.imbalance);

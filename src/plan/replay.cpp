@@ -132,14 +132,18 @@ void finish_units(Plan& plan, bool per_vertex, int in_flight) {
   plan.slots = plan.units.size() >= 2 ? 2 : 1;
   plan.slot_bytes = slot;
   plan.per_vertex_rows = pv;
-  plan.device_bytes = plan.slots * (slot + pv * sizeof(count_t));
-  // The device block cache: the slots' bytes hold blocks for later units; a unit uploads only
-  // the blocks the cache does not hold when its upload is planned (simulated here exactly as the
-  // backend runs it).
+  const std::uint64_t pv_bytes = plan.slots * pv * sizeof(count_t);
+  plan.device_bytes = plan.slots * slot + pv_bytes;
+  // The device block cache: the slots' bytes, or the room the plan was given when that is more,
+  // hold blocks for later units; a unit uploads only the blocks the cache does not hold when its
+  // upload is planned (simulated here exactly as the backend runs it).
   plan.device_cache_bytes = 0;
   plan.in_flight = plan.slots;
   if (plan.partition.scheme != Scheme::Vertex && plan.partition.p > 1) {
-    plan.device_cache_bytes = plan.slots * slot;
+    const std::uint64_t room =
+        plan.device_cache_room > pv_bytes ? plan.device_cache_room - pv_bytes : 0;
+    plan.device_cache_bytes = std::max(plan.slots * slot, room);
+    plan.device_bytes = plan.device_cache_bytes + pv_bytes;
     if (!per_vertex) plan.in_flight = std::max(plan.slots, in_flight);
     moved = simulate_device_cache(plan);
   }

@@ -216,5 +216,39 @@ TEST(Planner, ColumnOrderWhenItsLineEndsFirst) {
   std::printf("column order won %d plans, the row order %d\n", column_wins, row_wins);
 }
 
+// Pair with a budget of a few units: the device block cache takes the whole budget (not only two
+// slots), and the chosen order (groups of pair_group row parts) uploads at most what the row
+// order does, the same units in another order; with room for several row parts a group of more
+// than one is chosen.
+TEST(Planner, PairGroupsKeepTheirRowPartsOnTheDevice) {
+  const OrientedGraph g = oriented(test::skewed_graph(4000, 60000, 5));
+  auto src = memory_source(g, 512);
+  const std::uint64_t in_core = in_core_bytes(g.n(), g.m(), false);
+  for (std::uint64_t div : {3u, 5u, 8u}) {
+    SCOPED_TRACE(div);
+    const std::uint64_t budget = in_core / div;
+    const Plan plan = plan_graph(*src, opts(Scheme::Pair, 0, budget));
+    ASSERT_EQ(plan.partition.scheme, Scheme::Pair);
+    ASSERT_GT(plan.device_cache_bytes, 0u);
+    EXPECT_LE(plan.device_bytes, budget);
+    EXPECT_GE(plan.device_cache_bytes, 2 * plan.slot_bytes);
+    EXPECT_GT(plan.device_cache_bytes + plan.slot_bytes / 2, budget);  // grown to the budget
+    // the row order of the same units, replayed
+    Plan rows = plan;
+    std::sort(rows.units.begin(), rows.units.end(), [](const WorkUnit& a, const WorkUnit& b) {
+      return a.i != b.i ? a.i > b.i : (a.j != b.j ? a.j < b.j : a.slice < b.slice);
+    });
+    rows.pair_group = 1;
+    plan_internal::finish_units(rows, false, plan.in_flight);
+    EXPECT_LE(plan.bytes_moved, rows.bytes_moved);
+    if (div == 3) {
+      EXPECT_GT(plan.pair_group, 1u);
+    }
+    if (plan.pair_group > 1) {
+      EXPECT_LT(plan.bytes_moved, rows.bytes_moved);
+    }
+  }
+}
+
 }  // namespace
 }  // namespace tristream

@@ -5,6 +5,8 @@
 // off (direct uploads and through the host slots), sliced units, .tcsr files and the CLI, totals
 // and per vertex; the plan's shape (p(p+1)/2 units at most, blocks of the exact edges, the
 // per-vertex spaces).
+#include <tuple>
+
 #include "fake_backend.hpp"
 #include "stream_util.hpp"
 
@@ -60,8 +62,15 @@ TEST(PairPlan, UnitsAreThePairsWithWholeRowParts) {
     for (std::size_t u = 0; u < plan.units.size(); ++u) {
       const WorkUnit& w = plan.units[u];
       if (u > 0) {
-        EXPECT_TRUE(w.i < plan.units[u - 1].i ||
-                    (w.i == plan.units[u - 1].i && w.j > plan.units[u - 1].j));
+        // by descending i, then j; or in groups of pair_group row parts from the top, each by
+        // j, then descending i
+        const WorkUnit& v = plan.units[u - 1];
+        const std::uint32_t G = plan.pair_group;
+        ASSERT_GE(G, 1u);
+        const auto key = [&](const WorkUnit& x) {
+          return std::make_tuple((p - 1 - x.i) / G, G > 1 ? x.j : 0u, p - 1 - x.i, x.j);
+        };
+        EXPECT_LT(key(v), key(w));
       }
       EXPECT_LE(w.i, w.j);
       EXPECT_EQ(w.k, w.j);
