@@ -62,6 +62,7 @@ class DeviceBlockCache {
       pinned_ += e.bytes;
     }
     e.next_use = next_use;
+    if (!(e.pins & bit(owner))) owned_[owner].push_back(key);
     e.pins |= bit(owner);
     return true;
   }
@@ -92,6 +93,7 @@ class DeviceBlockCache {
     TS_CHECK(key != 0 && !contains(key), "device block cache: a key inserted twice or zero");
     TS_CHECK(used_ + bytes <= capacity_, "device block cache: insert without room");
     entries_[key] = Entry{bytes, next_use, bit(owner)};
+    owned_[owner].push_back(key);
     used_ += bytes;
     pinned_ += bytes;
   }
@@ -134,15 +136,18 @@ class DeviceBlockCache {
   // The unit of `owner` has finished: its blocks become evictable unless another owner holds
   // them.
   void release(int owner) {
-    for (auto& kv : entries_) {
-      Entry& e = kv.second;
-      if (!(e.pins & bit(owner))) continue;
-      e.pins &= ~bit(owner);
+    const std::uint32_t b = bit(owner);
+    for (const std::uint64_t key : owned_[owner]) {
+      const auto it = entries_.find(key);  // (pinned, so never evicted meanwhile)
+      if (it == entries_.end() || !(it->second.pins & b)) continue;
+      Entry& e = it->second;
+      e.pins &= ~b;
       if (e.pins == 0) {
-        evictable_.insert({e.next_use, kv.first});
+        evictable_.insert({e.next_use, key});
         pinned_ -= e.bytes;
       }
     }
+    owned_[owner].clear();
   }
 
   // Every key (for freeing all memory at the end).
@@ -153,6 +158,7 @@ class DeviceBlockCache {
     return out;
   }
   void clear() {
+    for (auto& o : owned_) o.clear();
     entries_.clear();
     evictable_.clear();
     used_ = pinned_ = 0;
@@ -171,6 +177,7 @@ class DeviceBlockCache {
   std::uint64_t capacity_ = 0, used_ = 0, pinned_ = 0;  // pinned_: bytes held by some owner
   std::map<std::uint64_t, Entry> entries_;
   std::set<std::pair<std::uint64_t, std::uint64_t>> evictable_;  // (next use, key), unpinned
+  std::vector<std::uint64_t> owned_[32];  // per owner: the keys it pinned (release's work)
 };
 
 }  // namespace tristream

@@ -145,7 +145,10 @@ void finish_units(Plan& plan, bool per_vertex, int in_flight) {
     plan.device_cache_bytes = std::max(plan.slots * slot, room);
     plan.device_bytes = plan.device_cache_bytes + pv_bytes;
     if (!per_vertex) plan.in_flight = std::max(plan.slots, in_flight);
-    moved = simulate_device_cache(plan);
+    // (a plan whose slots exceed the room it was given never runs: no replay, its bytes as
+    // without the cache)
+    if (plan.device_cache_room == 0 || plan.device_bytes <= plan.device_cache_room)
+      moved = simulate_device_cache(plan);
   }
   plan.bytes_moved = moved;
   plan.bytes_decompressed = dec;
