@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -294,6 +295,19 @@ class UnitFeed {
   virtual bool preload() const { return true; }
 };
 
+// A plan made ahead (count_file's, while the device starts): the options it was made with, the
+// plan and its census (ok = false: the planner failed; the count plans again and reports it).
+struct ReadyPlan {
+  PlanOptions options;
+  Plan plan;
+  Census census;
+  bool ok = false;
+  double census_s = 0, plan_s = 0;  // the census's and the planner's own seconds
+};
+// Whether a ready plan made with `made` serves a count planning with `now`: every option equal
+// but the host budget, which may be smaller than now's (the plan then holds less than it may).
+bool ready_plan_serves(const PlanOptions& made, const PlanOptions& now);
+
 struct PipelineOptions {
   std::string backend = "auto";  // cpu | cuda | auto
   CounterOptions counter;
@@ -324,6 +338,9 @@ struct PipelineOptions {
   // The in-core unit's host image, decoded while the device started (count_file's, internal:
   // stream/in_core_image.hpp); used when the plan is in core on a device backend, else ignored.
   std::shared_ptr<stream::InCoreImage> in_core_image;
+  // A plan made while the device started (count_file's, internal): count_with_backend's first
+  // plan when ready_plan_serves its options, else ignored; waited for when still being made.
+  std::shared_future<ReadyPlan> ready_plan;
 };
 
 struct CountReport {

@@ -53,6 +53,9 @@ struct PipelineStats {
   std::uint64_t chunk_cache_peak_bytes = 0;
   StageStats read, decompress, transform, upload, kernel;
   double census_s = 0, plan_s = 0;
+  // The census and planner seconds spent before the run was called (a plan made while the
+  // device started, PipelineOptions::ready_plan); census_s and plan_s are then what it waited.
+  double planned_ahead_s = 0;
   double wall_s = 0;  // the streamed count (after planning)
   double exposed_transfer_s = 0;
   double overlap = 1;

@@ -162,6 +162,9 @@ struct CountResult {
     double open = 0;          // opening the .tcsr file (header, offsets, chunk index, census)
     double census = 0;        // the block census (a pass, or reading the stored one)
     double plan = 0;          // resolving the budgets and the planner
+    // The census and planner seconds that ran while the device started (with --gpu-memory on
+    // a GPU: the plan is made beside the startup), not in `census` and `plan`.
+    double plan_ahead = 0;
     double pipeline = 0;      // the streamed count (= count_seconds)
     double finish = 0;        // after the pipeline: degrees, per-vertex figures, the result
   } timing;

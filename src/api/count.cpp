@@ -301,6 +301,67 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
   const std::uint64_t held_before_image = host_resident_bytes();
   std::shared_ptr<stream::InCoreImage> image =
       start_in_core_image(*src, o, !comm || comm->size() == 1);
+  // 2. The host budget covers the whole process: what it holds already (the program, the row
+  //    offsets), the threads, the census, the degree pass and the per-vertex arrays beside the
+  //    plan (plan/host_model.hpp). The image's bytes count as held from its start (it may still
+  //    be decoding, so not yet all resident); one above a quarter of the host budget is dropped,
+  //    the plan needs the room more.
+  auto host_budgets = [&](Budgets b, bool* keep_image, CountHost* host) {
+    const std::uint64_t budget = b.host_bytes;
+    *keep_image = image && !(budget && image->bytes() > budget / 4);
+    const std::uint64_t held =
+        *keep_image ? std::max(host_resident_bytes(), held_before_image + image->bytes())
+                    : host_resident_bytes();
+    *host = count_host(reader.n(), reader.chunks(), b.threads, held, po.per_vertex, o.clustering,
+                       reader.has_names(), budget, declared);
+    if (budget) {
+      b.host_bytes = host->plan_budget(budget);
+      b.host_from += ", less what the process holds beside the plan";
+    }
+    return b;
+  };
+  // With --gpu-memory and the image (one GPU worker, one process) the plan does not wait for the
+  // device: it is made now, beside the startup, with the host budget less a margin for what the
+  // device's startup adds to the process (count_with_backend takes it when its options match).
+  struct AheadRelease {
+    std::shared_future<ReadyPlan>& ahead;
+    PipelineOptions& po;
+    ~AheadRelease() {
+      if (ahead.valid()) ahead.wait();  // (the source goes after this)
+      po.ready_plan = {};
+    }
+  };
+  std::shared_future<ReadyPlan> ahead;
+  AheadRelease ahead_release{ahead, po};
+  if (image && po.gpu_memory && devices.size() <= 1 && !o.hybrid && o.cpu_workers == 0 &&
+      !std::getenv("TRISTREAM_NO_PLAN_AHEAD")) {
+    bool keep = false;
+    CountHost h;
+    Budgets early = host_budgets(resolve_budgets(budget_flags(po), nullptr), &keep, &h);
+    if (keep) {
+      // (the context's memory, and the image's pages taken from the available memory, an
+      // eighth of which the default budget counts)
+      const std::uint64_t margin = (std::uint64_t{1} << 30) + image->bytes() / 4;
+      if (early.host_bytes) early.host_bytes -= std::min(early.host_bytes / 2, margin);
+      PlanOptions pop = plan_options(po, early, nullptr);
+      pop.device_is_host = false;
+      const GraphSource* g = src.get();
+      ahead = std::async(std::launch::async, [g, pop] {
+                ReadyPlan r;
+                r.options = pop;
+                const auto a0 = Clock::now();
+                try {
+                  r.plan = plan_graph(*g, pop, &r.census);
+                  r.ok = true;
+                } catch (...) {  // the count plans again and reports what failed
+                }
+                r.census_s = r.census.seconds;
+                r.plan_s = std::max(0.0, seconds_since(a0) - r.census_s);
+                return r;
+              }).share();
+      po.ready_plan = ahead;
+    }
+  }
   const double open_s = seconds_since(stage0);
   const auto wait0 = Clock::now();
   std::vector<Worker> workers = workers_future.get();
@@ -308,24 +369,13 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
   StreamingBackend* backend = workers.front().backend.get();
   const auto budgets0 = Clock::now();
   po.budgets = resolve_budgets(budget_flags(po), backend);
-  // 2. The host budget covers the whole process: what it holds already (the program, the row
-  //    offsets), the threads, the census, the degree pass and the per-vertex arrays beside the
-  //    plan (plan/host_model.hpp). A budget below any of them fails now, before the work.
+  // A budget below any part of the process fails now, before the work.
   const std::uint64_t host_budget = po.budgets->host_bytes;
-  // The image's bytes count as held from its start (it may still be decoding, so not yet all
-  // resident); one above a quarter of the host budget is dropped, the plan needs the room more.
-  if (image && host_budget && image->bytes() > host_budget / 4) image.reset();
-  const std::uint64_t held =
-      image ? std::max(host_resident_bytes(), held_before_image + image->bytes())
-            : host_resident_bytes();
-  const CountHost host =
-      count_host(reader.n(), reader.chunks(), po.budgets->threads, held, po.per_vertex,
-                 o.clustering, reader.has_names(), po.budgets->host_bytes, declared);
+  bool keep_image = false;
+  CountHost host;
+  po.budgets = host_budgets(*po.budgets, &keep_image, &host);
+  if (!keep_image) image.reset();
   check_host_floor(host, host_budget);
-  if (host_budget) {
-    po.budgets->host_bytes = host.plan_budget(host_budget);
-    po.budgets->host_from += ", less what the process holds beside the plan";
-  }
   double budgets_s = seconds_since(budgets0);
   // The image is kept when the first worker is a GPU. When the in-core plan will fit the device it
   // is registered (pinned) with that GPU for the upload; out of core every worker's chunks are
@@ -416,6 +466,7 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
   // What the count did besides the census and the pipeline: the budgets, the planner.
   r.timing.plan = budgets_s + std::max(0.0, count_s - rep.stats.census_s - rep.stats.wall_s);
   r.timing.pipeline = rep.stats.wall_s;
+  r.timing.plan_ahead = rep.stats.planned_ahead_s;
   r.pipeline_stats = std::make_shared<const PipelineStats>(std::move(rep.stats));
   r.host_budget_bytes = host_budget;
   if (r.interrupted || !root) {
@@ -517,6 +568,7 @@ std::string CountResult::to_json(const std::string& input) const {
       .add("startup", timing.startup)
       .add("startup_wait", timing.startup_wait)
       .add("image", timing.image)
+      .add("plan_ahead", timing.plan_ahead)
       .add("open", timing.open)
       .add("census", timing.census)
       .add("plan", timing.plan)

@@ -78,6 +78,18 @@ PlanOptions plan_options(const PipelineOptions& options, const Budgets& budgets,
   return po;
 }
 
+bool ready_plan_serves(const PlanOptions& made, const PlanOptions& now) {
+  const bool host_ok = now.host_budget == 0 ? made.host_budget == 0
+                                            : made.host_budget <= now.host_budget;
+  return made.scheme == now.scheme && made.parts == now.parts &&
+         made.per_vertex == now.per_vertex && made.threads == now.threads &&
+         made.device_is_host == now.device_is_host && made.device_budget == now.device_budget &&
+         made.window_budget == now.window_budget &&
+         made.rates.upload_bytes_per_s == now.rates.upload_bytes_per_s &&
+         made.rates.kernel_work_per_s == now.rates.kernel_work_per_s &&
+         made.rates.kernel_s_per_unit == now.rates.kernel_s_per_unit && host_ok;
+}
+
 PlanOptions resolve_plan_options(const PipelineOptions& options, StreamingBackend* backend) {
   const Budgets b =
       options.budgets ? *options.budgets : resolve_budgets(budget_flags(options), backend);

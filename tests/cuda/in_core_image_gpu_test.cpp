@@ -2,7 +2,8 @@
 // the graph decoded while the CUDA context is created, uploaded from it in core, its chunks
 // copied out of core, the degrees taken from it) gives exactly what it gives without one
 // (TRISTREAM_NO_IN_CORE_IMAGE=1): triangles, transitivity, per-vertex counts and clustering, in
-// core and at a quarter of the footprint (label gpu; skipped without a GPU).
+// core and at a quarter of the footprint, where the plan is made beside the device's startup
+// (label gpu; skipped without a GPU).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -59,6 +60,11 @@ TEST(InCoreImageGpu, TheSameFiguresWithAndWithoutTheImage) {
         EXPECT_GT(with.timing.image, 0.0) << "the image was used in core";
       }
       EXPECT_EQ(without.timing.image, 0.0);
+      // out of core with --gpu-memory the plan is made beside the startup (with the image)
+      if (gpu_memory) {
+        EXPECT_GT(with.timing.plan_ahead, 0.0) << "the plan made ahead was used";
+      }
+      EXPECT_EQ(without.timing.plan_ahead, 0.0);
     }
   }
 }

@@ -5,6 +5,7 @@
 // off (direct uploads and through the host slots), sliced units, .tcsr files and the CLI, totals
 // and per vertex; the plan's shape (p(p+1)/2 units at most, blocks of the exact edges, the
 // per-vertex spaces).
+#include <future>
 #include <tuple>
 
 #include "fake_backend.hpp"
@@ -203,6 +204,61 @@ TEST(PairPipeline, FakeDeviceWithAndWithoutTheDeviceCache) {
           }
         }
   EXPECT_GT(hits, 0u);  // B = R_i serves the run of i, C = R_j every i <= j
+}
+
+// With a device budget the device block cache takes all of it and the units run in groups of
+// row parts (Plan::pair_group): exact, totals and per vertex, with every cached block intact; and
+// a plan made ahead (PipelineOptions::ready_plan) is taken when it was made with the count's
+// options, ignored otherwise.
+TEST(PairPipeline, GroupsInTheWholeDeviceBudgetAndPlansMadeAhead) {
+  auto e = test::skewed_graph(3000, 40000, 17);
+  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(e);
+  auto src = memory_source(g, 389);
+  std::uint32_t grouped = 0;
+  // (per vertex, a pair unit's arrays span every vertex: half the footprint)
+  for (bool pv : {false, true})
+    for (std::uint64_t div :
+         pv ? std::vector<std::uint64_t>{2} : std::vector<std::uint64_t>{3, 4}) {
+      SCOPED_TRACE(std::string(pv ? "per vertex" : "count") + " at 1/" + std::to_string(div));
+      auto o = popts(Scheme::Pair, 0, pv);
+      o.gpu_memory = in_core_bytes(g.n(), g.m(), pv) / div;
+      FakeBackend dd;
+      CountReport r = count_with_backend(*src, o, dd);
+      EXPECT_EQ(r.triangles, oracle);
+      if (pv) {
+        EXPECT_EQ(per_vertex_mismatches(r.per_vertex, new_of_old, oracle_pv), 0u);
+      }
+      ASSERT_EQ(r.plan.partition.scheme, Scheme::Pair);
+      EXPECT_LE(r.plan.device_bytes, o.gpu_memory);
+      EXPECT_GE(r.plan.device_cache_bytes, 2 * r.plan.slot_bytes);
+      EXPECT_EQ(dd.cache_mismatches, 0u);
+      EXPECT_EQ(dd.cached_upload_bytes, r.stats.upload.bytes);
+      EXPECT_EQ(r.stats.planned_ahead_s, 0.0);
+      grouped += r.plan.pair_group > 1 ? 1 : 0;
+      // the same count with the plan made ahead, and with one made for another budget
+      for (bool same : {true, false}) {
+        auto o2 = o;
+        ReadyPlan ready;
+        ready.options = resolve_plan_options(o, &dd);
+        if (!same) ready.options.threads += 1;  // made for another count
+        ready.plan = plan_graph(*src, ready.options, &ready.census);
+        ready.ok = true;
+        ready.plan_s = 0.25;
+        std::promise<ReadyPlan> made;
+        made.set_value(ready);
+        o2.ready_plan = made.get_future().share();
+        FakeBackend dd2;
+        CountReport r2 = count_with_backend(*src, o2, dd2);
+        EXPECT_EQ(r2.triangles, oracle);
+        EXPECT_EQ(r2.stats.planned_ahead_s, same ? 0.25 : 0.0);
+        EXPECT_EQ(r2.plan.device_bytes, same ? ready.plan.device_bytes : r.plan.device_bytes);
+        EXPECT_EQ(r2.plan.units.size(), r.plan.units.size());
+        if (pv) {
+          EXPECT_EQ(r2.per_vertex, r.per_vertex);
+        }
+      }
+    }
+  EXPECT_GT(grouped, 0u);
 }
 
 // Slices of pair units (the tail cover's pieces) count their task once between them.
