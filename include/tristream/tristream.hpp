@@ -165,8 +165,8 @@ struct CountResult {
     // The census and planner seconds that ran while the device started (with --gpu-memory on
     // a GPU: the plan is made beside the startup), not in `census` and `plan`.
     double plan_ahead = 0;
-    double pipeline = 0;      // the streamed count (= count_seconds)
-    double finish = 0;        // after the pipeline: degrees, per-vertex figures, the result
+    double pipeline = 0;  // the streamed count (= count_seconds)
+    double finish = 0;    // after the pipeline: degrees, per-vertex figures, the result
   } timing;
   // Where the block census came from: "none" (in-core), "stored" (the file's) or "pass".
   std::string census = "none";

@@ -291,8 +291,7 @@ void in_core_unit(Plan& plan, std::uint64_t n, eid_t m, const eid_t* off) {
 }
 
 Plan build_plan(Scheme scheme, std::uint32_t p, int variant, std::uint64_t n, eid_t m,
-                const eid_t* off, const Census& census, bool per_vertex,
-                std::uint64_t cache_room) {
+                const eid_t* off, const Census& census, bool per_vertex, std::uint64_t cache_room) {
   Plan plan;
   plan.device_cache_room = cache_room;
   // 1. p = 1 (or nothing to count): the in-core unit.

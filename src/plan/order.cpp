@@ -156,12 +156,11 @@ void column_order(Plan& plan) {
 void pair_group_order(Plan& plan, std::uint32_t g) {
   const std::uint32_t p = plan.partition.p;
   auto group = [&](const WorkUnit& w) { return (p - 1 - w.i) / g; };
-  std::stable_sort(plan.units.begin(), plan.units.end(),
-                   [&](const WorkUnit& a, const WorkUnit& b) {
-                     if (group(a) != group(b)) return group(a) < group(b);
-                     if (a.j != b.j) return a.j < b.j;
-                     return a.i > b.i;
-                   });
+  std::stable_sort(plan.units.begin(), plan.units.end(), [&](const WorkUnit& a, const WorkUnit& b) {
+    if (group(a) != group(b)) return group(a) < group(b);
+    if (a.j != b.j) return a.j < b.j;
+    return a.i > b.i;
+  });
   plan.pair_group = g;
 }
 

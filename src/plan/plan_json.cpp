@@ -54,7 +54,9 @@ std::string Plan::to_json() const {
       .add("block_cache_bytes", block_cache_bytes)
       .add("device_cache_bytes", device_cache_bytes)
       .add("in_flight", in_flight)
-      .add("unit_order", column_order ? "column" : pair_group > 1 ? "pair_groups" : "row")
+      .add("unit_order", column_order     ? "column"
+                         : pair_group > 1 ? "pair_groups"
+                                          : "row")
       .add("pair_group", std::uint64_t{pair_group})
       .add("tail_cover_units", std::uint64_t{tail_cover_units})
       .add("tail_cover_slices", std::uint64_t{tail_cover_slices})

@@ -79,8 +79,8 @@ PlanOptions plan_options(const PipelineOptions& options, const Budgets& budgets,
 }
 
 bool ready_plan_serves(const PlanOptions& made, const PlanOptions& now) {
-  const bool host_ok = now.host_budget == 0 ? made.host_budget == 0
-                                            : made.host_budget <= now.host_budget;
+  const bool host_ok =
+      now.host_budget == 0 ? made.host_budget == 0 : made.host_budget <= now.host_budget;
   return made.scheme == now.scheme && made.parts == now.parts &&
          made.per_vertex == now.per_vertex && made.threads == now.threads &&
          made.device_is_host == now.device_is_host && made.device_budget == now.device_budget &&
