@@ -278,9 +278,10 @@ struct Plan {
   // on the device between units, in a pool of the two slots' bytes; bytes_moved and the units'
   // upload_bytes count only the blocks it does not hold. 0 = no cache (p = 1, vertex).
   std::uint64_t device_cache_bytes = 0;
-  // The device bytes the cache may take (the device budget less the per-vertex arrays; 0 = the
-  // slots' bytes only): a pool larger than two slots keeps more blocks between units (pair's
-  // grouped order keeps a group's row parts there while the other row parts stream past).
+  // The device bytes the cache may take (the device budget less the per-vertex arrays, at most
+  // kDeviceCacheMaxSlots slots; 0 = the slots' bytes only): a pool larger than two slots keeps
+  // more blocks between units (pair's grouped order keeps a group's row parts there while the
+  // other row parts stream past).
   std::uint64_t device_cache_room = 0;
   // Pair: the row parts whose units run together (pair_group consecutive parts i; for each j,
   // their units (i, j)), so that their R_i stay in the device cache while each R_j is uploaded
@@ -313,6 +314,10 @@ constexpr std::uint64_t kMaxStagingPiece = 128ull << 20;
 // Units in flight with the device block cache (at most 31: the cache's owners), except for
 // per-vertex counts, whose pinned host arrays are per unit in flight.
 constexpr int kDeviceCacheInFlight = 16;
+// The most bytes the device block cache takes, in slots: the room it is given (a device budget far
+// above the plan's slots, e.g. with --parts) is not all mapped for it, leaving the rest of the
+// device to the kernels' scratch and to other processes.
+constexpr std::uint64_t kDeviceCacheMaxSlots = 16;
 
 // The bytes a unit needs on the device for a block of `rows` rows and `edges` columns.
 std::uint64_t block_bytes(std::uint64_t rows, eid_t edges);

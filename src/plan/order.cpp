@@ -167,10 +167,18 @@ void pair_group_order(Plan& plan, std::uint32_t g) {
 void choose_pair_group(Plan& plan, bool per_vertex) {
   const std::uint32_t p = plan.partition.p;
   if (plan.partition.scheme != Scheme::Pair || p <= 2 || plan.device_cache_bytes == 0) return;
-  // Group sizes about 1.5x apart, and all parts in one group.
+  // Group sizes about 1.5x apart, and all parts in one group, up to twice the row parts that fit
+  // the cache on average (a larger group's row parts would only evict one another).
+  std::vector<std::uint64_t> rows_bytes(p, 0);
+  for (const WorkUnit& w : plan.units) rows_bytes[w.i] = w.b.bytes;
+  const std::uint64_t total =
+      std::accumulate(rows_bytes.begin(), rows_bytes.end(), std::uint64_t{0});
+  const double fit = total ? static_cast<double>(plan.device_cache_bytes) * p / total : p;
+  const std::uint32_t most =
+      static_cast<std::uint32_t>(std::min<double>(p, std::max(2.0, 2 * fit)));
   std::vector<std::uint32_t> sizes;
-  for (std::uint32_t g = 2; g < p; g = std::max(g + 1, g * 3 / 2)) sizes.push_back(g);
-  sizes.push_back(p);
+  for (std::uint32_t g = 2; g <= most && g < p; g = std::max(g + 1, g * 3 / 2)) sizes.push_back(g);
+  if (most >= p) sizes.push_back(p);
   const std::uint64_t decompressed = plan.bytes_decompressed;  // (the caller's estimate)
   Plan best = plan;
   for (std::uint32_t g : sizes) {

@@ -142,7 +142,8 @@ void finish_units(Plan& plan, bool per_vertex, int in_flight) {
   if (plan.partition.scheme != Scheme::Vertex && plan.partition.p > 1) {
     const std::uint64_t room =
         plan.device_cache_room > pv_bytes ? plan.device_cache_room - pv_bytes : 0;
-    plan.device_cache_bytes = std::max(plan.slots * slot, room);
+    plan.device_cache_bytes =
+        std::max(plan.slots * slot, std::min(room, kDeviceCacheMaxSlots * slot));
     plan.device_bytes = plan.device_cache_bytes + pv_bytes;
     if (!per_vertex) plan.in_flight = std::max(plan.slots, in_flight);
     // (a plan whose slots exceed the room it was given never runs: no replay, its bytes as

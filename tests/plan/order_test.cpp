@@ -248,6 +248,10 @@ TEST(Planner, PairGroupsKeepTheirRowPartsOnTheDevice) {
       EXPECT_LT(plan.bytes_moved, rows.bytes_moved);
     }
   }
+  // a budget far above the slots (forced parts): the cache stops at kDeviceCacheMaxSlots slots
+  const Plan big = plan_graph(*src, opts(Scheme::Pair, 4, 100 * in_core));
+  EXPECT_EQ(big.device_cache_bytes, kDeviceCacheMaxSlots * big.slot_bytes);
+  EXPECT_EQ(big.device_bytes, big.device_cache_bytes);
 }
 
 }  // namespace
