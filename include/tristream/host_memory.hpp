@@ -8,6 +8,8 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <new>
+#include <utility>
 
 namespace tristream {
 
@@ -24,5 +26,38 @@ inline unsigned char* alloc_pinnable(std::uint64_t bytes, std::uint64_t* size) {
   if (p && align == kHuge) (void)::madvise(p, *size, MADV_HUGEPAGE);
   return p;
 }
+
+// An allocator for large buffers about to be overwritten whole (decompressed chunks): no value
+// initialisation of the elements (a vector of n entries is not zeroed first), and from 2 MiB on
+// the memory of alloc_pinnable, so that the first writes fault in huge pages.
+template <class T>
+struct OverwrittenAllocator {
+  using value_type = T;
+  OverwrittenAllocator() = default;
+  template <class U>
+  OverwrittenAllocator(const OverwrittenAllocator<U>&) noexcept {}
+  T* allocate(std::size_t n) {
+    std::uint64_t size = 0;
+    void* p = alloc_pinnable(std::max<std::uint64_t>(n, 1) * sizeof(T), &size);
+    if (!p) throw std::bad_alloc();
+    return static_cast<T*>(p);
+  }
+  void deallocate(T* p, std::size_t) noexcept { std::free(p); }
+  template <class U, class... Args>
+  void construct(U* p, Args&&... args) {
+    if constexpr (sizeof...(Args) == 0)
+      ::new (static_cast<void*>(p)) U;  // default-initialised: left as it is
+    else
+      ::new (static_cast<void*>(p)) U(std::forward<Args>(args)...);
+  }
+  template <class U>
+  bool operator==(const OverwrittenAllocator<U>&) const noexcept {
+    return true;
+  }
+  template <class U>
+  bool operator!=(const OverwrittenAllocator<U>&) const noexcept {
+    return false;
+  }
+};
 
 }  // namespace tristream

@@ -19,7 +19,7 @@ struct HostBlockStore::PreloadBatch {
   // whether they fit beside the cache (else the builder decompresses them when it pins)
   std::vector<std::uint64_t> extra;
   bool fits = false;
-  std::vector<std::shared_ptr<std::vector<vid_t>>> bufs;  // extra, decompressed ahead (fits)
+  std::vector<ChunkBuffer> bufs;  // extra, decompressed ahead (fits)
 };
 
 // Splits the preload order into batches: the first row part alone (the first unit waits for

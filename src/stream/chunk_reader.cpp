@@ -137,7 +137,7 @@ std::vector<ChunkBuffer> ChunkReader::decompress(const std::vector<std::uint64_t
   }
   const double t0 = now_s();
   pool.run(chunks.size(), [&](std::size_t x) {
-    bufs[x] = std::make_shared<std::vector<vid_t>>(all[chunks[x]].edges);
+    bufs[x] = std::make_shared<ChunkColumns>(all[chunks[x]].edges);
     g_.read_chunk(chunks[x], bufs[x]->data());
   });
   const double t1 = now_s();

@@ -17,6 +17,7 @@
 
 #include "common/lru_cache.hpp"
 #include "stream/recorder.hpp"
+#include "tristream/host_memory.hpp"
 #include "tristream/plan.hpp"
 
 namespace tristream {
@@ -25,7 +26,10 @@ class ThreadPool;
 
 namespace tristream::stream {
 
-using ChunkBuffer = std::shared_ptr<std::vector<vid_t>>;
+// A decompressed chunk's columns: allocated without zeroing, in huge pages when large (the
+// chunks are written whole by the decompressor right after).
+using ChunkColumns = std::vector<vid_t, OverwrittenAllocator<vid_t>>;
+using ChunkBuffer = std::shared_ptr<ChunkColumns>;
 
 class ChunkReader {
  public:

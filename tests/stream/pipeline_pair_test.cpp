@@ -222,6 +222,7 @@ TEST(PairPipeline, GroupsInTheWholeDeviceBudgetAndPlansMadeAhead) {
       SCOPED_TRACE(std::string(pv ? "per vertex" : "count") + " at 1/" + std::to_string(div));
       auto o = popts(Scheme::Pair, 0, pv);
       o.gpu_memory = in_core_bytes(g.n(), g.m(), pv) / div;
+      o.host_memory = std::uint64_t{4} << 30;  // (the default would follow the machine's load)
       FakeBackend dd;
       CountReport r = count_with_backend(*src, o, dd);
       EXPECT_EQ(r.triangles, oracle);
