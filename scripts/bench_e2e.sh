@@ -120,8 +120,9 @@ def in_core_target(graph):
     return None
 
 print("| graph | run | whole s | floor s | whole - floor | target | kernel s | startup | wait "
-      "| image | open | census | plan | pipeline | finish | overlap | census from | triangles |")
-print("|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|")
+      "| image | open | census | plan | plan ahead | pipeline | release | finish | overlap "
+      "| census from | triangles |")
+print("|---|---|---:|---:|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|")
 for g in graphs:
     fl = median_run(g, "floor")
     floor = fl["whole_s"] if fl else float("nan")
@@ -151,16 +152,17 @@ for g in graphs:
                     verdict = " MISSED"
         kernel = o["stats"].get("kernel", {}).get("busy_s", 0)
         print("| %s | %s | %.3f | %.3f | %.3f | %s%s | %.3f | %.3f | %.3f | %.3f | %.3f | %.3f | "
-              "%.3f | %.3f | %.3f | %.0f%% | %s | %s |" % (
+              "%.3f | %.3f | %.3f | %.3f | %.3f | %.0f%% | %s | %s |" % (
                   g, label, whole, floor, whole - floor, target, verdict, kernel,
                   t.get("startup", 0), t.get("startup_wait", 0), t.get("image", 0), t.get("open", 0),
-                  t.get("census", 0), t.get("plan", 0), t.get("pipeline", 0), t.get("finish", 0),
+                  t.get("census", 0), t.get("plan", 0), t.get("plan_ahead", 0),
+                  t.get("pipeline", 0), t.get("release", 0), t.get("finish", 0),
                   100 * o["stats"].get("overlap", 0), t.get("census_source", "?"),
                   o.get("triangles")))
     if fl:
         f = fl["out"]
         print("| %s | floor | %.3f | | | context %.3f s, device %.3f s, pinned %.3f s | | | | | | "
-              "| | | | | | |" % (g, floor, f["context_s"], f["device_alloc_s"], f["pinned_alloc_s"]))
+              "| | | | | | | | |" % (g, floor, f["context_s"], f["device_alloc_s"], f["pinned_alloc_s"]))
 print()
 print("Whole = /usr/bin/time's elapsed seconds of a fresh process, median of %d; the stage "
       "columns are that run's `count --json` timing (docs/outputs.md)." %

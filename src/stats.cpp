@@ -89,6 +89,7 @@ std::string PipelineStats::to_json() const {
       .add("census_s", census_s)
       .add("plan_s", plan_s)
       .add("planned_ahead_s", planned_ahead_s)
+      .add("release_s", release_s)
       .add("wall_s", wall_s)
       .add("exposed_transfer_s", exposed_transfer_s)
       .add("overlap", overlap);

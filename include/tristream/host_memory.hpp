@@ -27,9 +27,10 @@ inline unsigned char* alloc_pinnable(std::uint64_t bytes, std::uint64_t* size) {
   return p;
 }
 
-// An allocator for large buffers about to be overwritten whole (decompressed chunks): no value
-// initialisation of the elements (a vector of n entries is not zeroed first), and from 2 MiB on
-// the memory of alloc_pinnable, so that the first writes fault in huge pages.
+// An allocator for buffers about to be overwritten whole (decompressed chunks): no value
+// initialisation of the elements, so a vector of n entries is not zeroed before it is written.
+// (Plain malloc: huge pages would round every buffer up to 2 MiB, beyond what the host budget
+// counts for it.)
 template <class T>
 struct OverwrittenAllocator {
   using value_type = T;
@@ -37,8 +38,7 @@ struct OverwrittenAllocator {
   template <class U>
   OverwrittenAllocator(const OverwrittenAllocator<U>&) noexcept {}
   T* allocate(std::size_t n) {
-    std::uint64_t size = 0;
-    void* p = alloc_pinnable(std::max<std::uint64_t>(n, 1) * sizeof(T), &size);
+    void* p = std::malloc(std::max<std::size_t>(n, 1) * sizeof(T));
     if (!p) throw std::bad_alloc();
     return static_cast<T*>(p);
   }

@@ -56,6 +56,9 @@ struct PipelineStats {
   // The census and planner seconds spent before the run was called (a plan made while the
   // device started, PipelineOptions::ready_plan); census_s and plan_s are then what it waited.
   double planned_ahead_s = 0;
+  // After wall_s: giving the run's memory back (the backend's release, the host blocks'
+  // unregistration and freeing).
+  double release_s = 0;
   double wall_s = 0;  // the streamed count (after planning)
   double exposed_transfer_s = 0;
   double overlap = 1;

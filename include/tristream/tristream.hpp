@@ -166,6 +166,7 @@ struct CountResult {
     // a GPU: the plan is made beside the startup), not in `census` and `plan`.
     double plan_ahead = 0;
     double pipeline = 0;  // the streamed count (= count_seconds)
+    double release = 0;   // after the pipeline: giving its memory back (device, pinned host blocks)
     double finish = 0;    // after the pipeline: degrees, per-vertex figures, the result
   } timing;
   // Where the block census came from: "none" (in-core), "stored" (the file's) or "pass".

@@ -464,7 +464,9 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
   r.timing.open = open_s;
   r.timing.census = rep.stats.census_s;
   // What the count did besides the census and the pipeline: the budgets, the planner.
-  r.timing.plan = budgets_s + std::max(0.0, count_s - rep.stats.census_s - rep.stats.wall_s);
+  r.timing.plan = budgets_s + std::max(0.0, count_s - rep.stats.census_s - rep.stats.wall_s -
+                                                rep.stats.release_s);
+  r.timing.release = rep.stats.release_s;
   r.timing.pipeline = rep.stats.wall_s;
   r.timing.plan_ahead = rep.stats.planned_ahead_s;
   r.pipeline_stats = std::make_shared<const PipelineStats>(std::move(rep.stats));
@@ -569,6 +571,7 @@ std::string CountResult::to_json(const std::string& input) const {
       .add("startup_wait", timing.startup_wait)
       .add("image", timing.image)
       .add("plan_ahead", timing.plan_ahead)
+      .add("release", timing.release)
       .add("open", timing.open)
       .add("census", timing.census)
       .add("plan", timing.plan)

@@ -26,8 +26,8 @@ class ThreadPool;
 
 namespace tristream::stream {
 
-// A decompressed chunk's columns: allocated without zeroing, in huge pages when large (the
-// chunks are written whole by the decompressor right after).
+// A decompressed chunk's columns: allocated without zeroing (the decompressor writes them whole
+// right after).
 using ChunkColumns = std::vector<vid_t, OverwrittenAllocator<vid_t>>;
 using ChunkBuffer = std::shared_ptr<ChunkColumns>;
 

@@ -328,53 +328,60 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
     st.finish_from_spans();
     return rep;
   }
-  // 2. Threads: this one drives the GPU (raised); the copy pool works for it; the pool builds
-  // blocks (the preload's builder, or this thread's own prepares) below it.
-  const unsigned threads =
-      options.budgets ? options.budgets->threads : resolve_threads(options.threads);
-  PriorityBoost boost(stream::kDriverBoost);
-  ThreadPool pool(threads, boost.base() + stream::kBuilderDrop);
-  ThreadPool copy_pool(threads);
-  // 3. The unit preparer and the backend's memory.
-  UnitPreparer prep(g, plan, pool, copy_pool, rec, options.per_vertex, preload_spare(plan),
-                    backend.device_is_host() ? nullptr : &backend);
-  ReleaseGuard guard{backend};
-  Run run(plan, backend, options, rep, rec, copy_pool);
-  run.allocate(prep);
-  // 4. Every unit in order (or as the feed gives them), until SIGINT.
-  if (!options.feed || options.feed->preload()) prep.start_preload(boost.base());
-  for (std::size_t k = 0; !rep.interrupted; ++k) {
-    if (!options.feed && k == plan.units.size()) break;
-    try {
-      if (interrupt_requested()) {
+  // (the run's memory is given back when this scope ends: the backend's release, the host
+  // blocks' unregistration and freeing, timed as release_s)
+  double release0 = 0;
+  {
+    // 2. Threads: this one drives the GPU (raised); the copy pool works for it; the pool builds
+    // blocks (the preload's builder, or this thread's own prepares) below it.
+    const unsigned threads =
+        options.budgets ? options.budgets->threads : resolve_threads(options.threads);
+    PriorityBoost boost(stream::kDriverBoost);
+    ThreadPool pool(threads, boost.base() + stream::kBuilderDrop);
+    ThreadPool copy_pool(threads);
+    // 3. The unit preparer and the backend's memory.
+    UnitPreparer prep(g, plan, pool, copy_pool, rec, options.per_vertex, preload_spare(plan),
+                      backend.device_is_host() ? nullptr : &backend);
+    ReleaseGuard guard{backend};
+    Run run(plan, backend, options, rep, rec, copy_pool);
+    run.allocate(prep);
+    // 4. Every unit in order (or as the feed gives them), until SIGINT.
+    if (!options.feed || options.feed->preload()) prep.start_preload(boost.base());
+    for (std::size_t k = 0; !rep.interrupted; ++k) {
+      if (!options.feed && k == plan.units.size()) break;
+      try {
+        if (interrupt_requested()) {
+          rep.interrupted = true;
+          break;
+        }
+        std::int64_t u = !options.feed ? static_cast<std::int64_t>(k)
+                         : k == 0      ? first
+                                       : options.feed->next();
+        while (u == UnitFeed::kCollectFirst) {
+          TS_CHECK(run.collect_oldest(), "the scheduler waits for a unit that is not in flight");
+          u = options.feed->next();
+        }
+        if (u < 0) break;
+        rep.interrupted = !run.launch(k, static_cast<std::size_t>(u), prep);
+      } catch (const Error& e) {  // the backend saw the signal before launching the unit
+        if (e.kind() != ErrorKind::Interrupted) throw;
         rep.interrupted = true;
-        break;
       }
-      std::int64_t u = !options.feed ? static_cast<std::int64_t>(k)
-                       : k == 0      ? first
-                                     : options.feed->next();
-      while (u == UnitFeed::kCollectFirst) {
-        TS_CHECK(run.collect_oldest(), "the scheduler waits for a unit that is not in flight");
-        u = options.feed->next();
-      }
-      if (u < 0) break;
-      rep.interrupted = !run.launch(k, static_cast<std::size_t>(u), prep);
-    } catch (const Error& e) {  // the backend saw the signal before launching the unit
-      if (e.kind() != ErrorKind::Interrupted) throw;
-      rep.interrupted = true;
     }
+    // A signal during the last unit (the only one, in core): the backend abandons it (its wait
+    // throws Error(Interrupted)), which the interrupted drain discards.
+    rep.interrupted = rep.interrupted || interrupt_requested();
+    // 5. Drain, and end the preload (rethrowing its failure).
+    run.drain(rep.interrupted);
+    if (rep.interrupted)
+      prep.stop_preload();
+    else
+      prep.finish_preload();
+    st.chunk_cache_peak_bytes = prep.chunk_cache_peak_bytes();
+    st.wall_s = now_s() - origin;
+    release0 = now_s();
   }
-  // A signal during the last unit (the only one, in core): the backend abandons it (its wait
-  // throws Error(Interrupted)), which the interrupted drain discards.
-  rep.interrupted = rep.interrupted || interrupt_requested();
-  // 5. Drain, and end the preload (rethrowing its failure).
-  run.drain(rep.interrupted);
-  if (rep.interrupted)
-    prep.stop_preload();
-  else
-    prep.finish_preload();
-  st.chunk_cache_peak_bytes = prep.chunk_cache_peak_bytes();
-  st.wall_s = now_s() - origin;
+  st.release_s = now_s() - release0;
   st.finish_from_spans();
   return rep;
 }
