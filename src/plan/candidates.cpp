@@ -141,10 +141,10 @@ Search search_candidates(const std::vector<CandidateSpec>& specs, const GraphSha
   // The candidates are evaluated in batches on the plan's threads, then taken in order exactly
   // as one at a time: a batch holds the next candidates not skipped yet, and one that its
   // predecessors' fits would have skipped is dropped unseen (the skips only grow), so the search
-  // returns what the sequential search does. A batch holds at most 16 candidates, whose units
+  // returns what the sequential search does. A batch holds at most 8 candidates, whose units
   // together stay within what one candidate may hold (max_units): the host budget holds them.
   if (!census.empty()) census.fine_prefix();  // its lazy cache, filled before the threads read it
-  const unsigned T = std::min(16u, std::max(1u, resolve_threads(o.threads)));
+  const unsigned T = std::min(8u, std::max(1u, resolve_threads(o.threads)));
   ThreadPool pool(T);
   std::vector<std::size_t> batch;
   std::vector<Candidate> done;

@@ -30,6 +30,8 @@ InCoreImage::InCoreImage(const GraphSource& g, unsigned threads)
   TS_CHECK(n_ < (std::uint64_t{1} << 32), "vertex ids are 32-bit");
   cols_at_ = align_up((n_ + 1) * sizeof(eid_t));
   bytes_ = slot_bytes(n_, m_);
+  done_ = std::make_unique<std::atomic<bool>[]>(std::max<std::size_t>(g.chunks().size(), 1));
+  for (std::size_t k = 0; k < g.chunks().size(); ++k) done_[k].store(false);
   mem_ = alloc_pinnable(bytes_, &reserved_);
   if (!mem_)
     throw Error(ErrorKind::Internal, "cannot allocate " + std::to_string(bytes_) +
@@ -69,13 +71,16 @@ void InCoreImage::decode() {
   std::memset(mem_ + col_end, 0, reserved_ - col_end);
   auto* cols = reinterpret_cast<vid_t*>(mem_ + cols_at_);
   const auto& chunks = g_.chunks();
-  pool.run(chunks.size(), [&](std::size_t k) {
+  pool.run(chunks.size(), [&](std::size_t x) {
     if (stop_ || interrupt_requested()) return;
+    const std::size_t k = chunks.size() - 1 - x;  // (the last first: chunk_ready)
     const auto& c = chunks[k];
     TS_CHECK(c.first_edge + c.edges <= m_, "a chunk beyond the graph's edges");
     g_.read_chunk(k, cols + c.first_edge);
+    done_[k].store(true, std::memory_order_release);
   });
   throw_if_interrupted();
+  if (!stop_) whole_.store(true, std::memory_order_release);
 }
 
 void InCoreImage::wait() {
@@ -123,8 +128,8 @@ class ImageSource final : public GraphSource {
   const eid_t* offsets() const override { return g_.offsets(); }
   const std::vector<tcsr::ChunkInfo>& chunks() const override { return g_.chunks(); }
   void read_chunk(std::uint64_t k, vid_t* out) const override {
-    image_.wait();
     const auto& c = g_.chunks().at(k);
+    if (!image_.chunk_ready(k)) return g_.read_chunk(k, out);  // (not decoded yet)
     std::memcpy(out, image_.columns() + c.first_edge, c.edges * sizeof(vid_t));
   }
   std::uint64_t compressed_bytes() const override { return g_.compressed_bytes(); }

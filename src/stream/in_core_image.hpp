@@ -43,6 +43,12 @@ class InCoreImage {
   // Waits until the image is whole; rethrows the decoding's failure (a corrupt chunk's
   // Error(Input), Error(Interrupted) on SIGINT). Any thread, any number of times.
   void wait();
+  // Whether chunk k (of the source's chunk index) is in the image already: true once decoded,
+  // without waiting for the rest. The chunks are decoded from the last to the first (the plans
+  // out of core start with the highest row parts).
+  bool chunk_ready(std::uint64_t k) const {
+    return whole_.load(std::memory_order_acquire) || done_[k].load(std::memory_order_acquire);
+  }
   // Registers the memory with the backend (pins it on CUDA; waits for the decoding first, since
   // a registration faults in the pages on one thread). Returns register_host's answer; the
   // destructor unregisters. Call at most once.
@@ -76,6 +82,8 @@ class InCoreImage {
   unsigned char* mem_ = nullptr;
   HostRegistrar* registrar_ = nullptr;
   std::atomic<bool> stop_{false};
+  std::atomic<bool> whole_{false};             // every chunk decoded
+  std::unique_ptr<std::atomic<bool>[]> done_;  // per chunk: decoded
   std::mutex mu_;
   bool joined_ = false;
   std::exception_ptr failure_;
@@ -83,7 +91,8 @@ class InCoreImage {
 };
 
 // A source with g's metadata (offsets, chunks, stored census) whose chunks are copied from the
-// image (waiting for it first). g and image outlive it.
+// image once decoded there, and read from g meanwhile (a count out of core does not wait for the
+// whole image). g and image outlive it.
 std::unique_ptr<GraphSource> image_source(const GraphSource& g, InCoreImage& image);
 
 }  // namespace tristream::stream

@@ -2,9 +2,15 @@
 // (stream/in_core_image.hpp): its bytes are the in-core slot's, its degrees and wedges equal the
 // streamed pass's (hubs among the ids counted per thread and below them), the pipeline uploads
 // it whole without a host slot and counts exactly, out of core it serves the chunks and is
-// otherwise left alone (and on the CPU backend), a failing chunk fails wait(), and an image dropped
-// while decoding stops cleanly.
+// otherwise left alone (and on the CPU backend), out of core it serves each chunk once decoded
+// without waiting for the rest, a failing chunk fails wait(), and an image dropped while decoding
+// stops cleanly.
 #include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
 
 #include "fake_backend.hpp"
 #include "stream/in_core_image.hpp"
@@ -125,6 +131,66 @@ TEST(InCoreImage, AFailingChunkFailsTheWait) {
     EXPECT_NE(std::string(e.what()).find("chunk 2"), std::string::npos) << e.what();
   }
   EXPECT_THROW(image.wait(), Error) << "every wait reports it";
+}
+
+// A source whose first read of chunk 0 waits until opened (the image's decoder, which takes
+// chunk 0 last, stops there); every other read passes.
+class GatedSource final : public GraphSource {
+ public:
+  explicit GatedSource(const GraphSource& g) : g_(g) {}
+  std::string name() const override { return "gated"; }
+  std::uint64_t n() const override { return g_.n(); }
+  eid_t m() const override { return g_.m(); }
+  const eid_t* offsets() const override { return g_.offsets(); }
+  const std::vector<tcsr::ChunkInfo>& chunks() const override { return g_.chunks(); }
+  void read_chunk(std::uint64_t k, vid_t* out) const override {
+    if (k == 0 && !first_.exchange(true)) {
+      std::unique_lock<std::mutex> lk(mu_);
+      cv_.wait(lk, [&] { return open_; });
+    }
+    g_.read_chunk(k, out);
+  }
+  std::uint64_t compressed_bytes() const override { return g_.compressed_bytes(); }
+  void open() {
+    std::lock_guard<std::mutex> lk(mu_);
+    open_ = true;
+    cv_.notify_all();
+  }
+
+ private:
+  const GraphSource& g_;
+  mutable std::atomic<bool> first_{false};
+  mutable std::mutex mu_;
+  mutable std::condition_variable cv_;
+  bool open_ = false;
+};
+
+// Out of core the image serves each chunk once it is decoded there, and the source's own read
+// before (a count does not wait for the whole image): with the decoding held at chunk 0, the
+// other chunks come from the image and chunk 0 from the source, all equal to the graph's.
+TEST(InCoreImage, ServesDecodedChunksWithoutWaitingForTheRest) {
+  const OrientedGraph g = orient_edge_list(3000, test::random_graph(3000, 30000, 23));
+  auto src = memory_source(g, 700);
+  const auto& chunks = src->chunks();
+  ASSERT_GT(chunks.size(), 4u);
+  GatedSource gated(*src);
+  InCoreImage image(gated, 2);
+  const auto image_src = stream::image_source(gated, image);
+  // the decoder holds chunk 0; the others become ready (the last first)
+  for (std::size_t k = 1; k < chunks.size(); ++k)
+    for (int t = 0; t < 10000 && !image.chunk_ready(k); ++t)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  for (std::size_t k = 1; k < chunks.size(); ++k) EXPECT_TRUE(image.chunk_ready(k)) << k;
+  EXPECT_FALSE(image.chunk_ready(0));
+  for (std::size_t k = 0; k < chunks.size(); ++k) {
+    std::vector<vid_t> got(chunks[k].edges);
+    image_src->read_chunk(k, got.data());
+    EXPECT_TRUE(std::equal(got.begin(), got.end(), g.csr.cols.begin() + chunks[k].first_edge))
+        << "chunk " << k;
+  }
+  gated.open();
+  image.wait();
+  EXPECT_TRUE(image.chunk_ready(0));
 }
 
 TEST(InCoreImage, DroppedWhileDecodingStopsCleanly) {
