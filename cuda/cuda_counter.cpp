@@ -128,6 +128,8 @@ class CudaCounter final : public Counter {
     job.host.a_cols = A.cols;
     job.host.b_offsets = B.offsets;
     job.host.c_offsets = C.offsets;
+    job.host.b_cols = B.cols;
+    job.host.c_cols = C.cols;
     job.per_vertex = dpv;
     cuda::enqueue_device_count(job, kernel_, total.get(), result_.get(), s);
     cuda::wait_stream(s);  // SIGINT/SIGTERM: Error(Interrupted); the frees below wait for it

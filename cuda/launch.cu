@@ -107,6 +107,11 @@ std::string choose_kernel(const CsrView& A, const CsrView& B, const CsrView& C,
   if (!same && host.a_cols && (host.b_offsets || host.b_packed.valid()) &&
       (host.c_offsets || host.c_packed.valid())) {
     const std::uint64_t step = std::max<std::uint64_t>(1, space >> 10);
+    // trust:in's probes exactly (dense B and C with their columns): for v in A(u), the part of
+    // B(u) from C(v)'s first id on; a pair unit's B(u) is u's whole row, of which that part is
+    // often far less than half
+    const bool probes = host.b_cols && host.c_cols && host.b_offsets && host.c_offsets &&
+                        !host.b_packed.valid() && !host.c_packed.valid();
     double p = 0, w = 0;
     for (std::uint64_t x = 0; x < space; x += step) {
       std::uint64_t u = 0;
@@ -115,16 +120,23 @@ std::string choose_kernel(const CsrView& A, const CsrView& B, const CsrView& C,
       const double da = static_cast<double>(a1 - a0);
       const double db = static_cast<double>(degree(host.b_offsets, host.b_packed, u));
       if (da == 0 || db == 0) continue;
-      w += da * db / 2;
+      if (!probes) w += da * db / 2;
       const eid_t stride = std::max<eid_t>(1, (a1 - a0) / 8);
-      double sum = 0, seen = 0;
+      double sum = 0, seen = 0, tails = 0;
       for (eid_t e = a0; e < a1; e += stride) {
         const vid_t v = host.a_cols[e];
         if (v >= C.rows) continue;  // not a row of C (malformed views): ignored here
         sum += static_cast<double>(degree(host.c_offsets, host.c_packed, v));
         seen += 1;
+        if (probes && host.c_offsets[v] < host.c_offsets[v + 1]) {
+          const vid_t* b0 = host.b_cols + host.b_offsets[u];
+          const vid_t* b1 = host.b_cols + host.b_offsets[u + 1];
+          tails +=
+              static_cast<double>(b1 - std::lower_bound(b0, b1, host.c_cols[host.c_offsets[v]]));
+        }
       }
       if (seen > 0) p += sum * da / seen;
+      if (probes && seen > 0) w += tails * da / seen;
     }
     const double rho = w > 0 ? p / w : 0;
     const char* choice = rho > 2.5 ? "trust:in" : "trust";

@@ -19,6 +19,11 @@ struct HostViews {
   const vid_t* a_cols = nullptr;     // indexed like A's offsets
   const eid_t* b_offsets = nullptr;  // rows + 1
   const eid_t* c_offsets = nullptr;  // C.rows + 1
+  // B's and C's columns, indexed like b_offsets and c_offsets (dense offsets only): with them
+  // `auto` counts trust:in's probes of a sampled row exactly (the part of B(u) from C(v)'s first
+  // id on) instead of estimating them as |A(u)| |B(u)| / 2.
+  const vid_t* b_cols = nullptr;
+  const vid_t* c_cols = nullptr;
   PackedRows a_packed, b_packed, c_packed;
   // A slice: C's rows outside [v_begin, v_end) are empty in the C view given (window offsets),
   // which lets kernels skip A's edges into them (Task::v_lo, v_hi).

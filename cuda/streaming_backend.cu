@@ -226,6 +226,8 @@ class CudaStreamingBackend final : public StreamingBackend {
     job.host.a_cols = L.host_cols[L.a];
     job.host.b_offsets = L.host_offsets[L.b];
     job.host.c_offsets = L.host_offsets[L.c];
+    job.host.b_cols = L.host_cols[L.b];
+    job.host.c_cols = L.host_cols[L.c];
     job.host.a_packed = L.host_packed[L.a];
     job.host.b_packed = L.host_packed[L.b];
     job.host.c_packed = L.host_packed[L.c];
