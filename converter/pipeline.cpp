@@ -286,7 +286,8 @@ class Driver {
         held_, held_records_, max_id_, dense_ids(), threads_,
         [this](std::uint64_t n) { check_vertices(n); }, progress_, e);
     m_out = e.source.count;
-    return write_graph(e.source, e.idmap.n(), e.degree, e.idmap, tail_context(edge_limit()));
+    return write_graph(e.source, e.n, e.degree, e.own_ids ? nullptr : &e.idmap,
+                       tail_context(edge_limit()));
   }
 
   TailResult finish_out_of_core(std::uint64_t& m_out) {
@@ -301,7 +302,7 @@ class Driver {
     m_out = e.source.count;
     stage_done("merge runs");
     // The rows of G+ are filled by ranges when the keys stay on disk.
-    return write_graph(e.source, n, e.degree, idmap,
+    return write_graph(e.source, n, e.degree, &idmap,
                        tail_context(e.in_memory ? edge_limit() : edge_limit() / 2));
   }
 

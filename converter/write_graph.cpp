@@ -31,16 +31,18 @@ struct Ranking {
   std::uint64_t max_degree = 0;
 };
 
-// Step 1: rank by (degree, id) by sorting (degree << 32 | id).
-Ranking rank_vertices(std::uint64_t n, const BigBuffer<std::uint32_t>& degree, IdMap& idmap,
+// Step 1: rank by (degree, id) by sorting (degree << 32 | id) over the id space (degree.size()
+// ids, n of them vertices: the ids of degree 0 sort first and are skipped).
+Ranking rank_vertices(std::uint64_t n, const BigBuffer<std::uint32_t>& degree, IdMap* idmap,
                       unsigned threads) {
   Ranking out;
-  out.rank.reserve(n + 1);
+  const std::size_t space = degree.size();
+  out.rank.reserve(space + 1);
   out.perm.resize(n);
-  BigBuffer<std::uint64_t> key(n + 1), tmp(n + 1);
-  key.resize(n);
+  BigBuffer<std::uint64_t> key(space + 1), tmp(space + 1);
+  key.resize(space);
   std::vector<std::uint64_t> part_max(threads, 0);
-  parallel_for(threads, n, 1 << 16, [&](std::size_t lo, std::size_t hi, unsigned w) {
+  parallel_for(threads, space, 1 << 16, [&](std::size_t lo, std::size_t hi, unsigned w) {
     for (std::size_t v = lo; v < hi; ++v) {
       key[v] = (static_cast<std::uint64_t>(degree[v]) << 32) | v;
       part_max[w] = std::max<std::uint64_t>(part_max[w], degree[v]);
@@ -48,13 +50,16 @@ Ranking rank_vertices(std::uint64_t n, const BigBuffer<std::uint32_t>& degree, I
   });
   for (auto x : part_max) out.max_degree = std::max(out.max_degree, x);
   parallel_sort_unique_u64(key, tmp, threads);
-  TS_CHECK(key.size() == n, "rank keys lost");
-  const BigBuffer<std::uint64_t>& ids = idmap.ids();
+  TS_CHECK(key.size() == space && n <= space, "rank keys lost");
+  const std::size_t zeros = space - n;
+  TS_CHECK((zeros == 0 || key[zeros - 1] >> 32 == 0) && (n == 0 || key[zeros] >> 32 != 0),
+           "vertex count disagrees with the degrees");
+  const std::uint64_t* ids = idmap ? idmap->ids().data() : nullptr;
   parallel_for(threads, n, 1 << 16, [&](std::size_t lo, std::size_t hi, unsigned) {
     for (std::size_t r = lo; r < hi; ++r) {
-      const std::uint32_t v = static_cast<std::uint32_t>(key[r]);
+      const std::uint32_t v = static_cast<std::uint32_t>(key[zeros + r]);
       out.rank[v] = static_cast<std::uint32_t>(r);
-      out.perm[r] = ids[v];
+      out.perm[r] = ids ? ids[v] : v;
     }
   });
   return out;
@@ -242,7 +247,7 @@ void observe_range(RowObserver& obs, const std::vector<eid_t>& offsets, std::uin
 }  // namespace
 
 TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uint32_t>& degree,
-                       IdMap& idmap, const TailContext& ctx) {
+                       IdMap* idmap, const TailContext& ctx) {
   TailResult res;
   res.n = n;
   Progress& progress = *ctx.progress;
@@ -251,7 +256,7 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
   progress.stage("ranking vertices");
   Ranking ranking = rank_vertices(n, degree, idmap, threads);
   res.max_degree = ranking.max_degree;
-  idmap = IdMap();
+  if (idmap) *idmap = IdMap();
   degree.release();
   stage_done("rank");
   const Orienter orient{ranking.rank.data()};

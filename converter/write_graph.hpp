@@ -58,10 +58,12 @@ struct TailContext {
   tcsr::Names* names = nullptr;  // --names: moved into the file (indexed by original id)
 };
 
-// Writes the .tcsr file. Preconditions: degree has n entries (undirected degrees of the compact
-// ids), idmap maps the n original ids; src holds every unique edge once. Releases degree and
-// idmap once the ranks are taken (their memory goes to the row ranges).
+// Writes the .tcsr file. Preconditions: src holds every unique edge once, its ids below
+// degree.size() (at most 2^32) and degree their undirected degrees, n of them above 0 (the
+// vertices; ids of degree 0 are none). The original id of key id v is idmap->ids()[v], or v itself
+// when idmap is null. Releases degree and idmap once the ranks are taken (their memory goes to
+// the row ranges).
 TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uint32_t>& degree,
-                       IdMap& idmap, const TailContext& ctx);
+                       IdMap* idmap, const TailContext& ctx);
 
 }  // namespace tristream::conv

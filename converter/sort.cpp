@@ -1,0 +1,261 @@
+// sort.cpp — the parallel radix sort with repeats removed (sort.hpp, util.hpp).
+#include "sort.hpp"
+
+#include <algorithm>
+#include <cstring>
+
+#include "tristream/error.hpp"
+
+namespace tristream::conv {
+namespace {
+
+// Sorts data[0..k) by its low `bits` bits (the higher bits are equal): LSD radix whose digits
+// of up to 11 bits cover only the bit positions that differ between the keys (packed keys leave
+// runs of zero bits, e.g. between a column id and the row above it), so that a bucket of keys
+// with 21 + 9 varying bits takes 3 passes, not 6.
+void radix_sort_low_bits(std::uint64_t* data, std::size_t k, int bits,
+                         std::vector<std::uint64_t>& scratch) {
+  if (k < 256 || bits == 0) {
+    std::sort(data, data + k);
+    return;
+  }
+  // 1. The varying bits, and digit windows over them.
+  std::uint64_t any = 0, all = ~std::uint64_t{0};
+  for (std::size_t i = 0; i < k; ++i) {
+    any |= data[i];
+    all &= data[i];
+  }
+  const std::uint64_t low = bits >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bits) - 1;
+  std::uint64_t varying = (any ^ all) & low;
+  int shifts[8];
+  int passes = 0;
+  while (varying && passes < 8) {
+    const int sh = __builtin_ctzll(varying);
+    shifts[passes++] = sh;
+    varying = sh + 11 >= 64 ? 0 : varying & ~((std::uint64_t{1} << (sh + 11)) - 1);
+  }
+  // 2. One counting pass per window.
+  if (scratch.size() < k) scratch.resize(k);
+  std::uint64_t* src = data;
+  std::uint64_t* dst = scratch.data();
+  std::size_t count[2048];
+  for (int p = 0; p < passes; ++p) {
+    const int sh = shifts[p];
+    std::memset(count, 0, sizeof count);
+    for (std::size_t i = 0; i < k; ++i) ++count[(src[i] >> sh) & 2047];
+    std::size_t run = 0;
+    for (std::size_t& c : count) {
+      const std::size_t x = c;
+      c = run;
+      run += x;
+    }
+    for (std::size_t i = 0; i < k; ++i) {
+      const std::uint64_t x = src[i];
+      dst[count[(x >> sh) & 2047]++] = x;
+    }
+    std::swap(src, dst);
+  }
+  if (src != data) std::memcpy(data, src, k * sizeof(std::uint64_t));
+}
+
+// Up to this many threads the runs are joined by moving them inside the sort's buffer (one
+// thread's memmove); more threads copy them into a second buffer in parallel, faster there than
+// one thread even with that buffer's pages faulted in afresh.
+constexpr unsigned kInPlaceThreads = 4;
+
+// Below this many keys one std::sort does it.
+constexpr std::size_t kSmallSort = std::size_t{1} << 16;
+
+// Slices of consecutive spans of about equal keys, at most `threads`: slice s is the spans
+// [first[s], first[s + 1]).
+std::vector<std::size_t> slice_spans(const std::vector<KeySpan>& spans, std::size_t n,
+                                     unsigned threads) {
+  std::vector<std::size_t> first{0};
+  std::size_t seen = 0;
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    seen += spans[i].count;
+    const std::size_t s = first.size();  // the slice being filled ends past s * n / threads
+    if (i + 1 < spans.size() && s < threads && seen * threads >= s * n) first.push_back(i + 1);
+  }
+  first.push_back(spans.size());
+  return first;
+}
+
+SortedRuns sort_small(const SpanSortInput& in, std::size_t n, BigBuffer<std::uint64_t>& out) {
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < in.spans.size(); ++i) {
+    if (in.spans[i].count)
+      std::memcpy(out.data() + at, in.spans[i].data, in.spans[i].count * sizeof(std::uint64_t));
+    at += in.spans[i].count;
+    if (in.release) in.release(i);
+  }
+  out.resize(n);
+  std::sort(out.begin(), out.end());
+  SortedRuns r;
+  r.total = static_cast<std::size_t>(std::unique(out.begin(), out.end()) - out.begin());
+  if (r.total) {
+    r.start.push_back(0);
+    r.count.push_back(r.total);
+    if (in.on_bucket) in.on_bucket(out.data(), r.total, 0);
+  }
+  return r;
+}
+
+}  // namespace
+
+SortedRuns sort_unique_spans(const SpanSortInput& in, BigBuffer<std::uint64_t>& out,
+                             unsigned threads) {
+  std::size_t n = 0;
+  for (const KeySpan& s : in.spans) n += s.count;
+  TS_CHECK(out.capacity() >= n, "sort buffer too small");
+  if (n < kSmallSort) return sort_small(in, n, out);
+  // 1. Slices of the spans for the histogram and scatter passes, one per thread; the top digit.
+  const unsigned t = std::max(threads, 1u);
+  const std::vector<std::size_t> first = slice_spans(in.spans, n, t);
+  const std::size_t slices = first.size() - 1;
+  auto each_slice = [&](auto&& fn) {
+    parallel_for(t, slices, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
+      for (std::size_t s = lo; s < hi; ++s) fn(s);
+    });
+  };
+  std::vector<std::uint64_t> slice_max(slices, in.max_key);
+  if (!in.max_key)
+    each_slice([&](std::size_t s) {
+      std::uint64_t m = 0;
+      for (std::size_t i = first[s]; i < first[s + 1]; ++i)
+        for (std::size_t j = 0; j < in.spans[i].count; ++j) m = std::max(m, in.spans[i].data[j]);
+      slice_max[s] = m;
+    });
+  const std::uint64_t maxk = *std::max_element(slice_max.begin(), slice_max.end());
+  const int bits = maxk ? 64 - __builtin_clzll(maxk) : 0;
+  const int digit = std::min(bits, 12);
+  const int shift = bits - digit;
+  const std::size_t B = std::size_t{1} << digit;
+  // 2. Histograms per slice, and where each slice's keys of each bucket go.
+  std::vector<std::size_t> hist(slices * B, 0);
+  each_slice([&](std::size_t s) {
+    std::size_t* h = hist.data() + s * B;
+    for (std::size_t i = first[s]; i < first[s + 1]; ++i) {
+      const std::uint64_t* k = in.spans[i].data;
+      for (std::size_t j = 0; j < in.spans[i].count; ++j) ++h[k[j] >> shift];
+    }
+  });
+  std::vector<std::size_t> bucket_start(B + 1, 0);
+  {
+    std::size_t run = 0;
+    for (std::size_t b = 0; b < B; ++b) {
+      bucket_start[b] = run;
+      for (std::size_t s = 0; s < slices; ++s) {
+        const std::size_t c = hist[s * B + b];
+        hist[s * B + b] = run;
+        run += c;
+      }
+    }
+    bucket_start[B] = run;
+  }
+  // 3. Scatter into out. Every slice fills B places from their starts, so with small pages the
+  //    pages of out touched stay near the keys written; each span is released once scattered.
+  small_pages(out.data(), out.capacity() * sizeof(std::uint64_t));
+  drop_pages(out.data(), out.capacity() * sizeof(std::uint64_t));
+  out.resize(n);
+  each_slice([&](std::size_t s) {
+    std::size_t* h = hist.data() + s * B;
+    std::uint64_t* const o = out.data();
+    for (std::size_t i = first[s]; i < first[s + 1]; ++i) {
+      const std::uint64_t* k = in.spans[i].data;
+      for (std::size_t j = 0; j < in.spans[i].count; ++j) {
+        const std::uint64_t x = k[j];
+        o[h[x >> shift]++] = x;
+      }
+      if (in.release) in.release(i);
+    }
+  });
+  // 4. Each bucket sorted on its own (the higher bits are equal), repeats removed.
+  SortedRuns r;
+  r.start.assign(bucket_start.begin(), bucket_start.end() - 1);
+  r.count.assign(B, 0);
+  std::vector<std::vector<std::uint64_t>> scratch(t);
+  parallel_for(t, B, 1, [&](std::size_t lo, std::size_t hi, unsigned w) {
+    for (std::size_t b = lo; b < hi; ++b) {
+      std::uint64_t* f = out.data() + bucket_start[b];
+      std::uint64_t* l = out.data() + bucket_start[b + 1];
+      radix_sort_low_bits(f, static_cast<std::size_t>(l - f), shift, scratch[w]);
+      r.count[b] = static_cast<std::size_t>(std::unique(f, l) - f);
+      if (in.on_bucket && r.count[b]) in.on_bucket(f, r.count[b], w);
+    }
+  });
+  for (std::size_t c : r.count) r.total += c;
+  return r;
+}
+
+void join_runs(const SortedRuns& runs, BigBuffer<std::uint64_t>& out,
+               BigBuffer<std::uint64_t>& keys, unsigned threads) {
+  const std::size_t n = out.size(), m = runs.total, R = runs.start.size();
+  // 1. Without repeats the runs already lie together: out's memory becomes keys'.
+  if (m == n) {
+    keys.swap(out);
+    out.clear();
+    keys.resize(m);
+    return;
+  }
+  std::vector<std::size_t> to(R + 1, 0);
+  for (std::size_t b = 0; b < R; ++b) to[b + 1] = to[b] + runs.count[b];
+  // 2. Few threads: the runs move left inside out, in order (each only onto places already
+  //    moved from), and out becomes keys: no fresh pages to fault in.
+  if (threads <= kInPlaceThreads) {
+    for (std::size_t b = 0; b < R; ++b)
+      if (runs.count[b] && to[b] != runs.start[b])
+        std::memmove(out.data() + to[b], out.data() + runs.start[b],
+                     runs.count[b] * sizeof(std::uint64_t));
+    drop_pages(out.data() + m, (n - m) * sizeof(std::uint64_t));
+    keys.swap(out);
+    out.clear();
+    keys.resize(m);
+    return;
+  }
+  // 3. More threads: copied into keys in parallel, out's pages dropped behind.
+  TS_CHECK(keys.capacity() >= m, "sort buffer too small");
+  parallel_for(threads, R, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
+    for (std::size_t b = lo; b < hi; ++b) {
+      if (runs.count[b])
+        std::memcpy(keys.data() + to[b], out.data() + runs.start[b],
+                    runs.count[b] * sizeof(std::uint64_t));
+      const std::size_t end = b + 1 < R ? runs.start[b + 1] : n;
+      drop_pages(out.data() + runs.start[b], (end - runs.start[b]) * sizeof(std::uint64_t));
+    }
+  });
+  out.clear();
+  keys.resize(m);
+}
+
+void radix_sort_u64(std::uint64_t* data, std::size_t k, std::vector<std::uint64_t>& scratch) {
+  radix_sort_low_bits(data, k, 64, scratch);
+}
+
+std::size_t parallel_sort_unique_u64(BigBuffer<std::uint64_t>& keys, BigBuffer<std::uint64_t>& tmp,
+                                     unsigned threads, std::uint64_t max_key) {
+  const std::size_t n = keys.size();
+  if (n < kSmallSort) {
+    std::sort(keys.begin(), keys.end());
+    keys.resize(static_cast<std::size_t>(std::unique(keys.begin(), keys.end()) - keys.begin()));
+    return keys.size();
+  }
+  TS_CHECK(tmp.capacity() >= n, "sort buffer too small");
+  // The keys as spans of at most 16 MiB (at least a span per thread), each one's pages dropped
+  // once scattered, so that keys and tmp together stay near 8 bytes per key.
+  const unsigned t = std::max(threads, 1u);
+  const std::size_t piece = std::min<std::size_t>(std::size_t{1} << 21, (n + t - 1) / t);
+  SpanSortInput in;
+  for (std::size_t i = 0; i < n; i += piece)
+    in.spans.push_back({keys.data() + i, std::min(piece, n - i)});
+  in.max_key = max_key;
+  in.release = [&](std::size_t s) {
+    drop_pages(keys.data() + s * piece, in.spans[s].count * sizeof(std::uint64_t));
+  };
+  const SortedRuns runs = sort_unique_spans(in, tmp, threads);
+  join_runs(runs, tmp, keys, threads);
+  tmp.clear();
+  return keys.size();
+}
+
+}  // namespace tristream::conv

@@ -1,0 +1,53 @@
+// sort.hpp — converter internals: the parallel sort of 64-bit keys with repeats removed, reading
+// its keys from any list of spans (the parsed blocks themselves, or pieces of one buffer), so
+// that no pass has to gather them into one buffer first. One MSD radix pass on the top bits
+// scatters the keys into the output buffer; each bucket is then sorted on its own (in cache) and
+// its repeats removed, and a caller's hook sees it there while it is hot (degree counting).
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "util.hpp"
+
+namespace tristream::conv {
+
+// A run of keys to sort.
+struct KeySpan {
+  const std::uint64_t* data = nullptr;
+  std::size_t count = 0;
+};
+
+struct SpanSortInput {
+  std::vector<KeySpan> spans;  // the keys (read once, by the scatter)
+  std::uint64_t max_key = 0;   // a bound of the largest key, 0 = unknown (then a pass finds it)
+  // Called once for each span after its keys have been scattered (e.g. to free them); may run on
+  // any worker, for different spans at once. Optional.
+  std::function<void(std::size_t span)> release;
+  // Called once for each non-empty bucket once it is sorted without repeats: its keys and the
+  // worker (< threads). Buckets come in no particular order, on several workers at once. Optional.
+  std::function<void(const std::uint64_t* keys, std::size_t count, unsigned worker)> on_bucket;
+};
+
+// The result: the sorted unique keys are the runs [start, start + count) of the output buffer, in
+// key order (repeats leave gaps between them).
+struct SortedRuns {
+  std::vector<std::size_t> start, count;
+  std::size_t total = 0;  // unique keys
+};
+
+// Sorts the keys of in.spans into out (contents discarded; capacity at least the number of keys).
+// out is filled in small pages, so that its pages touched follow the keys written while the
+// spans are released. Deterministic: the runs hold the same keys for any thread count.
+SortedRuns sort_unique_spans(const SpanSortInput& in, BigBuffer<std::uint64_t>& out,
+                             unsigned threads);
+
+// Moves the runs together into keys[0, runs.total) (keys' contents discarded; capacity at least
+// out.size()): up to 4 threads by moving them left inside out, which then becomes keys (no fresh
+// pages); more threads copy them in parallel, dropping out's pages as they go (out is then empty).
+void join_runs(const SortedRuns& runs, BigBuffer<std::uint64_t>& out,
+               BigBuffer<std::uint64_t>& keys, unsigned threads);
+
+}  // namespace tristream::conv
