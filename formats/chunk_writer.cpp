@@ -62,7 +62,10 @@ void ChunkWriter::write(const std::vector<ChunkJob>& jobs, const std::vector<eid
                         ThreadPool& pool, int fd, const std::string& path) {
   const std::size_t count = jobs.size();
   if (count == 0) return;
-  std::vector<std::vector<unsigned char>> frames(count);
+  // The frames' buffers, kept from batch to batch and never zero-filled (only the bytes zstd
+  // writes are touched).
+  const std::size_t bound = ZSTD_compressBound(chunk_edges_ * sizeof(vid_t));
+  while (frames_.size() < count) frames_.emplace_back(new unsigned char[bound]);
   std::vector<ChunkInfo> infos(count);
   std::vector<std::uint64_t> sums(count);
   // The frames finished and not yet written; `next` is the first not written, `writing` whether
@@ -117,14 +120,11 @@ void ChunkWriter::write(const std::vector<ChunkJob>& jobs, const std::vector<eid
       src = coded.data();
     }
     // 2. The frame and its checksum.
-    auto& frame = frames[i];
-    frame.resize(ZSTD_compressBound(c.raw_size));
-    const std::size_t size =
-        ZSTD_compress2(cctx_[worker].get(), frame.data(), frame.size(), src, c.raw_size);
+    unsigned char* const frame = frames_[i].get();
+    const std::size_t size = ZSTD_compress2(cctx_[worker].get(), frame, bound, src, c.raw_size);
     check_zstd(size, "compression failed");
-    frame.resize(size);
     c.compressed_size = size;
-    sums[i] = xxh64(frame.data(), size);
+    sums[i] = xxh64(frame, size);
     // 3. Written in order: the worker that finds the next frame finished writes it and every
     //    finished one after it, outside the lock.
     std::unique_lock<std::mutex> lk(mu);
@@ -135,9 +135,8 @@ void ChunkWriter::write(const std::vector<ChunkJob>& jobs, const std::vector<eid
       const std::size_t k = next;
       lk.unlock();
       infos[k].file_offset = file_pos;
-      write_all(fd, frames[k].data(), frames[k].size(), path);
-      file_pos += frames[k].size();
-      std::vector<unsigned char>().swap(frames[k]);
+      write_all(fd, frames_[k].get(), infos[k].compressed_size, path);
+      file_pos += infos[k].compressed_size;
 #ifdef SYNC_FILE_RANGE_WRITE
       if (file_pos - synced_ >= kSyncStep) {  // a hint: errors show at the final fsync
         ::sync_file_range(fd, static_cast<off_t>(synced_), static_cast<off_t>(file_pos - synced_),

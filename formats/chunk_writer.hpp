@@ -61,6 +61,7 @@ class ChunkWriter {
   std::uint64_t chunk_edges_;
   std::vector<std::unique_ptr<ZSTD_CCtx, CCtxDeleter>> cctx_;  // one per worker
   std::vector<std::vector<vid_t>> coded_;                      // one per worker (delta)
+  std::vector<std::unique_ptr<unsigned char[]>> frames_;       // one per chunk of a batch
   std::uint64_t synced_ = 0;                                   // writeback started below this
 };
 
