@@ -150,13 +150,12 @@ void build_direct(Blocks& blocks, std::uint64_t held_records, std::uint64_t max_
       }
     }
   };
-  BigBuffer<std::uint64_t> tmp(held_records + 1);
   out.keys.reserve(held_records + 1);
-  const SortedRuns runs = sort_unique_spans(in, tmp, t);
+  const SortedRuns runs = sort_unique_spans(in, out.keys, t);
   blocks.clear();
-  join_runs(runs, tmp, out.keys, t);
-  tmp.release();
-  out.keys.trim();
+  // The keys stay where the sort left them: its runs are the source's spans.
+  for (std::size_t b = 0; b < runs.start.size(); ++b)
+    if (runs.count[b]) out.source.runs.push_back({out.keys.data() + runs.start[b], runs.count[b]});
   stage_done("sort unique keys");
   // The workers' counts summed; the vertices are the ids of degree above 0.
   std::vector<std::uint64_t> vertices(t, 0);

@@ -84,9 +84,15 @@ std::vector<std::size_t> slice_spans(const std::vector<KeySpan>& spans, std::siz
 SortedRuns sort_small(const SpanSortInput& in, std::size_t n, BigBuffer<std::uint64_t>& out) {
   std::size_t at = 0;
   for (std::size_t i = 0; i < in.spans.size(); ++i) {
-    if (in.spans[i].count)
-      std::memcpy(out.data() + at, in.spans[i].data, in.spans[i].count * sizeof(std::uint64_t));
-    at += in.spans[i].count;
+    const KeySpan& sp = in.spans[i];
+    for (std::size_t j = 0; j < sp.count; ++j) {
+      std::uint64_t k = sp.data[j];
+      if (const std::uint32_t* rank = in.orient) {
+        const std::uint64_t ra = rank[k >> 32], rb = rank[k & 0xffffffffu];
+        k = ra < rb ? (ra << 32) | rb : (rb << 32) | ra;
+      }
+      out[at++] = k;
+    }
     if (in.release) in.release(i);
   }
   out.resize(n);
@@ -102,6 +108,11 @@ SortedRuns sort_small(const SpanSortInput& in, std::size_t n, BigBuffer<std::uin
 }
 
 }  // namespace
+
+int sort_shift(std::uint64_t max_key) {
+  const int bits = max_key ? 64 - __builtin_clzll(max_key) : 0;
+  return bits - std::min(bits, 12);
+}
 
 SortedRuns sort_unique_spans(const SpanSortInput& in, BigBuffer<std::uint64_t>& out,
                              unsigned threads) {
@@ -127,17 +138,28 @@ SortedRuns sort_unique_spans(const SpanSortInput& in, BigBuffer<std::uint64_t>& 
       slice_max[s] = m;
     });
   const std::uint64_t maxk = *std::max_element(slice_max.begin(), slice_max.end());
+  TS_CHECK(maxk || !in.orient, "oriented keys need a bound");
+  const int shift = sort_shift(maxk);
   const int bits = maxk ? 64 - __builtin_clzll(maxk) : 0;
-  const int digit = std::min(bits, 12);
-  const int shift = bits - digit;
-  const std::size_t B = std::size_t{1} << digit;
-  // 2. Histograms per slice, and where each slice's keys of each bucket go.
+  const std::size_t B = std::size_t{1} << (bits - shift);
+  // 2. Histograms per slice (orienting the keys on the way), and where each slice's keys of
+  //    each bucket go.
   std::vector<std::size_t> hist(slices * B, 0);
   each_slice([&](std::size_t s) {
     std::size_t* h = hist.data() + s * B;
+    const std::uint32_t* const rank = in.orient;
     for (std::size_t i = first[s]; i < first[s + 1]; ++i) {
-      const std::uint64_t* k = in.spans[i].data;
-      for (std::size_t j = 0; j < in.spans[i].count; ++j) ++h[k[j] >> shift];
+      std::uint64_t* k = in.spans[i].data;
+      const std::size_t cnt = in.spans[i].count;
+      if (rank) {
+        for (std::size_t j = 0; j < cnt; ++j) {
+          const std::uint64_t ra = rank[k[j] >> 32], rb = rank[k[j] & 0xffffffffu];
+          k[j] = ra < rb ? (ra << 32) | rb : (rb << 32) | ra;
+          ++h[k[j] >> shift];
+        }
+      } else {
+        for (std::size_t j = 0; j < cnt; ++j) ++h[k[j] >> shift];
+      }
     }
   });
   std::vector<std::size_t> bucket_start(B + 1, 0);

@@ -16,13 +16,17 @@ namespace tristream::conv {
 
 // A run of keys to sort.
 struct KeySpan {
-  const std::uint64_t* data = nullptr;
+  std::uint64_t* data = nullptr;
   std::size_t count = 0;
 };
 
 struct SpanSortInput {
   std::vector<KeySpan> spans;  // the keys (read once, by the scatter)
   std::uint64_t max_key = 0;   // a bound of the largest key, 0 = unknown (then a pass finds it)
+  // With a rank table: every key a << 32 | b is first oriented in place (the histogram pass
+  // writes min(rank[a], rank[b]) << 32 | max(rank[a], rank[b]) over it) and sorted as such;
+  // max_key must then bound the oriented keys.
+  const std::uint32_t* orient = nullptr;
   // Called once for each span after its keys have been scattered (e.g. to free them); may run on
   // any worker, for different spans at once. Optional.
   std::function<void(std::size_t span)> release;
@@ -43,6 +47,10 @@ struct SortedRuns {
 // spans are released. Deterministic: the runs hold the same keys for any thread count.
 SortedRuns sort_unique_spans(const SpanSortInput& in, BigBuffer<std::uint64_t>& out,
                              unsigned threads);
+
+// The bucket of key k is k >> sort_shift(max_key) when the keys are at most max_key (> 0) and there
+// are at least 2^16 of them (fewer are sorted as one bucket).
+int sort_shift(std::uint64_t max_key);
 
 // Moves the runs together into keys[0, runs.total) (keys' contents discarded; capacity at least
 // out.size()): up to 4 threads by moving them left inside out, which then becomes keys (no fresh

@@ -74,35 +74,74 @@ struct Orienter {
   }
 };
 
-// Step 2: the out-degrees of G+ as row offsets. In memory the keys are oriented in place.
+// Step 2 from a spill file: the out-degrees of G+ as row offsets.
 std::vector<eid_t> orient_and_count(const KeySource& src, std::uint64_t n, Orienter orient,
                                     unsigned threads, std::size_t block,
                                     std::uint64_t& max_out_degree) {
   BigBuffer<std::uint32_t> fill(n + 1);  // out-degree per row
   fill.resize(n);
-  if (src.mem) {
-    BigBuffer<std::uint64_t>& keys = *src.mem;
-    parallel_count(threads, src.count, fill.data(), n, src.count,
-                   [&](std::size_t lo, std::size_t hi, auto&& inc) {
-                     for (std::size_t i = lo; i < hi; ++i) {
-                       keys[i] = orient(keys[i]);
-                       inc(keys[i] >> 32);
-                     }
-                   });
-  } else {
-    src.for_each_block(block, [&](const std::uint64_t* k, std::size_t cnt) {
-      parallel_for(threads, cnt, 1 << 16, [&](std::size_t lo, std::size_t hi, unsigned) {
-        for (std::size_t i = lo; i < hi; ++i)
-          __atomic_fetch_add(&fill[orient(k[i]) >> 32], 1u, __ATOMIC_RELAXED);
-      });
+  src.for_each_block(block, [&](const std::uint64_t* k, std::size_t cnt) {
+    parallel_for(threads, cnt, 1 << 16, [&](std::size_t lo, std::size_t hi, unsigned) {
+      for (std::size_t i = lo; i < hi; ++i)
+        __atomic_fetch_add(&fill[orient(k[i]) >> 32], 1u, __ATOMIC_RELAXED);
     });
-  }
+  });
   std::vector<eid_t> offsets(n + 1, 0);
   for (std::uint64_t r = 0; r < n; ++r) {
     offsets[r + 1] = offsets[r] + fill[r];
     max_out_degree = std::max<std::uint64_t>(max_out_degree, fill[r]);
   }
   TS_CHECK(offsets[n] == src.count, "out-degrees do not add up");
+  return offsets;
+}
+
+// Steps 2 and 5 in memory: the rows of G+ sorted in place of the keys, which the sort orients
+// while it takes its histogram (the keys' pages dropped as they are scattered); the out-degrees
+// counted from each sorted bucket while it is in cache (a bucket holds whole rows when the sort's
+// digit lies in the row; else a pass over the sorted keys counts them). Returns the row offsets;
+// *src.mem then holds the m sorted oriented keys.
+std::vector<eid_t> sort_rows_in_memory(const KeySource& src, std::uint64_t n,
+                                       const std::uint32_t* rank, unsigned threads,
+                                       std::uint64_t& max_out_degree) {
+  BigBuffer<std::uint64_t>& keys = *src.mem;
+  const std::uint64_t m = src.count;
+  SpanSortInput in;
+  if (!src.runs.empty()) {
+    in.spans = src.runs;
+  } else {
+    constexpr std::uint64_t kPiece = std::uint64_t{1} << 21;  // 16 MiB of keys
+    const std::uint64_t piece =
+        std::clamp<std::uint64_t>((m + threads - 1) / std::max(threads, 1u), 1, kPiece);
+    for (std::uint64_t i = 0; i < m; i += piece)
+      in.spans.push_back({keys.data() + i, static_cast<std::size_t>(std::min(piece, m - i))});
+  }
+  in.max_key = n >= 2 ? (n - 2) << 32 | (n - 1) : 1;  // (row < col < n)
+  in.orient = rank;
+  in.release = [&](std::size_t i) {  // the span's pages, and the gap up to the next span
+    const KeySpan& s = in.spans[i];
+    const std::uint64_t* end = i + 1 < in.spans.size() ? in.spans[i + 1].data : s.data + s.count;
+    drop_pages(s.data, static_cast<std::size_t>(end - s.data) * sizeof(std::uint64_t));
+  };
+  BigBuffer<std::uint32_t> fill(n + 1);  // out-degree per row
+  fill.resize(n);
+  const bool whole_rows = m < (std::uint64_t{1} << 16) || sort_shift(in.max_key) >= 32;
+  if (whole_rows)
+    in.on_bucket = [&](const std::uint64_t* k, std::size_t cnt, unsigned) {
+      for (std::size_t i = 0; i < cnt; ++i) ++fill[k[i] >> 32];
+    };
+  BigBuffer<std::uint64_t> sorted(m + 1);
+  const SortedRuns runs = sort_unique_spans(in, sorted, threads);
+  TS_CHECK(runs.total == m, "duplicate oriented edges");
+  join_runs(runs, sorted, keys, threads);  // no repeats: sorted's memory becomes keys'
+  sorted.release();
+  if (!whole_rows)
+    for (std::uint64_t i = 0; i < m; ++i) ++fill[keys[i] >> 32];
+  std::vector<eid_t> offsets(n + 1, 0);
+  for (std::uint64_t r = 0; r < n; ++r) {
+    offsets[r + 1] = offsets[r] + fill[r];
+    max_out_degree = std::max<std::uint64_t>(max_out_degree, fill[r]);
+  }
+  TS_CHECK(offsets[n] == m, "out-degrees do not add up");
   return offsets;
 }
 
@@ -261,11 +300,17 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
   stage_done("rank");
   const Orienter orient{ranking.rank.data()};
 
-  // 2. Orient and count the rows of G+.
-  progress.stage("orienting edges");
-  const std::vector<eid_t> offsets =
-      orient_and_count(src, n, orient, threads, key_block(ctx.limit), res.max_out_degree);
-  stage_done("orient");
+  // 2. Orient and count the rows of G+ (in memory: sort them too).
+  std::vector<eid_t> offsets;
+  if (src.mem) {
+    progress.stage("sorting rows");
+    offsets = sort_rows_in_memory(src, n, ranking.rank.data(), threads, res.max_out_degree);
+    stage_done("orient and sort rows");
+  } else {
+    progress.stage("orienting edges");
+    offsets = orient_and_count(src, n, orient, threads, key_block(ctx.limit), res.max_out_degree);
+    stage_done("orient");
+  }
 
   // 3. The writer, and the row ranges that fit the limit.
   tcsr::WriteOptions wo = ctx.options.write;
@@ -290,19 +335,19 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
   for (std::size_t ri = 0; ri < ranges; ++ri) {
     const std::uint64_t r0 = start[ri], r1 = start[ri + 1];
     const eid_t base = offsets[r0], range_m = offsets[r1] - base;
-    BigBuffer<std::uint64_t>* keys = src.mem;
+    BigBuffer<std::uint64_t>* keys = src.mem;  // in memory: sorted already
     if (!src.mem) {
       gather_range(src, buckets.get(), base, range_m, orient, key_block(ctx.limit), buf);
       keys = &buf;
+      progress.stage("sorting rows");
+      if (tmp.capacity() < range_m + 1) tmp.reserve(range_m + 1);
+      // (oriented keys row << 32 | col with row < col < n)
+      parallel_sort_unique_u64(*keys, tmp, threads, n >= 2 ? (r1 - 1) << 32 | (n - 1) : 0);
+      TS_CHECK(keys->size() == range_m, "duplicate oriented edges");
     }
-    progress.stage("sorting rows");
-    if (tmp.capacity() < range_m + 1) tmp.reserve(range_m + 1);
-    // (oriented keys row << 32 | col with row < col < n)
-    parallel_sort_unique_u64(*keys, tmp, threads, n >= 2 ? (r1 - 1) << 32 | (n - 1) : 0);
-    TS_CHECK(keys->size() == range_m, "duplicate oriented edges");
     // The columns, packed in place into the keys' memory.
     const vid_t* cols = narrow_in_place(*keys, threads);
-    stage_done("sort rows");
+    stage_done(src.mem ? "columns" : "sort rows");
     if (observer) {
       progress.stage("census");
       observe_range(*observer, offsets, r0, r1, cols, ranges == 1, threads);

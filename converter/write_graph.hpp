@@ -11,16 +11,18 @@
 
 #include "idmap.hpp"
 #include "progress.hpp"
+#include "sort.hpp"
 #include "spill_file.hpp"
 #include "tristream/convert.hpp"
 #include "util.hpp"
 
 namespace tristream::conv {
 
-// Unique compact edge keys (a << 32 | b, a < b), in key order, in memory or in segments of a
-// spill file, read in blocks.
+// Unique edge keys (a << 32 | b, a < b), in memory (in any order) or in segments of a spill file
+// (in key order), read in blocks.
 struct KeySource {
   BigBuffer<std::uint64_t>* mem = nullptr;  // rewritten in place by write_graph
+  std::vector<KeySpan> runs;  // in memory: where the keys lie in *mem (none: [0, count))
   const TempFile* file = nullptr;
   std::vector<Segment> segments;
   std::uint64_t count = 0;
@@ -28,6 +30,7 @@ struct KeySource {
   template <typename Fn>
   void for_each_block(std::size_t block, Fn&& fn) const {
     if (mem) {
+      TS_CHECK(runs.empty(), "keys in runs are read by write_graph alone");
       for (std::uint64_t i = 0; i < count; i += block)
         fn(mem->data() + i, static_cast<std::size_t>(std::min<std::uint64_t>(block, count - i)));
       return;
