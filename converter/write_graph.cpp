@@ -6,7 +6,9 @@
 #include "write_graph.hpp"
 
 #include <algorithm>
+#include <exception>
 #include <memory>
+#include <thread>
 
 #include "common/interrupt.hpp"
 #include "tristream/format.hpp"
@@ -31,36 +33,69 @@ struct Ranking {
   std::uint64_t max_degree = 0;
 };
 
-// Step 1: rank by (degree, id) by sorting (degree << 32 | id) over the id space (degree.size()
-// ids, n of them vertices: the ids of degree 0 sort first and are skipped).
+// Step 1: rank by (degree, id) over the id space (degree.size() ids, n of them vertices: the ids
+// of degree 0 are skipped). When the degrees take few values (the largest times the threads at
+// most the id space) a counting sort by degree, stable in the id, on all threads: slice s of the
+// ids places its vertices of degree d after every vertex of lower degree and those of degree d
+// in earlier slices. Else by sorting (degree << 32 | id).
 Ranking rank_vertices(std::uint64_t n, const BigBuffer<std::uint32_t>& degree, IdMap* idmap,
                       unsigned threads) {
   Ranking out;
   const std::size_t space = degree.size();
+  const unsigned t = std::max(threads, 1u);
   out.rank.reserve(space + 1);
   out.perm.resize(n);
-  BigBuffer<std::uint64_t> key(space + 1), tmp(space + 1);
-  key.resize(space);
-  std::vector<std::uint64_t> part_max(threads, 0);
-  parallel_for(threads, space, 1 << 16, [&](std::size_t lo, std::size_t hi, unsigned w) {
-    for (std::size_t v = lo; v < hi; ++v) {
-      key[v] = (static_cast<std::uint64_t>(degree[v]) << 32) | v;
-      part_max[w] = std::max<std::uint64_t>(part_max[w], degree[v]);
-    }
+  std::vector<std::uint64_t> part_max(t, 0);
+  parallel_for(t, space, 1 << 16, [&](std::size_t lo, std::size_t hi, unsigned w) {
+    std::uint64_t x = 0;
+    for (std::size_t v = lo; v < hi; ++v) x = std::max<std::uint64_t>(x, degree[v]);
+    part_max[w] = std::max(part_max[w], x);
   });
   for (auto x : part_max) out.max_degree = std::max(out.max_degree, x);
-  parallel_sort_unique_u64(key, tmp, threads);
+  const std::uint64_t* ids = idmap ? idmap->ids().data() : nullptr;
+  auto place = [&](std::size_t r, std::size_t v) {
+    out.rank[v] = static_cast<std::uint32_t>(r);
+    out.perm[r] = ids ? ids[v] : v;
+  };
+  const std::uint64_t D = out.max_degree + 1;
+  if (D * t <= space + (std::uint64_t{1} << 16)) {
+    const std::size_t slice = (space + t - 1) / t;
+    const std::size_t slices = space ? (space + slice - 1) / slice : 0;
+    std::vector<std::uint64_t> at(slices * D, 0);  // slice s, degree d: at[s * D + d]
+    parallel_for(t, slices, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
+      for (std::size_t s = lo; s < hi; ++s)
+        for (std::size_t v = s * slice; v < std::min(space, (s + 1) * slice); ++v)
+          ++at[s * D + degree[v]];
+    });
+    std::uint64_t run = 0;
+    for (std::uint64_t d = 0; d < D; ++d)
+      for (std::size_t s = 0; s < slices; ++s) {
+        const std::uint64_t c = at[s * D + d];
+        at[s * D + d] = run;
+        run += c;
+      }
+    const std::uint64_t zeros = slices ? at[D > 1 ? 1 : 0] : 0;  // the ids of degree 0
+    TS_CHECK(D > 1 ? zeros == space - n : n == 0, "vertex count disagrees with the degrees");
+    parallel_for(t, slices, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
+      for (std::size_t s = lo; s < hi; ++s)
+        for (std::size_t v = s * slice; v < std::min(space, (s + 1) * slice); ++v)
+          if (degree[v]) place(at[s * D + degree[v]]++ - zeros, v);
+    });
+    return out;
+  }
+  BigBuffer<std::uint64_t> key(space + 1), tmp(space + 1);
+  key.resize(space);
+  parallel_for(t, space, 1 << 16, [&](std::size_t lo, std::size_t hi, unsigned) {
+    for (std::size_t v = lo; v < hi; ++v)
+      key[v] = (static_cast<std::uint64_t>(degree[v]) << 32) | v;
+  });
+  parallel_sort_unique_u64(key, tmp, t);
   TS_CHECK(key.size() == space && n <= space, "rank keys lost");
   const std::size_t zeros = space - n;
   TS_CHECK((zeros == 0 || key[zeros - 1] >> 32 == 0) && (n == 0 || key[zeros] >> 32 != 0),
            "vertex count disagrees with the degrees");
-  const std::uint64_t* ids = idmap ? idmap->ids().data() : nullptr;
-  parallel_for(threads, n, 1 << 16, [&](std::size_t lo, std::size_t hi, unsigned) {
-    for (std::size_t r = lo; r < hi; ++r) {
-      const std::uint32_t v = static_cast<std::uint32_t>(key[zeros + r]);
-      out.rank[v] = static_cast<std::uint32_t>(r);
-      out.perm[r] = ids ? ids[v] : v;
-    }
+  parallel_for(t, n, 1 << 16, [&](std::size_t lo, std::size_t hi, unsigned) {
+    for (std::size_t r = lo; r < hi; ++r) place(r, static_cast<std::uint32_t>(key[zeros + r]));
   });
   return out;
 }
@@ -283,6 +318,14 @@ void observe_range(RowObserver& obs, const std::vector<eid_t>& offsets, std::uin
   });
 }
 
+// Joins a thread when the scope ends (also when it ends by an exception).
+struct JoinOnExit {
+  std::thread& t;
+  ~JoinOnExit() {
+    if (t.joinable()) t.join();
+  }
+};
+
 }  // namespace
 
 TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uint32_t>& degree,
@@ -320,9 +363,11 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
   writer.set_max_degree(res.max_degree);
   if (ctx.names) writer.set_names(std::move(*ctx.names));
   RowObserver* const observer = ctx.options.observer;
-  if (observer) observer->start(n, offsets.data(), threads);
-  const std::vector<std::uint64_t> start =
-      row_ranges(src, offsets, n, ctx.limit, observer ? observer->memory_bytes(n, threads) : 0);
+  // The census takes a quarter of the threads (at least one) beside the writer's.
+  const unsigned census_threads = std::max(1u, threads / 4);
+  if (observer) observer->start(n, offsets.data(), census_threads);
+  const std::vector<std::uint64_t> start = row_ranges(
+      src, offsets, n, ctx.limit, observer ? observer->memory_bytes(n, census_threads) : 0);
   const std::size_t ranges = start.size() - 1;
 
   // 4. Several ranges from a spill file: bucket the oriented keys by range first.
@@ -348,11 +393,19 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
     // The columns, packed in place into the keys' memory.
     const vid_t* cols = narrow_in_place(*keys, threads);
     stage_done(src.mem ? "columns" : "sort rows");
-    if (observer) {
-      progress.stage("census");
-      observe_range(*observer, offsets, r0, r1, cols, ranges == 1, threads);
-      stage_done("census");
-    }
+    // The census of the range on threads of its own while the writer compresses the same rows,
+    // so that it fills the moments the writer leaves a core idle.
+    std::exception_ptr census_error;
+    std::thread census;
+    if (observer)
+      census = std::thread([&] {
+        try {
+          observe_range(*observer, offsets, r0, r1, cols, ranges == 1, census_threads);
+        } catch (...) {
+          census_error = std::current_exception();
+        }
+      });
+    const JoinOnExit join{census};
     progress.stage("compressing and writing");
     for (std::uint64_t r = r0; r < r1;) {  // in runs of rows, checking for interrupts between
       throw_if_interrupted();              // the writer removes its temporary
@@ -360,7 +413,9 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
       writer.append_rows(cols + (offsets[r] - base), offsets.data() + r, end - r);
       r = end;
     }
-    stage_done("compress and write rows");
+    if (census.joinable()) census.join();
+    if (census_error) std::rethrow_exception(census_error);
+    stage_done(observer ? "census, compress and write rows" : "compress and write rows");
   }
   throw_if_interrupted();
   if (observer) {
