@@ -131,23 +131,26 @@ void build_direct(Blocks& blocks, std::uint64_t held_records, std::uint64_t max_
   for (const auto& blk : blocks) in.spans.push_back({blk->keys.data(), blk->keys.size()});
   in.max_key = max_id >= 1 ? (max_id - 1) << 32 | max_id : 0;  // a < b <= max_id
   in.release = [&](std::size_t i) { blocks[i].reset(); };
+  // A bucket's keys are sorted, so each first id comes in one run; when the sort's digit lies in
+  // the first id, no other bucket has it (its count needs no atomics nor a worker's array).
+  const bool own_first = held_records < (std::uint64_t{1} << 16) || sort_shift(in.max_key) >= 32;
   in.on_bucket = [&](const std::uint64_t* k, std::size_t cnt, unsigned w) {
-    if (local) {
-      std::uint32_t* c = counts[w].data();
-      for (std::size_t i = 0; i < cnt; ++i) {
-        ++c[k[i] >> 32];
-        ++c[k[i] & 0xffffffffu];
-      }
-    } else if (t > 1) {
-      for (std::size_t i = 0; i < cnt; ++i) {
-        __atomic_fetch_add(&shared[k[i] >> 32], 1u, __ATOMIC_RELAXED);
-        __atomic_fetch_add(&shared[k[i] & 0xffffffffu], 1u, __ATOMIC_RELAXED);
-      }
-    } else {
-      for (std::size_t i = 0; i < cnt; ++i) {
-        ++shared[k[i] >> 32];
-        ++shared[k[i] & 0xffffffffu];
-      }
+    std::uint32_t* const c = local ? counts[w].data() : shared;
+    std::size_t i = 0;
+    while (i < cnt) {
+      const std::uint64_t a = k[i] >> 32;
+      std::size_t j = i;
+      if (t > 1 && !local)
+        for (; j < cnt && k[j] >> 32 == a; ++j)
+          __atomic_fetch_add(&shared[k[j] & 0xffffffffu], 1u, __ATOMIC_RELAXED);
+      else
+        for (; j < cnt && k[j] >> 32 == a; ++j) ++c[k[j] & 0xffffffffu];
+      const std::uint32_t run = static_cast<std::uint32_t>(j - i);
+      if (t > 1 && !local)
+        __atomic_fetch_add(&shared[a], run, __ATOMIC_RELAXED);
+      else
+        (own_first ? shared : c)[a] += run;
+      i = j;
     }
   };
   out.keys.reserve(held_records + 1);
