@@ -407,11 +407,16 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
       });
     const JoinOnExit join{census};
     progress.stage("compressing and writing");
-    for (std::uint64_t r = r0; r < r1;) {  // in runs of rows, checking for interrupts between
-      throw_if_interrupted();              // the writer removes its temporary
-      const std::uint64_t end = std::min<std::uint64_t>(r1, r + (1 << 16));
-      writer.append_rows(cols + (offsets[r] - base), offsets.data() + r, end - r);
-      r = end;
+    // In runs of rows of at least 2^24 edges (the writer compresses a run of a batch or more
+    // where it lies), checking for interrupts between (the writer removes its temporary).
+    for (std::uint64_t r = r0; r < r1;) {
+      throw_if_interrupted();
+      const auto first = offsets.begin() + static_cast<std::ptrdiff_t>(r + 1);
+      const auto last = offsets.begin() + static_cast<std::ptrdiff_t>(r1 + 1);
+      const std::uint64_t end = static_cast<std::uint64_t>(
+          std::lower_bound(first, last, offsets[r] + (eid_t{1} << 24)) - offsets.begin());
+      writer.append_rows(cols + (offsets[r] - base), offsets.data() + r, std::min(end, r1) - r);
+      r = std::min(end, r1);
     }
     if (census.joinable()) census.join();
     if (census_error) std::rethrow_exception(census_error);

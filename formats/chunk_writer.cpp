@@ -94,7 +94,7 @@ void ChunkWriter::write(const std::vector<ChunkJob>& jobs, const std::vector<eid
     if (delta_ && job.own) {
       // In place, from the chunk's end, so each difference still sees its original left
       // neighbour (the raw ids are not needed once the chunk is compressed).
-      vid_t* ids = job.ids;
+      vid_t* ids = job.own;
       std::uint64_t r = c.first_row + c.rows - 1;
       for (eid_t e = e1; e-- > e0;) {
         while (offsets[r] > e) --r;

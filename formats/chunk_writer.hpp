@@ -25,11 +25,11 @@ void write_all(int fd, const void* data, std::size_t size, const std::string& pa
 // Throws Error(Internal) for a zstd error code.
 void check_zstd(std::size_t code, const char* what);
 
-// One chunk: edges [first_edge, first_edge + edges) of the graph, their ids at `ids`; with
-// `own`, the memory is the writer's and may be overwritten.
+// One chunk: edges [first_edge, first_edge + edges) of the graph, their ids at `ids`; `own` is
+// the same memory when it is the writer's and may be overwritten, else null.
 struct ChunkJob {
-  vid_t* ids = nullptr;
-  bool own = true;
+  const vid_t* ids = nullptr;
+  vid_t* own = nullptr;
   eid_t first_edge = 0;
   std::uint64_t edges = 0;
 };

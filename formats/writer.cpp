@@ -128,13 +128,11 @@ struct Writer::Impl {
     std::vector<ChunkJob> jobs(count);
     for (std::uint64_t i = 0; i < count; ++i) {
       const std::uint64_t begin = i * chunk_edges;
-      jobs[i].ids = pending.data() + begin;
+      jobs[i].ids = jobs[i].own = pending.data() + begin;
       jobs[i].first_edge = pending_first + begin;
       jobs[i].edges = std::min<std::uint64_t>(chunk_edges, pending.size() - begin);
     }
-    cw->file_pos = file_pos;
-    cw->write(jobs, offsets, *pool, fd, tmp);
-    file_pos = cw->file_pos;
+    write_jobs(jobs);
     const std::uint64_t used = std::min<std::uint64_t>(pending.size(), count * chunk_edges);
     pending.erase(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(used));
     pending_first += used;
@@ -158,18 +156,41 @@ struct Writer::Impl {
   }
 
   // The ids of checked rows: counted for the header, then into the batch, which is compressed
-  // whenever it fills.
+  // whenever it fills. A run of at least a batch is compressed where it lies: the pending ids
+  // topped up to whole chunks, then the run's whole chunks read in place (no copy), a batch at a
+  // time, and the rest kept. The pending chunks go in the first batch when the workers' own
+  // buffers leave room for them in the batch's memory, else first on their own.
   void take_ids(const vid_t* cols, std::uint64_t count) {
     if (count_in_degrees)
       for (std::uint64_t i = 0; i < count; ++i) ++in_degree[cols[i]];
     const std::uint64_t capacity = batch_chunks * chunk_edges;
-    while (count > 0) {
-      const std::uint64_t take = std::min<std::uint64_t>(count, capacity - pending.size());
-      pending.insert(pending.end(), cols, cols + take);
-      cols += take;
-      count -= take;
-      if (pending.size() == capacity) flush(false);
+    if (pending.size() + count < capacity) {
+      pending.insert(pending.end(), cols, cols + count);
+      return;
     }
+    const std::uint64_t top = (chunk_edges - pending.size() % chunk_edges) % chunk_edges;
+    pending.insert(pending.end(), cols, cols + top);
+    cols += top;
+    count -= top;
+    if (pending.size() / chunk_edges + threads > batch_chunks) flush(false);
+    std::vector<ChunkJob> jobs;
+    eid_t e = pending_first;
+    for (std::uint64_t at = 0; at < pending.size(); at += chunk_edges, e += chunk_edges)
+      jobs.push_back({pending.data() + at, pending.data() + at, e, chunk_edges});
+    for (; count >= chunk_edges; cols += chunk_edges, count -= chunk_edges, e += chunk_edges) {
+      jobs.push_back({cols, nullptr, e, chunk_edges});
+      if (jobs.size() == batch_chunks) write_jobs(jobs);
+    }
+    write_jobs(jobs);
+    pending.assign(cols, cols + count);
+    pending_first = e;
+  }
+
+  void write_jobs(std::vector<ChunkJob>& jobs) {
+    cw->file_pos = file_pos;
+    cw->write(jobs, offsets, *pool, fd, tmp);
+    file_pos = cw->file_pos;
+    jobs.clear();
   }
 
   void append_row(const vid_t* cols, std::uint64_t count) {
