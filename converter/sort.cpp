@@ -2,6 +2,7 @@
 #include "sort.hpp"
 
 #include <algorithm>
+#include <atomic>
 #include <cstring>
 
 #include "tristream/error.hpp"
@@ -13,8 +14,8 @@ namespace {
 // of up to 11 bits cover only the bit positions that differ between the keys (packed keys leave
 // runs of zero bits, e.g. between a column id and the row above it), so that a bucket of keys
 // with 21 + 9 varying bits takes 3 passes, not 6.
-void radix_sort_low_bits(std::uint64_t* data, std::size_t k, int bits,
-                         std::vector<std::uint64_t>& scratch) {
+template <typename T>
+void radix_sort_low_bits(T* data, std::size_t k, int bits, std::vector<T>& scratch) {
   if (k < 256 || bits == 0) {
     std::sort(data, data + k);
     return;
@@ -26,7 +27,7 @@ void radix_sort_low_bits(std::uint64_t* data, std::size_t k, int bits,
     all &= data[i];
   }
   const std::uint64_t low = bits >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bits) - 1;
-  std::uint64_t varying = (any ^ all) & low;
+  std::uint64_t varying = (any ^ all) & low & static_cast<T>(~T{0});
   int shifts[8];
   int passes = 0;
   while (varying && passes < 8) {
@@ -36,8 +37,8 @@ void radix_sort_low_bits(std::uint64_t* data, std::size_t k, int bits,
   }
   // 2. One counting pass per window.
   if (scratch.size() < k) scratch.resize(k);
-  std::uint64_t* src = data;
-  std::uint64_t* dst = scratch.data();
+  T* src = data;
+  T* dst = scratch.data();
   std::size_t count[2048];
   for (int p = 0; p < passes; ++p) {
     const int sh = shifts[p];
@@ -50,12 +51,12 @@ void radix_sort_low_bits(std::uint64_t* data, std::size_t k, int bits,
       run += x;
     }
     for (std::size_t i = 0; i < k; ++i) {
-      const std::uint64_t x = src[i];
+      const T x = src[i];
       dst[count[(x >> sh) & 2047]++] = x;
     }
     std::swap(src, dst);
   }
-  if (src != data) std::memcpy(data, src, k * sizeof(std::uint64_t));
+  if (src != data) std::memcpy(data, src, k * sizeof(T));
 }
 
 // Up to this many threads the runs are joined by moving them inside the sort's buffer (one
@@ -107,48 +108,48 @@ SortedRuns sort_small(const SpanSortInput& in, std::size_t n, BigBuffer<std::uin
   return r;
 }
 
-}  // namespace
+// Steps 1 and 2 of both sorts: slices of the spans for the histogram and scatter passes (one
+// per thread), the top digit, the histograms per slice (orienting the keys on the way) and where
+// each slice's keys of each bucket go (cursor, from bucket_start).
+struct Plan {
+  std::vector<std::size_t> first;  // slice s: spans [first[s], first[s + 1])
+  std::size_t slices = 0, B = 0;
+  int shift = 0;
+  std::vector<std::size_t> cursor;  // slice s, bucket b: cursor[s * B + b]
+  std::vector<std::size_t> bucket_start;
+};
 
-int sort_shift(std::uint64_t max_key) {
-  const int bits = max_key ? 64 - __builtin_clzll(max_key) : 0;
-  return bits - std::min(bits, 12);
+template <typename Fn>
+void each_slice(const Plan& p, unsigned t, Fn&& fn) {
+  parallel_for(t, p.slices, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
+    for (std::size_t s = lo; s < hi; ++s) fn(s);
+  });
 }
 
-SortedRuns sort_unique_spans(const SpanSortInput& in, BigBuffer<std::uint64_t>& out,
-                             unsigned threads) {
-  std::size_t n = 0;
-  for (const KeySpan& s : in.spans) n += s.count;
-  TS_CHECK(out.capacity() >= n, "sort buffer too small");
-  if (n < kSmallSort) return sort_small(in, n, out);
-  // 1. Slices of the spans for the histogram and scatter passes, one per thread; the top digit.
-  const unsigned t = std::max(threads, 1u);
-  const std::vector<std::size_t> first = slice_spans(in.spans, n, t);
-  const std::size_t slices = first.size() - 1;
-  auto each_slice = [&](auto&& fn) {
-    parallel_for(t, slices, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
-      for (std::size_t s = lo; s < hi; ++s) fn(s);
-    });
-  };
-  std::vector<std::uint64_t> slice_max(slices, in.max_key);
+Plan make_plan(const SpanSortInput& in, std::size_t n, unsigned t) {
+  Plan p;
+  p.first = slice_spans(in.spans, n, t);
+  p.slices = p.first.size() - 1;
+  std::vector<std::uint64_t> slice_max(p.slices, in.max_key);
   if (!in.max_key)
-    each_slice([&](std::size_t s) {
+    each_slice(p, t, [&](std::size_t s) {
       std::uint64_t m = 0;
-      for (std::size_t i = first[s]; i < first[s + 1]; ++i)
+      for (std::size_t i = p.first[s]; i < p.first[s + 1]; ++i)
         for (std::size_t j = 0; j < in.spans[i].count; ++j) m = std::max(m, in.spans[i].data[j]);
       slice_max[s] = m;
     });
   const std::uint64_t maxk = *std::max_element(slice_max.begin(), slice_max.end());
   TS_CHECK(maxk || !in.orient, "oriented keys need a bound");
-  const int shift = sort_shift(maxk);
+  p.shift = sort_shift(maxk);
   const int bits = maxk ? 64 - __builtin_clzll(maxk) : 0;
-  const std::size_t B = std::size_t{1} << (bits - shift);
-  // 2. Histograms per slice (orienting the keys on the way), and where each slice's keys of
-  //    each bucket go.
-  std::vector<std::size_t> hist(slices * B, 0);
-  each_slice([&](std::size_t s) {
-    std::size_t* h = hist.data() + s * B;
+  p.B = std::size_t{1} << (bits - p.shift);
+  const std::size_t B = p.B;
+  const int shift = p.shift;
+  p.cursor.assign(p.slices * B, 0);
+  each_slice(p, t, [&](std::size_t s) {
+    std::size_t* h = p.cursor.data() + s * B;
     const std::uint32_t* const rank = in.orient;
-    for (std::size_t i = first[s]; i < first[s + 1]; ++i) {
+    for (std::size_t i = p.first[s]; i < p.first[s + 1]; ++i) {
       std::uint64_t* k = in.spans[i].data;
       const std::size_t cnt = in.spans[i].count;
       if (rank) {
@@ -162,28 +163,48 @@ SortedRuns sort_unique_spans(const SpanSortInput& in, BigBuffer<std::uint64_t>& 
       }
     }
   });
-  std::vector<std::size_t> bucket_start(B + 1, 0);
-  {
-    std::size_t run = 0;
-    for (std::size_t b = 0; b < B; ++b) {
-      bucket_start[b] = run;
-      for (std::size_t s = 0; s < slices; ++s) {
-        const std::size_t c = hist[s * B + b];
-        hist[s * B + b] = run;
-        run += c;
-      }
+  p.bucket_start.assign(B + 1, 0);
+  std::size_t run = 0;
+  for (std::size_t b = 0; b < B; ++b) {
+    p.bucket_start[b] = run;
+    for (std::size_t s = 0; s < p.slices; ++s) {
+      const std::size_t c = p.cursor[s * B + b];
+      p.cursor[s * B + b] = run;
+      run += c;
     }
-    bucket_start[B] = run;
   }
+  p.bucket_start[B] = run;
+  return p;
+}
+
+}  // namespace
+
+int sort_shift(std::uint64_t max_key) {
+  const int bits = max_key ? 64 - __builtin_clzll(max_key) : 0;
+  return bits - std::min(bits, 12);
+}
+
+SortedRuns sort_unique_spans(const SpanSortInput& in, BigBuffer<std::uint64_t>& out,
+                             unsigned threads) {
+  std::size_t n = 0;
+  for (const KeySpan& s : in.spans) n += s.count;
+  TS_CHECK(out.capacity() >= n, "sort buffer too small");
+  if (n < kSmallSort) return sort_small(in, n, out);
+  // 1, 2. The slices, the top digit and the histograms.
+  const unsigned t = std::max(threads, 1u);
+  Plan p = make_plan(in, n, t);
+  const std::size_t B = p.B;
+  const int shift = p.shift;
+  const std::vector<std::size_t>& bucket_start = p.bucket_start;
   // 3. Scatter into out. Every slice fills B places from their starts, so with small pages the
   //    pages of out touched stay near the keys written; each span is released once scattered.
   small_pages(out.data(), out.capacity() * sizeof(std::uint64_t));
   drop_pages(out.data(), out.capacity() * sizeof(std::uint64_t));
   out.resize(n);
-  each_slice([&](std::size_t s) {
-    std::size_t* h = hist.data() + s * B;
+  each_slice(p, t, [&](std::size_t s) {
+    std::size_t* h = p.cursor.data() + s * B;
     std::uint64_t* const o = out.data();
-    for (std::size_t i = first[s]; i < first[s + 1]; ++i) {
+    for (std::size_t i = p.first[s]; i < p.first[s + 1]; ++i) {
       const std::uint64_t* k = in.spans[i].data;
       for (std::size_t j = 0; j < in.spans[i].count; ++j) {
         const std::uint64_t x = k[j];
@@ -208,6 +229,63 @@ SortedRuns sort_unique_spans(const SpanSortInput& in, BigBuffer<std::uint64_t>& 
   });
   for (std::size_t c : r.count) r.total += c;
   return r;
+}
+
+bool rows_fit_narrow(std::uint64_t max_key, int col_bits) {
+  const int shift = sort_shift(max_key);
+  return max_key && shift >= 32 && (shift - 32) + col_bits <= 32;
+}
+
+std::size_t sort_rows_narrow(const SpanSortInput& in, int col_bits, BigBuffer<std::uint32_t>& cols,
+                             std::uint32_t* fill, unsigned threads) {
+  std::size_t n = 0;
+  for (const KeySpan& s : in.spans) n += s.count;
+  TS_CHECK(n >= kSmallSort && rows_fit_narrow(in.max_key, col_bits) && cols.capacity() >= n,
+           "narrow row sort out of its range");
+  // 1, 2. The slices, the top digit (in the row) and the histograms.
+  const unsigned t = std::max(threads, 1u);
+  const Plan p = make_plan(in, n, t);
+  const int shift = p.shift, low = p.shift - 32;
+  const std::uint64_t col_mask = (std::uint64_t{1} << col_bits) - 1;
+  const std::uint64_t low_mask = (std::uint64_t{1} << low) - 1;
+  // 3. Scatter as 32 bits: the row below the digit, then the column.
+  small_pages(cols.data(), cols.capacity() * sizeof(std::uint32_t));
+  drop_pages(cols.data(), cols.capacity() * sizeof(std::uint32_t));
+  cols.resize(n);
+  std::vector<std::size_t> cursor = p.cursor;
+  each_slice(p, t, [&](std::size_t s) {
+    std::size_t* h = cursor.data() + s * p.B;
+    std::uint32_t* const o = cols.data();
+    for (std::size_t i = p.first[s]; i < p.first[s + 1]; ++i) {
+      const std::uint64_t* k = in.spans[i].data;
+      for (std::size_t j = 0; j < in.spans[i].count; ++j) {
+        const std::uint64_t x = k[j];
+        o[h[x >> shift]++] =
+            static_cast<std::uint32_t>((((x >> 32) & low_mask) << col_bits) | (x & col_mask));
+      }
+      if (in.release) in.release(i);
+    }
+  });
+  // 4. Each bucket sorted on its own, its rows counted, the row bits cleared.
+  std::atomic<bool> repeat{false};
+  std::vector<std::vector<std::uint32_t>> scratch(t);
+  parallel_for(t, p.B, 1, [&](std::size_t lo, std::size_t hi, unsigned w) {
+    for (std::size_t b = lo; b < hi; ++b) {
+      std::uint32_t* f = cols.data() + p.bucket_start[b];
+      const std::size_t k = p.bucket_start[b + 1] - p.bucket_start[b];
+      radix_sort_low_bits(f, k, low + col_bits, scratch[w]);
+      const std::uint64_t row0 = static_cast<std::uint64_t>(b) << low;
+      bool twice = false;
+      for (std::size_t i = 0; i < k; ++i) {
+        twice |= i > 0 && f[i] == f[i - 1];
+        ++fill[row0 | (f[i] >> col_bits)];
+      }
+      for (std::size_t i = 0; i < k; ++i) f[i] &= static_cast<std::uint32_t>(col_mask);
+      if (twice) repeat = true;
+    }
+  });
+  TS_CHECK(!repeat, "duplicate oriented edges");
+  return n;
 }
 
 void join_runs(const SortedRuns& runs, BigBuffer<std::uint64_t>& out,

@@ -130,14 +130,16 @@ std::vector<eid_t> orient_and_count(const KeySource& src, std::uint64_t n, Orien
   return offsets;
 }
 
-// Steps 2 and 5 in memory: the rows of G+ sorted in place of the keys, which the sort orients
-// while it takes its histogram (the keys' pages dropped as they are scattered); the out-degrees
-// counted from each sorted bucket while it is in cache (a bucket holds whole rows when the sort's
-// digit lies in the row; else a pass over the sorted keys counts them). Returns the row offsets;
-// *src.mem then holds the m sorted oriented keys.
+// Steps 2 and 5 in memory: the rows of G+ sorted, the keys oriented by the sort while it takes
+// its histogram (the keys' pages dropped as they are scattered); the out-degrees counted from
+// each sorted bucket while it is in cache (a bucket holds whole rows when the sort's digit lies
+// in the row; else a pass over the sorted keys counts them). Up to about 2^22 vertices the sort
+// writes the columns themselves, 4 bytes a key, into `narrow` (*src.mem is then released); else
+// *src.mem holds the m sorted oriented keys. Returns the row offsets.
 std::vector<eid_t> sort_rows_in_memory(const KeySource& src, std::uint64_t n,
                                        const std::uint32_t* rank, unsigned threads,
-                                       std::uint64_t& max_out_degree) {
+                                       std::uint64_t& max_out_degree,
+                                       BigBuffer<std::uint32_t>& narrow) {
   BigBuffer<std::uint64_t>& keys = *src.mem;
   const std::uint64_t m = src.count;
   SpanSortInput in;
@@ -159,18 +161,25 @@ std::vector<eid_t> sort_rows_in_memory(const KeySource& src, std::uint64_t n,
   };
   BigBuffer<std::uint32_t> fill(n + 1);  // out-degree per row
   fill.resize(n);
+  const int col_bits = n >= 2 ? 64 - __builtin_clzll(n - 1) : 1;
   const bool whole_rows = m < (std::uint64_t{1} << 16) || sort_shift(in.max_key) >= 32;
-  if (whole_rows)
-    in.on_bucket = [&](const std::uint64_t* k, std::size_t cnt, unsigned) {
-      for (std::size_t i = 0; i < cnt; ++i) ++fill[k[i] >> 32];
-    };
-  BigBuffer<std::uint64_t> sorted(m + 1);
-  const SortedRuns runs = sort_unique_spans(in, sorted, threads);
-  TS_CHECK(runs.total == m, "duplicate oriented edges");
-  join_runs(runs, sorted, keys, threads);  // no repeats: sorted's memory becomes keys'
-  sorted.release();
-  if (!whole_rows)
-    for (std::uint64_t i = 0; i < m; ++i) ++fill[keys[i] >> 32];
+  if (m >= (std::uint64_t{1} << 16) && rows_fit_narrow(in.max_key, col_bits)) {
+    narrow.reserve(m + 1);
+    sort_rows_narrow(in, col_bits, narrow, fill.data(), threads);
+    keys.release();
+  } else {
+    if (whole_rows)
+      in.on_bucket = [&](const std::uint64_t* k, std::size_t cnt, unsigned) {
+        for (std::size_t i = 0; i < cnt; ++i) ++fill[k[i] >> 32];
+      };
+    BigBuffer<std::uint64_t> sorted(m + 1);
+    const SortedRuns runs = sort_unique_spans(in, sorted, threads);
+    TS_CHECK(runs.total == m, "duplicate oriented edges");
+    join_runs(runs, sorted, keys, threads);  // no repeats: sorted's memory becomes keys'
+    sorted.release();
+    if (!whole_rows)
+      for (std::uint64_t i = 0; i < m; ++i) ++fill[keys[i] >> 32];
+  }
   std::vector<eid_t> offsets(n + 1, 0);
   for (std::uint64_t r = 0; r < n; ++r) {
     offsets[r + 1] = offsets[r] + fill[r];
@@ -345,9 +354,10 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
 
   // 2. Orient and count the rows of G+ (in memory: sort them too).
   std::vector<eid_t> offsets;
+  BigBuffer<std::uint32_t> narrow;  // in memory, up to about 2^22 vertices: the columns
   if (src.mem) {
     progress.stage("sorting rows");
-    offsets = sort_rows_in_memory(src, n, ranking.rank.data(), threads, res.max_out_degree);
+    offsets = sort_rows_in_memory(src, n, ranking.rank.data(), threads, res.max_out_degree, narrow);
     stage_done("orient and sort rows");
   } else {
     progress.stage("orienting edges");
@@ -390,8 +400,8 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
       parallel_sort_unique_u64(*keys, tmp, threads, n >= 2 ? (r1 - 1) << 32 | (n - 1) : 0);
       TS_CHECK(keys->size() == range_m, "duplicate oriented edges");
     }
-    // The columns, packed in place into the keys' memory.
-    const vid_t* cols = narrow_in_place(*keys, threads);
+    // The columns (sorted as such, or packed in place into the keys' memory).
+    const vid_t* cols = narrow.capacity() ? narrow.data() : narrow_in_place(*keys, threads);
     stage_done(src.mem ? "columns" : "sort rows");
     // The census of the range on threads of its own while the writer compresses the same rows,
     // so that it fills the moments the writer leaves a core idle.

@@ -2,7 +2,8 @@
 // ids index a per-id array cheaply (sorted straight from the parsed blocks in their own ids), ids
 // compacted through a bitmap (fewer edges per id), and sparse ids of 2^32 or more (a sorted id
 // table, records); the two ways of ranking the vertices (a counting sort on degree when the
-// degrees take few values, else a sort), and every thread count and memory limit on each.
+// degrees take few values, else a sort), the rows of G+ sorted straight into 32-bit columns (up to
+// about 2^22 vertices) or as 64-bit keys, and every thread count and memory limit on each.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -12,6 +13,7 @@
 
 #include "test_util.hpp"
 #include "tristream/convert.hpp"
+#include "tristream/counter.hpp"
 #include "tristream/format.hpp"
 
 namespace tristream {
@@ -124,6 +126,30 @@ TEST(ConvertPaths, DegreeCountsOfFewEdgesAndSmallIds) {
   write_edges(d.file("few.el"), few);
   same_bytes_every_way(d, d.file("few.el"), true);
   EXPECT_EQ(edge_set(d.file("ref.tcsr")), clean(few));
+}
+
+TEST(ConvertPaths, RowsOfMoreThan2To22VerticesSortAs64BitKeys) {
+  // A path through 4.3 M vertices with a chord (i, i + 2) at every 1000th vertex: too many
+  // vertices for the rows' 32-bit sort. 4300 triangles, the same bytes on 1 and 3 threads.
+  TempDir d;
+  const std::uint64_t n = 4300000;
+  std::string bin;
+  auto put = [&](std::uint32_t a, std::uint32_t b) {
+    bin.append(reinterpret_cast<const char*>(&a), 4);
+    bin.append(reinterpret_cast<const char*>(&b), 4);
+  };
+  for (std::uint32_t i = 0; i < n; ++i) {
+    put(i, i + 1);
+    if (i % 1000 == 0) put(i + 2, i);
+  }
+  write_text(d.file("path.bin32"), bin);
+  convert(d.file("path.bin32"), d.file("one.tcsr"), quiet(1));
+  convert(d.file("path.bin32"), d.file("three.tcsr"), quiet(3));
+  EXPECT_EQ(read_text(d.file("three.tcsr")), read_text(d.file("one.tcsr")));
+  const OrientedGraph g = tcsr::Reader(d.file("one.tcsr")).load();
+  EXPECT_EQ(g.n(), n + 1);
+  EXPECT_EQ(g.m(), n + 4300);
+  EXPECT_EQ(make_cpu_counter()->count(g.csr.view()), 4300u);
 }
 
 }  // namespace
