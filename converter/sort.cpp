@@ -119,6 +119,22 @@ struct Plan {
   std::vector<std::size_t> bucket_start;
 };
 
+// With in.drop_read, returns to the OS the 2 MiB pieces of the buffer that lie wholly between
+// slice s's first span and the end of its span i (every key there scattered by this worker);
+// *done: where the pieces dropped so far end.
+void drop_scattered(const SpanSortInput& in, const Plan& p, std::size_t s, std::size_t i,
+                    std::uintptr_t* done) {
+  constexpr std::uintptr_t kPiece = std::uintptr_t{2} << 20;
+  if (!in.drop_read) return;
+  const auto first = reinterpret_cast<std::uintptr_t>(in.spans[p.first[s]].data);
+  const auto end = reinterpret_cast<std::uintptr_t>(in.spans[i].data + in.spans[i].count);
+  if (*done == 0) *done = (first + kPiece - 1) / kPiece * kPiece;
+  const std::uintptr_t to = end / kPiece * kPiece;
+  if (to < *done + kPiece) return;
+  drop_pages(reinterpret_cast<void*>(*done), to - *done);
+  *done = to;
+}
+
 template <typename Fn>
 void each_slice(const Plan& p, unsigned t, Fn&& fn) {
   parallel_for(t, p.slices, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
@@ -204,6 +220,7 @@ SortedRuns sort_unique_spans(const SpanSortInput& in, BigBuffer<std::uint64_t>& 
   each_slice(p, t, [&](std::size_t s) {
     std::size_t* h = p.cursor.data() + s * B;
     std::uint64_t* const o = out.data();
+    std::uintptr_t dropped = 0;
     for (std::size_t i = p.first[s]; i < p.first[s + 1]; ++i) {
       const std::uint64_t* k = in.spans[i].data;
       for (std::size_t j = 0; j < in.spans[i].count; ++j) {
@@ -211,6 +228,7 @@ SortedRuns sort_unique_spans(const SpanSortInput& in, BigBuffer<std::uint64_t>& 
         o[h[x >> shift]++] = x;
       }
       if (in.release) in.release(i);
+      drop_scattered(in, p, s, i, &dropped);
     }
   });
   // 4. Each bucket sorted on its own (the higher bits are equal), repeats removed.
@@ -256,6 +274,7 @@ std::size_t sort_rows_narrow(const SpanSortInput& in, int col_bits, BigBuffer<st
   each_slice(p, t, [&](std::size_t s) {
     std::size_t* h = cursor.data() + s * p.B;
     std::uint32_t* const o = cols.data();
+    std::uintptr_t dropped = 0;
     for (std::size_t i = p.first[s]; i < p.first[s + 1]; ++i) {
       const std::uint64_t* k = in.spans[i].data;
       for (std::size_t j = 0; j < in.spans[i].count; ++j) {
@@ -264,6 +283,7 @@ std::size_t sort_rows_narrow(const SpanSortInput& in, int col_bits, BigBuffer<st
             static_cast<std::uint32_t>((((x >> 32) & low_mask) << col_bits) | (x & col_mask));
       }
       if (in.release) in.release(i);
+      drop_scattered(in, p, s, i, &dropped);
     }
   });
   // 4. Each bucket sorted on its own, its rows counted, the row bits cleared.
@@ -349,9 +369,7 @@ std::size_t parallel_sort_unique_u64(BigBuffer<std::uint64_t>& keys, BigBuffer<s
   for (std::size_t i = 0; i < n; i += piece)
     in.spans.push_back({keys.data() + i, std::min(piece, n - i)});
   in.max_key = max_key;
-  in.release = [&](std::size_t s) {
-    drop_pages(keys.data() + s * piece, in.spans[s].count * sizeof(std::uint64_t));
-  };
+  in.drop_read = true;
   const SortedRuns runs = sort_unique_spans(in, tmp, threads);
   join_runs(runs, tmp, keys, threads);
   tmp.clear();

@@ -30,6 +30,9 @@ struct SpanSortInput {
   // Called once for each span after its keys have been scattered (e.g. to free them); may run on
   // any worker, for different spans at once. Optional.
   std::function<void(std::size_t span)> release;
+  // The spans lie in ascending order in one buffer, whose pages the scatter may return to the OS
+  // as it goes (in whole 2 MiB pieces read by one worker, so that few calls do it).
+  bool drop_read = false;
   // Called once for each non-empty bucket once it is sorted without repeats: its keys and the
   // worker (< threads). Buckets come in no particular order, on several workers at once. Optional.
   std::function<void(const std::uint64_t* keys, std::size_t count, unsigned worker)> on_bucket;

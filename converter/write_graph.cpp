@@ -154,11 +154,7 @@ std::vector<eid_t> sort_rows_in_memory(const KeySource& src, std::uint64_t n,
   }
   in.max_key = n >= 2 ? (n - 2) << 32 | (n - 1) : 1;  // (row < col < n)
   in.orient = rank;
-  in.release = [&](std::size_t i) {  // the span's pages, and the gap up to the next span
-    const KeySpan& s = in.spans[i];
-    const std::uint64_t* end = i + 1 < in.spans.size() ? in.spans[i + 1].data : s.data + s.count;
-    drop_pages(s.data, static_cast<std::size_t>(end - s.data) * sizeof(std::uint64_t));
-  };
+  in.drop_read = true;                   // the keys' pages, as they are scattered
   BigBuffer<std::uint32_t> fill(n + 1);  // out-degree per row
   fill.resize(n);
   const int col_bits = n >= 2 ? 64 - __builtin_clzll(n - 1) : 1;
