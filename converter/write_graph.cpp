@@ -434,6 +434,15 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
     if (!payload.empty()) writer.set_census(std::move(payload));
     stage_done("census");
   }
+  // The rows' buffers are returned to the OS on a thread of their own while the file is finished
+  // (its last sections written and synced to disk).
+  std::thread free_rows([&narrow, &buf, &tmp, mem = src.mem] {
+    narrow.release();
+    buf.release();
+    tmp.release();
+    if (mem) mem->release();
+  });
+  const JoinOnExit join_free{free_rows};
   writer.finish();
   stage_done("finish file");
   return res;

@@ -21,7 +21,7 @@ namespace tristream::conv {
 // Unique edge keys (a << 32 | b, a < b), in memory (in any order) or in segments of a spill file
 // (in key order), read in blocks.
 struct KeySource {
-  BigBuffer<std::uint64_t>* mem = nullptr;  // rewritten in place by write_graph
+  BigBuffer<std::uint64_t>* mem = nullptr;  // rewritten in place, then released, by write_graph
   std::vector<KeySpan> runs;  // in memory: where the keys lie in *mem (none: [0, count))
   const TempFile* file = nullptr;
   std::vector<Segment> segments;
