@@ -105,7 +105,8 @@ struct Orienter {
   const std::uint32_t* rank;
   std::uint64_t operator()(std::uint64_t k) const {
     const std::uint64_t ra = rank[k >> 32], rb = rank[k & 0xffffffffu];
-    return ra < rb ? (ra << 32) | rb : (rb << 32) | ra;
+    const std::uint64_t flip = (ra ^ rb) & (std::uint64_t{0} - static_cast<std::uint64_t>(ra > rb));
+    return ((ra ^ flip) << 32) | (rb ^ flip);  // (no branch: either order is as likely)
   }
 };
 
