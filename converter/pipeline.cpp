@@ -127,6 +127,8 @@ class Driver {
     summary_.max_degree = tail.max_degree;
     summary_.max_out_degree = tail.max_out_degree;
     summary_.out_of_core = spilling_;
+    summary_.raw_adjacency_bytes = tail.raw_adjacency_bytes;
+    summary_.compressed_adjacency_bytes = tail.compressed_adjacency_bytes;
     progress_.clear();
     describe_output();
     summary_.seconds = now_seconds() - start;
@@ -306,19 +308,11 @@ class Driver {
                        tail_context(e.in_memory ? edge_limit() : edge_limit() / 2));
   }
 
-  // The output's size and its adjacency bytes, raw and compressed (best effort).
+  // The output's size (best effort; the adjacency's bytes come from the writer).
   void describe_output() {
     struct stat st {};
     if (::stat(output_.c_str(), &st) == 0)
       summary_.output_bytes = static_cast<std::uint64_t>(st.st_size);
-    try {
-      tcsr::Reader r(output_);
-      for (const auto& c : r.chunks()) {
-        summary_.raw_adjacency_bytes += c.raw_size;
-        summary_.compressed_adjacency_bytes += c.compressed_size;
-      }
-    } catch (const Error&) {
-    }
   }
 
   Producer& producer_;

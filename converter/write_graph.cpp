@@ -445,6 +445,8 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
   });
   const JoinOnExit join_free{free_rows};
   writer.finish();
+  res.raw_adjacency_bytes = offsets[n] * sizeof(vid_t);
+  res.compressed_adjacency_bytes = writer.adjacency_bytes();
   stage_done("finish file");
   return res;
 }

@@ -48,6 +48,7 @@ struct KeySource {
 
 struct TailResult {
   std::uint64_t n = 0, max_degree = 0, max_out_degree = 0;
+  std::uint64_t raw_adjacency_bytes = 0, compressed_adjacency_bytes = 0;  // of the written file
 };
 
 // Where the tail writes and how much it may use.

@@ -502,6 +502,11 @@ void Writer::finish() {
   }
 }
 
+std::uint64_t Writer::adjacency_bytes() const {
+  const std::vector<ChunkInfo>& c = impl_->cw->chunks;  // (the frames lie one after another)
+  return c.empty() ? 0 : c.back().file_offset + c.back().compressed_size - kHeaderSize;
+}
+
 void write_file(const std::string& path, const OrientedGraph& g, const WriteOptions& options) {
   const Csr& csr = g.csr;
   Writer w(path, csr.rows(), options);
