@@ -131,33 +131,26 @@ void build_direct(Blocks& blocks, std::uint64_t held_records, std::uint64_t max_
   for (const auto& blk : blocks) in.spans.push_back({blk->keys.data(), blk->keys.size()});
   in.max_key = max_id >= 1 ? (max_id - 1) << 32 | max_id : 0;  // a < b <= max_id
   in.release = [&](std::size_t i) { blocks[i].reset(); };
-  // A bucket's keys are sorted, so each first id comes in one run; when the sort's digit lies in
-  // the first id, no other bucket has it (its count needs no atomics nor a worker's array).
+  // When the sort's digit lies in the first id, no other bucket has a bucket's first ids (their
+  // counts need no atomics nor a worker's array, and stay in cache). The buckets are deduplicated
+  // by hashing (the order inside them does not matter here), so the ids come in any order.
   const bool own_first = held_records < (std::uint64_t{1} << 16) || sort_shift(in.max_key) >= 32;
+  in.unordered = true;
   in.on_bucket = [&](const std::uint64_t* k, std::size_t cnt, unsigned w) {
     std::uint32_t* const c = local ? counts[w].data() : shared;
+    std::uint32_t* const first = own_first ? shared : c;
     const bool atomic = t > 1 && !local;
-    // 1. The second ids, scattered over the array: a loop without branches, the counters of
-    //    keys ahead fetched early.
+    // The second ids are scattered over the array: the counters of keys ahead fetched early.
     constexpr std::size_t kAhead = 16;
     for (std::size_t i = 0; i < cnt; ++i) {
       if (i + kAhead < cnt) __builtin_prefetch(c + (k[i + kAhead] & 0xffffffffu), 1);
-      if (atomic)
+      if (atomic) {
         __atomic_fetch_add(&shared[k[i] & 0xffffffffu], 1u, __ATOMIC_RELAXED);
-      else
+        __atomic_fetch_add(&shared[k[i] >> 32], 1u, __ATOMIC_RELAXED);
+      } else {
         ++c[k[i] & 0xffffffffu];
-    }
-    // 2. The first ids, in runs.
-    for (std::size_t i = 0; i < cnt;) {
-      const std::uint64_t a = k[i] >> 32;
-      std::size_t j = i + 1;
-      while (j < cnt && k[j] >> 32 == a) ++j;
-      const std::uint32_t run = static_cast<std::uint32_t>(j - i);
-      if (atomic)
-        __atomic_fetch_add(&shared[a], run, __ATOMIC_RELAXED);
-      else
-        (own_first ? shared : c)[a] += run;
-      i = j;
+        ++first[k[i] >> 32];
+      }
     }
   };
   out.keys.reserve(held_records + 1);

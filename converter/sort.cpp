@@ -68,6 +68,40 @@ constexpr unsigned kInPlaceThreads = 4;
 // Below this many keys one std::sort does it.
 constexpr std::size_t kSmallSort = std::size_t{1} << 16;
 
+// Buckets of up to this many keys (a hash table of twice as many slots fits a core's cache) are
+// deduplicated by hashing when the order inside a run does not matter.
+constexpr std::size_t kHashedBucket = std::size_t{1} << 16;
+
+// Removes the repeats of data[0..k) by an open-addressing hash table (in `table`, 0 marking a free
+// slot; the key 0 is tracked on its own), keeping each key's first appearance in place, in order.
+// Returns the keys kept.
+std::size_t drop_repeats(std::uint64_t* data, std::size_t k, std::vector<std::uint64_t>& table) {
+  int log = 4;
+  while ((std::size_t{1} << log) < 2 * k) ++log;
+  const std::size_t mask = (std::size_t{1} << log) - 1;
+  table.assign(mask + 1, 0);
+  std::size_t kept = 0;
+  bool zero = false;
+  for (std::size_t i = 0; i < k; ++i) {
+    const std::uint64_t x = data[i];
+    if (x == 0) {
+      if (!zero) data[kept++] = 0;
+      zero = true;
+      continue;
+    }
+    std::size_t h = static_cast<std::size_t>((x * 0x9E3779B97F4A7C15ull) >> (64 - log));
+    for (;; h = (h + 1) & mask) {
+      if (table[h] == x) break;
+      if (table[h] == 0) {
+        table[h] = x;
+        data[kept++] = x;
+        break;
+      }
+    }
+  }
+  return kept;
+}
+
 // Slices of consecutive spans of about equal keys, at most `threads`: slice s is the spans
 // [first[s], first[s + 1]).
 std::vector<std::size_t> slice_spans(const std::vector<KeySpan>& spans, std::size_t n,
@@ -251,10 +285,14 @@ SortedRuns sort_unique_spans(const SpanSortInput& in, BigBuffer<std::uint64_t>& 
     for (std::size_t b = lo; b < hi; ++b) {
       std::uint64_t* f = out.data() + bucket_start[b];
       std::uint64_t* l = out.data() + bucket_start[b + 1];
-      const std::uint64_t* sorted =
-          radix_sort_low_bits(f, static_cast<std::size_t>(l - f), shift, scratch[w]);
-      r.count[b] = static_cast<std::size_t>(
-          (sorted == f ? std::unique(f, l) : std::unique_copy(sorted, sorted + (l - f), f)) - f);
+      const std::size_t k = static_cast<std::size_t>(l - f);
+      if (in.unordered && k <= kHashedBucket) {
+        r.count[b] = drop_repeats(f, k, scratch[w]);
+      } else {
+        const std::uint64_t* sorted = radix_sort_low_bits(f, k, shift, scratch[w]);
+        r.count[b] = static_cast<std::size_t>(
+            (sorted == f ? std::unique(f, l) : std::unique_copy(sorted, sorted + k, f)) - f);
+      }
       if (in.on_bucket && r.count[b]) in.on_bucket(f, r.count[b], w);
     }
   });

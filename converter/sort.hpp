@@ -33,13 +33,18 @@ struct SpanSortInput {
   // The spans lie in ascending order in one buffer, whose pages the scatter may return to the OS
   // as it goes (in whole 2 MiB pieces read by one worker, so that few calls do it).
   bool drop_read = false;
-  // Called once for each non-empty bucket once it is sorted without repeats: its keys and the
-  // worker (< threads). Buckets come in no particular order, on several workers at once. Optional.
+  // The order inside each run does not matter: buckets of up to 2^16 keys then lose their repeats
+  // by hashing instead of sorting (the keys kept in their order in the spans, which does not
+  // depend on the threads); larger ones are sorted.
+  bool unordered = false;
+  // Called once for each non-empty bucket once it is sorted (or, unordered, hashed) without
+  // repeats: its keys and the worker (< threads). Buckets come in no particular order, on several
+  // workers at once. Optional.
   std::function<void(const std::uint64_t* keys, std::size_t count, unsigned worker)> on_bucket;
 };
 
-// The result: the sorted unique keys are the runs [start, start + count) of the output buffer, in
-// key order (repeats leave gaps between them).
+// The result: the unique keys are the runs [start, start + count) of the output buffer, in key
+// order (repeats leave gaps between them); each run sorted unless the input was unordered.
 struct SortedRuns {
   std::vector<std::size_t> start, count;
   std::size_t total = 0;  // unique keys
