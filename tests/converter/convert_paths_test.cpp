@@ -1,9 +1,10 @@
 // convert_paths_test.cpp — the in-memory routes of the converter give the same graph: edges whose
 // ids index a per-id array cheaply (sorted straight from the parsed blocks in their own ids), ids
 // compacted through a bitmap (fewer edges per id), and sparse ids of 2^32 or more (a sorted id
-// table, records); the two ways of ranking the vertices (a counting sort on degree when the
-// degrees take few values, else a sort), the rows of G+ sorted straight into 32-bit columns (up to
-// about 2^22 vertices) or as 64-bit keys, and every thread count and memory limit on each.
+// table, records); buckets of the first sort deduplicated by hashing or, above 2^16 keys, sorted;
+// the two ways of ranking the vertices (a counting sort on degree when the degrees take few values,
+// else a sort), the rows of G+ sorted straight into 32-bit columns (up to about 2^22 vertices) or
+// as 64-bit keys, and every thread count and memory limit on each.
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -126,6 +127,21 @@ TEST(ConvertPaths, DegreeCountsOfFewEdgesAndSmallIds) {
   write_edges(d.file("few.el"), few);
   same_bytes_every_way(d, d.file("few.el"), true);
   EXPECT_EQ(edge_set(d.file("ref.tcsr")), clean(few));
+}
+
+TEST(ConvertPaths, HubBucketAboveTheHashTablesReach) {
+  // Ids below 10000 sorted in their own ids: vertex 1 joined to every other id ten times over
+  // (one bucket of the first sort holds about 100000 keys, sorted with its repeats removed; the
+  // other buckets lose theirs by hashing), among random edges. The same bytes every way.
+  TempDir d;
+  std::vector<OrigEdge> e;
+  for (int rep = 0; rep < 10; ++rep)
+    for (std::uint64_t v = 0; v < 10000; ++v)
+      if (v != 1) e.emplace_back(rep % 2 ? v : 1, rep % 2 ? 1 : v);
+  for (auto [a, b] : test::random_graph(10000, 60000, 24)) e.emplace_back(a, b);
+  write_edges(d.file("hub.el"), e);
+  same_bytes_every_way(d, d.file("hub.el"));
+  EXPECT_EQ(edge_set(d.file("ref.tcsr")), clean(e));
 }
 
 TEST(ConvertPaths, RowsOfMoreThan2To22VerticesSortAs64BitKeys) {
