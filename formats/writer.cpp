@@ -91,6 +91,7 @@ struct Writer::Impl {
   std::unique_ptr<ThreadPool> pool;  // `threads` threads, for compressing a batch of chunks
   std::uint64_t chunk_edges = 0;
   std::uint64_t batch_chunks = 1;
+  bool in_place = true;  // runs of a batch or more are compressed where they lie (take_ids)
 
   std::vector<eid_t> offsets{0};  // rows appended so far + 1
   std::vector<vid_t> in_degree;   // for the header's undirected maximum degree
@@ -156,23 +157,28 @@ struct Writer::Impl {
   }
 
   // The ids of checked rows: counted for the header, then into the batch, which is compressed
-  // whenever it fills. A run of at least a batch is compressed where it lies: the pending ids
-  // topped up to whole chunks, then the run's whole chunks read in place (no copy), a batch at a
-  // time, and the rest kept. The pending chunks go in the first batch when the workers' own
-  // buffers leave room for them in the batch's memory, else first on their own.
+  // whenever it fills. With in_place, a run that fills the batch is compressed where it lies: the
+  // pending ids topped up to whole chunks, then the run's whole chunks read in place (no copy,
+  // each delta-coded into its worker's own chunk buffer), a batch at a time, the pending chunks in
+  // the first; the rest is kept.
   void take_ids(const vid_t* cols, std::uint64_t count) {
     if (count_in_degrees)
       for (std::uint64_t i = 0; i < count; ++i) ++in_degree[cols[i]];
     const std::uint64_t capacity = batch_chunks * chunk_edges;
-    if (pending.size() + count < capacity) {
-      pending.insert(pending.end(), cols, cols + count);
+    if (!in_place || pending.size() + count < capacity) {
+      while (count > 0) {
+        const std::uint64_t take = std::min<std::uint64_t>(count, capacity - pending.size());
+        pending.insert(pending.end(), cols, cols + take);
+        cols += take;
+        count -= take;
+        if (pending.size() == capacity) flush(false);
+      }
       return;
     }
     const std::uint64_t top = (chunk_edges - pending.size() % chunk_edges) % chunk_edges;
     pending.insert(pending.end(), cols, cols + top);
     cols += top;
     count -= top;
-    if (pending.size() / chunk_edges + threads > batch_chunks) flush(false);
     std::vector<ChunkJob> jobs;
     eid_t e = pending_first;
     for (std::uint64_t at = 0; at < pending.size(); at += chunk_edges, e += chunk_edges)
@@ -409,6 +415,13 @@ Writer::Writer(const std::string& path, std::uint64_t n, const WriteOptions& opt
         std::clamp<std::uint64_t>(options.memory_bytes / (per_chunk + ctx), 1, w.threads));
     const std::uint64_t chunks = (options.memory_bytes - w.threads * ctx) / per_chunk;
     w.batch_chunks = std::clamp<std::uint64_t>(chunks, w.threads, default_batch);
+    // 3. Runs read in place need a chunk buffer per worker: only when the budget holds those
+    //    beside a batch of at least one chunk per worker (the batch then smaller by them).
+    const std::uint64_t own = w.threads * (ctx + raw_chunk);
+    w.in_place = options.memory_bytes >= own + w.threads * per_chunk;
+    if (w.in_place)
+      w.batch_chunks = std::clamp<std::uint64_t>((options.memory_bytes - own) / per_chunk,
+                                                 w.threads, default_batch);
   }
   w.pool = std::make_unique<ThreadPool>(w.threads);
   w.pending.reserve(w.batch_chunks * w.chunk_edges);  // no growth past the batch
