@@ -71,7 +71,9 @@ class Driver {
       : producer_(p), output_(output), options_(o), progress_(!o.quiet && ::isatty(2)) {
     threads_ = resolve_threads(o.threads);
     // The .tcsr writer's chunks in flight (raw, compressed, contexts) come out of the limit: a
-    // quarter of it, between the writer's floor and its default batch (64 MiB raw and frames).
+    // quarter of it, between the writer's floor and the larger of its default batch (64 MiB raw
+    // and frames) and two floors per thread (so that every thread compresses: a floor is one
+    // chunk, its frame and a context).
     const std::uint64_t limit = resolve_memory_limit(o);
     const std::uint64_t floor = tcsr::writer_floor_bytes(o.write.chunk_bytes, o.write.zstd_level);
     // Below the floor the conversion cannot run within the limit: an error before any work when
@@ -85,8 +87,9 @@ class Driver {
                                         " (--chunk-size) and the rest of the conversion at least " +
                                         mib(kRestFloor) + "; at least " + mib(floor + kRestFloor) +
                                         " is needed (or a smaller --chunk-size)");
-    const std::uint64_t writer = std::clamp<std::uint64_t>(
-        limit / 4, floor, std::max<std::uint64_t>(floor, 2 * (std::uint64_t{64} << 20)));
+    const std::uint64_t top = std::max<std::uint64_t>(
+        {floor, 2 * (std::uint64_t{64} << 20), std::uint64_t{2} * threads_ * floor});
+    const std::uint64_t writer = std::clamp<std::uint64_t>(limit / 4, floor, top);
     options_.write.memory_bytes = writer;
     limit_ = limit > 2 * writer ? limit - writer : limit / 2;
     const auto slash = output.find_last_of('/');
