@@ -1,7 +1,11 @@
 // in_memory.hpp — converter internals: the in-memory path from parsed blocks to the unique edges
-// in compact ids. Ids are compacted through a bitmap (dense ids) or a sorted id table (sparse
-// ids), every edge becomes one 64-bit key (a << 32 | b, a < b), the keys are sorted in parallel
-// (radix-partitioned) with repeats removed, and the degrees counted.
+// and the degrees. Packed blocks whose ids index a per-id array cheaply (every id below 2^32, at
+// most one id per 8 edges) are partitioned straight from the blocks in their own ids, each bucket
+// freed of its repeats (by hashing; the keys' order then does not hold) and its degrees counted
+// per id while it is in cache (ids of degree 0 are no vertices). Else ids are
+// compacted through a bitmap (dense ids) or a sorted id table (sparse ids), every edge becomes
+// one 64-bit key (a << 32 | b, a < b), the keys are sorted in parallel (radix-partitioned) with
+// repeats removed, and the degrees counted.
 #pragma once
 
 #include <cstdint>
@@ -18,7 +22,9 @@ namespace tristream::conv {
 
 // The result; `source` points into this object, which therefore must not move once filled.
 struct MemoryEdges {
-  IdMap idmap;
+  bool own_ids = false;  // the keys hold the input's ids (no id map; degree has max_id + 1 entries)
+  std::uint64_t n = 0;   // vertices
+  IdMap idmap;           // without own_ids
   BigBuffer<std::uint64_t> keys;
   BigBuffer<std::uint32_t> degree;
   KeySource source;

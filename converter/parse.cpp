@@ -270,9 +270,12 @@ class TextParser {
       ++loops_;
       return true;
     }
-    if (a > b) std::swap(a, b);
+    // (a, b) ordered without a branch: in a shuffled edge list either order is as likely.
+    const std::uint64_t flip = (a ^ b) & (std::uint64_t{0} - static_cast<std::uint64_t>(a > b));
+    a ^= flip;
+    b ^= flip;
     dst_.add(a, b);
-    if (b > max_id_) max_id_ = b;
+    max_id_ = b > max_id_ ? b : max_id_;
     return true;
   }
 

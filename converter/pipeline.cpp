@@ -71,7 +71,9 @@ class Driver {
       : producer_(p), output_(output), options_(o), progress_(!o.quiet && ::isatty(2)) {
     threads_ = resolve_threads(o.threads);
     // The .tcsr writer's chunks in flight (raw, compressed, contexts) come out of the limit: a
-    // quarter of it, between the writer's floor and its default batch (64 MiB raw and frames).
+    // quarter of it, between the writer's floor and the larger of its default batch (64 MiB raw
+    // and frames) and two floors per thread (so that every thread compresses: a floor is one
+    // chunk, its frame and a context).
     const std::uint64_t limit = resolve_memory_limit(o);
     const std::uint64_t floor = tcsr::writer_floor_bytes(o.write.chunk_bytes, o.write.zstd_level);
     // Below the floor the conversion cannot run within the limit: an error before any work when
@@ -85,8 +87,9 @@ class Driver {
                                         " (--chunk-size) and the rest of the conversion at least " +
                                         mib(kRestFloor) + "; at least " + mib(floor + kRestFloor) +
                                         " is needed (or a smaller --chunk-size)");
-    const std::uint64_t writer = std::clamp<std::uint64_t>(
-        limit / 4, floor, std::max<std::uint64_t>(floor, 2 * (std::uint64_t{64} << 20)));
+    const std::uint64_t top = std::max<std::uint64_t>(
+        {floor, 2 * (std::uint64_t{64} << 20), std::uint64_t{2} * threads_ * floor});
+    const std::uint64_t writer = std::clamp<std::uint64_t>(limit / 4, floor, top);
     options_.write.memory_bytes = writer;
     limit_ = limit > 2 * writer ? limit - writer : limit / 2;
     const auto slash = output.find_last_of('/');
@@ -127,6 +130,8 @@ class Driver {
     summary_.max_degree = tail.max_degree;
     summary_.max_out_degree = tail.max_out_degree;
     summary_.out_of_core = spilling_;
+    summary_.raw_adjacency_bytes = tail.raw_adjacency_bytes;
+    summary_.compressed_adjacency_bytes = tail.compressed_adjacency_bytes;
     progress_.clear();
     describe_output();
     summary_.seconds = now_seconds() - start;
@@ -286,7 +291,8 @@ class Driver {
         held_, held_records_, max_id_, dense_ids(), threads_,
         [this](std::uint64_t n) { check_vertices(n); }, progress_, e);
     m_out = e.source.count;
-    return write_graph(e.source, e.idmap.n(), e.degree, e.idmap, tail_context(edge_limit()));
+    return write_graph(e.source, e.n, e.degree, e.own_ids ? nullptr : &e.idmap,
+                       tail_context(edge_limit()));
   }
 
   TailResult finish_out_of_core(std::uint64_t& m_out) {
@@ -301,23 +307,15 @@ class Driver {
     m_out = e.source.count;
     stage_done("merge runs");
     // The rows of G+ are filled by ranges when the keys stay on disk.
-    return write_graph(e.source, n, e.degree, idmap,
+    return write_graph(e.source, n, e.degree, &idmap,
                        tail_context(e.in_memory ? edge_limit() : edge_limit() / 2));
   }
 
-  // The output's size and its adjacency bytes, raw and compressed (best effort).
+  // The output's size (best effort; the adjacency's bytes come from the writer).
   void describe_output() {
     struct stat st {};
     if (::stat(output_.c_str(), &st) == 0)
       summary_.output_bytes = static_cast<std::uint64_t>(st.st_size);
-    try {
-      tcsr::Reader r(output_);
-      for (const auto& c : r.chunks()) {
-        summary_.raw_adjacency_bytes += c.raw_size;
-        summary_.compressed_adjacency_bytes += c.compressed_size;
-      }
-    } catch (const Error&) {
-    }
   }
 
   Producer& producer_;

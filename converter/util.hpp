@@ -1,6 +1,7 @@
 // util.hpp — converter internals: mmap-backed buffers (their memory goes back to the OS when
 // freed, so peak RSS follows the memory limit), a parallel-for over index ranges, parallel sorts
-// and temporary spill files that remove themselves.
+// (defined in sort.cpp, which also sorts from spans: sort.hpp) and temporary spill files that
+// remove themselves.
 #pragma once
 
 #include <cstddef>

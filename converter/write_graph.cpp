@@ -6,7 +6,9 @@
 #include "write_graph.hpp"
 
 #include <algorithm>
+#include <exception>
 #include <memory>
+#include <thread>
 
 #include "common/interrupt.hpp"
 #include "tristream/format.hpp"
@@ -31,31 +33,69 @@ struct Ranking {
   std::uint64_t max_degree = 0;
 };
 
-// Step 1: rank by (degree, id) by sorting (degree << 32 | id).
-Ranking rank_vertices(std::uint64_t n, const BigBuffer<std::uint32_t>& degree, IdMap& idmap,
+// Step 1: rank by (degree, id) over the id space (degree.size() ids, n of them vertices: the ids
+// of degree 0 are skipped). When the degrees take few values (the largest times the threads at
+// most the id space) a counting sort by degree, stable in the id, on all threads: slice s of the
+// ids places its vertices of degree d after every vertex of lower degree and those of degree d
+// in earlier slices. Else by sorting (degree << 32 | id).
+Ranking rank_vertices(std::uint64_t n, const BigBuffer<std::uint32_t>& degree, IdMap* idmap,
                       unsigned threads) {
   Ranking out;
-  out.rank.reserve(n + 1);
+  const std::size_t space = degree.size();
+  const unsigned t = std::max(threads, 1u);
+  out.rank.reserve(space + 1);
   out.perm.resize(n);
-  BigBuffer<std::uint64_t> key(n + 1), tmp(n + 1);
-  key.resize(n);
-  std::vector<std::uint64_t> part_max(threads, 0);
-  parallel_for(threads, n, 1 << 16, [&](std::size_t lo, std::size_t hi, unsigned w) {
-    for (std::size_t v = lo; v < hi; ++v) {
-      key[v] = (static_cast<std::uint64_t>(degree[v]) << 32) | v;
-      part_max[w] = std::max<std::uint64_t>(part_max[w], degree[v]);
-    }
+  std::vector<std::uint64_t> part_max(t, 0);
+  parallel_for(t, space, 1 << 16, [&](std::size_t lo, std::size_t hi, unsigned w) {
+    std::uint64_t x = 0;
+    for (std::size_t v = lo; v < hi; ++v) x = std::max<std::uint64_t>(x, degree[v]);
+    part_max[w] = std::max(part_max[w], x);
   });
   for (auto x : part_max) out.max_degree = std::max(out.max_degree, x);
-  parallel_sort_unique_u64(key, tmp, threads);
-  TS_CHECK(key.size() == n, "rank keys lost");
-  const BigBuffer<std::uint64_t>& ids = idmap.ids();
-  parallel_for(threads, n, 1 << 16, [&](std::size_t lo, std::size_t hi, unsigned) {
-    for (std::size_t r = lo; r < hi; ++r) {
-      const std::uint32_t v = static_cast<std::uint32_t>(key[r]);
-      out.rank[v] = static_cast<std::uint32_t>(r);
-      out.perm[r] = ids[v];
-    }
+  const std::uint64_t* ids = idmap ? idmap->ids().data() : nullptr;
+  auto place = [&](std::size_t r, std::size_t v) {
+    out.rank[v] = static_cast<std::uint32_t>(r);
+    out.perm[r] = ids ? ids[v] : v;
+  };
+  const std::uint64_t D = out.max_degree + 1;
+  if (D * t <= space + (std::uint64_t{1} << 16)) {
+    const std::size_t slice = (space + t - 1) / t;
+    const std::size_t slices = space ? (space + slice - 1) / slice : 0;
+    std::vector<std::uint64_t> at(slices * D, 0);  // slice s, degree d: at[s * D + d]
+    parallel_for(t, slices, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
+      for (std::size_t s = lo; s < hi; ++s)
+        for (std::size_t v = s * slice; v < std::min(space, (s + 1) * slice); ++v)
+          ++at[s * D + degree[v]];
+    });
+    std::uint64_t run = 0;
+    for (std::uint64_t d = 0; d < D; ++d)
+      for (std::size_t s = 0; s < slices; ++s) {
+        const std::uint64_t c = at[s * D + d];
+        at[s * D + d] = run;
+        run += c;
+      }
+    const std::uint64_t zeros = slices ? at[D > 1 ? 1 : 0] : 0;  // the ids of degree 0
+    TS_CHECK(D > 1 ? zeros == space - n : n == 0, "vertex count disagrees with the degrees");
+    parallel_for(t, slices, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
+      for (std::size_t s = lo; s < hi; ++s)
+        for (std::size_t v = s * slice; v < std::min(space, (s + 1) * slice); ++v)
+          if (degree[v]) place(at[s * D + degree[v]]++ - zeros, v);
+    });
+    return out;
+  }
+  BigBuffer<std::uint64_t> key(space + 1), tmp(space + 1);
+  key.resize(space);
+  parallel_for(t, space, 1 << 16, [&](std::size_t lo, std::size_t hi, unsigned) {
+    for (std::size_t v = lo; v < hi; ++v)
+      key[v] = (static_cast<std::uint64_t>(degree[v]) << 32) | v;
+  });
+  parallel_sort_unique_u64(key, tmp, t);
+  TS_CHECK(key.size() == space && n <= space, "rank keys lost");
+  const std::size_t zeros = space - n;
+  TS_CHECK((zeros == 0 || key[zeros - 1] >> 32 == 0) && (n == 0 || key[zeros] >> 32 != 0),
+           "vertex count disagrees with the degrees");
+  parallel_for(t, n, 1 << 16, [&](std::size_t lo, std::size_t hi, unsigned) {
+    for (std::size_t r = lo; r < hi; ++r) place(r, static_cast<std::uint32_t>(key[zeros + r]));
   });
   return out;
 }
@@ -65,39 +105,84 @@ struct Orienter {
   const std::uint32_t* rank;
   std::uint64_t operator()(std::uint64_t k) const {
     const std::uint64_t ra = rank[k >> 32], rb = rank[k & 0xffffffffu];
-    return ra < rb ? (ra << 32) | rb : (rb << 32) | ra;
+    const std::uint64_t flip = (ra ^ rb) & (std::uint64_t{0} - static_cast<std::uint64_t>(ra > rb));
+    return ((ra ^ flip) << 32) | (rb ^ flip);  // (no branch: either order is as likely)
   }
 };
 
-// Step 2: the out-degrees of G+ as row offsets. In memory the keys are oriented in place.
+// Step 2 from a spill file: the out-degrees of G+ as row offsets.
 std::vector<eid_t> orient_and_count(const KeySource& src, std::uint64_t n, Orienter orient,
                                     unsigned threads, std::size_t block,
                                     std::uint64_t& max_out_degree) {
   BigBuffer<std::uint32_t> fill(n + 1);  // out-degree per row
   fill.resize(n);
-  if (src.mem) {
-    BigBuffer<std::uint64_t>& keys = *src.mem;
-    parallel_count(threads, src.count, fill.data(), n, src.count,
-                   [&](std::size_t lo, std::size_t hi, auto&& inc) {
-                     for (std::size_t i = lo; i < hi; ++i) {
-                       keys[i] = orient(keys[i]);
-                       inc(keys[i] >> 32);
-                     }
-                   });
-  } else {
-    src.for_each_block(block, [&](const std::uint64_t* k, std::size_t cnt) {
-      parallel_for(threads, cnt, 1 << 16, [&](std::size_t lo, std::size_t hi, unsigned) {
-        for (std::size_t i = lo; i < hi; ++i)
-          __atomic_fetch_add(&fill[orient(k[i]) >> 32], 1u, __ATOMIC_RELAXED);
-      });
+  src.for_each_block(block, [&](const std::uint64_t* k, std::size_t cnt) {
+    parallel_for(threads, cnt, 1 << 16, [&](std::size_t lo, std::size_t hi, unsigned) {
+      for (std::size_t i = lo; i < hi; ++i)
+        __atomic_fetch_add(&fill[orient(k[i]) >> 32], 1u, __ATOMIC_RELAXED);
     });
-  }
+  });
   std::vector<eid_t> offsets(n + 1, 0);
   for (std::uint64_t r = 0; r < n; ++r) {
     offsets[r + 1] = offsets[r] + fill[r];
     max_out_degree = std::max<std::uint64_t>(max_out_degree, fill[r]);
   }
   TS_CHECK(offsets[n] == src.count, "out-degrees do not add up");
+  return offsets;
+}
+
+// Steps 2 and 5 in memory: the rows of G+ sorted, the keys oriented by the sort while it takes
+// its histogram (the keys' pages dropped as they are scattered); the out-degrees counted from
+// each sorted bucket while it is in cache (a bucket holds whole rows when the sort's digit lies
+// in the row; else a pass over the sorted keys counts them). Up to about 2^22 vertices the sort
+// writes the columns themselves, 4 bytes a key, into `narrow` (*src.mem is then released); else
+// *src.mem holds the m sorted oriented keys. Returns the row offsets.
+std::vector<eid_t> sort_rows_in_memory(const KeySource& src, std::uint64_t n,
+                                       const std::uint32_t* rank, unsigned threads,
+                                       std::uint64_t& max_out_degree,
+                                       BigBuffer<std::uint32_t>& narrow) {
+  BigBuffer<std::uint64_t>& keys = *src.mem;
+  const std::uint64_t m = src.count;
+  SpanSortInput in;
+  if (!src.runs.empty()) {
+    in.spans = src.runs;
+  } else {
+    constexpr std::uint64_t kPiece = std::uint64_t{1} << 21;  // 16 MiB of keys
+    const std::uint64_t piece =
+        std::clamp<std::uint64_t>((m + threads - 1) / std::max(threads, 1u), 1, kPiece);
+    for (std::uint64_t i = 0; i < m; i += piece)
+      in.spans.push_back({keys.data() + i, static_cast<std::size_t>(std::min(piece, m - i))});
+  }
+  in.max_key = n >= 2 ? (n - 2) << 32 | (n - 1) : 1;  // (row < col < n)
+  in.orient = rank;
+  in.drop_read = true;                   // the keys' pages, as they are scattered
+  BigBuffer<std::uint32_t> fill(n + 1);  // out-degree per row
+  fill.resize(n);
+  const int col_bits = n >= 2 ? 64 - __builtin_clzll(n - 1) : 1;
+  const bool whole_rows = m < (std::uint64_t{1} << 16) || sort_shift(in.max_key) >= 32;
+  if (m >= (std::uint64_t{1} << 16) && rows_fit_narrow(in.max_key, col_bits)) {
+    narrow.reserve(m + 1);
+    sort_rows_narrow(in, col_bits, narrow, fill.data(), threads);
+    keys.release();
+  } else {
+    if (whole_rows)
+      in.on_bucket = [&](const std::uint64_t* k, std::size_t cnt, unsigned) {
+        for (std::size_t i = 0; i < cnt; ++i) ++fill[k[i] >> 32];
+      };
+    BigBuffer<std::uint64_t> sorted(m + 1);
+    const SortedRuns runs = sort_unique_spans(in, sorted, threads);
+    TS_CHECK(runs.total == m, "duplicate oriented edges");
+    join_runs(runs, sorted, keys, threads);  // no repeats: sorted's memory becomes keys'
+    sorted.release();
+    if (!whole_rows)
+      for (std::uint64_t i = 0; i < m; ++i) ++fill[keys[i] >> 32];
+  }
+  std::vector<eid_t> offsets(n + 1, 0);
+  for (std::uint64_t r = 0; r < n; ++r) {
+    offsets[r + 1] = offsets[r] + fill[r];
+    max_out_degree = std::max<std::uint64_t>(max_out_degree, fill[r]);
+  }
+  TS_CHECK(offsets[n] == m, "out-degrees do not add up");
   return offsets;
 }
 
@@ -239,10 +324,18 @@ void observe_range(RowObserver& obs, const std::vector<eid_t>& offsets, std::uin
   });
 }
 
+// Joins a thread when the scope ends (also when it ends by an exception).
+struct JoinOnExit {
+  std::thread& t;
+  ~JoinOnExit() {
+    if (t.joinable()) t.join();
+  }
+};
+
 }  // namespace
 
 TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uint32_t>& degree,
-                       IdMap& idmap, const TailContext& ctx) {
+                       IdMap* idmap, const TailContext& ctx) {
   TailResult res;
   res.n = n;
   Progress& progress = *ctx.progress;
@@ -251,16 +344,23 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
   progress.stage("ranking vertices");
   Ranking ranking = rank_vertices(n, degree, idmap, threads);
   res.max_degree = ranking.max_degree;
-  idmap = IdMap();
+  if (idmap) *idmap = IdMap();
   degree.release();
   stage_done("rank");
   const Orienter orient{ranking.rank.data()};
 
-  // 2. Orient and count the rows of G+.
-  progress.stage("orienting edges");
-  const std::vector<eid_t> offsets =
-      orient_and_count(src, n, orient, threads, key_block(ctx.limit), res.max_out_degree);
-  stage_done("orient");
+  // 2. Orient and count the rows of G+ (in memory: sort them too).
+  std::vector<eid_t> offsets;
+  BigBuffer<std::uint32_t> narrow;  // in memory, up to about 2^22 vertices: the columns
+  if (src.mem) {
+    progress.stage("sorting rows");
+    offsets = sort_rows_in_memory(src, n, ranking.rank.data(), threads, res.max_out_degree, narrow);
+    stage_done("orient and sort rows");
+  } else {
+    progress.stage("orienting edges");
+    offsets = orient_and_count(src, n, orient, threads, key_block(ctx.limit), res.max_out_degree);
+    stage_done("orient");
+  }
 
   // 3. The writer, and the row ranges that fit the limit.
   tcsr::WriteOptions wo = ctx.options.write;
@@ -270,9 +370,11 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
   writer.set_max_degree(res.max_degree);
   if (ctx.names) writer.set_names(std::move(*ctx.names));
   RowObserver* const observer = ctx.options.observer;
-  if (observer) observer->start(n, offsets.data(), threads);
-  const std::vector<std::uint64_t> start =
-      row_ranges(src, offsets, n, ctx.limit, observer ? observer->memory_bytes(n, threads) : 0);
+  // The census takes a quarter of the threads (at least one) beside the writer's.
+  const unsigned census_threads = std::max(1u, threads / 4);
+  if (observer) observer->start(n, offsets.data(), census_threads);
+  const std::vector<std::uint64_t> start = row_ranges(
+      src, offsets, n, ctx.limit, observer ? observer->memory_bytes(n, census_threads) : 0);
   const std::size_t ranges = start.size() - 1;
 
   // 4. Several ranges from a spill file: bucket the oriented keys by range first.
@@ -285,32 +387,47 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
   for (std::size_t ri = 0; ri < ranges; ++ri) {
     const std::uint64_t r0 = start[ri], r1 = start[ri + 1];
     const eid_t base = offsets[r0], range_m = offsets[r1] - base;
-    BigBuffer<std::uint64_t>* keys = src.mem;
+    BigBuffer<std::uint64_t>* keys = src.mem;  // in memory: sorted already
     if (!src.mem) {
       gather_range(src, buckets.get(), base, range_m, orient, key_block(ctx.limit), buf);
       keys = &buf;
+      progress.stage("sorting rows");
+      if (tmp.capacity() < range_m + 1) tmp.reserve(range_m + 1);
+      // (oriented keys row << 32 | col with row < col < n)
+      parallel_sort_unique_u64(*keys, tmp, threads, n >= 2 ? (r1 - 1) << 32 | (n - 1) : 0);
+      TS_CHECK(keys->size() == range_m, "duplicate oriented edges");
     }
-    progress.stage("sorting rows");
-    if (tmp.capacity() < range_m + 1) tmp.reserve(range_m + 1);
-    // (oriented keys row << 32 | col with row < col < n)
-    parallel_sort_unique_u64(*keys, tmp, threads, n >= 2 ? (r1 - 1) << 32 | (n - 1) : 0);
-    TS_CHECK(keys->size() == range_m, "duplicate oriented edges");
-    // The columns, packed in place into the keys' memory.
-    const vid_t* cols = narrow_in_place(*keys, threads);
-    stage_done("sort rows");
-    if (observer) {
-      progress.stage("census");
-      observe_range(*observer, offsets, r0, r1, cols, ranges == 1, threads);
-      stage_done("census");
-    }
+    // The columns (sorted as such, or packed in place into the keys' memory).
+    const vid_t* cols = narrow.capacity() ? narrow.data() : narrow_in_place(*keys, threads);
+    stage_done(src.mem ? "columns" : "sort rows");
+    // The census of the range on threads of its own while the writer compresses the same rows,
+    // so that it fills the moments the writer leaves a core idle.
+    std::exception_ptr census_error;
+    std::thread census;
+    if (observer)
+      census = std::thread([&] {
+        try {
+          observe_range(*observer, offsets, r0, r1, cols, ranges == 1, census_threads);
+        } catch (...) {
+          census_error = std::current_exception();
+        }
+      });
+    const JoinOnExit join{census};
     progress.stage("compressing and writing");
-    for (std::uint64_t r = r0; r < r1;) {  // in runs of rows, checking for interrupts between
-      throw_if_interrupted();              // the writer removes its temporary
-      const std::uint64_t end = std::min<std::uint64_t>(r1, r + (1 << 16));
-      writer.append_rows(cols + (offsets[r] - base), offsets.data() + r, end - r);
-      r = end;
+    // In runs of rows of at least 2^24 edges (the writer compresses a run of a batch or more
+    // where it lies), checking for interrupts between (the writer removes its temporary).
+    for (std::uint64_t r = r0; r < r1;) {
+      throw_if_interrupted();
+      const auto first = offsets.begin() + static_cast<std::ptrdiff_t>(r + 1);
+      const auto last = offsets.begin() + static_cast<std::ptrdiff_t>(r1 + 1);
+      const std::uint64_t end = static_cast<std::uint64_t>(
+          std::lower_bound(first, last, offsets[r] + (eid_t{1} << 24)) - offsets.begin());
+      writer.append_rows(cols + (offsets[r] - base), offsets.data() + r, std::min(end, r1) - r);
+      r = std::min(end, r1);
     }
-    stage_done("compress and write rows");
+    if (census.joinable()) census.join();
+    if (census_error) std::rethrow_exception(census_error);
+    stage_done(observer ? "census, compress and write rows" : "compress and write rows");
   }
   throw_if_interrupted();
   if (observer) {
@@ -318,7 +435,18 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
     if (!payload.empty()) writer.set_census(std::move(payload));
     stage_done("census");
   }
+  // The rows' buffers are returned to the OS on a thread of their own while the file is finished
+  // (its last sections written and synced to disk).
+  std::thread free_rows([&narrow, &buf, &tmp, mem = src.mem] {
+    narrow.release();
+    buf.release();
+    tmp.release();
+    if (mem) mem->release();
+  });
+  const JoinOnExit join_free{free_rows};
   writer.finish();
+  res.raw_adjacency_bytes = offsets[n] * sizeof(vid_t);
+  res.compressed_adjacency_bytes = writer.adjacency_bytes();
   stage_done("finish file");
   return res;
 }

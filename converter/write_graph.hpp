@@ -11,16 +11,18 @@
 
 #include "idmap.hpp"
 #include "progress.hpp"
+#include "sort.hpp"
 #include "spill_file.hpp"
 #include "tristream/convert.hpp"
 #include "util.hpp"
 
 namespace tristream::conv {
 
-// Unique compact edge keys (a << 32 | b, a < b), in key order, in memory or in segments of a
-// spill file, read in blocks.
+// Unique edge keys (a << 32 | b, a < b), in memory (in any order) or in segments of a spill file
+// (in key order), read in blocks.
 struct KeySource {
-  BigBuffer<std::uint64_t>* mem = nullptr;  // rewritten in place by write_graph
+  BigBuffer<std::uint64_t>* mem = nullptr;  // rewritten in place, then released, by write_graph
+  std::vector<KeySpan> runs;  // in memory: where the keys lie in *mem (none: [0, count))
   const TempFile* file = nullptr;
   std::vector<Segment> segments;
   std::uint64_t count = 0;
@@ -28,6 +30,7 @@ struct KeySource {
   template <typename Fn>
   void for_each_block(std::size_t block, Fn&& fn) const {
     if (mem) {
+      TS_CHECK(runs.empty(), "keys in runs are read by write_graph alone");
       for (std::uint64_t i = 0; i < count; i += block)
         fn(mem->data() + i, static_cast<std::size_t>(std::min<std::uint64_t>(block, count - i)));
       return;
@@ -45,6 +48,7 @@ struct KeySource {
 
 struct TailResult {
   std::uint64_t n = 0, max_degree = 0, max_out_degree = 0;
+  std::uint64_t raw_adjacency_bytes = 0, compressed_adjacency_bytes = 0;  // of the written file
 };
 
 // Where the tail writes and how much it may use.
@@ -58,10 +62,12 @@ struct TailContext {
   tcsr::Names* names = nullptr;  // --names: moved into the file (indexed by original id)
 };
 
-// Writes the .tcsr file. Preconditions: degree has n entries (undirected degrees of the compact
-// ids), idmap maps the n original ids; src holds every unique edge once. Releases degree and
-// idmap once the ranks are taken (their memory goes to the row ranges).
+// Writes the .tcsr file. Preconditions: src holds every unique edge once, its ids below
+// degree.size() (at most 2^32) and degree their undirected degrees, n of them above 0 (the
+// vertices; ids of degree 0 are none). The original id of key id v is idmap->ids()[v], or v itself
+// when idmap is null. Releases degree and idmap once the ranks are taken (their memory goes to
+// the row ranges).
 TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uint32_t>& degree,
-                       IdMap& idmap, const TailContext& ctx);
+                       IdMap* idmap, const TailContext& ctx);
 
 }  // namespace tristream::conv

@@ -1,5 +1,6 @@
 // writer.cpp — tcsr::Writer and tcsr::write_file: streams rows into chunks, compresses a batch of
-// chunks in parallel, writes a temporary file beside the target, fsyncs and renames it.
+// chunks in parallel while writing their frames in order (chunk_writer.hpp), writes a temporary
+// file beside the target, fsyncs and renames it.
 //
 // File order: header (written last, at offset 0) | adjacency frames | zero padding to 8 |
 // row offsets | chunk index | permutation [| names, version 2] [| zero padding to 8 | census,
@@ -16,6 +17,7 @@
 #include <cstring>
 #include <numeric>
 
+#include "chunk_writer.hpp"
 #include "common/atomic_file.hpp"
 #include "common/interrupt.hpp"
 #include "common/thread_pool.hpp"
@@ -38,19 +40,6 @@ constexpr std::uint64_t kMaxBatchChunks = 4096;
   throw Error(ErrorKind::Internal, path + ": " + what + ": " + std::strerror(e));
 }
 
-void write_all(int fd, const void* data, std::size_t size, const std::string& path) {
-  const auto* p = static_cast<const unsigned char*>(data);
-  while (size > 0) {
-    const ssize_t w = ::write(fd, p, std::min<std::size_t>(size, 1u << 30));
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      sys_fail("write failed", path);
-    }
-    p += w;
-    size -= static_cast<std::size_t>(w);
-  }
-}
-
 void pwrite_all(int fd, const void* data, std::size_t size, off_t offset, const std::string& path) {
   const auto* p = static_cast<const unsigned char*>(data);
   while (size > 0) {
@@ -64,15 +53,6 @@ void pwrite_all(int fd, const void* data, std::size_t size, off_t offset, const 
     offset += w;
   }
 }
-
-void check_zstd(std::size_t code, const char* what) {
-  if (ZSTD_isError(code))
-    throw Error(ErrorKind::Internal, std::string("zstd ") + what + ": " + ZSTD_getErrorName(code));
-}
-
-struct CCtxDeleter {
-  void operator()(ZSTD_CCtx* c) const { ZSTD_freeCCtx(c); }
-};
 
 // A compression context's memory for chunks of raw_chunk bytes at `level`.
 std::uint64_t cctx_bytes(int level, std::uint64_t raw_chunk) {
@@ -111,6 +91,7 @@ struct Writer::Impl {
   std::unique_ptr<ThreadPool> pool;  // `threads` threads, for compressing a batch of chunks
   std::uint64_t chunk_edges = 0;
   std::uint64_t batch_chunks = 1;
+  bool in_place = true;  // runs of a batch or more are compressed where they lie (take_ids)
 
   std::vector<eid_t> offsets{0};  // rows appended so far + 1
   std::vector<vid_t> in_degree;   // for the header's undirected maximum degree
@@ -127,10 +108,7 @@ struct Writer::Impl {
   std::vector<vid_t> pending;  // edges [pending_first, pending_first + pending.size())
   eid_t pending_first = 0;
   std::uint64_t file_pos = kHeaderSize;
-  std::vector<ChunkInfo> chunks;
-  std::vector<std::uint64_t> frame_checksums;
-
-  std::vector<std::unique_ptr<ZSTD_CCtx, CCtxDeleter>> cctx;  // one per worker
+  std::unique_ptr<ChunkWriter> cw;  // compresses and writes the frames; their index entries
 
   [[noreturn]] void fail(const std::string& what) const {
     throw Error(ErrorKind::Internal, "tcsr::Writer " + path + ": " + what);
@@ -148,48 +126,14 @@ struct Writer::Impl {
     const std::uint64_t count =
         final ? (pending.size() + chunk_edges - 1) / chunk_edges : pending.size() / chunk_edges;
     if (count == 0) return;
-    std::vector<std::vector<unsigned char>> frames(count);
-    std::vector<ChunkInfo> infos(count);
-    std::vector<std::uint64_t> sums(count);
-    pool->for_each_item(count, [&](std::size_t i, unsigned worker) {
-      const std::uint64_t begin = i * chunk_edges;
-      const std::uint64_t len = std::min<std::uint64_t>(chunk_edges, pending.size() - begin);
-      const eid_t e0 = pending_first + begin, e1 = e0 + len;
-      ChunkInfo& c = infos[i];
-      c.first_edge = e0;
-      c.edges = len;
-      c.first_row = row_of(e0);
-      c.rows = row_of(e1 - 1) - c.first_row + 1;
-      c.raw_size = len * sizeof(vid_t);
-      vid_t* src = pending.data() + begin;
-      if (options.delta) {
-        // First id of a row (or of the chunk) as col - row, then differences within the row;
-        // in place, from the chunk's end, so each difference still sees its original left
-        // neighbour (the raw ids are not needed once the chunk is compressed).
-        std::uint64_t r = c.first_row + c.rows - 1;
-        for (eid_t e = e1; e-- > e0;) {
-          while (offsets[r] > e) --r;
-          const vid_t col = src[e - e0];
-          src[e - e0] =
-              (e == e0 || e == offsets[r]) ? col - static_cast<vid_t>(r) : col - src[e - e0 - 1];
-        }
-      }
-      auto& frame = frames[i];
-      frame.resize(ZSTD_compressBound(c.raw_size));
-      const std::size_t size =
-          ZSTD_compress2(cctx[worker].get(), frame.data(), frame.size(), src, c.raw_size);
-      check_zstd(size, "compression failed");
-      frame.resize(size);
-      c.compressed_size = size;
-      sums[i] = xxh64(frame.data(), size);
-    });
+    std::vector<ChunkJob> jobs(count);
     for (std::uint64_t i = 0; i < count; ++i) {
-      infos[i].file_offset = file_pos;
-      write_all(fd, frames[i].data(), frames[i].size(), tmp);
-      file_pos += frames[i].size();
-      chunks.push_back(infos[i]);
-      frame_checksums.push_back(sums[i]);
+      const std::uint64_t begin = i * chunk_edges;
+      jobs[i].ids = jobs[i].own = pending.data() + begin;
+      jobs[i].first_edge = pending_first + begin;
+      jobs[i].edges = std::min<std::uint64_t>(chunk_edges, pending.size() - begin);
     }
+    write_jobs(jobs);
     const std::uint64_t used = std::min<std::uint64_t>(pending.size(), count * chunk_edges);
     pending.erase(pending.begin(), pending.begin() + static_cast<std::ptrdiff_t>(used));
     pending_first += used;
@@ -213,18 +157,46 @@ struct Writer::Impl {
   }
 
   // The ids of checked rows: counted for the header, then into the batch, which is compressed
-  // whenever it fills.
+  // whenever it fills. With in_place, a run that fills the batch is compressed where it lies: the
+  // pending ids topped up to whole chunks, then the run's whole chunks read in place (no copy,
+  // each delta-coded into its worker's own chunk buffer), a batch at a time, the pending chunks in
+  // the first; the rest is kept.
   void take_ids(const vid_t* cols, std::uint64_t count) {
     if (count_in_degrees)
       for (std::uint64_t i = 0; i < count; ++i) ++in_degree[cols[i]];
     const std::uint64_t capacity = batch_chunks * chunk_edges;
-    while (count > 0) {
-      const std::uint64_t take = std::min<std::uint64_t>(count, capacity - pending.size());
-      pending.insert(pending.end(), cols, cols + take);
-      cols += take;
-      count -= take;
-      if (pending.size() == capacity) flush(false);
+    if (!in_place || pending.size() + count < capacity) {
+      while (count > 0) {
+        const std::uint64_t take = std::min<std::uint64_t>(count, capacity - pending.size());
+        pending.insert(pending.end(), cols, cols + take);
+        cols += take;
+        count -= take;
+        if (pending.size() == capacity) flush(false);
+      }
+      return;
     }
+    const std::uint64_t top = (chunk_edges - pending.size() % chunk_edges) % chunk_edges;
+    pending.insert(pending.end(), cols, cols + top);
+    cols += top;
+    count -= top;
+    std::vector<ChunkJob> jobs;
+    eid_t e = pending_first;
+    for (std::uint64_t at = 0; at < pending.size(); at += chunk_edges, e += chunk_edges)
+      jobs.push_back({pending.data() + at, pending.data() + at, e, chunk_edges});
+    for (; count >= chunk_edges; cols += chunk_edges, count -= chunk_edges, e += chunk_edges) {
+      jobs.push_back({cols, nullptr, e, chunk_edges});
+      if (jobs.size() == batch_chunks) write_jobs(jobs);
+    }
+    write_jobs(jobs);
+    pending.assign(cols, cols + count);
+    pending_first = e;
+  }
+
+  void write_jobs(std::vector<ChunkJob>& jobs) {
+    cw->file_pos = file_pos;
+    cw->write(jobs, offsets, *pool, fd, tmp);
+    file_pos = cw->file_pos;
+    jobs.clear();
   }
 
   void append_row(const vid_t* cols, std::uint64_t count) {
@@ -339,6 +311,7 @@ struct Writer::Impl {
     write_all(fd, offsets.data(), offsets_bytes, tmp);
     file_pos += offsets_bytes;
 
+    const std::vector<ChunkInfo>& chunks = cw->chunks;
     std::vector<unsigned char> index(chunks.size() * kChunkEntrySize);
     for (std::size_t k = 0; k < chunks.size(); ++k) {
       unsigned char* e = index.data() + k * kChunkEntrySize;
@@ -350,7 +323,7 @@ struct Writer::Impl {
       put_u64(e + kChunkFileOffset, c.file_offset);
       put_u64(e + kChunkCompressedSize, c.compressed_size);
       put_u64(e + kChunkRawSize, c.raw_size);
-      put_u64(e + kChunkFrameChecksum, frame_checksums[k]);
+      put_u64(e + kChunkFrameChecksum, cw->frame_checksums[k]);
     }
     section(1, kChunkIndex, file_pos, index.size(), xxh64(index.data(), index.size()));
     write_all(fd, index.data(), index.size(), tmp);
@@ -382,7 +355,7 @@ struct Writer::Impl {
     put_u64(header + kOffMaxOutDegree, max_out_degree);
     put_u64(header + kOffMaxDegree, max_degree);
     put_u64(header + kOffChunkEdges, chunk_edges);
-    put_u64(header + kOffNumChunks, chunks.size());
+    put_u64(header + kOffNumChunks, cw->chunks.size());
     put_u32(header + kOffHeaderSize, kHeaderSize);
     put_u32(header + kOffSectionCount, names_given ? kSectionCountNames : kSectionCount);
     if (!census.empty()) {
@@ -442,23 +415,19 @@ Writer::Writer(const std::string& path, std::uint64_t n, const WriteOptions& opt
         std::clamp<std::uint64_t>(options.memory_bytes / (per_chunk + ctx), 1, w.threads));
     const std::uint64_t chunks = (options.memory_bytes - w.threads * ctx) / per_chunk;
     w.batch_chunks = std::clamp<std::uint64_t>(chunks, w.threads, default_batch);
+    // 3. Runs read in place need a chunk buffer per worker: only when the budget holds those
+    //    beside a batch of at least one chunk per worker (the batch then smaller by them).
+    const std::uint64_t own = w.threads * (ctx + raw_chunk);
+    w.in_place = options.memory_bytes >= own + w.threads * per_chunk;
+    if (w.in_place)
+      w.batch_chunks = std::clamp<std::uint64_t>((options.memory_bytes - own) / per_chunk,
+                                                 w.threads, default_batch);
   }
   w.pool = std::make_unique<ThreadPool>(w.threads);
   w.pending.reserve(w.batch_chunks * w.chunk_edges);  // no growth past the batch
   w.in_degree.assign(n, 0);
   w.offsets.reserve(n + 1);
-  for (unsigned t = 0; t < w.threads; ++t) {
-    w.cctx.emplace_back(ZSTD_createCCtx());
-    if (!w.cctx.back())
-      throw Error(ErrorKind::Internal, "zstd: cannot create a compression context");
-    check_zstd(
-        ZSTD_CCtx_setParameter(w.cctx.back().get(), ZSTD_c_compressionLevel, options.zstd_level),
-        "compression level");
-    check_zstd(ZSTD_CCtx_setParameter(w.cctx.back().get(), ZSTD_c_checksumFlag, 1),
-               "checksum flag");
-    check_zstd(ZSTD_CCtx_setParameter(w.cctx.back().get(), ZSTD_c_contentSizeFlag, 1),
-               "content size flag");
-  }
+  w.cw = std::make_unique<ChunkWriter>(w.threads, options, w.chunk_edges);
   TempFile t = create_temp_beside(path);  // exclusive, unpredictable name
   w.tmp = t.path;
   w.fd = t.fd;
@@ -544,6 +513,11 @@ void Writer::finish() {
     w.failed = true;
     throw;
   }
+}
+
+std::uint64_t Writer::adjacency_bytes() const {
+  const std::vector<ChunkInfo>& c = impl_->cw->chunks;  // (the frames lie one after another)
+  return c.empty() ? 0 : c.back().file_offset + c.back().compressed_size - kHeaderSize;
 }
 
 void write_file(const std::string& path, const OrientedGraph& g, const WriteOptions& options) {

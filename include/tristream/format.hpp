@@ -132,6 +132,8 @@ class Writer {
   void set_census(std::vector<unsigned char> payload);
   // Flushes the last chunk, writes the remaining sections and the header, fsyncs, renames.
   void finish();
+  // The adjacency's bytes in the file: its compressed frames written so far.
+  std::uint64_t adjacency_bytes() const;
 
  private:
   struct Impl;

@@ -1,0 +1,432 @@
+// sort.cpp — the parallel radix sort with repeats removed (sort.hpp, util.hpp).
+#include "sort.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cstring>
+
+#include "tristream/error.hpp"
+
+namespace tristream::conv {
+namespace {
+
+// Sorts data[0..k) by its low `bits` bits (the higher bits are equal): LSD radix whose digits
+// of up to 11 bits cover only the bit positions that differ between the keys (packed keys leave
+// runs of zero bits, e.g. between a column id and the row above it), so that a bucket of keys
+// with 21 + 9 varying bits takes 3 passes, not 6. Returns where the sorted keys are: data, or
+// scratch after an odd number of passes (the caller's next pass moves them back).
+template <typename T>
+T* radix_sort_low_bits(T* data, std::size_t k, int bits, std::vector<T>& scratch) {
+  if (k < 256 || bits == 0) {
+    std::sort(data, data + k);
+    return data;
+  }
+  // 1. The varying bits, and digit windows over them.
+  std::uint64_t any = 0, all = ~std::uint64_t{0};
+  for (std::size_t i = 0; i < k; ++i) {
+    any |= data[i];
+    all &= data[i];
+  }
+  const std::uint64_t low = bits >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bits) - 1;
+  std::uint64_t varying = (any ^ all) & low & static_cast<T>(~T{0});
+  int shifts[8];
+  int passes = 0;
+  while (varying && passes < 8) {
+    const int sh = __builtin_ctzll(varying);
+    shifts[passes++] = sh;
+    varying = sh + 11 >= 64 ? 0 : varying & ~((std::uint64_t{1} << (sh + 11)) - 1);
+  }
+  // 2. One counting pass per window.
+  if (scratch.size() < k) scratch.resize(k);
+  T* src = data;
+  T* dst = scratch.data();
+  std::size_t count[2048];
+  for (int p = 0; p < passes; ++p) {
+    const int sh = shifts[p];
+    std::memset(count, 0, sizeof count);
+    for (std::size_t i = 0; i < k; ++i) ++count[(src[i] >> sh) & 2047];
+    std::size_t run = 0;
+    for (std::size_t& c : count) {
+      const std::size_t x = c;
+      c = run;
+      run += x;
+    }
+    for (std::size_t i = 0; i < k; ++i) {
+      const T x = src[i];
+      dst[count[(x >> sh) & 2047]++] = x;
+    }
+    std::swap(src, dst);
+  }
+  return src;
+}
+
+// Up to this many threads the runs are joined by moving them inside the sort's buffer (one
+// thread's memmove); more threads copy them into a second buffer in parallel, faster there than
+// one thread even with that buffer's pages faulted in afresh.
+constexpr unsigned kInPlaceThreads = 4;
+
+// Below this many keys one std::sort does it.
+constexpr std::size_t kSmallSort = std::size_t{1} << 16;
+
+// Buckets of up to this many keys (a hash table of twice as many slots fits a core's cache) are
+// deduplicated by hashing when the order inside a run does not matter.
+constexpr std::size_t kHashedBucket = std::size_t{1} << 16;
+
+// Removes the repeats of data[0..k) by an open-addressing hash table (in `table`, 0 marking a free
+// slot; the key 0 is tracked on its own), keeping each key's first appearance in place, in order.
+// Returns the keys kept.
+std::size_t drop_repeats(std::uint64_t* data, std::size_t k, std::vector<std::uint64_t>& table) {
+  int log = 4;
+  while ((std::size_t{1} << log) < 2 * k) ++log;
+  const std::size_t mask = (std::size_t{1} << log) - 1;
+  table.assign(mask + 1, 0);
+  std::size_t kept = 0;
+  bool zero = false;
+  for (std::size_t i = 0; i < k; ++i) {
+    const std::uint64_t x = data[i];
+    if (x == 0) {
+      if (!zero) data[kept++] = 0;
+      zero = true;
+      continue;
+    }
+    std::size_t h = static_cast<std::size_t>((x * 0x9E3779B97F4A7C15ull) >> (64 - log));
+    for (;; h = (h + 1) & mask) {
+      if (table[h] == x) break;
+      if (table[h] == 0) {
+        table[h] = x;
+        data[kept++] = x;
+        break;
+      }
+    }
+  }
+  return kept;
+}
+
+// Slices of consecutive spans of about equal keys, at most `threads`: slice s is the spans
+// [first[s], first[s + 1]).
+std::vector<std::size_t> slice_spans(const std::vector<KeySpan>& spans, std::size_t n,
+                                     unsigned threads) {
+  std::vector<std::size_t> first{0};
+  std::size_t seen = 0;
+  for (std::size_t i = 0; i < spans.size(); ++i) {
+    seen += spans[i].count;
+    const std::size_t s = first.size();  // the slice being filled ends past s * n / threads
+    if (i + 1 < spans.size() && s < threads && seen * threads >= s * n) first.push_back(i + 1);
+  }
+  first.push_back(spans.size());
+  return first;
+}
+
+SortedRuns sort_small(const SpanSortInput& in, std::size_t n, BigBuffer<std::uint64_t>& out) {
+  std::size_t at = 0;
+  for (std::size_t i = 0; i < in.spans.size(); ++i) {
+    const KeySpan& sp = in.spans[i];
+    for (std::size_t j = 0; j < sp.count; ++j) {
+      std::uint64_t k = sp.data[j];
+      if (const std::uint32_t* rank = in.orient) {
+        const std::uint64_t ra = rank[k >> 32], rb = rank[k & 0xffffffffu];
+        k = ra < rb ? (ra << 32) | rb : (rb << 32) | ra;
+      }
+      out[at++] = k;
+    }
+    if (in.release) in.release(i);
+  }
+  out.resize(n);
+  std::sort(out.begin(), out.end());
+  SortedRuns r;
+  r.total = static_cast<std::size_t>(std::unique(out.begin(), out.end()) - out.begin());
+  if (r.total) {
+    r.start.push_back(0);
+    r.count.push_back(r.total);
+    if (in.on_bucket) in.on_bucket(out.data(), r.total, 0);
+  }
+  return r;
+}
+
+// Steps 1 and 2 of both sorts: slices of the spans for the histogram and scatter passes (one
+// per thread), the top digit, the histograms per slice (orienting the keys on the way) and where
+// each slice's keys of each bucket go (cursor, from bucket_start).
+struct Plan {
+  std::vector<std::size_t> first;  // slice s: spans [first[s], first[s + 1])
+  std::size_t slices = 0, B = 0;
+  int shift = 0;
+  std::vector<std::size_t> cursor;  // slice s, bucket b: cursor[s * B + b]
+  std::vector<std::size_t> bucket_start;
+};
+
+// With in.drop_read, returns to the OS the 2 MiB pieces of the buffer that lie wholly between
+// slice s's first span and the end of its span i (every key there scattered by this worker);
+// *done: where the pieces dropped so far end.
+void drop_scattered(const SpanSortInput& in, const Plan& p, std::size_t s, std::size_t i,
+                    std::uintptr_t* done) {
+  constexpr std::uintptr_t kPiece = std::uintptr_t{2} << 20;
+  if (!in.drop_read) return;
+  const auto first = reinterpret_cast<std::uintptr_t>(in.spans[p.first[s]].data);
+  const auto end = reinterpret_cast<std::uintptr_t>(in.spans[i].data + in.spans[i].count);
+  if (*done == 0) *done = (first + kPiece - 1) / kPiece * kPiece;
+  const std::uintptr_t to = end / kPiece * kPiece;
+  if (to < *done + kPiece) return;
+  drop_pages(reinterpret_cast<void*>(*done), to - *done);
+  *done = to;
+}
+
+template <typename Fn>
+void each_slice(const Plan& p, unsigned t, Fn&& fn) {
+  parallel_for(t, p.slices, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
+    for (std::size_t s = lo; s < hi; ++s) fn(s);
+  });
+}
+
+Plan make_plan(const SpanSortInput& in, std::size_t n, unsigned t) {
+  Plan p;
+  p.first = slice_spans(in.spans, n, t);
+  p.slices = p.first.size() - 1;
+  std::vector<std::uint64_t> slice_max(p.slices, in.max_key);
+  if (!in.max_key)
+    each_slice(p, t, [&](std::size_t s) {
+      std::uint64_t m = 0;
+      for (std::size_t i = p.first[s]; i < p.first[s + 1]; ++i)
+        for (std::size_t j = 0; j < in.spans[i].count; ++j) m = std::max(m, in.spans[i].data[j]);
+      slice_max[s] = m;
+    });
+  const std::uint64_t maxk = *std::max_element(slice_max.begin(), slice_max.end());
+  TS_CHECK(maxk || !in.orient, "oriented keys need a bound");
+  p.shift = sort_shift(maxk);
+  const int bits = maxk ? 64 - __builtin_clzll(maxk) : 0;
+  p.B = std::size_t{1} << (bits - p.shift);
+  const std::size_t B = p.B;
+  const int shift = p.shift;
+  p.cursor.assign(p.slices * B, 0);
+  each_slice(p, t, [&](std::size_t s) {
+    std::size_t* h = p.cursor.data() + s * B;
+    const std::uint32_t* const rank = in.orient;
+    for (std::size_t i = p.first[s]; i < p.first[s + 1]; ++i) {
+      std::uint64_t* k = in.spans[i].data;
+      const std::size_t cnt = in.spans[i].count;
+      if (rank) {
+        // The ranks of a key some way ahead are fetched early; the lower rank goes first without
+        // a branch (either order is as likely).
+        constexpr std::size_t kAhead = 16;
+        for (std::size_t j = 0; j < cnt; ++j) {
+          if (j + kAhead < cnt) {
+            __builtin_prefetch(rank + (k[j + kAhead] >> 32));
+            __builtin_prefetch(rank + (k[j + kAhead] & 0xffffffffu));
+          }
+          const std::uint64_t ra = rank[k[j] >> 32], rb = rank[k[j] & 0xffffffffu];
+          const std::uint64_t flip =
+              (ra ^ rb) & (std::uint64_t{0} - static_cast<std::uint64_t>(ra > rb));
+          const std::uint64_t o = ((ra ^ flip) << 32) | (rb ^ flip);
+          k[j] = o;
+          ++h[o >> shift];
+        }
+      } else {
+        for (std::size_t j = 0; j < cnt; ++j) ++h[k[j] >> shift];
+      }
+    }
+  });
+  p.bucket_start.assign(B + 1, 0);
+  std::size_t run = 0;
+  for (std::size_t b = 0; b < B; ++b) {
+    p.bucket_start[b] = run;
+    for (std::size_t s = 0; s < p.slices; ++s) {
+      const std::size_t c = p.cursor[s * B + b];
+      p.cursor[s * B + b] = run;
+      run += c;
+    }
+  }
+  p.bucket_start[B] = run;
+  return p;
+}
+
+}  // namespace
+
+int sort_shift(std::uint64_t max_key) {
+  const int bits = max_key ? 64 - __builtin_clzll(max_key) : 0;
+  return bits - std::min(bits, 12);
+}
+
+SortedRuns sort_unique_spans(const SpanSortInput& in, BigBuffer<std::uint64_t>& out,
+                             unsigned threads) {
+  std::size_t n = 0;
+  for (const KeySpan& s : in.spans) n += s.count;
+  TS_CHECK(out.capacity() >= n, "sort buffer too small");
+  if (n < kSmallSort) return sort_small(in, n, out);
+  // 1, 2. The slices, the top digit and the histograms.
+  const unsigned t = std::max(threads, 1u);
+  Plan p = make_plan(in, n, t);
+  const std::size_t B = p.B;
+  const int shift = p.shift;
+  const std::vector<std::size_t>& bucket_start = p.bucket_start;
+  // 3. Scatter into out. Every slice fills B places from their starts, so with small pages the
+  //    pages of out touched stay near the keys written; each span is released once scattered.
+  small_pages(out.data(), out.capacity() * sizeof(std::uint64_t));
+  drop_pages(out.data(), out.capacity() * sizeof(std::uint64_t));
+  out.resize(n);
+  each_slice(p, t, [&](std::size_t s) {
+    std::size_t* h = p.cursor.data() + s * B;
+    std::uint64_t* const o = out.data();
+    std::uintptr_t dropped = 0;
+    for (std::size_t i = p.first[s]; i < p.first[s + 1]; ++i) {
+      const std::uint64_t* k = in.spans[i].data;
+      for (std::size_t j = 0; j < in.spans[i].count; ++j) {
+        const std::uint64_t x = k[j];
+        o[h[x >> shift]++] = x;
+      }
+      if (in.release) in.release(i);
+      drop_scattered(in, p, s, i, &dropped);
+    }
+  });
+  // 4. Each bucket sorted on its own (the higher bits are equal), repeats removed.
+  SortedRuns r;
+  r.start.assign(bucket_start.begin(), bucket_start.end() - 1);
+  r.count.assign(B, 0);
+  std::vector<std::vector<std::uint64_t>> scratch(t);
+  parallel_for(t, B, 1, [&](std::size_t lo, std::size_t hi, unsigned w) {
+    for (std::size_t b = lo; b < hi; ++b) {
+      std::uint64_t* f = out.data() + bucket_start[b];
+      std::uint64_t* l = out.data() + bucket_start[b + 1];
+      const std::size_t k = static_cast<std::size_t>(l - f);
+      if (in.unordered && k <= kHashedBucket) {
+        r.count[b] = drop_repeats(f, k, scratch[w]);
+      } else {
+        const std::uint64_t* sorted = radix_sort_low_bits(f, k, shift, scratch[w]);
+        r.count[b] = static_cast<std::size_t>(
+            (sorted == f ? std::unique(f, l) : std::unique_copy(sorted, sorted + k, f)) - f);
+      }
+      if (in.on_bucket && r.count[b]) in.on_bucket(f, r.count[b], w);
+    }
+  });
+  for (std::size_t c : r.count) r.total += c;
+  return r;
+}
+
+bool rows_fit_narrow(std::uint64_t max_key, int col_bits) {
+  const int shift = sort_shift(max_key);
+  return max_key && shift >= 32 && (shift - 32) + col_bits <= 32;
+}
+
+std::size_t sort_rows_narrow(const SpanSortInput& in, int col_bits, BigBuffer<std::uint32_t>& cols,
+                             std::uint32_t* fill, unsigned threads) {
+  std::size_t n = 0;
+  for (const KeySpan& s : in.spans) n += s.count;
+  TS_CHECK(n >= kSmallSort && rows_fit_narrow(in.max_key, col_bits) && cols.capacity() >= n,
+           "narrow row sort out of its range");
+  // 1, 2. The slices, the top digit (in the row) and the histograms.
+  const unsigned t = std::max(threads, 1u);
+  const Plan p = make_plan(in, n, t);
+  const int shift = p.shift, low = p.shift - 32;
+  const std::uint64_t col_mask = (std::uint64_t{1} << col_bits) - 1;
+  const std::uint64_t low_mask = (std::uint64_t{1} << low) - 1;
+  // 3. Scatter as 32 bits: the row below the digit, then the column.
+  small_pages(cols.data(), cols.capacity() * sizeof(std::uint32_t));
+  drop_pages(cols.data(), cols.capacity() * sizeof(std::uint32_t));
+  cols.resize(n);
+  std::vector<std::size_t> cursor = p.cursor;
+  each_slice(p, t, [&](std::size_t s) {
+    std::size_t* h = cursor.data() + s * p.B;
+    std::uint32_t* const o = cols.data();
+    std::uintptr_t dropped = 0;
+    for (std::size_t i = p.first[s]; i < p.first[s + 1]; ++i) {
+      const std::uint64_t* k = in.spans[i].data;
+      for (std::size_t j = 0; j < in.spans[i].count; ++j) {
+        const std::uint64_t x = k[j];
+        o[h[x >> shift]++] =
+            static_cast<std::uint32_t>((((x >> 32) & low_mask) << col_bits) | (x & col_mask));
+      }
+      if (in.release) in.release(i);
+      drop_scattered(in, p, s, i, &dropped);
+    }
+  });
+  // 4. Each bucket sorted on its own, its rows counted, the row bits cleared.
+  std::atomic<bool> repeat{false};
+  std::vector<std::vector<std::uint32_t>> scratch(t);
+  parallel_for(t, p.B, 1, [&](std::size_t lo, std::size_t hi, unsigned w) {
+    for (std::size_t b = lo; b < hi; ++b) {
+      std::uint32_t* f = cols.data() + p.bucket_start[b];
+      const std::size_t k = p.bucket_start[b + 1] - p.bucket_start[b];
+      const std::uint32_t* sorted = radix_sort_low_bits(f, k, low + col_bits, scratch[w]);
+      const std::uint64_t row0 = static_cast<std::uint64_t>(b) << low;
+      bool twice = false;
+      for (std::size_t i = 0; i < k; ++i) {
+        const std::uint32_t x = sorted[i];
+        twice |= i > 0 && x == sorted[i - 1];
+        ++fill[row0 | (x >> col_bits)];
+        f[i] = x & static_cast<std::uint32_t>(col_mask);
+      }
+      if (twice) repeat = true;
+    }
+  });
+  TS_CHECK(!repeat, "duplicate oriented edges");
+  return n;
+}
+
+void join_runs(const SortedRuns& runs, BigBuffer<std::uint64_t>& out,
+               BigBuffer<std::uint64_t>& keys, unsigned threads) {
+  const std::size_t n = out.size(), m = runs.total, R = runs.start.size();
+  // 1. Without repeats the runs already lie together: out's memory becomes keys'.
+  if (m == n) {
+    keys.swap(out);
+    out.clear();
+    keys.resize(m);
+    return;
+  }
+  std::vector<std::size_t> to(R + 1, 0);
+  for (std::size_t b = 0; b < R; ++b) to[b + 1] = to[b] + runs.count[b];
+  // 2. Few threads: the runs move left inside out, in order (each only onto places already
+  //    moved from), and out becomes keys: no fresh pages to fault in.
+  if (threads <= kInPlaceThreads) {
+    for (std::size_t b = 0; b < R; ++b)
+      if (runs.count[b] && to[b] != runs.start[b])
+        std::memmove(out.data() + to[b], out.data() + runs.start[b],
+                     runs.count[b] * sizeof(std::uint64_t));
+    drop_pages(out.data() + m, (n - m) * sizeof(std::uint64_t));
+    keys.swap(out);
+    out.clear();
+    keys.resize(m);
+    return;
+  }
+  // 3. More threads: copied into keys in parallel, out's pages dropped behind.
+  TS_CHECK(keys.capacity() >= m, "sort buffer too small");
+  parallel_for(threads, R, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
+    for (std::size_t b = lo; b < hi; ++b) {
+      if (runs.count[b])
+        std::memcpy(keys.data() + to[b], out.data() + runs.start[b],
+                    runs.count[b] * sizeof(std::uint64_t));
+      const std::size_t end = b + 1 < R ? runs.start[b + 1] : n;
+      drop_pages(out.data() + runs.start[b], (end - runs.start[b]) * sizeof(std::uint64_t));
+    }
+  });
+  out.clear();
+  keys.resize(m);
+}
+
+void radix_sort_u64(std::uint64_t* data, std::size_t k, std::vector<std::uint64_t>& scratch) {
+  const std::uint64_t* sorted = radix_sort_low_bits(data, k, 64, scratch);
+  if (sorted != data) std::memcpy(data, sorted, k * sizeof(std::uint64_t));
+}
+
+std::size_t parallel_sort_unique_u64(BigBuffer<std::uint64_t>& keys, BigBuffer<std::uint64_t>& tmp,
+                                     unsigned threads, std::uint64_t max_key) {
+  const std::size_t n = keys.size();
+  if (n < kSmallSort) {
+    std::sort(keys.begin(), keys.end());
+    keys.resize(static_cast<std::size_t>(std::unique(keys.begin(), keys.end()) - keys.begin()));
+    return keys.size();
+  }
+  TS_CHECK(tmp.capacity() >= n, "sort buffer too small");
+  // The keys as spans of at most 16 MiB (at least a span per thread), each one's pages dropped
+  // once scattered, so that keys and tmp together stay near 8 bytes per key.
+  const unsigned t = std::max(threads, 1u);
+  const std::size_t piece = std::min<std::size_t>(std::size_t{1} << 21, (n + t - 1) / t);
+  SpanSortInput in;
+  for (std::size_t i = 0; i < n; i += piece)
+    in.spans.push_back({keys.data() + i, std::min(piece, n - i)});
+  in.max_key = max_key;
+  in.drop_read = true;
+  const SortedRuns runs = sort_unique_spans(in, tmp, threads);
+  join_runs(runs, tmp, keys, threads);
+  tmp.clear();
+  return keys.size();
+}
+
+}  // namespace tristream::conv

@@ -1,0 +1,159 @@
+// chunk_writer.cpp — compressing chunks in parallel, writing their frames in order
+// (chunk_writer.hpp).
+#include "chunk_writer.hpp"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <mutex>
+
+#include "tristream/error.hpp"
+#include "xxh64.hpp"
+
+namespace tristream::tcsr::detail {
+namespace {
+
+// Bytes of frames written between two requests to start their writeback.
+constexpr std::uint64_t kSyncStep = std::uint64_t{8} << 20;
+
+}  // namespace
+
+void write_all(int fd, const void* data, std::size_t size, const std::string& path) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  while (size > 0) {
+    const ssize_t w = ::write(fd, p, std::min<std::size_t>(size, 1u << 30));
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      const int e = errno;
+      throw Error(ErrorKind::Internal, path + ": write failed: " + std::strerror(e));
+    }
+    p += w;
+    size -= static_cast<std::size_t>(w);
+  }
+}
+
+void check_zstd(std::size_t code, const char* what) {
+  if (ZSTD_isError(code))
+    throw Error(ErrorKind::Internal, std::string("zstd ") + what + ": " + ZSTD_getErrorName(code));
+}
+
+ChunkWriter::ChunkWriter(unsigned threads, const WriteOptions& options, std::uint64_t chunk_edges)
+    : delta_(options.delta), chunk_edges_(chunk_edges) {
+  for (unsigned t = 0; t < threads; ++t) {
+    cctx_.emplace_back(ZSTD_createCCtx());
+    if (!cctx_.back())
+      throw Error(ErrorKind::Internal, "zstd: cannot create a compression context");
+    check_zstd(
+        ZSTD_CCtx_setParameter(cctx_.back().get(), ZSTD_c_compressionLevel, options.zstd_level),
+        "compression level");
+    check_zstd(ZSTD_CCtx_setParameter(cctx_.back().get(), ZSTD_c_checksumFlag, 1), "checksum flag");
+    check_zstd(ZSTD_CCtx_setParameter(cctx_.back().get(), ZSTD_c_contentSizeFlag, 1),
+               "content size flag");
+  }
+  coded_.resize(threads);
+}
+
+ChunkWriter::~ChunkWriter() = default;
+
+void ChunkWriter::write(const std::vector<ChunkJob>& jobs, const std::vector<eid_t>& offsets,
+                        ThreadPool& pool, int fd, const std::string& path) {
+  const std::size_t count = jobs.size();
+  if (count == 0) return;
+  // The frames' buffers, kept from batch to batch and never zero-filled (only the bytes zstd
+  // writes are touched).
+  const std::size_t bound = ZSTD_compressBound(chunk_edges_ * sizeof(vid_t));
+  while (frames_.size() < count) frames_.emplace_back(new unsigned char[bound]);
+  std::vector<ChunkInfo> infos(count);
+  std::vector<std::uint64_t> sums(count);
+  // The frames finished and not yet written; `next` is the first not written, `writing` whether
+  // a worker is writing now (only one at a time, in order).
+  std::mutex mu;
+  std::vector<char> done(count, 0);
+  std::size_t next = 0;
+  bool writing = false;
+  auto row_of = [&](eid_t e) {
+    return static_cast<std::uint64_t>(std::upper_bound(offsets.begin(), offsets.end(), e) -
+                                      offsets.begin()) -
+           1;
+  };
+  pool.for_each_item(count, [&](std::size_t i, unsigned worker) {
+    // 1. The chunk's rows, its ids delta-coded: the first id of a row (or of the chunk) as
+    //    col - row, then differences within the row.
+    const ChunkJob& job = jobs[i];
+    const eid_t e0 = job.first_edge, e1 = e0 + job.edges;
+    ChunkInfo& c = infos[i];
+    c.first_edge = e0;
+    c.edges = job.edges;
+    c.first_row = row_of(e0);
+    c.rows = row_of(e1 - 1) - c.first_row + 1;
+    c.raw_size = job.edges * sizeof(vid_t);
+    const vid_t* src = job.ids;
+    if (delta_ && job.own) {
+      // In place, from the chunk's end, so each difference still sees its original left
+      // neighbour (the raw ids are not needed once the chunk is compressed).
+      vid_t* ids = job.own;
+      std::uint64_t r = c.first_row + c.rows - 1;
+      for (eid_t e = e1; e-- > e0;) {
+        while (offsets[r] > e) --r;
+        const vid_t col = ids[e - e0];
+        ids[e - e0] =
+            (e == e0 || e == offsets[r]) ? col - static_cast<vid_t>(r) : col - ids[e - e0 - 1];
+      }
+    } else if (delta_) {
+      std::vector<vid_t>& coded = coded_[worker];
+      if (coded.size() < job.edges) coded.resize(std::max<std::uint64_t>(job.edges, chunk_edges_));
+      std::uint64_t r = c.first_row;
+      eid_t row_end = offsets[r + 1];
+      for (eid_t e = e0; e < e1; ++e) {
+        const bool first = e == e0 || e == offsets[r];
+        const vid_t col = src[e - e0];
+        coded[e - e0] = first ? col - static_cast<vid_t>(r) : col - src[e - e0 - 1];
+        if (e + 1 == row_end && e + 1 < e1) {
+          do ++r;
+          while (offsets[r + 1] == offsets[r]);  // rows without edges
+          row_end = offsets[r + 1];
+        }
+      }
+      src = coded.data();
+    }
+    // 2. The frame and its checksum.
+    unsigned char* const frame = frames_[i].get();
+    const std::size_t size = ZSTD_compress2(cctx_[worker].get(), frame, bound, src, c.raw_size);
+    check_zstd(size, "compression failed");
+    c.compressed_size = size;
+    sums[i] = xxh64(frame, size);
+    // 3. Written in order: the worker that finds the next frame finished writes it and every
+    //    finished one after it, outside the lock.
+    std::unique_lock<std::mutex> lk(mu);
+    done[i] = 1;
+    if (writing) return;
+    writing = true;
+    while (next < count && done[next]) {
+      const std::size_t k = next;
+      lk.unlock();
+      infos[k].file_offset = file_pos;
+      write_all(fd, frames_[k].get(), infos[k].compressed_size, path);
+      file_pos += infos[k].compressed_size;
+#ifdef SYNC_FILE_RANGE_WRITE
+      if (file_pos - synced_ >= kSyncStep) {  // a hint: errors show at the final fsync
+        ::sync_file_range(fd, static_cast<off_t>(synced_), static_cast<off_t>(file_pos - synced_),
+                          SYNC_FILE_RANGE_WRITE);
+        synced_ = file_pos;
+      }
+#endif
+      lk.lock();
+      ++next;
+    }
+    writing = false;
+  });
+  TS_CHECK(next == count, "chunk frames left unwritten");
+  for (std::size_t i = 0; i < count; ++i) {
+    chunks.push_back(infos[i]);
+    frame_checksums.push_back(sums[i]);
+  }
+}
+
+}  // namespace tristream::tcsr::detail

@@ -1,0 +1,68 @@
+// chunk_writer.hpp — tcsr internals: compresses batches of adjacency chunks on a pool's workers
+// and appends their frames to the file in chunk order as they finish: the worker that finishes
+// the next chunk to write writes it and every finished one after it while the others go on
+// compressing, so the writes overlap the compression instead of following it. A chunk in the
+// writer's own buffer is delta-coded in place; one in a caller's memory (read where it lies, no
+// copy) into the worker's own buffer. The file's bytes depend only on the chunks, never on the
+// thread count or the batches. Writeback of the frames is started as they are written
+// (sync_file_range where available), so that the final fsync has little left to wait for.
+#pragma once
+
+#include <zstd.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "common/thread_pool.hpp"
+#include "tristream/format.hpp"
+
+namespace tristream::tcsr::detail {
+
+// Writes all of data at the file's current position; throws Error(Internal) naming path.
+void write_all(int fd, const void* data, std::size_t size, const std::string& path);
+// Throws Error(Internal) for a zstd error code.
+void check_zstd(std::size_t code, const char* what);
+
+// One chunk: edges [first_edge, first_edge + edges) of the graph, their ids at `ids`; `own` is
+// the same memory when it is the writer's and may be overwritten, else null.
+struct ChunkJob {
+  const vid_t* ids = nullptr;
+  vid_t* own = nullptr;
+  eid_t first_edge = 0;
+  std::uint64_t edges = 0;
+};
+
+class ChunkWriter {
+ public:
+  // `threads` compression contexts at options.zstd_level, and (with options.delta) as many
+  // buffers of chunk_edges ids.
+  ChunkWriter(unsigned threads, const WriteOptions& options, std::uint64_t chunk_edges);
+  ~ChunkWriter();
+  ChunkWriter(const ChunkWriter&) = delete;
+  ChunkWriter& operator=(const ChunkWriter&) = delete;
+
+  // Compresses the jobs on the pool (at most `threads` workers) and appends their frames at
+  // file_pos, in order. Preconditions: the jobs are consecutive chunks of at most chunk_edges
+  // edges, offsets holds the row offsets of every row with an edge in them.
+  void write(const std::vector<ChunkJob>& jobs, const std::vector<eid_t>& offsets, ThreadPool& pool,
+             int fd, const std::string& path);
+
+  std::uint64_t file_pos = 0;  // where the next frame goes (set by the owner first)
+  std::vector<ChunkInfo> chunks;
+  std::vector<std::uint64_t> frame_checksums;
+
+ private:
+  struct CCtxDeleter {
+    void operator()(ZSTD_CCtx* c) const { ZSTD_freeCCtx(c); }
+  };
+  bool delta_;
+  std::uint64_t chunk_edges_;
+  std::vector<std::unique_ptr<ZSTD_CCtx, CCtxDeleter>> cctx_;  // one per worker
+  std::vector<std::vector<vid_t>> coded_;                      // one per worker (delta)
+  std::vector<std::unique_ptr<unsigned char[]>> frames_;       // one per chunk of a batch
+  std::uint64_t synced_ = 0;                                   // writeback started below this
+};
+
+}  // namespace tristream::tcsr::detail
