@@ -152,8 +152,9 @@ int cmd_count(int argc, char** argv) {
             &names)
       .option("tmp-dir", "", "DIR", "where a temporary .tcsr file goes [$TMPDIR or /tmp]", &tmp_dir)
       .size_option("gpu-memory",
-                   "device budget for the two staging slots, e.g. 4G or 1.5G; a graph larger than "
-                   "it is counted out of core [free GPU memory minus a reserve]",
+                   "device budget for the work units and the device block cache, e.g. 4G or "
+                   "1.5G; a graph larger than it is counted out of core [free GPU memory minus "
+                   "a reserve]",
                    &gpu_memory)
       .size_option("host-memory", kHostMemoryHelp, &host_memory)
       .option("scheme", "", "S",

@@ -30,8 +30,8 @@ int cmd_plan(int argc, char** argv) {
               "An edge list is converted into a temporary .tcsr file first (as `count` does).");
   p.positional("FILE", "a .tcsr file or an edge list ('-' reads standard input)", &input)
       .size_option("gpu-memory",
-                   "device budget for the two staging slots, e.g. 4G [free GPU memory minus a "
-                   "reserve; unlimited without a GPU]",
+                   "device budget for the work units and the device block cache, e.g. 4G [free "
+                   "GPU memory minus a reserve; unlimited without a GPU]",
                    &gpu_memory)
       .size_option("host-memory", kHostMemoryHelp, &host_memory)
       .option("scheme", "", "S",
