@@ -135,14 +135,9 @@ TEST(InCoreImage, AFailingChunkFailsTheWait) {
 
 // A source whose first read of chunk 0 waits until opened (the image's decoder, which takes
 // chunk 0 last, stops there); every other read passes.
-class GatedSource final : public GraphSource {
+class GatedSource final : public test::ForwardingSource {
  public:
-  explicit GatedSource(const GraphSource& g) : g_(g) {}
-  std::string name() const override { return "gated"; }
-  std::uint64_t n() const override { return g_.n(); }
-  eid_t m() const override { return g_.m(); }
-  const eid_t* offsets() const override { return g_.offsets(); }
-  const std::vector<tcsr::ChunkInfo>& chunks() const override { return g_.chunks(); }
+  explicit GatedSource(const GraphSource& g) : ForwardingSource(g) {}
   void read_chunk(std::uint64_t k, vid_t* out) const override {
     if (k == 0 && !first_.exchange(true)) {
       std::unique_lock<std::mutex> lk(mu_);
@@ -150,7 +145,6 @@ class GatedSource final : public GraphSource {
     }
     g_.read_chunk(k, out);
   }
-  std::uint64_t compressed_bytes() const override { return g_.compressed_bytes(); }
   void open() {
     std::lock_guard<std::mutex> lk(mu_);
     open_ = true;
@@ -158,7 +152,6 @@ class GatedSource final : public GraphSource {
   }
 
  private:
-  const GraphSource& g_;
   mutable std::atomic<bool> first_{false};
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;

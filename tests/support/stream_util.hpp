@@ -102,24 +102,34 @@ class FakeRegistrar final : public HostRegistrar {
   std::set<void*> live_;
 };
 
-// A source whose chunk `bad` cannot be read, as a damaged file's: read_chunk throws Error(Input)
-// naming the chunk.
-class FailingSource final : public GraphSource {
+// A source that is g (which outlives it) in every respect; tests override read_chunk.
+class ForwardingSource : public GraphSource {
  public:
-  FailingSource(const GraphSource& g, std::uint64_t bad) : g_(g), bad_(bad) {}
-  std::string name() const override { return "failing"; }
+  explicit ForwardingSource(const GraphSource& g) : g_(g) {}
+  std::string name() const override { return g_.name(); }
   std::uint64_t n() const override { return g_.n(); }
   eid_t m() const override { return g_.m(); }
   const eid_t* offsets() const override { return g_.offsets(); }
   const std::vector<tcsr::ChunkInfo>& chunks() const override { return g_.chunks(); }
+  void read_chunk(std::uint64_t k, vid_t* out) const override { g_.read_chunk(k, out); }
+  std::uint64_t compressed_bytes() const override { return g_.compressed_bytes(); }
+
+ protected:
+  const GraphSource& g_;
+};
+
+// A source whose chunk `bad` cannot be read, as a damaged file's: read_chunk throws Error(Input)
+// naming the chunk.
+class FailingSource final : public ForwardingSource {
+ public:
+  FailingSource(const GraphSource& g, std::uint64_t bad) : ForwardingSource(g), bad_(bad) {}
+  std::string name() const override { return "failing"; }
   void read_chunk(std::uint64_t k, vid_t* out) const override {
     if (k == bad_) throw Error(ErrorKind::Input, "chunk " + std::to_string(k) + ": damaged");
     g_.read_chunk(k, out);
   }
-  std::uint64_t compressed_bytes() const override { return g_.compressed_bytes(); }
 
  private:
-  const GraphSource& g_;
   std::uint64_t bad_;
 };
 
