@@ -21,9 +21,9 @@
 
 #include <cstdint>
 #include <iterator>
-#include <map>
 #include <set>
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -150,7 +150,7 @@ class DeviceBlockCache {
     owned_[owner].clear();
   }
 
-  // Every key (for freeing all memory at the end).
+  // Every key, in no particular order (for freeing all memory at the end).
   std::vector<std::uint64_t> keys() const {
     std::vector<std::uint64_t> out;
     out.reserve(entries_.size());
@@ -175,7 +175,7 @@ class DeviceBlockCache {
     return std::uint32_t{1} << owner;
   }
   std::uint64_t capacity_ = 0, used_ = 0, pinned_ = 0;  // pinned_: bytes held by some owner
-  std::map<std::uint64_t, Entry> entries_;
+  std::unordered_map<std::uint64_t, Entry> entries_;
   std::set<std::pair<std::uint64_t, std::uint64_t>> evictable_;  // (next use, key), unpinned
   std::vector<std::uint64_t> owned_[32];  // per owner: the keys it pinned (release's work)
 };
