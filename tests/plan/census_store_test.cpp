@@ -20,17 +20,11 @@ namespace {
 using test::oriented;
 
 // A graph source with a stored census, as a .tcsr file with the census extension is.
-class StoredSource final : public GraphSource {
+class StoredSource final : public test::ForwardingSource {
  public:
   StoredSource(const GraphSource& g, std::vector<unsigned char> bytes)
-      : g_(g), bytes_(std::move(bytes)) {}
+      : ForwardingSource(g), bytes_(std::move(bytes)) {}
   std::string name() const override { return "stored"; }
-  std::uint64_t n() const override { return g_.n(); }
-  eid_t m() const override { return g_.m(); }
-  const eid_t* offsets() const override { return g_.offsets(); }
-  const std::vector<tcsr::ChunkInfo>& chunks() const override { return g_.chunks(); }
-  void read_chunk(std::uint64_t k, vid_t* out) const override { g_.read_chunk(k, out); }
-  std::uint64_t compressed_bytes() const override { return g_.compressed_bytes(); }
   bool stored_census(std::vector<unsigned char>* out, std::size_t limit) const override {
     out->assign(bytes_.begin(), bytes_.begin() + static_cast<std::ptrdiff_t>(
                                                      std::min<std::size_t>(limit, bytes_.size())));
@@ -38,7 +32,6 @@ class StoredSource final : public GraphSource {
   }
 
  private:
-  const GraphSource& g_;
   std::vector<unsigned char> bytes_;
 };
 

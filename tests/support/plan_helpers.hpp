@@ -1,8 +1,11 @@
 // plan_helpers.hpp — small shared helpers of the planner's tests (tests/plan/): a seeded edge
-// list oriented, and plan options with two census threads.
+// list oriented, plan options with two census threads, and a source forwarding to another.
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
+#include <string>
+#include <vector>
 
 #include "test_util.hpp"
 #include "tristream/csr.hpp"
@@ -24,5 +27,24 @@ inline PlanOptions opts(Scheme s, std::uint32_t p, std::uint64_t device = 0,
   o.threads = 2;
   return o;
 }
+
+// A source that is g (which outlives it) in every respect; tests override what they change.
+class ForwardingSource : public GraphSource {
+ public:
+  explicit ForwardingSource(const GraphSource& g) : g_(g) {}
+  std::string name() const override { return g_.name(); }
+  std::uint64_t n() const override { return g_.n(); }
+  eid_t m() const override { return g_.m(); }
+  const eid_t* offsets() const override { return g_.offsets(); }
+  const std::vector<tcsr::ChunkInfo>& chunks() const override { return g_.chunks(); }
+  void read_chunk(std::uint64_t k, vid_t* out) const override { g_.read_chunk(k, out); }
+  std::uint64_t compressed_bytes() const override { return g_.compressed_bytes(); }
+  bool stored_census(std::vector<unsigned char>* out, std::size_t limit) const override {
+    return g_.stored_census(out, limit);
+  }
+
+ protected:
+  const GraphSource& g_;
+};
 
 }  // namespace tristream::test

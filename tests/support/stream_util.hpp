@@ -9,6 +9,7 @@
 #include <string>
 #include <vector>
 
+#include "plan_helpers.hpp"
 #include "tristream/csr.hpp"
 #include "tristream/error.hpp"
 #include "tristream/host_registrar.hpp"
@@ -100,22 +101,6 @@ class FakeRegistrar final : public HostRegistrar {
   mutable std::mutex mu_;
   std::uint64_t registrations_ = 0, unregistrations_ = 0, bytes_ = 0;
   std::set<void*> live_;
-};
-
-// A source that is g (which outlives it) in every respect; tests override read_chunk.
-class ForwardingSource : public GraphSource {
- public:
-  explicit ForwardingSource(const GraphSource& g) : g_(g) {}
-  std::string name() const override { return g_.name(); }
-  std::uint64_t n() const override { return g_.n(); }
-  eid_t m() const override { return g_.m(); }
-  const eid_t* offsets() const override { return g_.offsets(); }
-  const std::vector<tcsr::ChunkInfo>& chunks() const override { return g_.chunks(); }
-  void read_chunk(std::uint64_t k, vid_t* out) const override { g_.read_chunk(k, out); }
-  std::uint64_t compressed_bytes() const override { return g_.compressed_bytes(); }
-
- protected:
-  const GraphSource& g_;
 };
 
 // A source whose chunk `bad` cannot be read, as a damaged file's: read_chunk throws Error(Input)
