@@ -188,6 +188,20 @@ RunResult run_cli(const std::string& args) {
   return run_shell(q(TRISTREAM_BINARY) + " " + args);
 }
 
+namespace {
+// True once process `pid` has a handler installed for `sig` (its SigCgt mask in /proc).
+bool catches_signal(pid_t pid, int sig) {
+  std::ifstream in("/proc/" + std::to_string(pid) + "/status");
+  std::string line;
+  while (std::getline(in, line)) {
+    if (line.compare(0, 7, "SigCgt:") != 0) continue;
+    const unsigned long long mask = std::stoull(line.substr(7), nullptr, 16);
+    return (mask >> (sig - 1)) & 1ULL;
+  }
+  return false;
+}
+}  // namespace
+
 SignalledRun run_cli_signalled(const std::vector<std::string>& args, double delay, int sig,
                                const std::string& dir, const std::string& tmpdir) {
   const std::string out = dir + "/stdout", err = dir + "/stderr";
@@ -207,7 +221,20 @@ SignalledRun run_cli_signalled(const std::vector<std::string>& args, double dela
   auto decode = [&] {
     o.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + (WIFSIGNALED(raw) ? WTERMSIG(raw) : 0);
   };
-  // 1. The delay, watching for an early end.
+  // 1. The child's handler for `sig` (the delay counts from then, so that a slow start, e.g.
+  //    under a sanitizer on a loaded machine, does not meet the signal's default action), then
+  //    the delay, watching for an early end either way.
+  const auto launched = std::chrono::steady_clock::now();
+  while (!catches_signal(pid, sig) &&
+         std::chrono::duration<double>(std::chrono::steady_clock::now() - launched).count() < 30) {
+    if (::waitpid(pid, &raw, WNOHANG) == pid) {
+      o.finished_first = true;
+      decode();
+      o.out = test::read_text(out);
+      return o;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
   const auto start = std::chrono::steady_clock::now();
   while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < delay) {
     if (::waitpid(pid, &raw, WNOHANG) == pid) {
