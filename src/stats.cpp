@@ -141,19 +141,25 @@ void PipelineStats::write_trace(std::FILE* f) const {
                                 "wait",       "build",     "register"};
   constexpr int kLanes = sizeof(lanes) / sizeof(lanes[0]);
   std::fprintf(f, "{\"displayTimeUnit\":\"ms\",\"traceEvents\":[\n");
-  // one process per worker (pid = worker + 1), each with the stage lanes
+  // one process per worker (pid = worker + 1), each with the stage lanes; pid 0: the host
+  // block store the workers share (its spans are worker -1's), when there is one
   const std::size_t procs = std::max<std::size_t>(1, workers.size());
-  for (std::size_t w = 0; w < procs; ++w) {
+  bool shared = false;
+  for (const auto& s : spans) shared = shared || s.worker < 0;
+  for (std::size_t w = shared ? 0 : 1; w <= procs; ++w) {
     std::string name = "tristream " + backend + " " + scheme + " p=" + std::to_string(parts);
-    if (!workers.empty()) name = "worker " + std::to_string(w) + ": " + workers[w].device;
+    if (w == 0)
+      name = "host block store shared by the workers";
+    else if (!workers.empty())
+      name = "worker " + std::to_string(w - 1) + ": " + workers[w - 1].device;
     std::fprintf(f, "%s{\"name\":\"process_name\",\"ph\":\"M\",\"pid\":%zu,\"args\":{\"name\":%s}}",
-                 w ? ",\n" : "", w + 1, JsonObject::quote(name).c_str());
+                 w > (shared ? 0u : 1u) ? ",\n" : "", w, JsonObject::quote(name).c_str());
     for (int l = 0; l < kLanes; ++l)
       std::fprintf(f,
                    ",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":%zu,\"tid\":%d,"
                    "\"args\":{\"name\":\"%s\"}},\n{\"name\":\"thread_sort_index\",\"ph\":\"M\","
                    "\"pid\":%zu,\"tid\":%d,\"args\":{\"sort_index\":%d}}",
-                   w + 1, l + 1, lanes[l], w + 1, l + 1, l);
+                   w, l + 1, lanes[l], w, l + 1, l);
   }
   for (const auto& s : spans) {
     int tid = 0;

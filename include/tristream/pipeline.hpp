@@ -40,7 +40,8 @@
 namespace tristream {
 
 namespace stream {
-class InCoreImage;  // src/stream/in_core_image.hpp
+class InCoreImage;     // src/stream/in_core_image.hpp
+class HostBlockStore;  // src/stream/host_block_store.hpp
 }  // namespace stream
 
 // Thrown by a backend when device memory runs out; the pipeline re-plans with a smaller budget.
@@ -293,6 +294,9 @@ class UnitFeed {
   // Whether the worker's host block store preloads row parts in plan order (a worker that takes
   // units from the far end of the order would wait for the whole preload).
   virtual bool preload() const { return true; }
+  // A host block store shared by the workers of the process, preloaded by its owner
+  // (stream/shared_blocks.hpp), or null: the worker keeps a store of its own.
+  virtual stream::HostBlockStore* shared_store() const { return nullptr; }
 };
 
 // A plan made ahead (count_file's, while the device starts): the options it was made with, the

@@ -206,7 +206,7 @@ void HostBlockStore::background_preload(const std::vector<std::uint32_t>& order)
       std::uint64_t bytes = 0;
       for (std::size_t x = B.x; x < B.y && ok && !stop_; ++x) {
         const std::uint32_t a = order[x];
-        ok = build_row_part(a, {}, -1, &made);
+        ok = build_row_part(a, {}, -1, rec_, &made);
         if (!ok) break;
         for (const auto& hb : made) bytes += hb->bytes();
         if (direct_) {

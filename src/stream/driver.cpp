@@ -34,15 +34,6 @@ using stream::SlotState;
 using stream::Staging;
 using stream::UnitPreparer;
 
-// The host budget's room the plan left unused (beyond its estimate and both caches): the
-// preload may decompress more chunks at once in it. (The plan's host budget is the command's
-// Budgets value; nothing is derived from the machine here.)
-std::uint64_t preload_spare(const Plan& plan) {
-  if (!plan.host_budget) return 0;
-  const std::uint64_t used = plan.host_bytes + plan.chunk_cache_bytes + plan.block_cache_bytes;
-  return plan.host_budget > used ? plan.host_budget - used : 0;
-}
-
 // An empty report of the plan's run on the backend.
 CountReport new_report(const GraphSource& g, const Plan& plan, const StreamingBackend& backend,
                        bool per_vertex) {
@@ -340,8 +331,9 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
     ThreadPool pool(threads, boost.base() + stream::kBuilderDrop);
     ThreadPool copy_pool(threads);
     // 3. The unit preparer and the backend's memory.
-    UnitPreparer prep(g, plan, pool, copy_pool, rec, options.per_vertex, preload_spare(plan),
-                      backend.device_is_host() ? nullptr : &backend);
+    UnitPreparer prep(g, plan, pool, copy_pool, rec, options.per_vertex,
+                      stream::preload_spare(plan), backend.device_is_host() ? nullptr : &backend,
+                      options.feed ? options.feed->shared_store() : nullptr);
     ReleaseGuard guard{backend};
     Run run(plan, backend, options, rep, rec, copy_pool);
     run.allocate(prep);

@@ -9,6 +9,13 @@
 
 namespace tristream::stream {
 
+// (The plan's host budget is the command's Budgets value; nothing is derived from the machine.)
+std::uint64_t preload_spare(const Plan& plan) {
+  if (!plan.host_budget) return 0;
+  const std::uint64_t used = plan.host_bytes + plan.chunk_cache_bytes + plan.block_cache_bytes;
+  return plan.host_budget > used ? plan.host_budget - used : 0;
+}
+
 HostBlockStore::HostBlockStore(const Plan& plan, BlockBuilder& builder, Recorder& rec,
                                HostRegistrar* registrar, std::uint64_t preload_spare)
     : plan_(plan),
@@ -27,16 +34,10 @@ HostBlockStore::~HostBlockStore() {
   stop_preload();
 }
 
-double HostBlockStore::take_waited() {
-  const double w = waited_s_;
-  waited_s_ = 0;
-  return w;
-}
-
 // Builds row part a's blocks G_ab into the cache. With `built`, the blocks are handed to the
 // caller instead of being registered here (the preload's registrar pins them).
 bool HostBlockStore::build_row_part(std::uint32_t a, const std::vector<BlockKey>& protect,
-                                    std::int64_t unit, Made* built) {
+                                    std::int64_t unit, Recorder& rec, Made* built) {
   const Partition& P = plan_.partition;
   const std::uint32_t p = P.p;
   const std::uint64_t R = P.rows(a);
@@ -70,7 +71,7 @@ bool HostBlockStore::build_row_part(std::uint32_t a, const std::vector<BlockKey>
   // Direct uploads: pin the blocks with columns here, on the pool and off the driver's path
   // (a unit's empty block is registered when the unit first needs it).
   const double tr = now_s();
-  rec_.span("build", unit, tb, tr, 0);
+  rec.span("build", unit, tb, tr, 0);
   if (built) {
     *built = made;
   } else if (direct_) {
@@ -103,48 +104,56 @@ void HostBlockStore::alloc_array(RawArray<T>& a, std::size_t n) {
 void HostBlockStore::register_blocks(const Made& made, ThreadPool& pool, std::int64_t unit) {
   const double t0 = now_s();
   pool.run(made.size(), [&](std::size_t d) {
-    if (made[d]->cols.size()) register_block(*made[d]);
+    if (made[d]->cols.size()) register_block_locked(*made[d]);  // (no one else has them yet)
   });
   rec_.span("register", unit, t0, now_s(), 0);
 }
 
 // Registers a cached block's arrays with the backend for direct uploads; true when both are.
+// (Blocks in the arena only read its flag; the others register once, under reg_mu_, since
+// several workers may lend the same block.)
 bool HostBlockStore::register_block(HostBlock& hb) {
+  std::lock_guard<std::mutex> lk(reg_mu_);
+  return register_block_locked(hb);
+}
+
+bool HostBlockStore::register_block_locked(HostBlock& hb) {
   const bool off = hb.off.register_with(*registrar_);
   return off && (hb.cols.size() == 0 || hb.cols.register_with(*registrar_));
 }
 
 // The cached block G_ab, building row part a when missing; null when the cache cannot.
 // While the background preload runs, waits for row part key.first (only the preload builds
-// then); when the preload stopped short of it, joins the preload and builds it here.
+// then); when the preload stopped short of it, joins the preload and builds it here. Misses
+// build under build_mu_ and look again first: another worker may have built the row part.
 std::shared_ptr<HostBlock> HostBlockStore::cached_block(BlockKey key,
                                                         const std::vector<BlockKey>& protect,
-                                                        std::int64_t unit) {
-  if (preload_thread_.joinable()) {
-    bool ready;
-    {
-      std::unique_lock<std::mutex> lk(bmu_);
-      ready = part_ready_[key.first] != 0;
-      if (!ready) {
-        const double w0 = now_s();
-        bcv_.wait(lk, [&] { return part_ready_[key.first] || !preload_running_; });
-        ready = part_ready_[key.first] != 0;
-        const double w1 = now_s();
-        lk.unlock();
-        rec_.span("wait", unit, w0, w1, 0);
-        waited_s_ += w1 - w0;
-      }
+                                                        std::int64_t unit, Caller* caller) {
+  Recorder& rec = caller ? caller->rec : rec_;
+  auto find = [&]() -> std::shared_ptr<HostBlock> {
+    std::lock_guard<std::mutex> lk(bmu_);
+    if (auto* hit = blocks_.find(key)) return *hit;
+    return nullptr;
+  };
+  bool preloading;
+  {
+    std::unique_lock<std::mutex> lk(bmu_);
+    preloading = !part_ready_.empty();
+    if (preloading && !part_ready_[key.first] && preload_running_) {
+      const double w0 = now_s();
+      bcv_.wait(lk, [&] { return part_ready_[key.first] || !preload_running_; });
+      const double w1 = now_s();
+      lk.unlock();
+      rec.span("wait", unit, w0, w1, 0);
+      if (caller) caller->waited_s += w1 - w0;
     }
-    if (!ready) finish_preload();
   }
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    {
-      std::lock_guard<std::mutex> lk(bmu_);
-      if (auto* hit = blocks_.find(key)) return *hit;
-    }
-    if (attempt == 0 && !build_row_part(key.first, protect, unit)) return nullptr;
-  }
-  return nullptr;
+  if (auto hb = find()) return hb;
+  if (preloading) finish_preload();  // (it stopped short of this row part: rethrows its failure)
+  std::lock_guard<std::mutex> build(build_mu_);
+  if (auto hb = find()) return hb;
+  if (!build_row_part(key.first, protect, unit, rec)) return nullptr;
+  return find();
 }
 
 // A cached block's arrays as copies to their places in the slot: the offsets region (dense,
@@ -198,6 +207,7 @@ void HostBlockStore::start_preload(int base_nice) {
 
 // Waits for the background preload; rethrows its failure (a corrupt chunk).
 void HostBlockStore::finish_preload() {
+  std::lock_guard<std::mutex> lk(join_mu_);
   if (!preload_thread_.joinable()) return;
   preload_thread_.join();
   if (preload_error_) {
@@ -210,6 +220,7 @@ void HostBlockStore::finish_preload() {
 // Stops the background preload after its current row part.
 void HostBlockStore::stop_preload() {
   stop_ = true;
+  std::lock_guard<std::mutex> lk(join_mu_);
   if (preload_thread_.joinable()) preload_thread_.join();
 }
 

@@ -9,7 +9,14 @@
 // memory) the preload's blocks live in one PinnedArena registered once; blocks outside it are
 // registered one by one. Every registration is undone before its memory is freed. The store owns
 // its blocks; a unit that uploads from them keeps a shared_ptr until its count has finished.
-// Thread-safety: the driver's thread calls everything; the preload's threads work inside.
+//
+// One store may serve several workers of a process (stream/shared_blocks.hpp: made when every
+// row part fits and the preload runs, so nothing is ever evicted while a worker uses it).
+// Thread-safety: cached_block(), register_block(), enabled()/disable(), finish_preload() and
+// stop_preload() may be called by several drivers at once: a miss builds its row part under
+// one lock (the next caller that misses the same block finds it built), registrations take
+// another, and the preload is joined once. start_preload() is called once, before any lookup.
+// The preload's threads work inside.
 #pragma once
 
 #include <atomic>
@@ -43,6 +50,10 @@ struct HostBlock {
 };
 using BlockKey = std::pair<std::uint32_t, std::uint32_t>;  // (a, b) of G_ab (BlockInfo's parts)
 
+// The host budget's room a plan left unused (beyond its estimate and both caches): the preload
+// may decompress more chunks at once in it.
+std::uint64_t preload_spare(const Plan& plan);
+
 class HostBlockStore {
  public:
   // registrar: the source of direct uploads, or null (no direct uploads). preload_spare: host
@@ -55,8 +66,10 @@ class HostBlockStore {
 
   // Whether units take their blocks from the store (range or hash, p > 1, a block cache); off
   // for the rest of the run once it could not hold a unit's blocks.
-  bool enabled() const { return enabled_; }
-  void disable() { enabled_ = false; }
+  bool enabled() const { return enabled_.load(std::memory_order_relaxed); }
+  void disable() { enabled_.store(false, std::memory_order_relaxed); }
+  // Whether start_preload() will preload: enabled and every row part's blocks fit.
+  bool preloads() const { return enabled() && plan_.row_parts_bytes <= block_cap_; }
   // Direct uploads are on (the preload runs with a registrar).
   bool direct() const { return direct_; }
 
@@ -68,14 +81,19 @@ class HostBlockStore {
   // Stops the preload after its current row part.
   void stop_preload();
 
+  // Who asks for a block: the worker's recorder (its unit's "wait" and "build" spans) and the
+  // seconds it waited for the preload (added to).
+  struct Caller {
+    Recorder& rec;
+    double waited_s = 0;
+  };
   // The cached block G_ab, building row part a when missing (protect: blocks not to evict); null
-  // when the store cannot hold it. While the preload runs, waits for row part a.
+  // when the store cannot hold it. While the preload runs, waits for row part a. Without a
+  // caller the spans go to the store's recorder.
   std::shared_ptr<HostBlock> cached_block(BlockKey key, const std::vector<BlockKey>& protect,
-                                          std::int64_t unit);
+                                          std::int64_t unit, Caller* caller = nullptr);
   // Registers a block's arrays for direct uploads; true when both are.
   bool register_block(HostBlock& hb);
-  // The seconds units waited for the preload since the last call.
-  double take_waited();
   // The chunk reader's peak cache bytes.
   std::uint64_t chunk_cache_peak_bytes() const { return builder_.reader().peak_bytes(); }
 
@@ -90,7 +108,8 @@ class HostBlockStore {
   struct PreloadBatch;
   using Made = std::vector<std::shared_ptr<HostBlock>>;
   bool build_row_part(std::uint32_t a, const std::vector<BlockKey>& protect, std::int64_t unit,
-                      Made* built = nullptr);
+                      Recorder& rec, Made* built = nullptr);
+  bool register_block_locked(HostBlock& hb);
   template <class T>
   void alloc_array(RawArray<T>& a, std::size_t n);
   void register_blocks(const Made& made, ThreadPool& pool, std::int64_t unit);
@@ -107,9 +126,11 @@ class HostBlockStore {
   std::uint64_t preload_spare_;
   unsigned threads_;
   int base_nice_ = 0;
-  bool enabled_ = false;
+  std::atomic<bool> enabled_{false};
   std::uint64_t block_cap_ = 0;
-  double waited_s_ = 0;
+  std::mutex build_mu_;  // the miss path: one row part built at a time, outside the preload
+  std::mutex join_mu_;   // the preload's thread, joined once
+  std::mutex reg_mu_;    // registrations of blocks outside the arena
   // (before the blocks, which may live in it: it goes after them)
   PinnedArena arena_;
   std::atomic<bool> direct_{false};

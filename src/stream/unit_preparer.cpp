@@ -44,16 +44,20 @@ void packed_regions(unsigned char* slot, UnitLayout& L) {
 
 UnitPreparer::UnitPreparer(const GraphSource& g, const Plan& plan, ThreadPool& pool,
                            ThreadPool& copy_pool, Recorder& rec, bool per_vertex,
-                           std::uint64_t preload_spare, HostRegistrar* registrar)
+                           std::uint64_t preload_spare, HostRegistrar* registrar,
+                           HostBlockStore* shared)
     : g_(g),
       plan_(plan),
       rec_(rec),
       per_vertex_(per_vertex),
       reader_(g, pool, plan.window_chunks, plan.chunk_cache_bytes, rec),
       builder_(plan.partition, reader_),
-      store_(plan, builder_, rec, registrar, preload_spare),
+      own_store_(
+          shared ? nullptr
+                 : std::make_unique<HostBlockStore>(plan, builder_, rec, registrar, preload_spare)),
+      store_(shared ? *shared : *own_store_),
       in_core_(reader_, copy_pool, rec),
-      range_(builder_, store_, copy_pool),
+      range_(builder_, store_, copy_pool, rec),
       vertex_(plan.partition, builder_) {}
 
 bool UnitPreparer::prepare(std::size_t u, unsigned char* slot, SlotState& st, Staging* staging) {
@@ -72,7 +76,7 @@ bool UnitPreparer::prepare(std::size_t u, unsigned char* slot, SlotState& st, St
   // 4. Record the transform (less its decompression and waits) and hand the unit to the slot.
   const double t1 = now_s();
   const double dec = rec_.since(&spans_seen_, "decompress", L.unit);
-  const double waited = store_.take_waited() + in_core_.take_waited();
+  const double waited = range_.take_waited() + in_core_.take_waited();
   rec_.span("transform", L.unit, t0, t1, L.bytes - L.upload_from);
   rec_.less_transform(std::min(dec + waited, t1 - t0));
   if (L.a_cached) rec_.add_reused(a_end);

@@ -2,7 +2,8 @@
 // unit builder of its kind fill them, and describes the result (UnitLayout) for the backend.
 //
 // It owns the pieces that turn chunks into blocks: the chunk reader, the block builder, the host
-// block store (with its preload) and the three unit builders (in-core, range/hash, vertex).
+// block store (with its preload; or it uses one shared by the workers of the process, whose
+// owner starts and ends its preload) and the three unit builders (in-core, range/hash, vertex).
 // prepare() runs on the driver's thread only. The "transform" span of a unit excludes its
 // decompression and its waits for the preload or for staging buffers.
 #pragma once
@@ -24,18 +25,26 @@ class UnitPreparer {
   // pool: decompression and block building; copy_pool: the copies into the slots (the
   // background preload builds on `pool` while the driver copies units on `copy_pool`).
   // registrar: the source of direct uploads, or null. preload_spare: host bytes the preload may
-  // add to the chunk cache (the budget's room that the plan left unused). All outlive it.
+  // add to the chunk cache (the budget's room that the plan left unused). shared: a host block
+  // store shared by several workers (made for the same plan), or null. All outlive it.
   UnitPreparer(const GraphSource& g, const Plan& plan, ThreadPool& pool, ThreadPool& copy_pool,
                Recorder& rec, bool per_vertex, std::uint64_t preload_spare,
-               HostRegistrar* registrar);
+               HostRegistrar* registrar, HostBlockStore* shared = nullptr);
 
   // The plan's reuse_a (A left in the slot by the slot's unit before last) holds with two slots
   // only; with more units in flight (the device block cache) every unit names all its blocks.
   void set_slots(int slots) { reuse_ok_ = slots == 2; }
-  // Starts the host block store's preload (base_nice: the run's base nice value).
-  void start_preload(int base_nice) { store_.start_preload(base_nice); }
-  void finish_preload() { store_.finish_preload(); }
-  void stop_preload() { store_.stop_preload(); }
+  // Starts the host block store's preload (base_nice: the run's base nice value); waits for it
+  // (rethrowing its failure); stops it. A shared store's preload is its owner's: not here.
+  void start_preload(int base_nice) {
+    if (own_store_) own_store_->start_preload(base_nice);
+  }
+  void finish_preload() {
+    if (own_store_) own_store_->finish_preload();
+  }
+  void stop_preload() {
+    if (own_store_) own_store_->stop_preload();
+  }
   std::uint64_t chunk_cache_peak_bytes() const { return reader_.peak_bytes(); }
   const GraphSource& graph() const { return g_; }
   // The in-core unit comes from this image (passed to prepare() as its slot): InCoreUnitBuilder.
@@ -60,7 +69,8 @@ class UnitPreparer {
   bool per_vertex_;
   ChunkReader reader_;
   BlockBuilder builder_;
-  HostBlockStore store_;
+  std::unique_ptr<HostBlockStore> own_store_;  // (null with a shared store)
+  HostBlockStore& store_;
   InCoreUnitBuilder in_core_;
   RangeUnitBuilder range_;
   VertexUnitBuilder vertex_;

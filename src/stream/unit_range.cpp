@@ -18,8 +18,14 @@ void lend_image(UnitLayout& L, int bi, const std::shared_ptr<HostBlock>& hb,
 }  // namespace
 
 RangeUnitBuilder::RangeUnitBuilder(BlockBuilder& builder, HostBlockStore& store,
-                                   ThreadPool& copy_pool)
-    : builder_(builder), store_(store), copy_pool_(copy_pool) {}
+                                   ThreadPool& copy_pool, Recorder& rec)
+    : builder_(builder), store_(store), copy_pool_(copy_pool), caller_{rec} {}
+
+double RangeUnitBuilder::take_waited() {
+  const double w = caller_.waited_s;
+  caller_.waited_s = 0;
+  return w;
+}
 
 void RangeUnitBuilder::build(const WorkUnit& w, bool reuse_a, unsigned char* slot, UnitLayout& L,
                              std::vector<std::shared_ptr<const void>>& keep) {
@@ -88,13 +94,14 @@ bool RangeUnitBuilder::from_store(const WorkUnit& w, bool reuse_a, unsigned char
       kc{w.c.row_part, w.c.col_part};
   std::vector<BlockKey> protect{ka, kb, kc};
   std::shared_ptr<HostBlock> a, b, c;
-  if (build_a && !(a = store_.cached_block(ka, protect, L.unit))) return disable();
-  if (build_b && !(b = store_.cached_block(kb, protect, L.unit))) return disable();
-  if (build_c && !(c = store_.cached_block(kc, protect, L.unit))) return disable();
+  if (build_a && !(a = store_.cached_block(ka, protect, L.unit, &caller_))) return disable();
+  if (build_b && !(b = store_.cached_block(kb, protect, L.unit, &caller_))) return disable();
+  if (build_c && !(c = store_.cached_block(kc, protect, L.unit, &caller_))) return disable();
   // With direct uploads A's host image is always the cached block: A reused in the device
   // slot may have come by a direct upload, so the host slot need not hold it.
   std::shared_ptr<HostBlock> ra = a;
-  if (store_.direct() && !ra && !(ra = store_.cached_block(ka, protect, L.unit))) return disable();
+  if (store_.direct() && !ra && !(ra = store_.cached_block(ka, protect, L.unit, &caller_)))
+    return disable();
   // Direct uploads: the blocks go to the device from the cache itself, with no copy into the
   // host slot — unless a block cannot be registered; then the unit goes through the host slot.
   bool direct = store_.direct();

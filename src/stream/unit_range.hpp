@@ -18,12 +18,16 @@ namespace tristream::stream {
 
 class RangeUnitBuilder {
  public:
-  // All outlive the builder; copy_pool copies cached blocks into the slot.
-  RangeUnitBuilder(BlockBuilder& builder, HostBlockStore& store, ThreadPool& copy_pool);
+  // All outlive the builder; copy_pool copies cached blocks into the slot; rec: the worker's
+  // recorder (its units' waits for the store's preload). The store may be shared.
+  RangeUnitBuilder(BlockBuilder& builder, HostBlockStore& store, ThreadPool& copy_pool,
+                   Recorder& rec);
   // Builds unit w's blocks into `slot` at the places L gives; keep receives the cached blocks
   // the unit lends its host images from.
   void build(const WorkUnit& w, bool reuse_a, unsigned char* slot, UnitLayout& L,
              std::vector<std::shared_ptr<const void>>& keep);
+  // The seconds units waited for the store's preload since the last call.
+  double take_waited();
 
  private:
   bool from_store(const WorkUnit& w, bool reuse_a, unsigned char* slot, UnitLayout& L,
@@ -31,6 +35,7 @@ class RangeUnitBuilder {
   BlockBuilder& builder_;
   HostBlockStore& store_;
   ThreadPool& copy_pool_;
+  HostBlockStore::Caller caller_;
 };
 
 }  // namespace tristream::stream

@@ -9,6 +9,7 @@
 #include "common/thread_priority.hpp"
 #include "plan/plan_wire.hpp"
 #include "stream/clock.hpp"
+#include "stream/shared_blocks.hpp"
 #include "stream/unit_queue.hpp"
 
 namespace tristream {
@@ -27,16 +28,50 @@ constexpr int kHybridCpuNice = 10;
 // A worker's view of the shared queue.
 class WorkerFeed final : public UnitFeed {
  public:
-  WorkerFeed(UnitQueue& q, int w, bool preload) : q_(q), w_(w), preload_(preload) {}
+  WorkerFeed(UnitQueue& q, int w, bool preload, stream::HostBlockStore* shared)
+      : q_(q), w_(w), preload_(preload), shared_(shared) {}
   std::int64_t next() override { return q_.next(w_); }
   void done(std::size_t unit, double) override { q_.done(w_, unit); }
   bool preload() const override { return preload_; }
+  stream::HostBlockStore* shared_store() const override { return shared_; }
 
  private:
   UnitQueue& q_;
   int w_;
   bool preload_;
+  stream::HostBlockStore* shared_;
 };
+
+// The host block stores shared by the workers that preload (one process): one for the workers
+// with device memory of their own (pinning through the first of them) and one for those on the
+// host, each made where two workers or more of that kind preload and the store preloads
+// (SharedBlocks). shared[w]: worker w's, or null (its own store).
+struct SharedStores {
+  std::vector<std::unique_ptr<stream::SharedBlocks>> stores;
+  std::vector<stream::SharedBlocks*> of;
+};
+
+SharedStores share_blocks(const GraphSource& g, const std::vector<const Plan*>& plans,
+                          const PipelineOptions& run, std::vector<Worker>& workers,
+                          const std::vector<bool>& preloads, double origin) {
+  SharedStores out;
+  out.of.assign(workers.size(), nullptr);
+  const unsigned threads = run.budgets ? run.budgets->threads : resolve_threads(run.threads);
+  for (const bool host : {false, true}) {
+    std::vector<std::size_t> group;
+    for (std::size_t w = 0; w < workers.size(); ++w)
+      if (preloads[w] && workers[w].backend->device_is_host() == host) group.push_back(w);
+    if (group.size() < 2) continue;
+    HostRegistrar* registrar = host ? nullptr : workers[group[0]].backend.get();
+    auto store =
+        std::make_unique<stream::SharedBlocks>(g, *plans[group[0]], threads, registrar, origin,
+                                               !run.trace_path.empty() || run.chunk_spans);
+    if (!store->preloads()) continue;
+    for (std::size_t w : group) out.of[w] = store.get();
+    out.stores.push_back(std::move(store));
+  }
+  return out;
+}
 
 // The host budget shared out among the workers (each keeps its own slots and caches).
 Budgets share_host(Budgets b, std::size_t workers) {
@@ -222,10 +257,19 @@ CountReport run_workers(const GraphSource& g, const Plan& plan,
   std::uint64_t units_done = 0;
   const double origin = now_s();
   const bool alone = direct && std::count(runs.begin(), runs.end(), true) == 1;
+  // The workers that preload share their host blocks (workers of one plan: the cut-off
+  // workers, which take no preload, may run a copy with a smaller host budget).
+  std::vector<bool> preloads(W);
+  for (std::size_t w = 0; w < W; ++w) preloads[w] = runs[w] && preload && !workers[w].cutoff;
+  SharedStores shared;
+  shared.of.assign(W, nullptr);
+  if (!alone) shared = share_blocks(g, plans, run, workers, preloads, origin);
+  for (auto& s : shared.stores) s->start();
   auto body = [&](std::size_t w) {
     try {
       if (workers[w].idle_class) set_thread_idle_class();  // (best effort)
-      WorkerFeed feed(queue, static_cast<int>(w), preload && !workers[w].cutoff);
+      WorkerFeed feed(queue, static_cast<int>(w), preloads[w],
+                      shared.of[w] ? &shared.of[w]->store() : nullptr);
       PipelineOptions wo = run;
       wo.feed = alone ? nullptr : &feed;
       wo.trace_path.clear();
@@ -246,7 +290,10 @@ CountReport run_workers(const GraphSource& g, const Plan& plan,
   for (std::size_t w = 0; w < W; ++w)
     if (runs[w]) threads.emplace_back(body, w);
   for (auto& t : threads) t.join();
-  if (failure) std::rethrow_exception(failure);
+  if (failure) std::rethrow_exception(failure);  // (the shared stores stop as they go)
+  bool interrupted = false;
+  for (const CountReport& r : reps) interrupted = interrupted || r.interrupted;
+  for (auto& s : shared.stores) s->finish(interrupted);
   // The merged report: the plan's, every worker's counts and spans, one entry per worker.
   CountReport rep;
   rep.plan = plan;
@@ -266,6 +313,12 @@ CountReport run_workers(const GraphSource& g, const Plan& plan,
     if (alone && runs[w])
       for (const WorkUnit& u : plan.units) work += std::max(u.work, 1.0);
     st.workers.back().work = work;
+  }
+  // The shared stores' decompression and builds, once (spans of worker -1).
+  for (auto& s : shared.stores) {
+    CountReport store_rep;
+    store_rep.stats = std::move(s->stats());
+    merge(rep, store_rep, -1, 0);
   }
   if (rep.per_vertex.empty() && run.per_vertex) rep.per_vertex.assign(g.n(), 0);
   st.wall_s = now_s() - origin;

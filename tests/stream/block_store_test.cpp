@@ -1,9 +1,13 @@
 // block_store_test.cpp — the host block store with a fake registrar: the preload's blocks equal a
 // naive filter, registered in one call (the arena) and all unregistered at the end; the chunk
-// cache's peak stays within its cap; a preload failure comes back to the caller.
+// cache's peak stays within its cap; a preload failure comes back to the caller; several
+// callers at once (workers sharing a store) build each row part once and get the same blocks.
 #include "stream/host_block_store.hpp"
 
 #include <gtest/gtest.h>
+
+#include <thread>
+#include <vector>
 
 #include "common/thread_pool.hpp"
 #include "stream/clock.hpp"
@@ -14,6 +18,7 @@ namespace tristream {
 namespace {
 
 using stream::BlockBuilder;
+using stream::BlockKey;
 using stream::ChunkReader;
 using stream::HostBlock;
 using stream::HostBlockStore;
@@ -114,6 +119,54 @@ TEST(HostBlockStore, SmallCacheEvictsWithinItsCap) {
     auto hb = store.cached_block({a, a}, {}, 0);
     ASSERT_NE(hb, nullptr);
     expect_naive(g, plan.partition, *hb, a, a);
+  }
+}
+
+// Four threads ask for every block at once, in different orders, without a preload: each row
+// part is built once (the others wait for it and find it), every caller gets the one cached
+// block, and every block equals the naive filter.
+TEST(HostBlockStore, CallersThatMissTogetherBuildEachRowPartOnce) {
+  const OrientedGraph g = graph();
+  const auto src = memory_source(g, 256);
+  for (Scheme s : {Scheme::Range, Scheme::Hash}) {
+    SCOPED_TRACE(scheme_name(s));
+    const Plan plan = store_plan(*src, s, 5);
+    const std::uint32_t p = plan.partition.p;
+    PipelineStats stats;
+    Recorder rec(stream::now_s(), stats);
+    ThreadPool pool(2);
+    ChunkReader reader(*src, pool, plan.window_chunks, g.m() * sizeof(vid_t), rec);
+    BlockBuilder builder(plan.partition, reader);
+    HostBlockStore store(plan, builder, rec, nullptr, 0);
+    std::vector<BlockKey> keys;
+    for (std::uint32_t a = 0; a < p; ++a)
+      for (std::uint32_t b = plan.partition.first_block(a); b < p; ++b) keys.push_back({a, b});
+    constexpr int kCallers = 4;
+    std::vector<std::vector<std::shared_ptr<HostBlock>>> got(kCallers);
+    std::vector<PipelineStats> own(kCallers);
+    std::vector<std::thread> callers;
+    for (int c = 0; c < kCallers; ++c)
+      callers.emplace_back([&, c] {
+        Recorder crec(stream::now_s(), own[c]);
+        HostBlockStore::Caller caller{crec};
+        for (std::size_t x = 0; x < keys.size(); ++x) {
+          // (callers 1 and 3 walk the keys backwards)
+          const BlockKey k = keys[c % 2 ? keys.size() - 1 - x : x];
+          got[c].push_back(store.cached_block(k, {}, c, &caller));
+        }
+      });
+    for (auto& t : callers) t.join();
+    std::size_t builds = 0;
+    for (const PipelineStats& o : own)
+      for (const TraceSpan& sp : o.spans) builds += sp.stage == "build";
+    EXPECT_EQ(builds, p);
+    for (int c = 0; c < kCallers; ++c)
+      for (std::size_t x = 0; x < keys.size(); ++x) {
+        const std::size_t k = c % 2 ? keys.size() - 1 - x : x;
+        ASSERT_NE(got[c][x], nullptr);
+        EXPECT_EQ(got[c][x], got[0][k]);  // the one cached block
+        if (c == 0) expect_naive(g, plan.partition, *got[0][k], keys[k].first, keys[k].second);
+      }
   }
 }
 

@@ -3,9 +3,12 @@
 // queue's cut-off hands a slow GPU (a CPU backend that sleeps per unit) few units and the CPU
 // the rest, and leaves a slow CPU its probes only; a CPU that cannot help is not run; the
 // hand-out among simulated workers on a simulated clock (the CPU's probes, the cut-off at the
-// tail, never later than the GPU alone, a fair share for a comparable CPU); the per-worker
-// decompressed bytes; the unit split between processes; the plan's wire form.
+// tail, never later than the GPU alone, a fair share for a comparable CPU); the host block store
+// the workers share (every chunk decompressed once) and the per-worker decompressed bytes; the
+// unit split between processes; the plan's wire form.
 #include <chrono>
+#include <cstdio>
+#include <cstdlib>
 #include <deque>
 #include <filesystem>
 #include <fstream>
@@ -99,28 +102,47 @@ TEST(Workers, OneWorkerIsTheSingleBackendPath) {
   EXPECT_EQ(per_vertex_mismatches(r.per_vertex, new_of_old, oracle_pv), 0u);
 }
 
-// Each worker's decompressed bytes are its own: they add up to the count's, and every chunk is
-// decompressed at least once (today once per worker that preloads; docs/scale-out.md).
-TEST(Workers, PerWorkerDecompressedBytesAddUpToTheCount) {
+// Each worker's decompressed bytes are its own and the shared host block store's are counted
+// once: together they add up to the count's. Where the workers share the store (range, hash and
+// pair: every row part fits the block cache, so it preloads) every chunk is decompressed once,
+// as for a single worker, and the workers decompress nothing themselves; the vertex scheme has
+// no store: each worker decompresses what its units need.
+TEST(Workers, SharedBlockStoreDecompressesEveryChunkOnce) {
   const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(test::skewed_graph(600, 5000, 3));
   auto src = memory_source(g, 64);
   for (Scheme s : {Scheme::Range, Scheme::Hash, Scheme::Vertex, Scheme::Pair}) {
     SCOPED_TRACE(scheme_name(s));
     auto one = cpu_workers(1);
     const CountReport single = count_with_workers(*src, popts(s, 4, false), one);
-    auto ws = cpu_workers(3);
-    const CountReport r = count_with_workers(*src, popts(s, 4, false), ws);
-    EXPECT_EQ(r.triangles, oracle);
-    std::uint64_t sum = 0;
-    for (const WorkerStats& w : r.stats.workers) {
-      sum += w.decompress_bytes;
-      if (w.units) {
-        EXPECT_GT(w.decompress_bytes, 0u);
+    ASSERT_GT(single.stats.decompress.bytes, 0u);
+    for (int workers : {2, 3}) {
+      SCOPED_TRACE(workers);
+      auto ws = cpu_workers(workers);
+      const CountReport r = count_with_workers(*src, popts(s, 4, false), ws);
+      EXPECT_EQ(r.triangles, oracle);
+      std::uint64_t own = 0;
+      for (const WorkerStats& w : r.stats.workers) {
+        own += w.decompress_bytes;
+        if (s == Scheme::Vertex && w.units) {
+          EXPECT_GT(w.decompress_bytes, 0u);
+        }
+        if (s != Scheme::Vertex) {
+          EXPECT_EQ(w.decompress_bytes, 0u);
+        }
+      }
+      std::uint64_t store = 0;
+      bool store_spans = false;
+      for (const TraceSpan& sp : r.stats.spans) store_spans = store_spans || sp.worker < 0;
+      if (s == Scheme::Vertex) {
+        EXPECT_EQ(own, r.stats.decompress.bytes);
+        EXPECT_GE(own, single.stats.decompress.bytes);
+        EXPECT_FALSE(store_spans);
+      } else {
+        store = r.stats.decompress.bytes - own;
+        EXPECT_EQ(store, single.stats.decompress.bytes);
+        EXPECT_TRUE(store_spans);
       }
     }
-    EXPECT_EQ(sum, r.stats.decompress.bytes);
-    EXPECT_GE(sum, single.stats.decompress.bytes);
-    EXPECT_GT(single.stats.decompress.bytes, 0u);
   }
 }
 
@@ -133,8 +155,24 @@ TEST(Workers, TraceHasOneProcessPerWorker) {
   std::set<int> seen;
   for (const TraceSpan& s : r.stats.spans) seen.insert(s.worker);
   EXPECT_TRUE(seen.count(0) || seen.count(1));
+  EXPECT_TRUE(seen.count(-1));  // the shared host block store's preload
   const std::string json = r.stats.to_json();
   EXPECT_NE(json.find("\"workers\":[{\"worker\":0"), std::string::npos) << json;
+  // the trace: one process per worker (pids 1, 2) and the shared store's (pid 0)
+  std::ostringstream trace;
+  {
+    char* buf = nullptr;
+    std::size_t len = 0;
+    std::FILE* f = open_memstream(&buf, &len);
+    ASSERT_NE(f, nullptr);
+    r.stats.write_trace(f);
+    std::fclose(f);
+    trace << std::string(buf, len);
+    std::free(buf);
+  }
+  for (const char* name : {"host block store shared by the workers", "worker 0: ", "worker 1: "})
+    EXPECT_NE(trace.str().find(name), std::string::npos) << name;
+  EXPECT_NE(trace.str().find("\"pid\":0"), std::string::npos);
 }
 
 // A slow "GPU" (40 ms per unit) and the CPU as a cut-off worker: the CPU measures itself
