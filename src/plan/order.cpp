@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <numeric>
+#include <utility>
 #include <vector>
 
 #include "plan/cost.hpp"
@@ -126,7 +127,9 @@ std::size_t cover_upload_tail(Plan& plan, bool per_vertex) {
     if (!first_slice(pieces[next])) order.push_back(piece_unit(pieces[next]));
   // 5. Kept only when the estimate improves (the moved units may now miss the cache).
   const double before = estimated_exposed_upload(plan);
+  std::vector<WorkUnit> kept = std::move(plan.units);  // (the trial copies all but the units)
   Plan trial = plan;
+  plan.units = std::move(kept);
   trial.units = std::move(order);
   finish_units(trial, per_vertex, plan.in_flight);
   const double after = estimated_exposed_upload(trial);
@@ -180,13 +183,15 @@ void choose_pair_group(Plan& plan, bool per_vertex) {
   for (std::uint32_t g = 2; g <= most && g < p; g = std::max(g + 1, g * 3 / 2)) sizes.push_back(g);
   if (most >= p) sizes.push_back(p);
   const std::uint64_t decompressed = plan.bytes_decompressed;  // (the caller's estimate)
-  Plan best = plan;
+  // (the tries are assigned into and swapped with the best, so that their unit arrays reuse
+  // the memory of earlier tries instead of mapping fresh pages for each)
+  Plan best = plan, t;
   for (std::uint32_t g : sizes) {
-    Plan t = plan;
+    t = plan;
     pair_group_order(t, g);
     finish_units(t, per_vertex);
     if (static_cast<double>(t.bytes_moved) < static_cast<double>(best.bytes_moved) * 0.99)
-      best = std::move(t);
+      std::swap(best, t);
   }
   plan = std::move(best);
   plan.bytes_decompressed = decompressed;
@@ -204,13 +209,15 @@ void choose_in_flight(Plan& plan, bool per_vertex) {
   const std::uint64_t decompressed = plan.bytes_decompressed;  // (the caller's estimate)
   const int orders = plan.partition.scheme == Scheme::Range ? 2 : 1;
   const bool pair = plan.partition.scheme == Scheme::Pair;
-  Plan best;
+  // (the tries are assigned into and swapped with the best, so that their unit arrays reuse
+  // the memory of earlier tries instead of mapping fresh pages for each)
+  Plan best, base, t;
   double best_end = 0, best_exposed = 0;
   for (int column = 0; column < orders; ++column) {
-    Plan base = plan;  // already finished for kDeviceCacheInFlight
+    base = plan;  // already finished for kDeviceCacheInFlight
     if (column) column_order(base);
     for (int f = 2; f <= kDeviceCacheInFlight; f *= 2) {
-      Plan t = base;
+      t = base;
       if (column || f != plan.in_flight) finish_units(t, per_vertex, f);
       // (pair: the cover is tried once, on the best of these; its grouped order rarely has an
       // upload-bound tail, and every try replays the cache again)
@@ -219,14 +226,14 @@ void choose_in_flight(Plan& plan, bool per_vertex) {
       const double exposed = estimated_exposed_upload(t, &end);
       if ((column == 0 && f == 2) || end < best_end * 0.999 ||
           (end <= best_end * 1.001 && exposed < best_exposed * 0.999)) {
-        best = std::move(t);
+        std::swap(best, t);
         best_end = end;
         best_exposed = exposed;
       }
     }
   }
   if (pair) {
-    Plan t = best;
+    t = best;
     t.tail_cover_units = cover_upload_tail(t, per_vertex);
     double end = 0;
     const double exposed = estimated_exposed_upload(t, &end);
