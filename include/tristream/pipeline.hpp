@@ -39,6 +39,8 @@
 
 namespace tristream {
 
+class ThreadPool;  // common/thread_pool.hpp
+
 namespace stream {
 class InCoreImage;     // src/stream/in_core_image.hpp
 class HostBlockStore;  // src/stream/host_block_store.hpp
@@ -146,8 +148,11 @@ inline void device_cache_requests(const UnitLayout& layout, DeviceBlockCache::Re
 // The slices of a unit (WorkUnit::slices): slices + 1 boundaries over C's rows (the middle
 // vertices v), from 0 to C's rows, cut so that every slice holds about the same estimated work,
 // |C(v)| + sum over the edges u -> v of A of (|B(u)| + 1), from the layout's host images of A,
-// B and C (host_offsets or host_packed, host_cols). Throws Error(Internal) when one is missing.
-std::vector<std::uint64_t> slice_bounds(const UnitLayout& layout, std::uint32_t slices);
+// B and C (host_offsets or host_packed, host_cols). Exact integers: the same boundaries for any
+// pool (workers that count the slices of one unit each compute them). pool: the threads of its
+// two passes over A (null: the calling thread). Throws Error(Internal) when one is missing.
+std::vector<std::uint64_t> slice_bounds(const UnitLayout& layout, std::uint32_t slices,
+                                        ThreadPool* pool = nullptr);
 // C's offsets with the rows outside [v0, v1) empty: out[v] = off[clamp(v, v0, v1)] for v in
 // [0, rows] (a CSR view over C's columns in which only the slice's rows have columns).
 inline void window_offsets(const eid_t* off, std::uint64_t rows, std::uint64_t v0, std::uint64_t v1,
