@@ -27,5 +27,10 @@ void choose_pair_group(Plan& plan, bool per_vertex);
 // Chooses the order (row or column) and the units in flight, each with its tail cover, by the
 // estimate; `plan` comes finished in the row order with the device block cache.
 void choose_in_flight(Plan& plan, bool per_vertex);
+// An in-core plan (one unit, p <= 1, full host slots) shared by `sharers` workers: its unit cut
+// into that many slices, finished; every worker uploads the whole graph and counts the
+// triangles of its slice of middle vertices. Returns false (the plan unchanged) when the plan
+// is not such a plan or sharers < 2.
+bool slice_in_core(Plan& plan, std::uint32_t sharers, bool per_vertex);
 
 }  // namespace tristream::plan_internal

@@ -133,11 +133,12 @@ void Run::allocate(UnitPreparer& prep) {
   prep.set_slots(options_.feed ? 0 : n_);  // a feed: no A carried between slots
   if (device_cache_) next_use_ = device_cache_next_uses(plan_);
   // The in-core image decoded while the device started (stream/in_core_image.hpp): the in-core
-  // unit's slot image already, uploaded from where it is, so no host slot is pinned.
+  // unit's slot image already, uploaded from where it is, so no host slot is pinned (also for
+  // the slices of the in-core unit that several workers share: slice_in_core).
   stream::InCoreImage* image = options_.in_core_image.get();
   if (image && !streamed_ && !device_cache_ && !backend_.device_is_host() &&
-      plan_.partition.p <= 1 && plan_.units.size() == 1 && image->n() == prep.graph().n() &&
-      image->m() == prep.graph().m() && image->bytes() <= plan_.slot_bytes)
+      plan_.partition.p <= 1 && image->n() == prep.graph().n() && image->m() == prep.graph().m() &&
+      image->bytes() <= plan_.slot_bytes)
     image_ = image;
   prep.use_in_core_image(image_);
   if (streamed_)
@@ -292,7 +293,8 @@ void Run::slice(std::size_t u, UnitLayout& L) {
   const WorkUnit& w = plan_.units[u];
   const std::array<std::uint32_t, 4> key{w.i, w.j, w.k, w.slices};
   auto it = slice_cache_.find(key);
-  if (it == slice_cache_.end()) it = slice_cache_.emplace(key, slice_bounds(L, w.slices)).first;
+  if (it == slice_cache_.end())
+    it = slice_cache_.emplace(key, slice_bounds(L, w.slices, &copy_pool_)).first;
   L.sliced = true;
   L.v_begin = it->second.at(w.slice);
   L.v_end = it->second.at(w.slice + 1);

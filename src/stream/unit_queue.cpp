@@ -180,7 +180,12 @@ std::int64_t UnitQueue::decide(Worker& w) {
   if (stopped_ || interrupt_requested() || !fill()) return -1;
   if (w.cutoff) return cutoff_next(w);
   // One plain worker follows the plan's order (its device cache's next uses are the plan's).
-  return plain_ == 1 ? take_at(head_, w) : take_near(w);
+  if (plain_ == 1) return take_at(head_, w);
+  // In core (the slices of the one unit: plan/order.hpp slice_in_core) a worker takes its next
+  // slice only once its last is collected: each slice uploads the whole graph, so taking one
+  // ahead gains nothing and would keep it from a worker that has none.
+  if (plan_.partition.p <= 1 && w.flying) return UnitFeed::kCollectFirst;
+  return take_near(w);
 }
 
 std::int64_t UnitQueue::try_next(int wi) {

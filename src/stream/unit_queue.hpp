@@ -5,7 +5,8 @@
 // Units wait in plan order. With one plain worker (one GPU) it takes them in that order (the
 // plan's order is the one its caches were planned for); with several, a worker takes the first
 // waiting unit, within a window from the head, that shares a block with the last unit it took
-// (its block caches then hold part of the unit already), else the head. A cut-off worker (the
+// (its block caches then hold part of the unit already), else the head; in core (the slices of
+// the one unit) only once its last unit is collected. A cut-off worker (the
 // CPU with --hybrid) takes from the tail instead (range orders end with the low row parts: many
 // bytes, little work, nothing to upload on the CPU), and only when it would finish the unit
 // before the other workers finish everything else, both estimated from measured rates (BBTC's

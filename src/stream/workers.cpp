@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "common/thread_priority.hpp"
+#include "plan/order.hpp"
 #include "plan/plan_wire.hpp"
 #include "stream/clock.hpp"
 #include "stream/shared_blocks.hpp"
@@ -459,13 +460,18 @@ CountReport count_with_workers(const GraphSource& g, const PipelineOptions& opti
       rep.interrupted = true;
       return rep;
     }
+    // In core, the one unit is cut into a slice per worker that is not a cut-off worker, in
+    // every process: each uploads the whole graph and counts the triangles of its slice.
+    std::size_t plain = 0;
+    for (bool c : cutoff) plain += c ? 0 : 1;
+    const std::size_t ranks = many ? static_cast<std::size_t>(comm->size()) : 1;
+    (void)plan_internal::slice_in_core(plan, static_cast<std::uint32_t>(plain * ranks),
+                                       run.per_vertex);
     const double plan_s = now_s() - t0 - census.seconds;
     std::vector<std::size_t> units;
     UnitSplit split;
     share_units(plan, comm, options.rank_split, &units, &split);
     // The cut-off workers run only when they may help and fit beside the others.
-    std::size_t plain = 0;
-    for (bool c : cutoff) plain += c ? 0 : 1;
     Plan plain_plan;
     const bool admitted = admit_cutoff(plan, units, plain, workers.size() - plain, &plain_plan);
     std::vector<bool> runs;

@@ -92,6 +92,32 @@ TEST(Workers, SeveralCpuWorkersCountExactlyForEveryScheme) {
   }
 }
 
+// In core (p = 1) the one unit is cut into a slice per worker: every worker counts one slice
+// (it uploads the whole graph and counts the triangles of its middle vertices), and together
+// they count exactly. (Workers that take 100 ms per unit: each takes its first slice before
+// any has finished one.)
+TEST(Workers, InCoreTheWorkersShareTheUnitBySlices) {
+  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(test::skewed_graph(2000, 20000, 5));
+  auto src = memory_source(g, 64);
+  for (int workers : {2, 3, 4}) {
+    SCOPED_TRACE(workers);
+    std::vector<Worker> ws;
+    for (int i = 0; i < workers; ++i)
+      ws.push_back({std::make_unique<SlowBackend>(cpu_backend(), 100), false});
+    const CountReport r = count_with_workers(*src, popts(Scheme::Range, 1, true), ws);
+    EXPECT_EQ(r.triangles, oracle);
+    EXPECT_EQ(per_vertex_mismatches(r.per_vertex, new_of_old, oracle_pv), 0u);
+    ASSERT_EQ(r.plan.units.size(), static_cast<std::size_t>(workers));
+    EXPECT_EQ(r.plan.slots, 1);  // one slot per worker, as in core
+    for (std::size_t u = 0; u < r.plan.units.size(); ++u) {
+      EXPECT_EQ(r.plan.units[u].slice, u);
+      EXPECT_EQ(r.plan.units[u].slices, static_cast<std::uint32_t>(workers));
+    }
+    ASSERT_EQ(r.stats.workers.size(), static_cast<std::size_t>(workers));
+    for (const WorkerStats& w : r.stats.workers) EXPECT_EQ(w.units, 1u);
+  }
+}
+
 TEST(Workers, OneWorkerIsTheSingleBackendPath) {
   const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(test::skewed_graph(600, 5000, 3));
   auto src = memory_source(g, 64);
