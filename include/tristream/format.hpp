@@ -87,7 +87,7 @@ struct Names {
 
 struct WriteOptions {
   std::uint64_t chunk_bytes = 8ull << 20;  // raw bytes per chunk (about)
-  int zstd_level = 3;
+  int zstd_level = 1;
   bool delta = true;
   unsigned threads = 0;  // 0 = hardware concurrency
   // Bytes the writer may hold for chunks in flight (raw rows, compressed frames, compression

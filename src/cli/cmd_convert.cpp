@@ -119,7 +119,7 @@ void print_convert_summary(const ConvertSummary& s, const std::string& output, b
 
 int cmd_convert(int argc, char** argv) {
   std::string input, output, tmp_dir, format = "auto", delimiter;
-  std::uint64_t memory_limit = 0, threads = 0, chunk_size = 0, zstd_level = 3;
+  std::uint64_t memory_limit = 0, threads = 0, chunk_size = 0, zstd_level = 1;
   bool quiet = false, json = false, header = false, names = false;
   ArgParser p("tristream convert",
               "Converts an edge list into a .tcsr file: ids compacted, self-loops dropped,\n"
@@ -152,7 +152,7 @@ int cmd_convert(int argc, char** argv) {
                    kMaxThreads)
       .size_option("chunk-size", "raw bytes per compressed chunk, at least 4K [8M]", &chunk_size,
                    4096)
-      .uint_option("zstd-level", "L", "zstd compression level 1..19 [3]", &zstd_level, 1, 19)
+      .uint_option("zstd-level", "L", "zstd compression level 1..19 [1]", &zstd_level, 1, 19)
       .flag("quiet", "-q", "no progress bar", &quiet)
       .flag("json", "-j", "print the summary as one JSON object", &json)
       .epilog(
