@@ -254,5 +254,40 @@ TEST(Planner, PairGroupsKeepTheirRowPartsOnTheDevice) {
   EXPECT_EQ(big.device_bytes, big.device_cache_bytes);
 }
 
+// In core shared by several workers: one slice per worker of the one unit, the plan's memory
+// as in core (one slot), the work and uploads per slice; other plans are left as they are.
+TEST(Planner, InCoreSlicesOnePerWorker) {
+  const OrientedGraph g = oriented(test::skewed_graph(3000, 30000, 4));
+  auto src = memory_source(g, 512);
+  const Plan core = plan_graph(*src, opts(Scheme::Auto, 0));
+  ASSERT_EQ(core.units.size(), 1u);
+  ASSERT_LE(core.partition.p, 1u);
+  for (std::uint32_t sharers : {2u, 3u, 8u}) {
+    SCOPED_TRACE(sharers);
+    Plan sliced = core;
+    ASSERT_TRUE(plan_internal::slice_in_core(sliced, sharers, false));
+    ASSERT_EQ(sliced.units.size(), sharers);
+    EXPECT_EQ(sliced.slots, core.slots);
+    EXPECT_EQ(sliced.in_flight, core.in_flight);
+    EXPECT_EQ(sliced.device_bytes, core.device_bytes);
+    EXPECT_EQ(sliced.slot_bytes, core.slot_bytes);
+    EXPECT_EQ(sliced.device_cache_bytes, 0u);
+    EXPECT_EQ(sliced.bytes_moved, sharers * core.bytes_moved);  // every worker uploads it all
+    for (std::uint32_t x = 0; x < sharers; ++x) {
+      EXPECT_EQ(sliced.units[x].slice, x);
+      EXPECT_EQ(sliced.units[x].slices, sharers);
+      EXPECT_DOUBLE_EQ(sliced.units[x].work, core.units[0].work / sharers);
+    }
+    EXPECT_FALSE(plan_internal::slice_in_core(sliced, sharers, false));  // (already sliced)
+  }
+  Plan one = core;
+  EXPECT_FALSE(plan_internal::slice_in_core(one, 1, false));
+  EXPECT_EQ(one.units.size(), 1u);
+  Plan parts = plan_graph(*src, opts(Scheme::Range, 3));
+  const std::size_t units = parts.units.size();
+  EXPECT_FALSE(plan_internal::slice_in_core(parts, 4, false));
+  EXPECT_EQ(parts.units.size(), units);
+}
+
 }  // namespace
 }  // namespace tristream
