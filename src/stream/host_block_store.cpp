@@ -16,6 +16,15 @@ std::uint64_t preload_spare(const Plan& plan) {
   return plan.host_budget > used ? plan.host_budget - used : 0;
 }
 
+bool HostBlockStore::uses_store(const Plan& plan) {
+  return plan.block_cache_bytes > 0 && plan.partition.p > 1 &&
+         plan.partition.scheme != Scheme::Vertex;
+}
+
+bool HostBlockStore::would_preload(const Plan& plan) {
+  return uses_store(plan) && plan.row_parts_bytes <= plan.block_cache_bytes;
+}
+
 HostBlockStore::HostBlockStore(const Plan& plan, BlockBuilder& builder, Recorder& rec,
                                HostRegistrar* registrar, std::uint64_t preload_spare)
     : plan_(plan),
@@ -27,7 +36,7 @@ HostBlockStore::HostBlockStore(const Plan& plan, BlockBuilder& builder, Recorder
       threads_(builder.reader().pool().threads()),
       block_cap_(plan.block_cache_bytes),
       blocks_(plan.block_cache_bytes) {
-  enabled_ = block_cap_ > 0 && plan.partition.p > 1 && plan.partition.scheme != Scheme::Vertex;
+  enabled_ = uses_store(plan);
 }
 
 HostBlockStore::~HostBlockStore() {

@@ -70,6 +70,10 @@ class HostBlockStore {
   void disable() { enabled_.store(false, std::memory_order_relaxed); }
   // Whether start_preload() will preload: enabled and every row part's blocks fit.
   bool preloads() const { return enabled() && plan_.row_parts_bytes <= block_cap_; }
+  // Whether a store for `plan` takes units' blocks (range, hash or pair, p > 1, a block cache),
+  // and whether it preloads them all (every row part's blocks within the block cache).
+  static bool uses_store(const Plan& plan);
+  static bool would_preload(const Plan& plan);
   // Direct uploads are on (the preload runs with a registrar).
   bool direct() const { return direct_; }
 

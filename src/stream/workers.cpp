@@ -62,7 +62,7 @@ SharedStores share_blocks(const GraphSource& g, const std::vector<const Plan*>& 
     std::vector<std::size_t> group;
     for (std::size_t w = 0; w < workers.size(); ++w)
       if (preloads[w] && workers[w].backend->device_is_host() == host) group.push_back(w);
-    if (group.size() < 2) continue;
+    if (group.size() < 2 || !stream::HostBlockStore::would_preload(*plans[group[0]])) continue;
     HostRegistrar* registrar = host ? nullptr : workers[group[0]].backend.get();
     auto store =
         std::make_unique<stream::SharedBlocks>(g, *plans[group[0]], threads, registrar, origin,
