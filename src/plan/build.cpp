@@ -290,6 +290,53 @@ void in_core_unit(Plan& plan, std::uint64_t n, eid_t m, const eid_t* off) {
   plan.units.push_back(w);
 }
 
+std::uint64_t device_floor(Scheme scheme, std::uint32_t p, int variant, std::uint64_t n, eid_t m,
+                           const Census& census) {
+  if (p <= 1 || m == 0 || scheme == Scheme::Vertex) return 0;
+  // 1. The partition's block edges, as build_plan draws them.
+  Partition P;
+  P.scheme = scheme;
+  P.p = p;
+  P.n = n;
+  const std::vector<eid_t> E =
+      scheme == Scheme::Hash ? hash_block_edges(P, census) : range_block_edges(P, variant, census);
+  auto at = [&](std::uint32_t a, std::uint32_t b) {
+    return E[static_cast<std::size_t>(a) * p + b];
+  };
+  auto bytes = [&](std::uint32_t a, eid_t edges) { return block_bytes(P.rows(a), edges); };
+  // 2. The units' slots (their distinct blocks), as block_units and pair_units make them.
+  std::uint64_t slot = 0, units = 0;
+  if (scheme == Scheme::Pair) {
+    std::vector<eid_t> R(p, 0);
+    for (std::uint32_t a = 0; a < p; ++a)
+      for (std::uint32_t b = 0; b < p; ++b) R[a] += at(a, b);
+    for (std::uint32_t i = 0; i < p; ++i)
+      for (std::uint32_t j = i; j < p; ++j) {
+        if (at(i, j) == 0 || R[j] == 0) continue;
+        ++units;
+        slot = std::max(slot, bytes(i, at(i, j)) + bytes(i, R[i]) + (i == j ? 0 : bytes(j, R[j])));
+      }
+  } else {
+    const bool range = scheme == Scheme::Range;
+    std::vector<std::uint32_t> nonempty;
+    for (std::uint32_t i = 0; i < p; ++i) {
+      nonempty.clear();
+      for (std::uint32_t b = P.first_block(i); b < p; ++b)
+        if (at(i, b) != 0) nonempty.push_back(b);
+      for (std::size_t y = 0; y < nonempty.size(); ++y)
+        for (std::size_t z = range ? y : 0; z < nonempty.size(); ++z) {
+          const std::uint32_t j = nonempty[y], k = nonempty[z];
+          if (at(j, k) == 0) continue;
+          ++units;
+          slot = std::max(slot, bytes(i, at(i, j)) + (j == k ? 0 : bytes(i, at(i, k))) +
+                                    (i == j ? 0 : bytes(j, at(j, k))));
+        }
+    }
+  }
+  // 3. Two slots at least once there are two units (finish_units; the device cache only adds).
+  return (units >= 2 ? 2 : 1) * slot;
+}
+
 Plan build_plan(Scheme scheme, std::uint32_t p, int variant, std::uint64_t n, eid_t m,
                 const eid_t* off, const Census& census, bool per_vertex, std::uint64_t cache_room) {
   Plan plan;

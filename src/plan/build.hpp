@@ -22,4 +22,11 @@ Plan build_plan(Scheme scheme, std::uint32_t p, int variant, std::uint64_t n, ei
                 const eid_t* off, const Census& census, bool per_vertex,
                 std::uint64_t cache_room = 0);
 
+// A lower bound of the device bytes of build_plan's plan for the same arguments, without its
+// units: the largest unit's blocks, twice when there are two units or more (its per-vertex
+// arrays and device cache left out). 0 for p <= 1, no edges and the vertex scheme. The planner
+// skips the candidates whose floor exceeds the device budget without building them.
+std::uint64_t device_floor(Scheme scheme, std::uint32_t p, int variant, std::uint64_t n, eid_t m,
+                           const Census& census);
+
 }  // namespace tristream::plan_internal

@@ -29,8 +29,20 @@ constexpr std::uint32_t kMaxPairParts = 192;
 // budgets) chooses its order and units in flight.
 Candidate evaluate(const CandidateSpec& spec, const GraphShape& g, const Census& census,
                    const HostModel& hm, const PlanOptions& o) {
-  // 1. The partition and its units in their own order.
+  // 1. The partition and its units in their own order; not built when even its largest
+  //    unit's blocks, twice, exceed the device budget (its units alone cost more than the
+  //    candidate: a range plan of p = 96 has 150,000).
   Candidate c;
+  if (spec.p > 1 && o.device_budget) {
+    const std::uint64_t floor = device_floor(spec.scheme, spec.p, spec.variant, g.n, g.m, census);
+    if (floor > o.device_budget) {
+      c.plan.partition.scheme = spec.scheme;
+      c.plan.partition.p = spec.p;
+      c.device = floor;
+      c.floor_only = true;
+      return c;
+    }
+  }
   // (the device block cache may take the whole device budget, not only two slots, on a device
   // of its own)
   const std::uint64_t cache_room = o.device_is_host ? 0 : o.device_budget;

@@ -23,6 +23,8 @@ struct Candidate {
   std::size_t units = 0;
   bool feasible = false;
   std::uint64_t host = 0, device = 0;
+  // Not built: its device floor (build.hpp: device_floor, here `device`) exceeds the budget.
+  bool floor_only = false;
   double cost = 0;
 };
 

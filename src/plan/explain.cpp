@@ -66,7 +66,11 @@ Error no_fit_error(const std::vector<Candidate>& all, const GraphShape& g, const
       << (o.device_budget ? format_bytes(o.device_budget) : std::string("unlimited"))
       << " (two work units at once), host budget "
       << (o.host_budget ? format_bytes(o.host_budget) : std::string("unlimited"));
-  if (small)
+  if (small && small->floor_only)
+    msg << "; the smallest candidate (" << scheme_name(small->plan.partition.scheme)
+        << ", p = " << small->plan.partition.p << ") needs at least " << small->device
+        << " device bytes";
+  else if (small)
     msg << "; the smallest candidate (" << scheme_name(small->plan.partition.scheme)
         << ", p = " << small->plan.partition.p << ") needs " << small->device
         << " device bytes and " << small->host << " host bytes";

@@ -1,6 +1,8 @@
 // build_test.cpp — a candidate's units (src/plan/build.cpp) and a forced p against the graph:
 // p is capped at the rows, and the tasks are exactly those whose three blocks hold edges, found
-// without visiting all p^3 triples (a large forced p on a small graph plans at once).
+// without visiting all p^3 triples (a large forced p on a small graph plans at once); a
+// candidate's device floor never exceeds the plan's device bytes (the planner skips candidates
+// by it without building them).
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -8,6 +10,7 @@
 #include <set>
 #include <tuple>
 
+#include "plan/build.hpp"
 #include "test_util.hpp"
 #include "tristream/csr.hpp"
 #include "tristream/plan.hpp"
@@ -26,6 +29,38 @@ PlanOptions forced(Scheme s, std::uint32_t p) {
   o.parts = p;
   o.threads = 2;
   return o;
+}
+
+TEST(PlanParts, DeviceFloorIsALowerBoundOfTheBuiltPlan) {
+  for (std::uint64_t seed : {1u, 2u}) {
+    const auto e =
+        seed == 1 ? test::skewed_graph(3000, 30000, 3) : test::random_graph(2000, 20000, 8);
+    const OrientedGraph g = orient_edge_list(test::vertex_count(e), e);
+    auto src = memory_source(g, 256);
+    CensusOptions co;
+    co.fine = 64;
+    co.hash_mod = 12;
+    co.vertex = false;
+    co.threads = 2;
+    const Census c = take_census(*src, co);
+    for (Scheme s : {Scheme::Range, Scheme::Hash, Scheme::Pair})
+      for (std::uint32_t p : {2u, 3u, 4u, 6u, 12u, 40u}) {
+        if (s == Scheme::Hash && 12 % p != 0) continue;
+        for (int v = 0; v < (s == Scheme::Hash ? 1 : plan_internal::kRangeCuts); ++v)
+          for (std::uint64_t room : {std::uint64_t{0}, std::uint64_t{1} << 30}) {
+            SCOPED_TRACE(scheme_name(s) + " p=" + std::to_string(p) + " v" + std::to_string(v));
+            const std::uint64_t floor = plan_internal::device_floor(s, p, v, g.n(), g.m(), c);
+            const Plan plan = plan_internal::build_plan(s, p, v, g.n(), g.m(), g.csr.offsets.data(),
+                                                        c, false, room);
+            EXPECT_GT(floor, 0u);
+            EXPECT_LE(floor, plan.device_bytes);
+            // exact for two slots without the device cache
+            if (room == 0 && plan.slots == 2) {
+              EXPECT_EQ(floor, plan.device_bytes);
+            }
+          }
+      }
+  }
 }
 
 TEST(PlanParts, ForcedPartsAboveTheRowsAreCappedAtTheRows) {
