@@ -60,7 +60,9 @@ def main():
     if len(procs) == 1:
         title = next(iter(procs.values()))
     elif procs:
-        title = "tristream, %d workers" % len(procs)
+        # (process 0, when present, is the host block store the workers share)
+        workers = sum(1 for n in procs.values() if n.startswith("worker "))
+        title = "tristream, %d workers" % (workers or len(procs))
     spans = [e for e in events if e.get("ph") == "X"]
     if args.max_units > 0:
         spans = [e for e in spans if e.get("args", {}).get("unit", 0) < args.max_units]
