@@ -39,6 +39,22 @@ Plan store_plan(const GraphSource& src, Scheme s, std::uint32_t p) {
   return plan;
 }
 
+// A store over its own recorder, pool, chunk reader (a cache of `cache_bytes`) and builder.
+struct StoreRig {
+  StoreRig(const GraphSource& src, const Plan& plan, std::uint64_t cache_bytes)
+      : rec(stream::now_s(), stats),
+        pool(2),
+        reader(src, pool, plan.window_chunks, cache_bytes, rec),
+        builder(plan.partition, reader),
+        store(plan, builder, rec, nullptr, 0) {}
+  PipelineStats stats;
+  Recorder rec;
+  ThreadPool pool;
+  ChunkReader reader;
+  BlockBuilder builder;
+  HostBlockStore store;
+};
+
 void expect_naive(const OrientedGraph& g, const Partition& P, const HostBlock& hb, std::uint32_t a,
                   std::uint32_t b) {
   const test::DenseBlock want = test::naive_block(g.csr, P, a, b);
@@ -108,12 +124,8 @@ TEST(HostBlockStore, SmallCacheEvictsWithinItsCap) {
   std::uint64_t largest = 0;
   for (auto b : plan.row_part_bytes) largest = std::max(largest, b);
   plan.block_cache_bytes = largest;
-  PipelineStats stats;
-  Recorder rec(stream::now_s(), stats);
-  ThreadPool pool(2);
-  ChunkReader reader(*src, pool, plan.window_chunks, g.m() * sizeof(vid_t), rec);
-  BlockBuilder builder(plan.partition, reader);
-  HostBlockStore store(plan, builder, rec, nullptr, 0);
+  StoreRig rig(*src, plan, g.m() * sizeof(vid_t));
+  HostBlockStore& store = rig.store;
   store.start_preload(0);  // (nothing: the blocks do not all fit)
   for (std::uint32_t a = 0; a < plan.partition.p; ++a) {
     auto hb = store.cached_block({a, a}, {}, 0);
@@ -132,12 +144,8 @@ TEST(HostBlockStore, CallersThatMissTogetherBuildEachRowPartOnce) {
     SCOPED_TRACE(scheme_name(s));
     const Plan plan = store_plan(*src, s, 5);
     const std::uint32_t p = plan.partition.p;
-    PipelineStats stats;
-    Recorder rec(stream::now_s(), stats);
-    ThreadPool pool(2);
-    ChunkReader reader(*src, pool, plan.window_chunks, g.m() * sizeof(vid_t), rec);
-    BlockBuilder builder(plan.partition, reader);
-    HostBlockStore store(plan, builder, rec, nullptr, 0);
+    StoreRig rig(*src, plan, g.m() * sizeof(vid_t));
+    HostBlockStore& store = rig.store;
     std::vector<BlockKey> keys;
     for (std::uint32_t a = 0; a < p; ++a)
       for (std::uint32_t b = plan.partition.first_block(a); b < p; ++b) keys.push_back({a, b});

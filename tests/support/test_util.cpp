@@ -224,25 +224,24 @@ SignalledRun run_cli_signalled(const std::vector<std::string>& args, double dela
   // 1. The child's handler for `sig` (the delay counts from then, so that a slow start, e.g.
   //    under a sanitizer on a loaded machine, does not meet the signal's default action), then
   //    the delay, watching for an early end either way.
+  auto ended = [&] {
+    if (::waitpid(pid, &raw, WNOHANG) != pid) return false;
+    o.finished_first = true;
+    decode();
+    o.out = test::read_text(out);
+    return true;
+  };
+  auto since = [](std::chrono::steady_clock::time_point t) {
+    return std::chrono::duration<double>(std::chrono::steady_clock::now() - t).count();
+  };
   const auto launched = std::chrono::steady_clock::now();
-  while (!catches_signal(pid, sig) &&
-         std::chrono::duration<double>(std::chrono::steady_clock::now() - launched).count() < 30) {
-    if (::waitpid(pid, &raw, WNOHANG) == pid) {
-      o.finished_first = true;
-      decode();
-      o.out = test::read_text(out);
-      return o;
-    }
+  while (!catches_signal(pid, sig) && since(launched) < 30) {
+    if (ended()) return o;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   const auto start = std::chrono::steady_clock::now();
-  while (std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count() < delay) {
-    if (::waitpid(pid, &raw, WNOHANG) == pid) {
-      o.finished_first = true;
-      decode();
-      o.out = test::read_text(out);
-      return o;
-    }
+  while (since(start) < delay) {
+    if (ended()) return o;
     std::this_thread::sleep_for(std::chrono::milliseconds(2));
   }
   // 2. The signal, then its end (killed after a hard cap so that a hang fails the test).
