@@ -25,8 +25,8 @@ constexpr int kAfterFeasible = 8;
 // needs more parts than range for the same budget (its units are p(p+1)/2, not ~p^3/6).
 constexpr std::uint32_t kMaxPairParts = 192;
 
-// Builds one candidate, fits it to the host, sizes its caches, prices it and (when it fits the
-// budgets) chooses its order and units in flight.
+// Builds one candidate, fits it to the host, sizes its caches and prices it (pair, when it fits
+// the budgets: on its best grouped order).
 Candidate evaluate(const CandidateSpec& spec, const GraphShape& g, const Census& census,
                    const HostModel& hm, const PlanOptions& o) {
   // 1. The partition and its units in their own order; not built when even its largest
@@ -70,9 +70,8 @@ Candidate evaluate(const CandidateSpec& spec, const GraphShape& g, const Census&
   const double unit_cost_bytes = o.rates.kernel_s_per_unit * o.rates.upload_bytes_per_s;
   c.cost = static_cast<double>(c.plan.bytes_moved + c.plan.bytes_decompressed) +
            static_cast<double>(c.plan.units.size()) * unit_cost_bytes;
-  // 5. The order and the units in flight, only for a candidate that fits (they change its
-  // bytes moved).
-  if (c.feasible) choose_in_flight(c.plan, o.per_vertex);
+  // (The order and the units in flight, which change the bytes moved but not the cost, are
+  // chosen for the best candidate only, after the search.)
   if (c.plan.partition.scheme == Scheme::Hash) c.cost *= kHashCostFactor;
   c.units = c.plan.units.size();
   return c;
@@ -189,6 +188,12 @@ Search search_candidates(const std::vector<CandidateSpec>& specs, const GraphSha
       std::vector<WorkUnit>().swap(c.plan.units);
       s.all.push_back(std::move(c));
     }
+  }
+  // 3. The best's order and units in flight (each try replays the device cache over every unit:
+  //    most of a search's time when every fitting candidate had them).
+  if (s.best >= 0) {
+    choose_in_flight(s.best_plan, o.per_vertex);
+    s.all[static_cast<std::size_t>(s.best)].units = s.best_plan.units.size();
   }
   return s;
 }

@@ -1,6 +1,6 @@
 // plan/candidates.hpp — the planner's candidates (candidates.cpp): the (scheme, p, range cut)
-// triples the options and the census allow, each evaluated (built, fitted to the host, costed,
-// ordered when it fits the budgets), and the search that keeps the best.
+// triples the options and the census allow, each evaluated (built, fitted to the host, costed),
+// and the search that keeps the best and chooses its order and units in flight.
 #pragma once
 
 #include <cstddef>

@@ -37,7 +37,8 @@ std::string explain(const Plan& plan, const std::vector<Candidate>& all, const P
           bs = &c;
       if (bs && bs->plan.partition.scheme != plan.partition.scheme)
         why << "; best " << scheme_name(s) << " (p = " << bs->plan.partition.p << ") would move "
-            << format_bytes(bs->plan.bytes_moved + bs->plan.bytes_decompressed);
+            << format_bytes(bs->plan.bytes_moved + bs->plan.bytes_decompressed)
+            << " in its own order";
     }
     bool any_one = false;
     for (const auto& c : all) any_one |= c.plan.partition.p == 1;

@@ -104,7 +104,7 @@ Plan make_plan(std::uint64_t n, eid_t m, const eid_t* offsets,
   if (o.parts > 1 && census.empty())
     throw Error(ErrorKind::Internal, "the planner needs a block census for --parts > 1");
   const std::vector<CandidateSpec> specs = list_candidates(census, o);
-  // 3. Each evaluated (built, fitted to the host, priced, ordered when it fits); the best kept.
+  // 3. Each evaluated (built, fitted to the host, priced); the best kept and ordered.
   const GraphShape g{n, m, offsets};
   Search s = search_candidates(specs, g, census, host_model(n, chunks, o), o);
   // 4. None fits: a usage error that names what the smallest candidate needs.
