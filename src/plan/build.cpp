@@ -62,9 +62,6 @@ void block_units(Plan& plan, const std::vector<eid_t>& E, const eid_t* off, eid_
   // are found from each row part's nonempty blocks, so the work is the pairs of nonempty blocks
   // of a row part, never all p^3 triples.
   std::vector<std::uint32_t> nonempty;  // row part i's column parts b >= first_block(i) with edges
-  // (room for every task up front: a growing array would be copied and mapped afresh each time)
-  const std::uint64_t q = p;
-  plan.units.reserve(range ? q * (q + 1) * (q + 2) / 6 : q * q * q);
   for (std::uint32_t x = 0; x < p; ++x) {
     const std::uint32_t i = range ? p - 1 - x : x;
     nonempty.clear();
@@ -141,7 +138,6 @@ void pair_units(Plan& plan, const std::vector<eid_t>& E) {
   }
   // 3. The units by descending i, then j (range's order: the units needing only row parts
   // i..p-1 first; B = R_i stays for the run), pruned where A or C is empty (B holds A).
-  plan.units.reserve(static_cast<std::uint64_t>(p) * (p + 1) / 2);
   for (std::uint32_t i = p; i-- > 0;)
     for (std::uint32_t j = i; j < p; ++j) {
       const eid_t eij = edges(i, j);
