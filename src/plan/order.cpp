@@ -250,15 +250,16 @@ bool slice_in_core(Plan& plan, std::uint32_t sharers, bool per_vertex) {
       plan.units[0].slices != 1)
     return false;
   const WorkUnit whole = plan.units[0];
-  const Plan before = plan;
+  const int slots = plan.slots, in_flight = plan.in_flight;
+  const std::uint64_t device_bytes = plan.device_bytes;
   plan.units.clear();
   for (std::uint32_t x = 0; x < sharers; ++x) plan.units.push_back(unit_slice(whole, x, sharers));
   finish_units(plan, per_vertex, plan.in_flight);
   // One slot, as in core: a worker counts its slices one after another (finish_units gives two
   // slots to two units or more, twice the device and host memory the plan was sized for).
-  plan.slots = before.slots;
-  plan.in_flight = before.in_flight;
-  plan.device_bytes = before.device_bytes;
+  plan.slots = slots;
+  plan.in_flight = in_flight;
+  plan.device_bytes = device_bytes;
   plan.device_cache_bytes = 0;
   return true;
 }

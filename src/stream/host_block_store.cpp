@@ -197,9 +197,8 @@ void HostBlockStore::block_regions(const HostBlock& hb, SlotBlock& sb, bool dire
 // consecutive batches is decompressed once, and the first unit waits for one row part only.
 void HostBlockStore::start_preload(int base_nice) {
   base_nice_ = base_nice;
-  if (!enabled_) return;
+  if (!enabled_ || !would_preload(plan_)) return;  // every block of every row part
   const Partition& P = plan_.partition;
-  if (plan_.row_parts_bytes > block_cap_) return;  // every block of every row part
   std::vector<std::uint32_t> order;
   std::vector<char> seen(P.p, 0);
   for (const auto& w : plan_.units)

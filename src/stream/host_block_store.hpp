@@ -68,8 +68,6 @@ class HostBlockStore {
   // for the rest of the run once it could not hold a unit's blocks.
   bool enabled() const { return enabled_.load(std::memory_order_relaxed); }
   void disable() { enabled_.store(false, std::memory_order_relaxed); }
-  // Whether start_preload() will preload: enabled and every row part's blocks fit.
-  bool preloads() const { return enabled() && plan_.row_parts_bytes <= block_cap_; }
   // Whether a store for `plan` takes units' blocks (range, hash or pair, p > 1, a block cache),
   // and whether it preloads them all (every row part's blocks within the block cache).
   static bool uses_store(const Plan& plan);

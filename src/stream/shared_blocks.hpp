@@ -5,8 +5,9 @@
 // blocks itself: W workers do the host work W times. SharedBlocks owns a chunk reader, a block
 // builder and a thread pool of its own and one HostBlockStore over them; its preload runs once,
 // and every worker's driver (UnitPreparer, through UnitFeed::shared_store) takes its blocks from
-// it. It is made only where the store preloads (range, hash or pair, p > 1, every row part's
-// blocks within the plan's block cache): nothing is then evicted while a worker uses it.
+// it. It is made only where the store preloads (HostBlockStore::would_preload: range, hash or
+// pair, p > 1, every row part's blocks within the plan's block cache): nothing is then evicted
+// while a worker uses it.
 //
 // Preconditions: the workers that share it run the plan it was made for and are of one kind
 // (all with device memory of their own, pinning through `registrar`; or all on the host,
@@ -38,8 +39,6 @@ class SharedBlocks {
   SharedBlocks(const SharedBlocks&) = delete;
   SharedBlocks& operator=(const SharedBlocks&) = delete;
 
-  // Whether sharing pays: the store preloads (else each worker keeps its own store).
-  bool preloads() const { return store_.preloads(); }
   HostBlockStore& store() { return store_; }
   // Starts the preload, its driver-side thread raised like a worker's driver.
   void start();

@@ -67,7 +67,6 @@ SharedStores share_blocks(const GraphSource& g, const std::vector<const Plan*>& 
     auto store =
         std::make_unique<stream::SharedBlocks>(g, *plans[group[0]], threads, registrar, origin,
                                                !run.trace_path.empty() || run.chunk_spans);
-    if (!store->preloads()) continue;
     for (std::size_t w : group) out.of[w] = store.get();
     out.stores.push_back(std::move(store));
   }
