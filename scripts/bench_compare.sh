@@ -3,7 +3,9 @@
 # drift of a shared machine hits both alike: the whole `count` command (process start to exit),
 # its pipeline wall time and overlap, in core and at fractions of the in-core device footprint.
 #
-# usage: BASE=old/tristream NEW=build/tristream scripts/bench_compare.sh [SCALE...]  (default 25)
+# usage: BASE=old/tristream NEW=build/tristream scripts/bench_compare.sh [SCALE|NAME=MODEL...]
+#   (default 25; SCALE is a Kronecker scale, NAME=MODEL a `tristream generate` model and its
+#   options, e.g. "hub24=hub --scale 24 --hubs 64 --hub-share 0.5 --edge-factor 8")
 #   FRACTIONS  divisors of the in-core footprint; 1 = in core [1 4]
 #   REPEAT     runs per binary and configuration (interleaved) [5]
 #   OUT        output folder [bench/out/compare]
@@ -45,17 +47,19 @@ EOF
 }
 
 for S in "${SCALES[@]}"; do
-  F="$OUT/kron$S.tcsr"
+  if [[ $S == *=* ]]; then NAME=${S%%=*} MODEL=${S#*=}; else NAME=kron$S MODEL="kronecker --scale $S"; fi
+  F="$OUT/$NAME.tcsr"
   # made by BASE, so that both read it (a newer format may be unknown to BASE); NEW then takes
   # the census by a pass as BASE does
-  [ -s "$F" ] || "$BASE" generate kronecker --scale "$S" -o "$F" -q
+  # shellcheck disable=SC2086
+  [ -s "$F" ] || "$BASE" generate $MODEL -o "$F" -q
   FOOT=$("$NEW" plan "$F" --parts 1 --gpu-memory 1024T --json |
     python3 -c 'import json,sys; print(json.load(sys.stdin)["device_bytes"])')
   for frac in $FRACTIONS; do
     if [ "$frac" = 1 ]; then args=(--parts 1); else args=(--gpu-memory $((FOOT / frac))); fi
     for _ in $(seq "$REPEAT"); do
-      one "$S 1/$frac" base "$BASE" count "$F" --backend "$BACKEND" "${args[@]}"
-      one "$S 1/$frac" new "$NEW" count "$F" --backend "$BACKEND" "${args[@]}"
+      one "$NAME 1/$frac" base "$BASE" count "$F" --backend "$BACKEND" "${args[@]}"
+      one "$NAME 1/$frac" new "$NEW" count "$F" --backend "$BACKEND" "${args[@]}"
     done
   done
 done
@@ -74,7 +78,7 @@ for lab in labels:
     tri = {r["triangles"] for r in b + n}
     ov = lambda rs: "%.1f%%" % (100 * med([r["overlap"] for r in rs if r["overlap"] is not None]))
     print("| %s | %.3f | %.3f | %.3f | %.3f | %.3f | %s | %s | %s |" % (
-        "Kronecker " + lab, med([r["elapsed_s"] for r in b]), med([r["elapsed_s"] for r in n]),
+        lab, med([r["elapsed_s"] for r in b]), med([r["elapsed_s"] for r in n]),
         med([r["elapsed_s"] for r in n]) / med([r["elapsed_s"] for r in b]),
         med([r["wall_s"] for r in b]), med([r["wall_s"] for r in n]), ov(b), ov(n),
         "equal" if len(tri) == 1 else "DIFFER %s" % sorted(tri)))

@@ -302,6 +302,9 @@ class UnitFeed {
   // A host block store shared by the workers of the process, preloaded by its owner
   // (stream/shared_blocks.hpp), or null: the worker keeps a store of its own.
   virtual stream::HostBlockStore* shared_store() const { return nullptr; }
+  // Called once by the worker when its own host block store's preload has ended (at once when
+  // it starts none): its host preparation no longer needs the cores.
+  virtual void preloaded() {}
 };
 
 // A plan made ahead (count_file's, while the device starts): the options it was made with, the

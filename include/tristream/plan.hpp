@@ -56,6 +56,13 @@ class GraphSource {
   virtual const std::vector<tcsr::ChunkInfo>& chunks() const = 0;
   virtual void read_chunk(std::uint64_t k, vid_t* out) const = 0;
   virtual std::uint64_t compressed_bytes() const = 0;  // adjacency bytes on disk
+  // Chunk k's columns where they already lie decoded in memory for as long as the source lives
+  // (the in-core image once it has decoded them), else null: readers then use them in place
+  // instead of copying them out with read_chunk. Once non-null for k, it stays so.
+  virtual const vid_t* resident_chunk(std::uint64_t k) const {
+    (void)k;
+    return nullptr;
+  }
   // The file's stored census (its census extension's payload, or its first `limit` bytes) into
   // *out; false when it has none.
   virtual bool stored_census(std::vector<unsigned char>* out, std::size_t limit = SIZE_MAX) const {

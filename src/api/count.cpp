@@ -193,9 +193,10 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
     }
     return b;
   };
-  // With --gpu-memory and the image (one GPU worker, one process) the plan does not wait for the
-  // device: it is made now, beside the startup, with the host budget less a margin for what the
-  // device's startup adds to the process (count_with_backend takes it when its options match).
+  // With --gpu-memory and the image (one GPU worker, with --hybrid the CPU beside it, one
+  // process) the plan does not wait for the device: it is made now, beside the startup, with the
+  // host budget less a margin for what the device's startup adds to the process
+  // (count_with_backend and count_with_workers take it when its options match).
   struct AheadRelease {
     std::shared_future<ReadyPlan>& ahead;
     PipelineOptions& po;
@@ -206,7 +207,7 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
   };
   std::shared_future<ReadyPlan> ahead;
   AheadRelease ahead_release{ahead, po};
-  if (image && po.gpu_memory && devices.size() <= 1 && !o.hybrid && o.cpu_workers == 0 &&
+  if (image && po.gpu_memory && devices.size() <= 1 && o.cpu_workers == 0 &&
       !std::getenv("TRISTREAM_NO_PLAN_AHEAD")) {
     bool keep = false;
     CountHost h;

@@ -110,9 +110,13 @@ struct FirstPass {
     const std::uint64_t n = g.n();
     const eid_t* off = g.offsets();
     const auto& ch = g.chunks()[k];
-    std::vector<vid_t>& buf = buffers[t];
-    buf.resize(ch.edges);
-    g.read_chunk(k, buf.data());
+    const vid_t* cols = g.resident_chunk(k);  // (decoded already: read in place)
+    if (!cols) {
+      std::vector<vid_t>& buf = buffers[t];
+      buf.resize(ch.edges);
+      g.read_chunk(k, buf.data());
+      cols = buf.data();
+    }
     raw += ch.edges * sizeof(vid_t);
     const eid_t e0 = ch.first_edge, e1 = ch.first_edge + ch.edges;
     std::uint64_t r = ch.first_row;
@@ -123,7 +127,7 @@ struct FirstPass {
       if (s >= e) continue;
       while (fu + 1 < F && r >= c.fine_bounds[fu + 1]) ++fu;
       while (gu + 1 < G && r >= c.vertex_bounds[gu + 1]) ++gu;
-      row(t, r, fu, gu, buf.data() + (s - e0), e - s);
+      row(t, r, fu, gu, cols + (s - e0), e - s);
     }
   }
 
@@ -241,9 +245,13 @@ void exact_proxy_edges(Census& c, FirstPass& fp, const std::vector<std::uint32_t
     bool any = false;
     for (std::uint64_t r = ch.first_row; r < n && r < ch.first_row + ch.rows; ++r)
       any |= mask[r] != 0;
-    if (!any) return;  // no proxy row here
-    buf.resize(ch.edges);
-    g.read_chunk(k, buf.data());
+    if (!any) return;                         // no proxy row here
+    const vid_t* cols = g.resident_chunk(k);  // (decoded already: read in place)
+    if (!cols) {
+      buf.resize(ch.edges);
+      g.read_chunk(k, buf.data());
+      cols = buf.data();
+    }
     fp.raw += ch.edges * sizeof(vid_t);
     const eid_t e0 = ch.first_edge, e1 = ch.first_edge + ch.edges;
     for (std::uint64_t r = ch.first_row; r < n && off[r] < e1; ++r) {
@@ -252,7 +260,7 @@ void exact_proxy_edges(Census& c, FirstPass& fp, const std::vector<std::uint32_t
       if (!mv) continue;
       const eid_t s0 = std::max(off[r], e0), s1 = std::min(off[r + 1], e1);
       for (eid_t e = s0; e < s1; ++e) {
-        const std::uint16_t mw = mask[buf[e - e0]];
+        const std::uint16_t mw = mask[cols[e - e0]];
         if (!mw) continue;
         for (std::size_t ci = 0; ci < C; ++ci) {
           std::uint32_t x = table[ci * TM + mv] & table[ci * TM + mw];

@@ -240,6 +240,7 @@ void HostBlockStore::background_preload(const std::vector<std::uint32_t>& order)
     preload_running_ = false;
   }
   bcv_.notify_all();
+  if (on_preloaded_) on_preloaded_();
 }
 
 }  // namespace tristream::stream

@@ -76,23 +76,35 @@ const vid_t* ChunkReader::row(std::uint64_t r, std::uint64_t& deg) {
 
 bool ChunkReader::pin(const std::vector<std::uint64_t>& needed, std::int64_t unit) {
   const auto& chunks = g_.chunks();
-  std::uint64_t total = 0;
-  for (auto c : needed) total += chunks[c].edges * sizeof(vid_t);
-  if (cache_.capacity() == 0 || total > cache_.capacity()) return false;
   if (ptr_.size() != chunks.size()) ptr_.assign(chunks.size(), nullptr);
   std::fill(ptr_.begin(), ptr_.end(), nullptr);
+  // resident chunks are used in place; the others go through the cache
+  std::vector<std::uint64_t> cached;
+  std::uint64_t total = 0;
+  for (auto c : needed) {
+    if (const vid_t* r = g_.resident_chunk(c)) {
+      ptr_[c] = r;
+      continue;
+    }
+    cached.push_back(c);
+    total += chunks[c].edges * sizeof(vid_t);
+  }
+  if (total > 0 && (cache_.capacity() == 0 || total > cache_.capacity())) {
+    std::fill(ptr_.begin(), ptr_.end(), nullptr);
+    return false;
+  }
   std::vector<std::uint64_t> missing;
-  for (auto c : needed)
+  for (auto c : cached)
     if (!cache_.find(c)) missing.push_back(c);
   // evict chunks not needed now, least recently used first
   std::uint64_t add = 0;
   for (auto c : missing) add += chunks[c].edges * sizeof(vid_t);
-  cache_.evict_for(add, [&](std::uint64_t c) { return in(needed, c); });
+  cache_.evict_for(add, [&](std::uint64_t c) { return in(cached, c); });
   if (!missing.empty()) {
     auto bufs = decompress(missing, pool_, unit);
     adopt(missing, bufs);
   }
-  for (auto c : needed) ptr_[c] = (*cache_.find(c))->data();
+  for (auto c : cached) ptr_[c] = ptr_[c] ? ptr_[c] : (*cache_.find(c))->data();
   return true;
 }
 
@@ -129,14 +141,18 @@ std::vector<ChunkBuffer> ChunkReader::decompress(const std::vector<std::uint64_t
                                                  ThreadPool& pool, std::int64_t unit) {
   const auto& all = g_.chunks();
   std::vector<ChunkBuffer> bufs(chunks.size());
-  if (chunks.empty()) return bufs;
+  std::vector<std::size_t> todo;  // (resident chunks keep a null buffer)
   std::uint64_t comp = 0, raw = 0;
-  for (auto c : chunks) {
-    comp += all[c].compressed_size;
-    raw += all[c].edges * sizeof(vid_t);
+  for (std::size_t x = 0; x < chunks.size(); ++x) {
+    if (g_.resident_chunk(chunks[x])) continue;
+    todo.push_back(x);
+    comp += all[chunks[x]].compressed_size;
+    raw += all[chunks[x]].edges * sizeof(vid_t);
   }
+  if (todo.empty()) return bufs;
   const double t0 = now_s();
-  pool.run(chunks.size(), [&](std::size_t x) {
+  pool.run(todo.size(), [&](std::size_t t) {
+    const std::size_t x = todo[t];
     bufs[x] = std::make_shared<ChunkColumns>(all[chunks[x]].edges);
     g_.read_chunk(chunks[x], bufs[x]->data());
   });
@@ -149,6 +165,7 @@ std::vector<ChunkBuffer> ChunkReader::decompress(const std::vector<std::uint64_t
 void ChunkReader::adopt(const std::vector<std::uint64_t>& chunks, std::vector<ChunkBuffer>& bufs) {
   TS_CHECK(chunks.size() == bufs.size(), "adopt: a buffer per chunk");
   for (std::size_t x = 0; x < chunks.size(); ++x) {
+    if (!bufs[x]) continue;  // resident: used in place
     const std::uint64_t b = bufs[x]->size() * sizeof(vid_t);
     cache_.insert(chunks[x], std::move(bufs[x]), b);
   }
@@ -160,7 +177,7 @@ bool ChunkReader::room_for(const std::vector<std::uint64_t>& now,
   missing.clear();
   std::uint64_t add = 0;
   for (auto c : next)
-    if (!cache_.contains(c)) {
+    if (!cache_.contains(c) && !g_.resident_chunk(c)) {
       missing.push_back(c);
       add += g_.chunks()[c].edges * sizeof(vid_t);
     }
@@ -186,7 +203,10 @@ void ChunkReader::read_range(eid_t e0, eid_t e1, vid_t* out, std::int64_t unit) 
   pool_.run(c1 - c0 + 1, [&](std::size_t t) {
     const std::uint64_t c = c0 + t;
     const auto& ch = chunks[c];
-    if (ch.first_edge >= e0 && ch.first_edge + ch.edges <= e1) {
+    if (const vid_t* r = g_.resident_chunk(c)) {
+      const eid_t cs = std::max(e0, ch.first_edge), ce = std::min(e1, ch.first_edge + ch.edges);
+      std::memcpy(out + (cs - e0), r + (cs - ch.first_edge), (ce - cs) * sizeof(vid_t));
+    } else if (ch.first_edge >= e0 && ch.first_edge + ch.edges <= e1) {
       g_.read_chunk(c, out + (ch.first_edge - e0));
     } else {
       std::vector<vid_t> b(ch.edges);
@@ -201,10 +221,11 @@ void ChunkReader::read_range(eid_t e0, eid_t e1, vid_t* out, std::int64_t unit) 
 }
 
 const vid_t* ChunkReader::slot(std::uint64_t c) {
+  if (const vid_t* r = g_.resident_chunk(c)) return r;
   for (std::size_t x = 0; x < batch_.size(); ++x)
-    if (batch_[x] == c) return bufs_[x]->data();
+    if (batch_[x] == c && bufs_[x]) return bufs_[x]->data();
   load_from(c);
-  return bufs_[0]->data();
+  return bufs_[0] ? bufs_[0]->data() : g_.resident_chunk(c);  // (resident since the check)
 }
 
 // Loads the window of needed chunks starting at c: from the cache when there, the rest
@@ -219,8 +240,10 @@ void ChunkReader::load_from(std::uint64_t c) {
   for (std::size_t t = 0; t < cnt; ++t) {
     if (const auto* hit = cache_.find(batch_[t]))
       bufs_[t] = *hit;
-    else
+    else if (!g_.resident_chunk(batch_[t]))
       missing.push_back(t);
+    else
+      bufs_[t].reset();
   }
   if (missing.empty()) return;
   // The window's previous chunks go before the new ones are decompressed (those in the cache
@@ -232,6 +255,7 @@ void ChunkReader::load_from(std::uint64_t c) {
   for (std::size_t x = 0; x < missing.size(); ++x) bufs_[missing[x]] = std::move(got[x]);
   if (cache_.capacity() == 0) return;
   for (auto t : missing) {
+    if (!bufs_[t]) continue;  // (became resident meanwhile: used in place)
     const std::uint64_t b = bufs_[t]->size() * sizeof(vid_t);
     if (b > cache_.capacity()) continue;
     cache_.evict_for(b, [](std::uint64_t) { return false; });

@@ -8,7 +8,9 @@
 // The cache (common/lru_cache.hpp) holds decompressed chunks up to its capacity in bytes; chunks
 // in use are never evicted. decompress()/adopt()/room_for() let the preload decompress the next
 // batch on other threads while the current one is pinned. Every decompression records "read" and
-// "decompress" spans. A corrupt chunk throws the source's Error(Input).
+// "decompress" spans. A corrupt chunk throws the source's Error(Input). Chunks the source holds
+// decoded already (GraphSource::resident_chunk: the in-core image) are read in place: never
+// copied, cached or counted against the cache, and decompress() leaves their buffers null.
 #pragma once
 
 #include <cstdint>
@@ -55,7 +57,8 @@ class ChunkReader {
 
   // ---- pinned rows ----
   // Makes every chunk of `needed` (sorted) resident, decompressing the missing ones in parallel,
-  // when they fit the cache; false (nothing pinned) when they do not.
+  // when those not resident in the source fit the cache; false (nothing pinned) when they do
+  // not.
   bool pin(const std::vector<std::uint64_t>& needed, std::int64_t unit);
   // The columns of row r from pinned chunks (thread-safe); rows across chunks go through tmp.
   // *hint (optional, per thread) is the chunk of the previous row asked for: rows asked for in

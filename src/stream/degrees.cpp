@@ -49,6 +49,7 @@ void add_in_degrees(const GraphSource& g, unsigned threads, std::uint64_t max_by
   stream::InDegreeCounter<T> counter(d.data(), n, static_cast<unsigned>(T_));
   pool.for_each_item(chunks.size(), [&](std::size_t k, unsigned lane) {
     if (interrupt_requested()) return;
+    if (const vid_t* cols = g.resident_chunk(k)) return counter.add(lane, cols, chunks[k].edges);
     std::vector<vid_t> buf(chunks[k].edges);
     g.read_chunk(k, buf.data());
     counter.add(lane, buf.data(), buf.size());

@@ -316,6 +316,7 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
   // yet: never kCollectFirst.)
   const std::int64_t first = options.feed && !plan.units.empty() ? options.feed->next() : 0;
   if (plan.units.empty() || first < 0) {
+    if (options.feed && options.feed->preload()) options.feed->preloaded();  // (none started)
     rep.interrupted = first < 0 && interrupt_requested();
     st.wall_s = now_s() - origin;
     st.finish_from_spans();
@@ -340,7 +341,13 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
     Run run(plan, backend, options, rep, rec, copy_pool);
     run.allocate(prep);
     // 4. Every unit in order (or as the feed gives them), until SIGINT.
-    if (!options.feed || options.feed->preload()) prep.start_preload(boost.base());
+    UnitFeed* feed = options.feed;
+    if (!feed)
+      prep.start_preload(boost.base());
+    else if (feed->preload())
+      prep.start_preload(boost.base(), [feed] { feed->preloaded(); });
+    else
+      feed->preloaded();
     for (std::size_t k = 0; !rep.interrupted; ++k) {
       if (!options.feed && k == plan.units.size()) break;
       try {

@@ -197,7 +197,10 @@ void HostBlockStore::block_regions(const HostBlock& hb, SlotBlock& sb, bool dire
 // consecutive batches is decompressed once, and the first unit waits for one row part only.
 void HostBlockStore::start_preload(int base_nice) {
   base_nice_ = base_nice;
-  if (!enabled_ || !would_preload(plan_)) return;  // every block of every row part
+  if (!enabled_ || !would_preload(plan_)) {  // every block of every row part
+    if (on_preloaded_) on_preloaded_();
+    return;
+  }
   const Partition& P = plan_.partition;
   std::vector<std::uint32_t> order;
   std::vector<char> seen(P.p, 0);

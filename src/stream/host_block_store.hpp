@@ -23,6 +23,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -80,6 +81,9 @@ class HostBlockStore {
   void start_preload(int base_nice);
   // Waits for the preload; rethrows its failure (a corrupt chunk).
   void finish_preload();
+  // Called once when the preload started by start_preload ends (done, failed or stopped), or
+  // at once by start_preload when it starts none; set before start_preload.
+  void on_preloaded(std::function<void()> f) { on_preloaded_ = std::move(f); }
   // Stops the preload after its current row part.
   void stop_preload();
 
@@ -142,6 +146,7 @@ class HostBlockStore {
   std::condition_variable bcv_;
   std::vector<char> part_ready_;
   bool preload_running_ = false;
+  std::function<void()> on_preloaded_;
   std::exception_ptr preload_error_;
   std::atomic<bool> stop_{false};
   LruCache<BlockKey, std::shared_ptr<HostBlock>> blocks_;

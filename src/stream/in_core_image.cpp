@@ -132,6 +132,9 @@ class ImageSource final : public GraphSource {
     if (!image_.chunk_ready(k)) return g_.read_chunk(k, out);  // (not decoded yet)
     std::memcpy(out, image_.columns() + c.first_edge, c.edges * sizeof(vid_t));
   }
+  const vid_t* resident_chunk(std::uint64_t k) const override {
+    return image_.chunk_ready(k) ? image_.columns() + g_.chunks().at(k).first_edge : nullptr;
+  }
   std::uint64_t compressed_bytes() const override { return g_.compressed_bytes(); }
   bool stored_census(std::vector<unsigned char>* out, std::size_t limit) const override {
     return g_.stored_census(out, limit);

@@ -37,8 +37,10 @@ class PinnedArena {
   // Reserves `bytes` (alloc_pinnable); false when the memory cannot be had.
   bool reserve(std::uint64_t bytes);
   std::uint64_t size() const { return size_; }
-  // Writes every page (zeros) in parallel, so that the registration finds them present (it
-  // would fault them in on one thread while it holds the driver's lock).
+  // Faults every page in, in parallel, so that the registration finds them present (it would
+  // fault them in on one thread while it holds the driver's lock): one byte written per 4 KiB
+  // page, which the kernel maps zeroed (a whole huge page at once where it gives one), instead
+  // of writing every byte a second time. The contents are not defined: blocks are written whole.
   void fault_in(ThreadPool& pool);
   // Registers the whole arena; true when it is (registered_flag() from then on).
   bool register_with(HostRegistrar& r);

@@ -19,9 +19,10 @@ SharedBlocks::~SharedBlocks() {
   store_.stop_preload();
 }
 
-void SharedBlocks::start() {
+void SharedBlocks::start(std::function<void()> preloaded) {
   // (the preload's registrar keeps the priority of the thread that starts it: a driver's)
   PriorityBoost boost(kDriverBoost);
+  store_.on_preloaded(std::move(preloaded));
   store_.start_preload(boost.base());
 }
 

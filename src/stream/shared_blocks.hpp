@@ -17,6 +17,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 
 #include "common/thread_pool.hpp"
@@ -40,8 +41,9 @@ class SharedBlocks {
   SharedBlocks& operator=(const SharedBlocks&) = delete;
 
   HostBlockStore& store() { return store_; }
-  // Starts the preload, its driver-side thread raised like a worker's driver.
-  void start();
+  // Starts the preload, its driver-side thread raised like a worker's driver; `preloaded` is
+  // called once when it has ended (HostBlockStore::on_preloaded).
+  void start(std::function<void()> preloaded = {});
   // Ends the preload: waits for it and rethrows its failure, or (interrupted) stops it.
   void finish(bool interrupted);
   // The store's statistics: decompression, builds, registrations (spans of unit -1).

@@ -9,6 +9,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <vector>
 
@@ -34,10 +35,16 @@ class UnitPreparer {
   // The plan's reuse_a (A left in the slot by the slot's unit before last) holds with two slots
   // only; with more units in flight (the device block cache) every unit names all its blocks.
   void set_slots(int slots) { reuse_ok_ = slots == 2; }
-  // Starts the host block store's preload (base_nice: the run's base nice value); waits for it
-  // (rethrowing its failure); stops it. A shared store's preload is its owner's: not here.
-  void start_preload(int base_nice) {
-    if (own_store_) own_store_->start_preload(base_nice);
+  // Starts the host block store's preload (base_nice: the run's base nice value; preloaded:
+  // called once it has ended, or at once when none starts); waits for it (rethrowing its
+  // failure); stops it. A shared store's preload is its owner's: not here.
+  void start_preload(int base_nice, std::function<void()> preloaded = {}) {
+    if (!own_store_) {
+      if (preloaded) preloaded();
+      return;
+    }
+    own_store_->on_preloaded(std::move(preloaded));
+    own_store_->start_preload(base_nice);
   }
   void finish_preload() {
     if (own_store_) own_store_->finish_preload();

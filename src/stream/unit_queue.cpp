@@ -126,6 +126,7 @@ std::int64_t UnitQueue::take_near(Worker& w) {
 }
 
 std::int64_t UnitQueue::cutoff_next(Worker& w) {
+  if (cutoff_holds_ > 0) return w.flying ? UnitFeed::kCollectFirst : kWait;
   double others_rate = 0, others_left = waiting_work_;
   for (const Worker& x : workers_)
     if (!x.cutoff) {
@@ -135,11 +136,13 @@ std::int64_t UnitQueue::cutoff_next(Worker& w) {
   if (w.collected < 2) {
     // 1. No rate yet (the first unit carries its start-up): its probe in flight is collected
     //    first; else, once the others have a rate, the first probe is the smallest waiting unit
-    //    (the least a slow CPU can lose) and the second, which gives the rate, the largest unit
-    //    near the tail that the probe rule allows (a rate measured on a tiny unit is mostly its
-    //    fixed costs).
+    //    (the least a slow CPU can lose) that the probe rule allows, and the second, which gives
+    //    the rate, the largest unit near the tail that the cut-off allows at the first probe's
+    //    rate (start-up included, so slower than the CPU's: a unit it allows ends in time; a
+    //    rate measured on a tiny unit alone is mostly its fixed costs).
     if (w.flying) return UnitFeed::kCollectFirst;
-    if (others_rate <= 0) return kWait;  // (before the scan: the lock stays short)
+    if (others_rate <= 0) return kWait;    // (before the scan: the lock stays short)
+    const double first_rate = rate_of(w);  // (0 before the first probe: the probe rule)
     std::size_t best = tail_ - 1;
     for (std::size_t pos = head_; pos < tail_; ++pos)
       if (!taken_[pos] && work(order_[pos]) < work(order_[best])) best = pos;
@@ -148,11 +151,11 @@ std::int64_t UnitQueue::cutoff_next(Worker& w) {
       if (taken_[pos]) continue;
       ++seen;
       const double c = work(order_[pos]);
-      if (c > work(order_[best]) && cutoff_takes(c, 0, 0, 0, others_left - c, others_rate))
+      if (c > work(order_[best]) && cutoff_takes(c, 0, 0, first_rate, others_left - c, others_rate))
         best = pos;
     }
     const double c = work(order_[best]);
-    if (cutoff_takes(c, 0, 0, 0, others_left - c, others_rate)) return take_at(best, w);
+    if (cutoff_takes(c, 0, 0, first_rate, others_left - c, others_rate)) return take_at(best, w);
     // What is left only shrinks (without a refill), so a probe refused once never comes.
     return refill_ ? kWait : -1;
   }
@@ -231,6 +234,19 @@ void UnitQueue::stop() {
   {
     std::lock_guard<std::mutex> lock(mu_);
     stopped_ = true;
+  }
+  cv_.notify_all();
+}
+
+void UnitQueue::hold_cutoff(std::uint32_t holders) {
+  std::lock_guard<std::mutex> lock(mu_);
+  cutoff_holds_ = holders;
+}
+
+void UnitQueue::release_cutoff() {
+  {
+    std::lock_guard<std::mutex> lock(mu_);
+    if (cutoff_holds_ > 0) --cutoff_holds_;
   }
   cv_.notify_all();
 }

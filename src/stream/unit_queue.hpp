@@ -11,9 +11,10 @@
 // bytes, little work, nothing to upload on the CPU), and only when it would finish the unit
 // before the other workers finish everything else, both estimated from measured rates (BBTC's
 // cut-off): until the others have a rate it waits; until it has one of its own it takes up to
-// two probes, one at a time, each only when even a CPU far slower than the others would finish
-// it well before them (kProbeFactor): first the smallest waiting unit, then the largest such
-// unit near the tail (its rate, over the second unit, leaves the first's start-up out). A plan
+// two probes, one at a time: first the smallest waiting unit, when even a CPU far slower than
+// the others would finish it well before them (kProbeFactor); then the largest unit near the
+// tail that the cut-off lets it finish in time at the first probe's rate, start-up included (a
+// rate that errs slow; the second unit's own leaves the start-up out). A plan
 // whose smallest unit fails that test at the start never gets a cut-off worker at all
 // (cutoff_may_help): it would only wait. A refill callback may add units when the queue runs dry
 // (MPI: the next batch from the dispatcher). Thread-safe: every call takes the queue's lock. The
@@ -76,6 +77,12 @@ class UnitQueue {
   void done(int w, std::size_t u);
   // Every next() returns -1 from now on (a worker failed or the run was interrupted).
   void stop();
+  // The cut-off workers take no unit until release_cutoff() has been called `holders` times:
+  // once by each preload of the plain workers' host block stores when it ends, since the cores
+  // a cut-off CPU worker would count on are then decompressing and building the blocks that
+  // feed the GPUs. Call before the workers start.
+  void hold_cutoff(std::uint32_t holders);
+  void release_cutoff();
 
   std::uint64_t units_taken(int w) const;
   double rate(int w) const;       // measured work per second (0 = none yet)
@@ -121,6 +128,7 @@ class UnitQueue {
   std::size_t waiting_ = 0;         // positions not taken
   double waiting_work_ = 0;
   bool stopped_ = false;
+  std::uint32_t cutoff_holds_ = 0;  // preloads the cut-off workers still wait for
   std::function<bool(std::vector<std::size_t>&)> refill_;
 };
 

@@ -35,6 +35,10 @@ class WorkerFeed final : public UnitFeed {
   void done(std::size_t unit, double) override { q_.done(w_, unit); }
   bool preload() const override { return preload_; }
   stream::HostBlockStore* shared_store() const override { return shared_; }
+  // (a shared store's end is its owner's to report: run_workers)
+  void preloaded() override {
+    if (preload_ && !shared_) q_.release_cutoff();
+  }
 
  private:
   UnitQueue& q_;
@@ -264,7 +268,12 @@ CountReport run_workers(const GraphSource& g, const Plan& plan,
   SharedStores shared;
   shared.of.assign(W, nullptr);
   if (!alone) shared = share_blocks(g, plans, run, workers, preloads, origin);
-  for (auto& s : shared.stores) s->start();
+  // The cut-off workers wait for the plain workers' preloads (UnitQueue::hold_cutoff): one
+  // per worker with a store of its own, one per shared store.
+  std::uint32_t holds = static_cast<std::uint32_t>(shared.stores.size());
+  for (std::size_t w = 0; w < W; ++w) holds += preloads[w] && !shared.of[w] ? 1 : 0;
+  queue.hold_cutoff(holds);
+  for (auto& s : shared.stores) s->start([&queue] { queue.release_cutoff(); });
   auto body = [&](std::size_t w) {
     try {
       if (workers[w].idle_class) set_thread_idle_class();  // (best effort)
@@ -447,8 +456,22 @@ CountReport count_with_workers(const GraphSource& g, const PipelineOptions& opti
     Census census;
     Plan plan;
     bool planned = false;
+    double ahead_s = 0;  // census and planner seconds spent before this call (a ready plan)
+    const ReadyPlan* ready = nullptr;
+    if (!many && replans == 0 && run.ready_plan.valid()) {
+      const ReadyPlan& r = run.ready_plan.get();  // (waits while it is still being made)
+      if (r.ok && ready_plan_serves(r.options, po)) ready = &r;
+    }
     try {
-      planned = make_shared_plan(g, po, comm, &plan, &census);
+      if (ready) {
+        plan = ready->plan;
+        census = ready->census;
+        ahead_s = ready->census_s + ready->plan_s;
+        census.seconds = 0;  // (spent before; what this call waited for is in plan_s)
+        planned = true;
+      } else {
+        planned = make_shared_plan(g, po, comm, &plan, &census);
+      }
     } catch (const Error& e) {  // nothing fits: say that the workers share the host budget
       if (e.kind() != ErrorKind::Usage || workers.size() < 2) throw;
       throw Error(ErrorKind::Usage,
@@ -460,11 +483,23 @@ CountReport count_with_workers(const GraphSource& g, const PipelineOptions& opti
       return rep;
     }
     // In core, the one unit is cut into a slice per worker that is not a cut-off worker, in
-    // every process: each uploads the whole graph and counts the triangles of its slice.
-    std::size_t plain = 0;
-    for (bool c : cutoff) plain += c ? 0 : 1;
+    // every process: each uploads the whole graph and counts the triangles of its slice. Workers
+    // on one device (`--devices 0,0`) take one slice between them: each slice would upload the
+    // whole graph to that device again, to count on the same chip.
+    std::size_t plain = 0, slicers = 0;
+    std::vector<int> sliced_devices;
+    for (std::size_t w = 0; w < workers.size(); ++w) {
+      if (cutoff[w]) continue;
+      ++plain;
+      const int d = workers[w].device;
+      if (d >= 0 &&
+          std::find(sliced_devices.begin(), sliced_devices.end(), d) != sliced_devices.end())
+        continue;
+      if (d >= 0) sliced_devices.push_back(d);
+      ++slicers;
+    }
     const std::size_t ranks = many ? static_cast<std::size_t>(comm->size()) : 1;
-    (void)plan_internal::slice_in_core(plan, static_cast<std::uint32_t>(plain * ranks),
+    (void)plan_internal::slice_in_core(plan, static_cast<std::uint32_t>(slicers * ranks),
                                        run.per_vertex);
     const double plan_s = now_s() - t0 - census.seconds;
     std::vector<std::size_t> units;
@@ -493,6 +528,7 @@ CountReport count_with_workers(const GraphSource& g, const PipelineOptions& opti
       rep.stats.replans = replans;
       rep.stats.census_s = census.seconds;
       rep.stats.plan_s = plan_s;
+      rep.stats.planned_ahead_s = ahead_s;
       rep.census = census.empty() ? "none" : census.stored ? "stored" : "pass";
       if (many) {
         reduce_ranks(rep, *comm);

@@ -5,6 +5,7 @@
 #include <gtest/gtest.h>
 
 #include "common/thread_pool.hpp"
+#include "plan_helpers.hpp"
 #include "stream/block_builder.hpp"
 #include "stream/clock.hpp"
 #include "stream_util.hpp"
@@ -75,6 +76,57 @@ TEST(ChunkReader, PinRefusesChunksBeyondTheCache) {
   EXPECT_TRUE(r.pin({0, 1, 2}, 0));
   EXPECT_TRUE(r.pin({3, 4}, 0));  // evicts chunks not needed now
   EXPECT_LE(r.peak_bytes(), 3 * 64 * sizeof(vid_t));
+}
+
+// Chunks the source holds decoded (GraphSource::resident_chunk, the in-core image's) are read in
+// place: every way of reading gives the graph's rows, no resident chunk is copied out or cached,
+// and pin() succeeds without a cache when every chunk needed is resident.
+TEST(ChunkReader, ResidentChunksAreReadInPlace) {
+  const OrientedGraph g = skewed();
+  for (std::uint64_t every : {1u, 2u, 3u}) {
+    for (std::uint64_t chunk : {1u, 7u, 100u}) {
+      SCOPED_TRACE(testing::Message() << "chunk " << chunk << " every " << every);
+      const auto mem = memory_source(g, chunk);
+      const test::ResidentSource src(*mem, g.csr.cols, every);
+      PipelineStats stats;
+      Recorder rec(stream::now_s(), stats);
+      ThreadPool pool(3);
+      const std::uint64_t all_bytes = g.m() * sizeof(vid_t);
+      ChunkReader pinned(src, pool, 2, all_bytes, rec);
+      ChunkReader walk(src, pool, 2, 0, rec);
+      ASSERT_TRUE(pinned.pin(all_chunks(src), 0));
+      walk.begin(all_chunks(src), 0);
+      std::vector<vid_t> tmp;
+      std::uint64_t hint = ~std::uint64_t{0};
+      for (std::uint64_t r = 0; r < g.n(); ++r) {
+        const std::vector<vid_t> want(g.csr.cols.begin() + g.csr.offsets[r],
+                                      g.csr.cols.begin() + g.csr.offsets[r + 1]);
+        std::uint64_t d1 = 0, d2 = 0;
+        const vid_t* a = pinned.row_pinned(r, d1, tmp, &hint);
+        ASSERT_EQ(d1, want.size());
+        EXPECT_TRUE(std::equal(want.begin(), want.end(), a));
+        const vid_t* b = walk.row(r, d2);
+        ASSERT_EQ(d2, want.size());
+        EXPECT_TRUE(std::equal(want.begin(), want.end(), b));
+      }
+      std::uint64_t not_resident = 0;
+      for (std::uint64_t c = 0; c < src.chunks().size(); ++c)
+        if (c % every) not_resident += src.chunks()[c].edges * sizeof(vid_t);
+      EXPECT_EQ(pinned.peak_bytes(), not_resident);
+      std::vector<vid_t> out(g.m() / 2);
+      pinned.read_range(g.m() / 4, g.m() / 4 + out.size(), out.data(), 0);
+      EXPECT_TRUE(std::equal(out.begin(), out.end(), g.csr.cols.begin() + g.m() / 4));
+      // the preload's batches: resident chunks get no buffer and are not cached
+      const auto bufs = pinned.decompress(all_chunks(src), pool, 0);
+      for (std::uint64_t c = 0; c < bufs.size(); ++c) EXPECT_EQ(bufs[c] == nullptr, c % every == 0);
+      EXPECT_EQ(src.resident_copies(), 0u);
+      ChunkReader none(src, pool, 2, 0, rec);
+      std::vector<std::uint64_t> resident;
+      for (std::uint64_t c = 0; c < src.chunks().size(); c += every) resident.push_back(c);
+      EXPECT_TRUE(none.pin(resident, 0));
+      EXPECT_EQ(none.pin(all_chunks(src), 0), every == 1);
+    }
+  }
 }
 
 // Builds every block of every row part with build() and with the walk, against naive_block.

@@ -46,6 +46,35 @@ TEST(Pipeline, EveryBuildPathCountsExactly) {
       }
 }
 
+// Chunks the source holds decoded (the in-core image's: GraphSource::resident_chunk) are built
+// from in place, every build path, and give the oracle's counts without copying any of them.
+TEST(Pipeline, ResidentChunksCountExactlyOnEveryBuildPath) {
+  auto e = test::skewed_graph(1500, 15000, 59);
+  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(e);
+  auto mem = memory_source(g, 97);
+  const std::int64_t caches[3][2] = {{-1, -1}, {1ll << 30, 0}, {0, 0}};
+  for (std::uint64_t every : {1u, 2u})
+    for (Scheme s : {Scheme::Range, Scheme::Hash, Scheme::Vertex, Scheme::Pair})
+      for (std::uint32_t p : {1u, 3u, 7u})
+        for (const auto& c : caches) {
+          SCOPED_TRACE(scheme_name(s) + " p=" + std::to_string(p) + " every " +
+                       std::to_string(every) + " chunk cache " + std::to_string(c[0]) +
+                       " block cache " + std::to_string(c[1]));
+          const test::ResidentSource src(*mem, g.csr.cols, every);
+          auto o = popts(s, p, true);
+          Knobs k;
+          k.chunk_cache_bytes = c[0];
+          k.block_cache_bytes = c[1];
+          auto be = cpu_backend();
+          CountReport r = count_tuned(src, o, *be, k);
+          EXPECT_EQ(r.triangles, oracle);
+          EXPECT_EQ(per_vertex_mismatches(r.per_vertex, new_of_old, oracle_pv), 0u);
+          if (p > 1) {
+            EXPECT_EQ(src.resident_copies(), 0u);  // (p = 1: the in-core unit's copy)
+          }
+        }
+}
+
 // The host preparation runs on the pool: blocks are built in two passes over row segments (count,
 // then fill in place), the preload decompresses several row parts' chunks at once, and the slot
 // copies are cut into pieces; the vertex scheme builds A and C on the pool when the chunks fit.

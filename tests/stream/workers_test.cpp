@@ -6,6 +6,7 @@
 // tail, never later than the GPU alone, a fair share for a comparable CPU); the host block store
 // the workers share (every chunk decompressed once) and the per-worker decompressed bytes; the
 // unit split between processes; the plan's wire form.
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -115,6 +116,41 @@ TEST(Workers, InCoreTheWorkersShareTheUnitBySlices) {
     }
     ASSERT_EQ(r.stats.workers.size(), static_cast<std::size_t>(workers));
     for (const WorkerStats& w : r.stats.workers) EXPECT_EQ(w.units, 1u);
+  }
+}
+
+// Workers on one device (`--devices 0,0`) share a slice: a second slice would upload the whole
+// graph to the same chip again. Two workers on device 0 and one on device 1: two slices, counted
+// exactly, each taken by one worker.
+TEST(Workers, InCoreWorkersOnOneDeviceShareASlice) {
+  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(test::skewed_graph(2000, 20000, 7));
+  auto src = memory_source(g, 64);
+  for (const std::vector<int>& devices :
+       {std::vector<int>{0, 0}, std::vector<int>{0, 0, 1}, std::vector<int>{0, -1, -1}}) {
+    std::vector<Worker> ws;
+    for (int d : devices) {
+      Worker w{std::make_unique<SlowBackend>(cpu_backend(), 100), false};
+      w.device = d;
+      ws.push_back(std::move(w));
+    }
+    std::size_t slices = 0;
+    std::vector<int> seen;
+    for (int d : devices)
+      if (d < 0 || std::find(seen.begin(), seen.end(), d) == seen.end()) {
+        ++slices;
+        if (d >= 0) seen.push_back(d);
+      }
+    SCOPED_TRACE(testing::Message() << devices.size() << " workers, " << slices << " slices");
+    const CountReport r = count_with_workers(*src, popts(Scheme::Range, 1, true), ws);
+    EXPECT_EQ(r.triangles, oracle);
+    EXPECT_EQ(per_vertex_mismatches(r.per_vertex, new_of_old, oracle_pv), 0u);
+    ASSERT_EQ(r.plan.units.size(), slices);
+    std::uint64_t units = 0;
+    for (const WorkerStats& w : r.stats.workers) {
+      EXPECT_LE(w.units, 1u);
+      units += w.units;
+    }
+    EXPECT_EQ(units, slices);
   }
 }
 
@@ -308,6 +344,27 @@ TEST(Workers, TheProbeIsTheSmallestWaitingUnit) {
   EXPECT_EQ(q.try_next(0), 1);                        // the GPU goes on in plan order
 }
 
+// The cut-off worker takes nothing while the plain workers' preloads run (their cores feed the
+// GPUs): with two holds, the probe comes only after the second release.
+TEST(Workers, TheCutoffWaitsForThePlainWorkersPreloads) {
+  Plan plan;
+  plan.units.resize(100);
+  for (std::size_t u = 0; u < plan.units.size(); ++u) plan.units[u].work = 100;
+  plan.units[60].work = 2;
+  double now = 0;
+  stream::UnitQueue q(plan, {false, true}, {}, true, [&now] { return now; });
+  q.hold_cutoff(2);
+  EXPECT_EQ(q.try_next(0), 0);
+  now = 0.1;
+  q.done(0, 0);  // the GPU has a rate: the CPU could probe, but the preloads hold it
+  EXPECT_EQ(q.try_next(1), stream::UnitQueue::kWait);
+  q.release_cutoff();
+  EXPECT_EQ(q.try_next(1), stream::UnitQueue::kWait);
+  EXPECT_EQ(q.try_next(0), 1);  // the GPU is never held
+  q.release_cutoff();
+  EXPECT_EQ(q.try_next(1), 60);
+}
+
 // The cut-off at the tail, step by step on a driven clock: a GPU of 1000 work per second, a CPU
 // that measures 100 on its second probe; the CPU takes a unit while it finishes it (with the
 // 1.5 margin) before the GPU finishes the rest, and nothing after that.
@@ -441,7 +498,7 @@ TEST(Workers, HybridNeverFinishesLaterThanTheGpuAloneInSimulation) {
   for (const Plan& plan : simulated_plans()) {
     const double gpu = 1000;
     const Simulated alone = simulate(plan, {gpu}, {false});
-    for (double slower : {1.5, 4.0, 12.0, 32.0}) {
+    for (double slower : {1.5, 4.0, 12.0, 32.0, 100.0}) {
       SCOPED_TRACE(scheme_name(plan.partition.scheme) + " p=" + std::to_string(plan.partition.p) +
                    ", CPU " + std::to_string(slower) + "x slower");
       const Simulated h = simulate(plan, {gpu, gpu / slower}, {false, true});

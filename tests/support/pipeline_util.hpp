@@ -20,6 +20,7 @@
 #include <tuple>
 #include <vector>
 
+#include "plan_helpers.hpp"
 #include "test_util.hpp"
 #include "tristream/error.hpp"
 #include "tristream/format.hpp"
