@@ -93,14 +93,32 @@ std::uint64_t available_host_memory(const ReadText& read) {
   return avail.value_or(0);
 }
 
-std::uint64_t available_host_memory() {
-  return available_host_memory([](const std::string& path) -> std::optional<std::string> {
-    std::ifstream f(path);
-    if (!f) return std::nullopt;
-    std::ostringstream s;
-    s << f.rdbuf();
-    return s.str();
-  });
+namespace {
+std::optional<std::string> read_real(const std::string& path) {
+  std::ifstream f(path);
+  if (!f) return std::nullopt;
+  std::ostringstream s;
+  s << f.rdbuf();
+  return s.str();
+}
+}  // namespace
+
+std::uint64_t available_host_memory() { return available_host_memory(read_real); }
+
+bool cgroup_memory_limited(const ReadText& read) {
+  const CgroupPaths groups = parse_self_cgroup(read("/proc/self/cgroup").value_or(""));
+  if (groups.v2)
+    for (const std::string& dir : cgroup_levels("/sys/fs/cgroup", *groups.v2))
+      if (room_at(read, dir, "memory.max", "memory.current")) return true;
+  if (groups.v1)
+    for (const std::string& dir : cgroup_levels("/sys/fs/cgroup/memory", *groups.v1))
+      if (room_at(read, dir, "memory.limit_in_bytes", "memory.usage_in_bytes")) return true;
+  return false;
+}
+
+bool cgroup_memory_limited() {
+  static const bool limited = cgroup_memory_limited(read_real);  // (a process's group stays)
+  return limited;
 }
 
 std::uint64_t host_budget_of(std::uint64_t available, std::uint64_t resident) {

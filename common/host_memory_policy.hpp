@@ -38,6 +38,12 @@ std::uint64_t available_host_memory(const ReadText& read);
 // The same over the real files.
 std::uint64_t available_host_memory();
 
+// Whether a cgroup memory limit (v2 or v1) applies to the process, at its group or any group
+// above: the page cache of the files it writes is then charged against that limit, so writers
+// of large files keep their dirty pages few (common/write_behind.hpp).
+bool cgroup_memory_limited(const ReadText& read);
+bool cgroup_memory_limited();
+
 // The default host budget of a process that holds `resident` bytes with `available` more to be
 // had (available_host_memory): what it holds plus 7/8 of the rest (the eighth left is for the
 // kernel's own charges under a cgroup: page tables, the page cache of files being read). 0 when

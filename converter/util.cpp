@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <vector>
 
+#include "common/host_memory_policy.hpp"
 #include "tristream/error.hpp"
 
 namespace tristream::conv {
@@ -79,6 +80,7 @@ TempFile::TempFile(const std::string& dir) {
     throw Error(ErrorKind::Input, (dir.empty() ? std::string(".") : dir) +
                                       ": cannot create a spill file: " + std::strerror(errno));
   ::unlink(buf.data());
+  behind_.emplace(fd_, cgroup_memory_limited());
 }
 
 TempFile::~TempFile() {
@@ -86,6 +88,7 @@ TempFile::~TempFile() {
 }
 
 void TempFile::write_at(std::uint64_t offset, const void* data, std::size_t bytes) {
+  const std::size_t total = bytes;
   const char* p = static_cast<const char*>(data);
   while (bytes > 0) {
     const ssize_t w = ::pwrite(fd_, p, bytes, static_cast<off_t>(offset));
@@ -99,6 +102,7 @@ void TempFile::write_at(std::uint64_t offset, const void* data, std::size_t byte
     bytes -= static_cast<std::size_t>(w);
     offset += static_cast<std::uint64_t>(w);
   }
+  behind_->wrote(total);
 }
 
 std::size_t TempFile::read_at(std::uint64_t offset, void* data, std::size_t bytes) const {

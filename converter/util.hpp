@@ -7,12 +7,14 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "common/interrupt.hpp"
 #include "common/thread_pool.hpp"
+#include "common/write_behind.hpp"
 
 namespace tristream::conv {
 
@@ -139,7 +141,8 @@ std::size_t parallel_sort_unique_u64(BigBuffer<std::uint64_t>& keys, BigBuffer<s
 std::uint32_t* narrow_in_place(BigBuffer<std::uint64_t>& keys, unsigned threads);
 
 // A spill file in `dir`, unlinked as soon as it is created: only the open descriptor refers to
-// it, so it disappears on success, on failure and even when the process is killed.
+// it, so it disappears on success, on failure and even when the process is killed. Under a
+// cgroup memory limit what it writes leaves the page cache as it goes (WriteBehind).
 class TempFile {
  public:
   explicit TempFile(const std::string& dir);
@@ -148,12 +151,14 @@ class TempFile {
   TempFile& operator=(const TempFile&) = delete;
   int fd() const { return fd_; }
   // Writes bytes at offset (pwrite); throws Error(Internal) naming --tmp-dir on failure.
+  // One writer at a time.
   void write_at(std::uint64_t offset, const void* data, std::size_t bytes);
   // Reads bytes at offset (pread); returns the bytes read (short only at the end of the file).
   std::size_t read_at(std::uint64_t offset, void* data, std::size_t bytes) const;
 
  private:
   int fd_ = -1;
+  std::optional<WriteBehind> behind_;
 };
 
 // True when s ends with suffix, ignoring ASCII case (file extensions).

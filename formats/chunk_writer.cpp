@@ -10,14 +10,12 @@
 #include <cstring>
 #include <mutex>
 
+#include "common/host_memory_policy.hpp"
 #include "tristream/error.hpp"
 #include "xxh64.hpp"
 
 namespace tristream::tcsr::detail {
 namespace {
-
-// Bytes of frames written between two requests to start their writeback.
-constexpr std::uint64_t kSyncStep = std::uint64_t{8} << 20;
 
 }  // namespace
 
@@ -137,13 +135,9 @@ void ChunkWriter::write(const std::vector<ChunkJob>& jobs, const std::vector<eid
       infos[k].file_offset = file_pos;
       write_all(fd, frames_[k].get(), infos[k].compressed_size, path);
       file_pos += infos[k].compressed_size;
-#ifdef SYNC_FILE_RANGE_WRITE
-      if (file_pos - synced_ >= kSyncStep) {  // a hint: errors show at the final fsync
-        ::sync_file_range(fd, static_cast<off_t>(synced_), static_cast<off_t>(file_pos - synced_),
-                          SYNC_FILE_RANGE_WRITE);
-        synced_ = file_pos;
-      }
-#endif
+      // (under a cgroup memory limit the written frames leave the page cache: WriteBehind)
+      if (!behind_) behind_.emplace(fd, cgroup_memory_limited());
+      behind_->wrote(infos[k].compressed_size);
       lk.lock();
       ++next;
     }

@@ -12,10 +12,12 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "common/thread_pool.hpp"
+#include "common/write_behind.hpp"
 #include "tristream/format.hpp"
 
 namespace tristream::tcsr::detail {
@@ -62,7 +64,7 @@ class ChunkWriter {
   std::vector<std::unique_ptr<ZSTD_CCtx, CCtxDeleter>> cctx_;  // one per worker
   std::vector<std::vector<vid_t>> coded_;                      // one per worker (delta)
   std::vector<std::unique_ptr<unsigned char[]>> frames_;       // one per chunk of a batch
-  std::uint64_t synced_ = 0;                                   // writeback started below this
+  std::optional<WriteBehind> behind_;  // the frames' writeback (made at the first write)
 };
 
 }  // namespace tristream::tcsr::detail
