@@ -122,10 +122,13 @@ void HostBlockStore::background_preload(const std::vector<std::uint32_t>& order)
         cv.notify_all();
       }
     });
-    // (direct uploads: the blocks go into one arena, registered first)
+    // (direct uploads: the blocks go into one arena, registered first; pair's suffix blocks
+    // viewing the image's columns take none of it)
+    const std::uint64_t viewed = image_ ? image_->m() * sizeof(vid_t) : 0;
     if (direct_)
-      (void)arena_.reserve(plan_.row_parts_bytes + 2 * std::uint64_t{plan_.partition.p} *
-                                                       plan_.partition.p * PinnedArena::kAlign);
+      (void)arena_.reserve(plan_.row_parts_bytes - std::min(viewed, plan_.row_parts_bytes) +
+                           2 * std::uint64_t{plan_.partition.p} * plan_.partition.p *
+                               PinnedArena::kAlign);
     // 3. the registrar: registers the arena once the builder has faulted it in; then, per
     // built row part, pins its blocks outside the arena, one at a time (a registration holds
     // the driver's lock, so the copies and launches the driver issues meanwhile wait: one call
@@ -144,6 +147,11 @@ void HostBlockStore::background_preload(const std::vector<std::uint32_t>& order)
             const double t0 = now_s();
             (void)arena_.register_with(*registrar_);  // (else its blocks go through the slots)
             rec_.span("register", -1, t0, now_s(), arena_.size());
+          }
+          if (image_) {  // (the suffix blocks' views: waits for the image to be whole)
+            const double t0 = now_s();
+            if (image_->register_with(*registrar_))
+              rec_.span("register", -1, t0, now_s(), image_->bytes());
           }
           for (;;) {
             std::pair<std::uint32_t, std::vector<std::shared_ptr<HostBlock>>> job;
@@ -180,6 +188,8 @@ void HostBlockStore::background_preload(const std::vector<std::uint32_t>& order)
       }
       cv.notify_all();
     }
+    // (the suffix blocks view the image: every row part's once it is whole)
+    if (image_) image_->wait();
     std::vector<std::shared_ptr<HostBlock>> made;
     for (std::size_t n = 0; n < batches.size() && !stop_; ++n) {
       PreloadBatch& B = batches[n];

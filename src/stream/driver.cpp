@@ -141,6 +141,10 @@ void Run::allocate(UnitPreparer& prep) {
       image->bytes() <= plan_.slot_bytes)
     image_ = image;
   prep.use_in_core_image(image_);
+  // Out of core the image serves pair's suffix blocks (whole rows: its own columns).
+  if (image && plan_.partition.p > 1 && image->n() == prep.graph().n() &&
+      image->m() == prep.graph().m())
+    prep.use_image_for_blocks(image);
   if (streamed_)
     backend_.allocate_streamed(n_, plan_.slot_bytes, pv_rows, staging_.buffers,
                                staging_.piece_bytes);

@@ -67,7 +67,10 @@ bool HostBlockStore::build_row_part(std::uint32_t a, const std::vector<BlockKey>
     made[d] = std::make_shared<HostBlock>();
   }
   const double tb = now_s();
-  builder_.build(a, parts.data(), q, dests.data(), [&](std::size_t d, eid_t edges) {
+  // (pair: the suffix block, the last, from the image when it holds the part's rows)
+  const bool view = q > plain && suffix_view(a, needed, *made[q - 1]);
+  const std::uint32_t q_built = view ? q - 1 : q;
+  builder_.build(a, parts.data(), q_built, dests.data(), [&](std::size_t d, eid_t edges) {
     HostBlock& hb = *made[d];
     hb.packed = dests[d].packed;
     hb.packed_rows = dests[d].nonempty;
@@ -84,6 +87,7 @@ bool HostBlockStore::build_row_part(std::uint32_t a, const std::vector<BlockKey>
   if (built) {
     *built = made;
   } else if (direct_) {
+    if (view) (void)image_->register_with(*registrar_);  // (once; the preload's registrar's)
     register_blocks(made, reader_.pool(), unit);
   }
   // insert, evicting the least recently used blocks the current unit does not need
@@ -97,6 +101,40 @@ bool HostBlockStore::build_row_part(std::uint32_t a, const std::vector<BlockKey>
     });
     blocks_.insert(key, made[d], add);
   }
+  return true;
+}
+
+bool HostBlockStore::suffix_view(std::uint32_t a, const std::vector<std::uint64_t>& needed,
+                                 HostBlock& hb) {
+  if (!image_) return false;
+  for (std::uint64_t c : needed)
+    if (!image_->chunk_ready(c)) return false;
+  const Partition& P = plan_.partition;
+  const std::uint64_t r0 = P.bounds[a], R = P.rows(a);
+  const eid_t* off = image_->offsets() + r0;  // (the image's offsets: global, from 0)
+  const eid_t e0 = off[0];
+  std::uint64_t nonempty = 0;
+  for (std::uint64_t i = 0; i < R; ++i) nonempty += off[i + 1] > off[i] ? 1 : 0;
+  hb.packed = packs(R, nonempty);
+  hb.packed_rows = hb.packed ? nonempty : 0;
+  if (hb.packed) {
+    alloc_array(hb.off, packed_bytes(nonempty) / sizeof(eid_t));
+    auto* image = reinterpret_cast<unsigned char*>(hb.off.data());
+    vid_t* ids = packed_ids_at(image);
+    eid_t* poff = packed_offsets_at(image, nonempty);
+    std::uint64_t k = 0;
+    for (std::uint64_t i = 0; i < R; ++i)
+      if (off[i + 1] > off[i]) {
+        ids[k] = static_cast<vid_t>(i);
+        poff[k++] = off[i] - e0;
+      }
+    poff[nonempty] = off[R] - e0;
+  } else {
+    alloc_array(hb.off, R + 1);
+    eid_t* o = hb.off.data();
+    for (std::uint64_t i = 0; i <= R; ++i) o[i] = off[i] - e0;
+  }
+  hb.cols.view(image_->columns() + e0, off[R] - e0, image_->registered_flag());
   return true;
 }
 

@@ -32,6 +32,7 @@
 
 #include "common/lru_cache.hpp"
 #include "stream/block_builder.hpp"
+#include "stream/in_core_image.hpp"
 #include "stream/pinned_arena.hpp"
 #include "tristream/packed_rows.hpp"
 
@@ -76,6 +77,17 @@ class HostBlockStore {
   // Direct uploads are on (the preload runs with a registrar).
   bool direct() const { return direct_; }
 
+  // Pair plans: each row part's suffix block (its whole rows with global ids, the same bytes as
+  // the graph's columns) becomes a view of the in-core image's columns instead of a copy, for
+  // every row part whose chunks the image holds when it is built; the preload then waits for
+  // the whole image, registers it beside its arena (the views upload from it directly) and
+  // reserves an arena smaller by those columns. The image outlives the store. Set before
+  // start_preload.
+  void use_image(InCoreImage* image) {
+    if (plan_.partition.scheme == Scheme::Pair && image && image->n() == plan_.partition.n)
+      image_ = image;
+  }
+
   // Starts the background preload when every block fits (nothing otherwise). base_nice: the
   // run's base nice value (stream/clock.hpp's priorities).
   void start_preload(int base_nice);
@@ -116,6 +128,9 @@ class HostBlockStore {
   bool build_row_part(std::uint32_t a, const std::vector<BlockKey>& protect, std::int64_t unit,
                       Recorder& rec, Made* built = nullptr);
   bool register_block_locked(HostBlock& hb);
+  // Row part a's suffix block as a view of the image's columns (its offsets built); false when
+  // the image does not hold all of the part's chunks yet (`needed`).
+  bool suffix_view(std::uint32_t a, const std::vector<std::uint64_t>& needed, HostBlock& hb);
   template <class T>
   void alloc_array(RawArray<T>& a, std::size_t n);
   void register_blocks(const Made& made, ThreadPool& pool, std::int64_t unit);
@@ -147,6 +162,7 @@ class HostBlockStore {
   std::vector<char> part_ready_;
   bool preload_running_ = false;
   std::function<void()> on_preloaded_;
+  InCoreImage* image_ = nullptr;  // pair's suffix blocks view its columns (use_image)
   std::exception_ptr preload_error_;
   std::atomic<bool> stop_{false};
   LruCache<BlockKey, std::shared_ptr<HostBlock>> blocks_;

@@ -51,9 +51,12 @@ class InCoreImage {
   }
   // Registers the memory with the backend (pins it on CUDA; waits for the decoding first, since
   // a registration faults in the pages on one thread). Returns register_host's answer; the
-  // destructor unregisters. Call at most once.
+  // destructor unregisters. Registers once: a later call (any thread) returns the first one's
+  // answer.
   bool register_with(HostRegistrar& registrar);
-  bool registered() const { return registrar_ != nullptr; }
+  bool registered() const { return registered_.load(std::memory_order_acquire); }
+  // True once registered (the host block store's views of the columns: RawArray::view).
+  const std::atomic<bool>* registered_flag() const { return &registered_; }
 
   std::uint64_t n() const { return n_; }
   eid_t m() const { return m_; }
@@ -62,6 +65,7 @@ class InCoreImage {
   unsigned char* data() { return mem_; }
   const eid_t* offsets() const { return reinterpret_cast<const eid_t*>(mem_); }
   const vid_t* columns() const { return reinterpret_cast<const vid_t*>(mem_ + cols_at_); }
+  vid_t* columns() { return reinterpret_cast<vid_t*>(mem_ + cols_at_); }
 
   // Adds every column's count to d[v] (n entries) on `threads` threads (InDegreeCounter); after
   // wait().
@@ -81,6 +85,10 @@ class InCoreImage {
   std::uint64_t cols_at_ = 0, bytes_ = 0, reserved_ = 0;
   unsigned char* mem_ = nullptr;
   HostRegistrar* registrar_ = nullptr;
+  std::atomic<bool> registered_{false};
+  std::mutex register_mu_;
+  bool register_tried_ = false;  // (under register_mu_)
+  bool register_ok_ = false;
   std::atomic<bool> stop_{false};
   std::atomic<bool> whole_{false};             // every chunk decoded
   std::unique_ptr<std::atomic<bool>[]> done_;  // per chunk: decoded

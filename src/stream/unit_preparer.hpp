@@ -56,6 +56,11 @@ class UnitPreparer {
   const GraphSource& graph() const { return g_; }
   // The in-core unit comes from this image (passed to prepare() as its slot): InCoreUnitBuilder.
   void use_in_core_image(InCoreImage* image) { in_core_.use_image(image); }
+  // Out of core, pair's suffix blocks view this image's columns (HostBlockStore::use_image; a
+  // store of its own only). Before start_preload.
+  void use_image_for_blocks(InCoreImage* image) {
+    if (own_store_) own_store_->use_image(image);
+  }
 
   // Builds unit u into the host slot and fills the slot state. With `staging` (streamed
   // staging, p = 1 only; slot is then null) the unit is built and uploaded piece by piece

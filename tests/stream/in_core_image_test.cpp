@@ -118,6 +118,42 @@ TEST(InCoreImage, LeftAloneOutOfCoreAndOnTheCpuBackend) {
   }
 }
 
+// Out of core, pair's suffix blocks (each row part's whole rows) are views of the image's
+// columns: the store registers the image and uploads them from it (no unregistered source, the
+// device's bytes equal each unit's host image), dense and packed offsets alike, and the counts
+// and per-vertex counts are exact; on the CPU backend the views are copied into the slots.
+TEST(InCoreImage, PairSuffixBlocksAreViewsOfTheImage) {
+  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(test::skewed_graph(3000, 30000, 37));
+  auto src = memory_source(g, 97);
+  for (std::uint32_t p : {2u, 5u, 9u}) {
+    SCOPED_TRACE(p);
+    FakeBackend dd;  // (before the image, which unregisters itself from it)
+    auto image = std::make_shared<InCoreImage>(*src, 2);
+    const auto from_image = stream::image_source(*src, *image);
+    {
+      PipelineOptions o = popts(Scheme::Pair, p, true);
+      o.in_core_image = image;
+      const CountReport r = count_with_backend(*from_image, o, dd);
+      ASSERT_EQ(r.plan.partition.scheme, Scheme::Pair);
+      ASSERT_EQ(r.plan.partition.p, p);
+      EXPECT_EQ(r.triangles, oracle);
+      EXPECT_EQ(per_vertex_mismatches(r.per_vertex, new_of_old, oracle_pv), 0u);
+      EXPECT_TRUE(image->registered());
+      EXPECT_GT(dd.direct_copies, 0u);
+      EXPECT_EQ(dd.unregistered_sources, 0u);
+      EXPECT_EQ(dd.image_mismatches, 0u);
+    }
+    {
+      auto cpu = cpu_backend();
+      PipelineOptions o = popts(Scheme::Pair, p, true);
+      o.in_core_image = image;
+      const CountReport r = count_with_backend(*from_image, o, *cpu);
+      EXPECT_EQ(r.triangles, oracle);
+      EXPECT_EQ(per_vertex_mismatches(r.per_vertex, new_of_old, oracle_pv), 0u);
+    }
+  }
+}
+
 TEST(InCoreImage, AFailingChunkFailsTheWait) {
   const OrientedGraph g = orient_edge_list(800, test::random_graph(800, 8000, 13));
   auto src = memory_source(g, 500);
