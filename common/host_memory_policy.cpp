@@ -103,7 +103,9 @@ std::optional<std::string> read_real(const std::string& path) {
 }
 }  // namespace
 
-std::uint64_t available_host_memory() { return available_host_memory(read_real); }
+std::uint64_t available_host_memory() {
+  return available_host_memory(read_real);
+}
 
 bool cgroup_memory_limited(const ReadText& read) {
   const CgroupPaths groups = parse_self_cgroup(read("/proc/self/cgroup").value_or(""));

@@ -15,9 +15,6 @@
 #include "xxh64.hpp"
 
 namespace tristream::tcsr::detail {
-namespace {
-
-}  // namespace
 
 void write_all(int fd, const void* data, std::size_t size, const std::string& path) {
   const auto* p = static_cast<const unsigned char*>(data);
