@@ -1,6 +1,7 @@
 // common/host_memory_policy.cpp — MemAvailable and cgroup room (common/host_memory_policy.hpp).
 #include "common/host_memory_policy.hpp"
 
+#include <algorithm>
 #include <fstream>
 
 #include <sstream>
@@ -107,20 +108,27 @@ std::uint64_t available_host_memory() {
   return available_host_memory(read_real);
 }
 
-bool cgroup_memory_limited(const ReadText& read) {
+std::uint64_t cgroup_memory_limit(const ReadText& read) {
+  std::uint64_t tightest = 0;
+  auto take = [&](const std::string& file) {
+    const auto text = read(file);
+    const auto limit = text ? parse_u64(*text) : std::nullopt;
+    if (limit && *limit < (std::uint64_t{1} << 62) && (!tightest || *limit < tightest))
+      tightest = std::max<std::uint64_t>(*limit, 1);
+  };
   const CgroupPaths groups = parse_self_cgroup(read("/proc/self/cgroup").value_or(""));
   if (groups.v2)
     for (const std::string& dir : cgroup_levels("/sys/fs/cgroup", *groups.v2))
-      if (room_at(read, dir, "memory.max", "memory.current")) return true;
+      take(dir + "/memory.max");
   if (groups.v1)
     for (const std::string& dir : cgroup_levels("/sys/fs/cgroup/memory", *groups.v1))
-      if (room_at(read, dir, "memory.limit_in_bytes", "memory.usage_in_bytes")) return true;
-  return false;
+      take(dir + "/memory.limit_in_bytes");
+  return tightest;
 }
 
-bool cgroup_memory_limited() {
-  static const bool limited = cgroup_memory_limited(read_real);  // (a process's group stays)
-  return limited;
+std::uint64_t cgroup_memory_limit() {
+  static const std::uint64_t limit = cgroup_memory_limit(read_real);  // (a process's group stays)
+  return limit;
 }
 
 std::uint64_t host_budget_of(std::uint64_t available, std::uint64_t resident) {

@@ -38,11 +38,11 @@ std::uint64_t available_host_memory(const ReadText& read);
 // The same over the real files.
 std::uint64_t available_host_memory();
 
-// Whether a cgroup memory limit (v2 or v1) applies to the process, at its group or any group
-// above: the page cache of the files it writes is then charged against that limit, so writers
-// of large files keep their dirty pages few (common/write_behind.hpp).
-bool cgroup_memory_limited(const ReadText& read);
-bool cgroup_memory_limited();
+// The tightest cgroup memory limit (v2 or v1) on the process, at its group or any group above
+// (0: none). The page cache of the files it writes is charged against it, so writers of large
+// files keep their dirty pages few (common/write_behind.hpp).
+std::uint64_t cgroup_memory_limit(const ReadText& read);
+std::uint64_t cgroup_memory_limit();
 
 // The default host budget of a process that holds `resident` bytes with `available` more to be
 // had (available_host_memory): what it holds plus 7/8 of the rest (the eighth left is for the

@@ -12,6 +12,7 @@
 // writers of one file may report their writes together.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 
@@ -19,10 +20,15 @@ namespace tristream {
 
 class WriteBehind {
  public:
-  static constexpr std::uint64_t kStep = std::uint64_t{8} << 20;
-  // fd: the file written; drop: take written steps out of the page cache
-  // (cgroup_memory_limited(), common/host_memory_policy.hpp).
-  WriteBehind(int fd, bool drop, std::uint64_t step = kStep) : fd_(fd), drop_(drop), step_(step) {}
+  static constexpr std::uint64_t kStep = std::uint64_t{8} << 20, kMinStep = std::uint64_t{1} << 20;
+  // fd: the file written; drop: take written steps out of the page cache.
+  WriteBehind(int fd, bool drop, std::uint64_t step) : fd_(fd), drop_(drop), step_(step) {}
+  // Inside the cgroup memory limit `cgroup_limit` (cgroup_memory_limit(),
+  // common/host_memory_policy.hpp; 0: none): drop, in steps of a 64th of the limit between
+  // kMinStep and kStep (a 56 MiB group keeps about 2 MiB of a file cached); else kStep, no drop.
+  WriteBehind(int fd, std::uint64_t cgroup_limit)
+      : WriteBehind(fd, cgroup_limit > 0,
+                    cgroup_limit ? std::clamp(cgroup_limit / 64, kMinStep, kStep) : kStep) {}
   // After a write of `bytes`.
   void wrote(std::uint64_t bytes);
   // With `drop`: waits for the file's writeback and drops its clean pages (the file's last

@@ -133,7 +133,7 @@ void ChunkWriter::write(const std::vector<ChunkJob>& jobs, const std::vector<eid
       write_all(fd, frames_[k].get(), infos[k].compressed_size, path);
       file_pos += infos[k].compressed_size;
       // (under a cgroup memory limit the written frames leave the page cache: WriteBehind)
-      if (!behind_) behind_.emplace(fd, cgroup_memory_limited());
+      if (!behind_) behind_.emplace(fd, cgroup_memory_limit());
       behind_->wrote(infos[k].compressed_size);
       lk.lock();
       ++next;

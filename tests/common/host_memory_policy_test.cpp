@@ -107,25 +107,31 @@ TEST(HostMemoryPolicy, FullInnerGroupIsNotWidenedByItsParent) {
             0u);
 }
 
-// A limit at any level (v2 or v1) makes the process cgroup-limited, even a full one; "max", the
-// v1 value near 2^63 and unreadable files do not.
-TEST(HostMemoryPolicy, CgroupLimitedAtAnyLevel) {
-  EXPECT_TRUE(cgroup_memory_limited(files({{"/proc/self/cgroup", "0::/outer/inner\n"},
-                                           {"/sys/fs/cgroup/outer/inner/memory.max", "max\n"},
-                                           {"/sys/fs/cgroup/outer/memory.max", "58720256\n"}})));
-  EXPECT_TRUE(cgroup_memory_limited(files({{"/proc/self/cgroup", "0::/\n"},
-                                           {"/sys/fs/cgroup/memory.max", "100\n"},
-                                           {"/sys/fs/cgroup/memory.current", "200\n"}})));
-  EXPECT_TRUE(cgroup_memory_limited(
-      files({{"/proc/self/cgroup", "5:memory:/docker/abc\n"},
-             {"/sys/fs/cgroup/memory/docker/abc/memory.limit_in_bytes", "6442450944\n"}})));
-  EXPECT_FALSE(cgroup_memory_limited(files({{"/proc/self/cgroup", "0::/job\n"},
-                                            {"/sys/fs/cgroup/job/memory.max", "max\n"},
-                                            {"/sys/fs/cgroup/memory.max", "max\n"}})));
-  EXPECT_FALSE(cgroup_memory_limited(
-      files({{"/proc/self/cgroup", "5:memory:/\n"},
-             {"/sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n"}})));
-  EXPECT_FALSE(cgroup_memory_limited(files({})));
+// The tightest limit at any level (v2 or v1), even a full group's; "max", the v1 value near 2^63
+// and unreadable files are none (0).
+TEST(HostMemoryPolicy, CgroupLimitIsTheTightestAtAnyLevel) {
+  EXPECT_EQ(cgroup_memory_limit(files({{"/proc/self/cgroup", "0::/outer/inner\n"},
+                                       {"/sys/fs/cgroup/outer/inner/memory.max", "max\n"},
+                                       {"/sys/fs/cgroup/outer/memory.max", "58720256\n"},
+                                       {"/sys/fs/cgroup/memory.max", "4294967296\n"}})),
+            58720256u);
+  EXPECT_EQ(cgroup_memory_limit(files({{"/proc/self/cgroup", "0::/\n"},
+                                       {"/sys/fs/cgroup/memory.max", "100\n"},
+                                       {"/sys/fs/cgroup/memory.current", "200\n"}})),
+            100u);
+  EXPECT_EQ(cgroup_memory_limit(files(
+                {{"/proc/self/cgroup", "5:memory:/docker/abc\n"},
+                 {"/sys/fs/cgroup/memory/docker/abc/memory.limit_in_bytes", "6442450944\n"}})),
+            6442450944u);
+  EXPECT_EQ(cgroup_memory_limit(files({{"/proc/self/cgroup", "0::/job\n"},
+                                       {"/sys/fs/cgroup/job/memory.max", "max\n"},
+                                       {"/sys/fs/cgroup/memory.max", "max\n"}})),
+            0u);
+  EXPECT_EQ(cgroup_memory_limit(
+                files({{"/proc/self/cgroup", "5:memory:/\n"},
+                       {"/sys/fs/cgroup/memory/memory.limit_in_bytes", "9223372036854771712\n"}})),
+            0u);
+  EXPECT_EQ(cgroup_memory_limit(files({})), 0u);
 }
 
 TEST(HostMemoryPolicy, NothingReadableIsUnknown) {

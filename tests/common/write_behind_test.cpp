@@ -97,6 +97,18 @@ TEST_F(WriteBehindTest, WithoutDropTheCacheIsLeftAlone) {
   expect_content(fd_);
 }
 
+// Inside a cgroup limit the step is a 64th of it, between 1 and 8 MiB; without one, 8 MiB and
+// nothing dropped (a 56 MiB group caches about 2 MiB of the file).
+TEST_F(WriteBehindTest, TheStepFollowsTheCgroupLimit) {
+  if (in_memory_fs_) GTEST_SKIP() << "the temporary directory is in memory: nothing to drop";
+  WriteBehind small(fd_, std::uint64_t{56} << 20);  // a 1 MiB step
+  for (std::uint64_t at = 0; at < kFile; at += kPiece) write_piece(fd_, at, small);
+  EXPECT_LE(cached_bytes(fd_, kFile), 3 * kStep);
+  small.finish();
+  EXPECT_LE(cached_bytes(fd_, kFile), kStep / 4);
+  expect_content(fd_);
+}
+
 TEST_F(WriteBehindTest, SeveralWritersAtOnceWriteEveryByte) {
   WriteBehind wb(fd_, true, kStep);
   const std::uint64_t pieces = kFile / kPiece;
