@@ -30,6 +30,24 @@ std::vector<std::uint64_t> all_chunks(const GraphSource& g) {
   return c;
 }
 
+// Every row of g read from pinned chunks (row_pinned, in order with a hint) and by the
+// sequential walk (begun over all chunks) equals the graph's.
+void expect_rows(const OrientedGraph& g, const ChunkReader& pinned, ChunkReader& walk) {
+  std::vector<vid_t> tmp;
+  std::uint64_t hint = ~std::uint64_t{0};
+  for (std::uint64_t r = 0; r < g.n(); ++r) {
+    const std::vector<vid_t> want(g.csr.cols.begin() + g.csr.offsets[r],
+                                  g.csr.cols.begin() + g.csr.offsets[r + 1]);
+    std::uint64_t d1 = 0, d2 = 0;
+    const vid_t* a = pinned.row_pinned(r, d1, tmp, &hint);
+    ASSERT_EQ(d1, want.size());
+    EXPECT_TRUE(std::equal(want.begin(), want.end(), a));
+    const vid_t* b = walk.row(r, d2);
+    ASSERT_EQ(d2, want.size());
+    EXPECT_TRUE(std::equal(want.begin(), want.end(), b));
+  }
+}
+
 TEST(ChunkReader, EveryWayOfReadingGivesTheGraphsRows) {
   const OrientedGraph g = skewed();
   for (std::uint64_t chunk : {1u, 7u, 100u, 1000000u}) {
@@ -43,19 +61,7 @@ TEST(ChunkReader, EveryWayOfReadingGivesTheGraphsRows) {
     ChunkReader walk(*src, pool, 2, 0, rec);  // no cache: windows only
     ASSERT_TRUE(pinned.pin(all_chunks(*src), 0));
     walk.begin(all_chunks(*src), 0);
-    std::vector<vid_t> tmp;
-    std::uint64_t hint = ~std::uint64_t{0};
-    for (std::uint64_t r = 0; r < g.n(); ++r) {
-      const std::vector<vid_t> want(g.csr.cols.begin() + g.csr.offsets[r],
-                                    g.csr.cols.begin() + g.csr.offsets[r + 1]);
-      std::uint64_t d1 = 0, d2 = 0;
-      const vid_t* a = pinned.row_pinned(r, d1, tmp, &hint);
-      ASSERT_EQ(d1, want.size());
-      EXPECT_TRUE(std::equal(want.begin(), want.end(), a));
-      const vid_t* b = walk.row(r, d2);
-      ASSERT_EQ(d2, want.size());
-      EXPECT_TRUE(std::equal(want.begin(), want.end(), b));
-    }
+    expect_rows(g, pinned, walk);
     EXPECT_LE(pinned.peak_bytes(), all_bytes);
     EXPECT_EQ(walk.peak_bytes(), 0u);
     // a range read straight into a buffer
@@ -96,19 +102,7 @@ TEST(ChunkReader, ResidentChunksAreReadInPlace) {
       ChunkReader walk(src, pool, 2, 0, rec);
       ASSERT_TRUE(pinned.pin(all_chunks(src), 0));
       walk.begin(all_chunks(src), 0);
-      std::vector<vid_t> tmp;
-      std::uint64_t hint = ~std::uint64_t{0};
-      for (std::uint64_t r = 0; r < g.n(); ++r) {
-        const std::vector<vid_t> want(g.csr.cols.begin() + g.csr.offsets[r],
-                                      g.csr.cols.begin() + g.csr.offsets[r + 1]);
-        std::uint64_t d1 = 0, d2 = 0;
-        const vid_t* a = pinned.row_pinned(r, d1, tmp, &hint);
-        ASSERT_EQ(d1, want.size());
-        EXPECT_TRUE(std::equal(want.begin(), want.end(), a));
-        const vid_t* b = walk.row(r, d2);
-        ASSERT_EQ(d2, want.size());
-        EXPECT_TRUE(std::equal(want.begin(), want.end(), b));
-      }
+      expect_rows(g, pinned, walk);
       std::uint64_t not_resident = 0;
       for (std::uint64_t c = 0; c < src.chunks().size(); ++c)
         if (c % every) not_resident += src.chunks()[c].edges * sizeof(vid_t);
