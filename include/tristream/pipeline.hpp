@@ -347,6 +347,10 @@ struct PipelineOptions {
   // Several processes (mpirun): how they share the units: "auto" (the planner's estimate),
   // "static" (contiguous runs of about equal work) or "dynamic" (batches from a shared counter).
   std::string rank_split = "auto";
+  // --hybrid: the CPU's first probe only while the GPUs have at least this many seconds of
+  // estimated work left (UnitQueue::set_min_probe_seconds); the tests of the cut-off with slow
+  // fake GPUs set 0.
+  double cutoff_min_probe_s = 1.0;
   // The in-core unit's host image, decoded while the device started (count_file's, internal:
   // stream/in_core_image.hpp); used when the plan is in core on a device backend, else ignored.
   std::shared_ptr<stream::InCoreImage> in_core_image;

@@ -143,6 +143,8 @@ std::int64_t UnitQueue::cutoff_next(Worker& w) {
     if (w.flying) return UnitFeed::kCollectFirst;
     if (others_rate <= 0) return kWait;    // (before the scan: the lock stays short)
     const double first_rate = rate_of(w);  // (0 before the first probe: the probe rule)
+    if (w.collected == 0 && others_left < min_probe_s_ * others_rate)
+      return refill_ ? kWait : -1;  // (too little left to pay a probe's fixed costs)
     std::size_t best = tail_ - 1;
     for (std::size_t pos = head_; pos < tail_; ++pos)
       if (!taken_[pos] && work(order_[pos]) < work(order_[best])) best = pos;

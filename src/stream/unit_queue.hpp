@@ -83,6 +83,10 @@ class UnitQueue {
   // feed the GPUs. Call before the workers start.
   void hold_cutoff(std::uint32_t holders);
   void release_cutoff();
+  // A cut-off worker's first probe only while the others have at least `s` seconds of work
+  // left at their rate (0 by default): a probe's fixed costs (the worker's slots, the blocks of
+  // its unit's row parts) do not scale with its work, so a short remainder cannot pay for them.
+  void set_min_probe_seconds(double s) { min_probe_s_ = s; }
 
   std::uint64_t units_taken(int w) const;
   double rate(int w) const;       // measured work per second (0 = none yet)
@@ -129,6 +133,7 @@ class UnitQueue {
   double waiting_work_ = 0;
   bool stopped_ = false;
   std::uint32_t cutoff_holds_ = 0;  // preloads the cut-off workers still wait for
+  double min_probe_s_ = 0;
   std::function<bool(std::vector<std::size_t>&)> refill_;
 };
 

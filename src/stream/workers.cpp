@@ -515,6 +515,7 @@ CountReport count_with_workers(const GraphSource& g, const PipelineOptions& opti
       plans.push_back(!c && admitted && plan.host_budget ? &plain_plan : &plan);
     }
     UnitQueue queue(plan, cutoff, units, !many);
+    queue.set_min_probe_seconds(options.cutoff_min_probe_s);
     if (split.dynamic)
       queue.set_refill([&](std::vector<std::size_t>& out) {
         const std::uint64_t b = comm->fetch_next();

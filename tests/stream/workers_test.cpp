@@ -365,6 +365,26 @@ TEST(Workers, TheCutoffWaitsForThePlainWorkersPreloads) {
   EXPECT_EQ(q.try_next(1), 60);
 }
 
+// The first probe only while the others have at least the minimum seconds of work left: the GPU
+// at 1000 work per second with 9,902 work left (9.9 s) gets no probe beside it at a 20 s minimum
+// (and none later: what is left only shrinks), one at 5 s.
+TEST(Workers, NoProbeWhenTheOthersAreAlmostDone) {
+  Plan plan;
+  plan.units.resize(100);
+  for (std::size_t u = 0; u < plan.units.size(); ++u) plan.units[u].work = 100;
+  plan.units[60].work = 2;
+  for (double min_s : {20.0, 5.0}) {
+    SCOPED_TRACE(min_s);
+    double now = 0;
+    stream::UnitQueue q(plan, {false, true}, {}, true, [&now] { return now; });
+    q.set_min_probe_seconds(min_s);
+    EXPECT_EQ(q.try_next(0), 0);
+    now = 0.1;
+    q.done(0, 0);
+    EXPECT_EQ(q.try_next(1), min_s > 10 ? -1 : 60);
+  }
+}
+
 // The cut-off at the tail, step by step on a driven clock: a GPU of 1000 work per second, a CPU
 // that measures 100 on its second probe; the CPU takes a unit while it finishes it (with the
 // 1.5 margin) before the GPU finishes the rest, and nothing after that.
