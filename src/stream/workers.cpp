@@ -330,7 +330,15 @@ CountReport run_workers(const GraphSource& g, const Plan& plan,
     merge(rep, store_rep, -1, 0);
   }
   if (rep.per_vertex.empty() && run.per_vertex) rep.per_vertex.assign(g.n(), 0);
-  st.wall_s = now_s() - origin;
+  // The wall as for one worker: from the start to the end of the last worker's units (each
+  // worker's own wall, from its start); what came after (the workers giving their memory back,
+  // the shared stores' end) is the release, as one worker's is.
+  const double total = now_s() - origin;
+  double wall = 0;
+  for (std::size_t w = 0; w < W; ++w)
+    if (runs[w]) wall = std::max(wall, offsets[w] + reps[w].stats.wall_s);
+  st.wall_s = std::min(wall, total);
+  st.release_s = total - st.wall_s;
   st.finish_from_spans();
   return rep;
 }

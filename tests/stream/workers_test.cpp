@@ -21,6 +21,7 @@
 #include "fake_backend.hpp"
 #include "pipeline_util.hpp"
 #include "plan/plan_wire.hpp"
+#include "stream/clock.hpp"
 #include "stream/unit_queue.hpp"
 #include "stream/workers.hpp"
 
@@ -151,6 +152,33 @@ TEST(Workers, InCoreWorkersOnOneDeviceShareASlice) {
       units += w.units;
     }
     EXPECT_EQ(units, slices);
+  }
+}
+
+// Several workers report their wall as one worker does: up to the end of the last unit (every
+// unit's spans inside it), the memory given back after it as the release; together no more
+// than the call took.
+TEST(Workers, TheWallEndsWithTheLastUnitAndTheReleaseFollowsIt) {
+  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(test::skewed_graph(2000, 20000, 9));
+  auto src = memory_source(g, 64);
+  for (Scheme s : {Scheme::Range, Scheme::Pair}) {
+    SCOPED_TRACE(scheme_name(s));
+    auto ws = cpu_workers(2);
+    PipelineOptions o = popts(s, 4, false);
+    o.chunk_spans = true;
+    const double t0 = stream::now_s();
+    const CountReport r = count_with_workers(*src, o, ws);
+    const double took = stream::now_s() - t0;
+    EXPECT_EQ(r.triangles, oracle);
+    EXPECT_GT(r.stats.wall_s, 0.0);
+    EXPECT_GT(r.stats.release_s, 0.0);  // (the workers' memory and threads, after the units)
+    EXPECT_LE(r.stats.wall_s + r.stats.release_s, took + 1e-6);
+    ASSERT_FALSE(r.stats.spans.empty());
+    for (const TraceSpan& sp : r.stats.spans) {
+      if (sp.worker >= 0) {
+        EXPECT_LE(sp.end_s, r.stats.wall_s + 1e-6) << sp.stage << " " << sp.unit;
+      }
+    }
   }
 }
 
