@@ -395,6 +395,11 @@ PlanOptions plan_options(const PipelineOptions& options, const Budgets& budgets,
 // --gpu-memory, or the backend's free device memory minus a reserve (device_budget_of_free);
 // --host-memory, or default_host_budget(). backend may be null (no device limit).
 PlanOptions resolve_plan_options(const PipelineOptions& options, StreamingBackend* backend);
+// The first try of a count (replans == 0) takes options.ready_plan when it serves `po`
+// (ready_plan_serves; waits while it is still being made): *plan and *census from it (the
+// census's seconds 0: spent before), *ahead_s its census and planner seconds. False otherwise.
+bool take_ready_plan(const PipelineOptions& options, const PlanOptions& po, std::uint64_t replans,
+                     Plan* plan, Census* census, double* ahead_s);
 
 // Runs one plan on a backend (no re-planning). Used by count_with_backend.
 CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& backend,

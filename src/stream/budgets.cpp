@@ -90,6 +90,18 @@ bool ready_plan_serves(const PlanOptions& made, const PlanOptions& now) {
          made.rates.kernel_s_per_unit == now.rates.kernel_s_per_unit && host_ok;
 }
 
+bool take_ready_plan(const PipelineOptions& options, const PlanOptions& po, std::uint64_t replans,
+                     Plan* plan, Census* census, double* ahead_s) {
+  if (replans != 0 || !options.ready_plan.valid()) return false;
+  const ReadyPlan& r = options.ready_plan.get();
+  if (!r.ok || !ready_plan_serves(r.options, po)) return false;
+  *plan = r.plan;
+  *census = r.census;
+  census->seconds = 0;  // (spent before; what the count waited for is in its plan_s)
+  *ahead_s = r.census_s + r.plan_s;
+  return true;
+}
+
 PlanOptions resolve_plan_options(const PipelineOptions& options, StreamingBackend* backend) {
   const Budgets b =
       options.budgets ? *options.budgets : resolve_budgets(budget_flags(options), backend);

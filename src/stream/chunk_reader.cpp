@@ -104,7 +104,7 @@ bool ChunkReader::pin(const std::vector<std::uint64_t>& needed, std::int64_t uni
     auto bufs = decompress(missing, pool_, unit);
     adopt(missing, bufs);
   }
-  for (auto c : cached) ptr_[c] = ptr_[c] ? ptr_[c] : (*cache_.find(c))->data();
+  for (auto c : cached) ptr_[c] = (*cache_.find(c))->data();
   return true;
 }
 

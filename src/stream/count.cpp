@@ -89,20 +89,9 @@ CountReport count_with_backend(const GraphSource& g, const PipelineOptions& opti
     Census census;
     Plan plan;
     double ahead_s = 0;  // census and planner seconds spent before this call (a ready plan)
-    const ReadyPlan* ready = nullptr;
-    if (replans == 0 && run.ready_plan.valid()) {
-      const ReadyPlan& r = run.ready_plan.get();  // (waits while it is still being made)
-      if (r.ok && ready_plan_serves(r.options, po)) ready = &r;
-    }
     try {
-      if (ready) {
-        plan = ready->plan;
-        census = ready->census;
-        ahead_s = ready->census_s + ready->plan_s;
-        census.seconds = 0;  // (spent before; what this call waited for is in plan_s)
-      } else {
+      if (!take_ready_plan(run, po, replans, &plan, &census, &ahead_s))
         plan = plan_graph(g, po, &census);
-      }
     } catch (const Error& e) {  // SIGINT/SIGTERM during the census: nothing counted
       if (e.kind() != ErrorKind::Interrupted) throw;
       CountReport rep;

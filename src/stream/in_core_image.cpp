@@ -96,11 +96,10 @@ void InCoreImage::wait() {
 bool InCoreImage::register_with(HostRegistrar& registrar) {
   wait();
   std::lock_guard<std::mutex> lock(register_mu_);
-  if (register_tried_) return register_ok_;
+  if (register_tried_) return registered();
   register_tried_ = true;
   if (!registrar.register_host(mem_, reserved_)) return false;
   registrar_ = &registrar;
-  register_ok_ = true;
   registered_.store(true, std::memory_order_release);
   return true;
 }

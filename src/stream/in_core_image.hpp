@@ -88,7 +88,6 @@ class InCoreImage {
   std::atomic<bool> registered_{false};
   std::mutex register_mu_;
   bool register_tried_ = false;  // (under register_mu_)
-  bool register_ok_ = false;
   std::atomic<bool> stop_{false};
   std::atomic<bool> whole_{false};             // every chunk decoded
   std::unique_ptr<std::atomic<bool>[]> done_;  // per chunk: decoded

@@ -465,21 +465,9 @@ CountReport count_with_workers(const GraphSource& g, const PipelineOptions& opti
     Plan plan;
     bool planned = false;
     double ahead_s = 0;  // census and planner seconds spent before this call (a ready plan)
-    const ReadyPlan* ready = nullptr;
-    if (!many && replans == 0 && run.ready_plan.valid()) {
-      const ReadyPlan& r = run.ready_plan.get();  // (waits while it is still being made)
-      if (r.ok && ready_plan_serves(r.options, po)) ready = &r;
-    }
     try {
-      if (ready) {
-        plan = ready->plan;
-        census = ready->census;
-        ahead_s = ready->census_s + ready->plan_s;
-        census.seconds = 0;  // (spent before; what this call waited for is in plan_s)
-        planned = true;
-      } else {
-        planned = make_shared_plan(g, po, comm, &plan, &census);
-      }
+      planned = (!many && take_ready_plan(run, po, replans, &plan, &census, &ahead_s)) ||
+                make_shared_plan(g, po, comm, &plan, &census);
     } catch (const Error& e) {  // nothing fits: say that the workers share the host budget
       if (e.kind() != ErrorKind::Usage || workers.size() < 2) throw;
       throw Error(ErrorKind::Usage,
