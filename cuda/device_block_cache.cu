@@ -55,7 +55,8 @@ void DeviceCacheMemory::place(const UnitLayout& L, int owner, UnitSlot& sl, bool
     unsigned char* base = mem_.at(b.cache_key);
     sl.block_off[bi] = base;
     sl.block_cols[bi] = base + (b.cols_at - b.offsets_at);
-    if (hit[bi]) continue;
+    sl.cut[bi] = !hit[bi] && L.cuts(bi);  // (cut from B by the count, never uploaded)
+    if (hit[bi] || sl.cut[bi]) continue;
     send[bi] = true;
     if (!b.packed) {
       if (!L.host_offsets[bi]) throw Error(ErrorKind::Internal, "a block without its offsets");

@@ -89,22 +89,36 @@ std::string choose_kernel(const CsrView& A, const CsrView& B, const CsrView& C,
   //   when host copies of A's columns and B's and C's offsets are given: P / W > 2.5 -> trust:in,
   //   else trust; without them, R as above with trust for R <= 2.
   //   A packed block (HostViews' *_packed) is sampled over its rows with columns.
-  const bool a_packed = !host_offsets_A && host.a_packed.valid();
-  if ((!host_offsets_A && !a_packed) || A.rows == 0) return "trust:in";
-  // Row x of the sample space (A's rows, or A's packed rows): its row id and columns.
-  const std::uint64_t space = a_packed ? host.a_packed.count : A.rows;
+  // A cut from B is sampled through B's rows (HostViews::a_cut).
+  const bool cut =
+      host.a_cut && !host_offsets_A && host.b_cols && (host.b_offsets || host.b_packed.valid());
+  const bool a_packed = cut ? !host.b_offsets : !host_offsets_A && host.a_packed.valid();
+  if ((!host_offsets_A && !a_packed && !cut) || A.rows == 0) return "trust:in";
+  const PackedRows& packed = cut ? host.b_packed : host.a_packed;
+  const eid_t* dense = cut ? host.b_offsets : host_offsets_A;
+  const vid_t* a_cols = cut ? host.b_cols : host.a_cols;
+  // Row x of the sample space (A's rows, or A's packed rows): its row id and the range of its
+  // columns in a_cols, which hold a_cols[e] - bias (a cut A: B's columns in [lo, hi)).
+  const std::uint64_t space = a_packed ? packed.count : A.rows;
+  const vid_t bias = cut ? static_cast<vid_t>(host.a_cut_lo) : 0;
   auto a_row = [&](std::uint64_t x, std::uint64_t* u, eid_t* a0, eid_t* a1) {
-    const eid_t* o = a_packed ? host.a_packed.offsets : host_offsets_A;
-    *u = a_packed ? host.a_packed.ids[x] : x;
+    const eid_t* o = a_packed ? packed.offsets : dense;
+    *u = a_packed ? packed.ids[x] : x;
     *a0 = o[x];
     *a1 = o[x + 1];
+    if (cut && *a1 > *a0) {
+      const vid_t *s, *t;
+      cut_range(a_cols + *a0, *a1 - *a0, host.a_cut_lo, host.a_cut_hi, &s, &t);
+      *a0 = static_cast<eid_t>(s - a_cols);
+      *a1 = static_cast<eid_t>(t - a_cols);
+    }
   };
   auto degree = [](const eid_t* dense, const PackedRows& packed, std::uint64_t u) -> eid_t {
     return packed.valid() ? packed.degree(u) : dense[u + 1] - dense[u];
   };
   const bool same = same_views(A, B, C);
   if (space == 0) return same ? "trust:lite" : "trust";
-  if (!same && host.a_cols && (host.b_offsets || host.b_packed.valid()) &&
+  if (!same && a_cols && (host.b_offsets || host.b_packed.valid()) &&
       (host.c_offsets || host.c_packed.valid())) {
     const std::uint64_t step = std::max<std::uint64_t>(1, space >> 10);
     // trust:in's probes exactly (dense B and C with their columns): for v in A(u), the part of
@@ -124,7 +138,7 @@ std::string choose_kernel(const CsrView& A, const CsrView& B, const CsrView& C,
       const eid_t stride = std::max<eid_t>(1, (a1 - a0) / 8);
       double sum = 0, seen = 0, tails = 0;
       for (eid_t e = a0; e < a1; e += stride) {
-        const vid_t v = host.a_cols[e];
+        const vid_t v = a_cols[e] - bias;
         if (v >= C.rows) continue;  // not a row of C (malformed views): ignored here
         sum += static_cast<double>(degree(host.c_offsets, host.c_packed, v));
         seen += 1;
@@ -206,6 +220,8 @@ void enqueue_count(const CsrView& A, const CsrView& B, const CsrView& C, const s
     env.a_edges = host_offsets_A[A.rows] - host_offsets_A[0];
   else if (host.a_packed.valid())
     env.a_edges = host.a_packed.edges();
+  else
+    env.a_edges = host.a_edges;
 
   if (k.family == "lstc")
     detail::launch_lstc(t, env);

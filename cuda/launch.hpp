@@ -28,6 +28,12 @@ struct HostViews {
   // A slice: C's rows outside [v_begin, v_end) are empty in the C view given (window offsets),
   // which lets kernels skip A's edges into them (Task::v_lo, v_hi).
   std::uint64_t v_begin = 0, v_end = ~0ull;
+  // A cut from B (SlotBlock::cut; pair's A): no host image of A, but its rows are B's with their
+  // columns in [a_cut_lo, a_cut_hi) less a_cut_lo, which `auto` samples through B's host copy
+  // (b_offsets or b_packed, and b_cols); a_edges: A's edges (~0: unknown).
+  bool a_cut = false;
+  std::uint64_t a_cut_lo = 0, a_cut_hi = 0;
+  std::uint64_t a_edges = ~0ull;
 };
 
 // Enqueues count(A, B, C) on `stream`. The three views hold DEVICE pointers (offsets, cols);
@@ -50,6 +56,14 @@ void enqueue_window_offsets(const eid_t* off, std::uint64_t rows, std::uint64_t 
 // offsets) are in device memory (cuda/expand_rows.cu), on `stream`. Returns at once.
 void enqueue_expand_packed(std::uint64_t rows, std::uint64_t count, const vid_t* ids,
                            const eid_t* offsets, eid_t* out, void* stream);
+// Cuts a block from B on the device (SlotBlock::cut; cuda/cut_rows.cu): the rows of B (rows + 1
+// dense offsets b_off, columns b_cols, sorted in each row) with their columns in [lo, hi), as
+// ids column - lo, into out_off (rows + 1) and out_cols (room for cap columns; a census that
+// undercounts leaves the rest out rather than writing past cap). Scratch comes from
+// cudaMallocAsync on `stream`; returns at once. Throws DeviceOutOfMemory when scratch runs out.
+void enqueue_cut_rows(std::uint64_t rows, const eid_t* b_off, const vid_t* b_cols, std::uint64_t lo,
+                      std::uint64_t hi, eid_t* out_off, vid_t* out_cols, std::uint64_t cap,
+                      void* stream);
 
 // The kernel `auto` would pick for these views (for reports); the rule is in docs/kernels.md.
 std::string choose_kernel(const CsrView& A, const CsrView& B, const CsrView& C,

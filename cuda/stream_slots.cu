@@ -169,4 +169,18 @@ void expand_packed_blocks(UnitSlot& sl, cudaStream_t compute) {
   TS_CUDA_CHECK(cudaFreeAsync(scratch, compute));
 }
 
+void cut_blocks(UnitSlot& sl, const UnitLayout& L, cudaStream_t compute) {
+  for (int bi = 0; bi < L.num_blocks; ++bi) {
+    if (!sl.cut[bi]) continue;
+    sl.cut[bi] = false;
+    const SlotBlock& b = L.blocks[bi];
+    const SlotBlock& B = L.blocks[L.b];
+    if (B.rows != b.rows) throw Error(ErrorKind::Internal, "a cut block's rows differ from B's");
+    enqueue_cut_rows(b.rows, reinterpret_cast<const eid_t*>(sl.block_off[L.b]),
+                     reinterpret_cast<const vid_t*>(sl.block_cols[L.b]), b.cut_lo, b.cut_hi,
+                     reinterpret_cast<eid_t*>(sl.block_off[bi]),
+                     reinterpret_cast<vid_t*>(sl.block_cols[bi]), b.edges, compute);
+  }
+}
+
 }  // namespace tristream::cuda

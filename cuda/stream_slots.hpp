@@ -79,6 +79,8 @@ struct UnitSlot {
   // Packed blocks uploaded for the unit and expanded by its count (upload_packed).
   std::vector<PackedExpansion> expand;
   void* expand_scratch = nullptr;
+  // Blocks the count cuts from B first (SlotBlock::cut; not those the device block cache held).
+  bool cut[3] = {false, false, false};
 };
 
 class UnitSlots {
@@ -106,5 +108,8 @@ void open_upload(UnitSlot& sl, cudaStream_t copy);
 // Packed blocks among those sent (send[bi]) to scratch on `copy` (see the contract above).
 void upload_packed(UnitSlot& sl, const UnitLayout& L, const bool* send, cudaStream_t copy);
 void expand_packed_blocks(UnitSlot& sl, cudaStream_t compute);
+// The slot's cut blocks (UnitSlot::cut) cut from its B on `compute`, after expand_packed_blocks
+// (a packed B is dense by then).
+void cut_blocks(UnitSlot& sl, const UnitLayout& L, cudaStream_t compute);
 
 }  // namespace tristream::cuda

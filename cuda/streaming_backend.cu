@@ -185,7 +185,10 @@ class CudaStreamingBackend final : public StreamingBackend {
       for (const DirectUpload& d : L.direct)
         TS_CUDA_CHECK(
             cudaMemcpyAsync(sl.dev + d.at, d.host, d.bytes, cudaMemcpyHostToDevice, copy_));
-      for (int bi = 0; bi < L.num_blocks; ++bi) send[bi] = L.uploads(bi);
+      for (int bi = 0; bi < L.num_blocks; ++bi) {
+        send[bi] = L.uploads(bi);
+        sl.cut[bi] = L.cuts(bi);
+      }
     }
     cuda::upload_packed(sl, L, send, copy_);
     TS_CUDA_CHECK(cudaEventRecord(sl.up_end, copy_));
@@ -196,10 +199,12 @@ class CudaStreamingBackend final : public StreamingBackend {
     cuda::UnitSlot& sl = slots_[s];
     NvtxRange r("count u" + std::to_string(L.unit));
     sl.layout = L;
-    // 1. After the unit's upload: its packed blocks expanded, its per-vertex arrays zeroed.
+    // 1. After the unit's upload: its packed blocks expanded, its cut blocks cut from B, its
+    // per-vertex arrays zeroed.
     TS_CUDA_CHECK(cudaStreamWaitEvent(compute_, sl.up_end, 0));
     TS_CUDA_CHECK(cudaEventRecord(sl.k_start, compute_));
     cuda::expand_packed_blocks(sl, compute_);
+    cuda::cut_blocks(sl, L, compute_);
     cuda::DeviceCount job;
     std::uint64_t pv_total = 0;
     count_t* spaces[3] = {nullptr, nullptr, nullptr};
@@ -231,6 +236,12 @@ class CudaStreamingBackend final : public StreamingBackend {
     job.host.a_packed = L.host_packed[L.a];
     job.host.b_packed = L.host_packed[L.b];
     job.host.c_packed = L.host_packed[L.c];
+    if (L.blocks[L.a].cut) {  // (no host image: `auto` samples it through B's)
+      job.host.a_cut = true;
+      job.host.a_cut_lo = L.blocks[L.a].cut_lo;
+      job.host.a_cut_hi = L.blocks[L.a].cut_hi;
+      job.host.a_edges = L.blocks[L.a].edges;
+    }
     if (L.sliced) {
       job.sliced = true;
       job.host.v_begin = L.v_begin;

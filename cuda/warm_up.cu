@@ -1,6 +1,7 @@
 // cuda/warm_up.cu — warm_up_kernels (launch.hpp): a count of K4 through the one count entry with
-// every kernel family the count may use, so that the first-launch costs (lazy module loading,
-// the stream-ordered pool's first allocation, occupancy queries) are paid before the timed work.
+// every kernel family the count may use, and a block cut from B (pair's A), so that the
+// first-launch costs (lazy module loading, the stream-ordered pool's first allocation, occupancy
+// queries) are paid before the timed work.
 // The streaming backend calls it while it is made, on the thread that overlaps the file's
 // opening (src/api/count.cpp).
 #include <cuda_runtime_api.h>
@@ -49,6 +50,15 @@ void warm_up_kernels(const std::string& kernel, void* stream) {
       TS_CHECK(h_total[0] == 4, "kernel warm-up (" + name + "): K4 counted " +
                                     std::to_string(h_total[0]) + " triangles, not 4");
     }
+  // 3. The cut of a block from B (pair's A; SlotBlock::cut): K4's columns in [2, 4), 5 of them.
+  DeviceBuffer<eid_t> cut_off(5);
+  DeviceBuffer<vid_t> cut_cols(5);
+  enqueue_cut_rows(4, d_off.get(), d_cols.get(), 2, 4, cut_off.get(), cut_cols.get(), 5, s);
+  eid_t got[5] = {};
+  TS_CUDA_CHECK(cudaMemcpyAsync(got, cut_off.get(), sizeof got, cudaMemcpyDeviceToHost, s));
+  TS_CUDA_CHECK(cudaStreamSynchronize(s));
+  TS_CHECK(got[0] == 0 && got[1] == 2 && got[2] == 4 && got[3] == 5 && got[4] == 5,
+           "kernel warm-up: the cut of K4's columns 2 and 3 went wrong");
 }
 
 }  // namespace tristream::cuda

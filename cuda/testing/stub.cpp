@@ -27,6 +27,12 @@ std::vector<eid_t> expand_packed_on_device(const PackedRows&, std::uint64_t, int
   no_cuda();
 }
 
+std::pair<std::vector<eid_t>, std::vector<vid_t>> cut_rows_on_device(const CsrView&, std::uint64_t,
+                                                                     std::uint64_t, std::uint64_t,
+                                                                     int) {
+  no_cuda();
+}
+
 count_t count_slice_on_device(const CsrView&, const CsrView&, const CsrView&, std::uint64_t,
                               std::uint64_t, const std::string&, int) {
   no_cuda();

@@ -214,6 +214,30 @@ std::vector<eid_t> expand_packed_on_device(const PackedRows& packed, std::uint64
   return host;
 }
 
+std::pair<std::vector<eid_t>, std::vector<vid_t>> cut_rows_on_device(
+    const CsrView& B, std::uint64_t lo, std::uint64_t hi, std::uint64_t cap, int device) {
+  select_device(device);
+  Stream stream;
+  const eid_t m = B.edges();
+  DeviceBuffer<eid_t> off(B.rows + 1), out_off(B.rows + 1);
+  DeviceBuffer<vid_t> cols(std::max<eid_t>(m, 1)), out_cols(std::max<std::uint64_t>(cap, 1));
+  TS_CUDA_CHECK(
+      cudaMemcpy(off.get(), B.offsets, (B.rows + 1) * sizeof(eid_t), cudaMemcpyHostToDevice));
+  if (m) TS_CUDA_CHECK(cudaMemcpy(cols.get(), B.cols, m * sizeof(vid_t), cudaMemcpyHostToDevice));
+  enqueue_cut_rows(B.rows, off.get(), cols.get(), lo, hi, out_off.get(), out_cols.get(), cap,
+                   stream.get());
+  TS_CUDA_CHECK(cudaStreamSynchronize(stream.get()));
+  std::pair<std::vector<eid_t>, std::vector<vid_t>> r;
+  r.first.resize(B.rows + 1);
+  TS_CUDA_CHECK(cudaMemcpy(r.first.data(), out_off.get(), (B.rows + 1) * sizeof(eid_t),
+                           cudaMemcpyDeviceToHost));
+  r.second.resize(std::min<std::uint64_t>(cap, r.first.back()));
+  if (!r.second.empty())
+    TS_CUDA_CHECK(cudaMemcpy(r.second.data(), out_cols.get(), r.second.size() * sizeof(vid_t),
+                             cudaMemcpyDeviceToHost));
+  return r;
+}
+
 count_t count_slice_on_device(const CsrView& A, const CsrView& B, const CsrView& C,
                               std::uint64_t v_begin, std::uint64_t v_end, const std::string& kernel,
                               int device) {

@@ -42,6 +42,14 @@ OrientedGraph orient_on_device(std::uint64_t n, const std::vector<std::pair<vid_
 std::vector<eid_t> expand_packed_on_device(const PackedRows& packed, std::uint64_t rows,
                                            int device);
 
+// A block cut from B (host view, offsets from 0) on device `device` by the pipeline's kernel
+// (enqueue_cut_rows: B's columns in [lo, hi), ids less lo, room for cap columns): uploads B, cuts,
+// downloads the offsets (B.rows + 1) and the first min(cap, edges) columns. For the tests.
+std::pair<std::vector<eid_t>, std::vector<vid_t>> cut_rows_on_device(const CsrView& B,
+                                                                     std::uint64_t lo,
+                                                                     std::uint64_t hi,
+                                                                     std::uint64_t cap, int device);
+
 // count(A, B, C) of host views (offsets from 0) through the one count entry
 // (enqueue_device_count) on device `device`, as the streaming backend runs a sliced unit: C's
 // rows outside [v_begin, v_end) count as empty (v_begin <= v_end <= C.rows). Views given twice

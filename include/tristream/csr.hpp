@@ -11,11 +11,19 @@
 // id space of part k. At p = 1, A = B = C = the whole oriented graph.
 #pragma once
 
+#include <algorithm>
 #include <vector>
 
 #include "tristream/types.hpp"
 
 namespace tristream {
+
+// The part of a sorted row cols[0..deg) with ids in [lo, hi): [*s, *t).
+inline void cut_range(const vid_t* cols, std::uint64_t deg, std::uint64_t lo, std::uint64_t hi,
+                      const vid_t** s, const vid_t** t) {
+  *s = std::lower_bound(cols, cols + deg, lo);
+  *t = std::lower_bound(*s, cols + deg, hi);
+}
 
 // A read-only CSR view. Row r's neighbours are cols[offsets[r] .. offsets[r+1]).
 // offsets[0] need not be 0 (a view may point into a larger array). Rows are sorted ascending.

@@ -16,6 +16,7 @@
 // upload_async then only closes the upload, and count_async starts after the last piece.
 #pragma once
 
+#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -72,11 +73,76 @@ struct SlotBlock {
   // block's key (0 = not cached) and the next unit that uses it (kNeverUsed when none).
   std::uint64_t cache_key = 0;
   std::uint64_t next_use = kNeverUsed;
-  // The bytes the block costs to upload: its packed image or its dense offsets, and its columns.
+  // Cut by the backend from the unit's block B (pair's A = G_ij out of B = R_i, the rows of part
+  // i whole): B's rows with their columns in [cut_lo, cut_hi), as ids column - cut_lo, written
+  // as dense offsets and columns (exactly `edges` of them, the census's) before the count. Never
+  // uploaded and without host images (cut_rows below is the host's form).
+  bool cut = false;
+  std::uint64_t cut_lo = 0, cut_hi = 0;
+  // The bytes the block costs to upload: its packed image or its dense offsets, and its columns
+  // (none when it is cut on the device).
   std::uint64_t image_bytes() const {
+    if (cut) return 0;
     return (packed ? packed_bytes(packed_rows) : dense_offsets_bytes(rows)) + edges * sizeof(vid_t);
   }
 };
+
+// The rows of a block as its host images give them, dense (offsets) or packed; cols: the
+// columns. for_each(x0, x1, f) calls f(u, row's columns, degree) for the rows with columns among
+// items [x0, x1) (dense: rows; packed: the image's entries).
+struct HostRows {
+  std::uint64_t rows = 0;
+  const eid_t* offsets = nullptr;
+  PackedRows packed;
+  const vid_t* cols = nullptr;
+  bool valid() const { return (offsets || packed.valid()) && (cols || edges() == 0); }
+  std::uint64_t items() const { return offsets ? rows : packed.count; }
+  eid_t edges() const { return offsets ? offsets[rows] - offsets[0] : packed.edges(); }
+  template <class F>
+  void for_each(std::uint64_t x0, std::uint64_t x1, F&& f) const {
+    for (std::uint64_t x = x0; x < x1; ++x) {
+      const std::uint64_t u = offsets ? x : packed.ids[x];
+      const eid_t e0 = offsets ? offsets[x] : packed.offsets[x];
+      const eid_t e1 = offsets ? offsets[x + 1] : packed.offsets[x + 1];
+      if (e1 > e0) f(u, cols + e0, static_cast<std::uint64_t>(e1 - e0));
+    }
+  }
+  // Row u's columns (a binary search when packed); *deg = 0 when it has none.
+  const vid_t* row(std::uint64_t u, std::uint64_t* deg) const {
+    if (offsets) {
+      *deg = offsets[u + 1] - offsets[u];
+      return cols + offsets[u];
+    }
+    const vid_t* it = std::lower_bound(packed.ids, packed.ids + packed.count, u);
+    if (it == packed.ids + packed.count || *it != u) {
+      *deg = 0;
+      return cols;
+    }
+    const std::uint64_t r = static_cast<std::uint64_t>(it - packed.ids);
+    *deg = packed.offsets[r + 1] - packed.offsets[r];
+    return cols + packed.offsets[r];
+  }
+};
+
+// SlotBlock::cut on the host: B's rows with their columns in [lo, hi), ids column - lo, into dense
+// offsets out_off (B.rows + 1) and columns out_cols (room for cap). Returns the edges written;
+// throws Error(Internal) when they exceed cap.
+inline eid_t cut_rows(const HostRows& B, std::uint64_t lo, std::uint64_t hi, eid_t* out_off,
+                      vid_t* out_cols, eid_t cap) {
+  eid_t e = 0;
+  std::uint64_t next = 0;  // the next row whose offset is still to write
+  out_off[0] = 0;
+  B.for_each(0, B.items(), [&](std::uint64_t u, const vid_t* cols, std::uint64_t deg) {
+    for (; next < u; ++next) out_off[next + 1] = e;
+    const vid_t *s, *t;
+    cut_range(cols, deg, lo, hi, &s, &t);
+    TS_CHECK(e + static_cast<eid_t>(t - s) <= cap, "a cut block holds more columns than planned");
+    for (; s < t; ++s) out_cols[e++] = static_cast<vid_t>(*s - lo);
+    out_off[++next] = e;
+  });
+  for (; next < B.rows; ++next) out_off[next + 1] = e;
+  return e;
+}
 // A copy from host memory registered with the backend (register_host) straight to byte `at`
 // of the slot's device memory: a block of the host block cache uploaded without passing through
 // the host slot ("direct upload"); or, for a unit with packed blocks built in the host slot, one
@@ -123,7 +189,13 @@ struct UnitLayout {
   bool sliced = false;
   std::uint64_t v_begin = 0, v_end = 0;
   // Whether block bi is uploaded (and, when packed, expanded) for this unit.
-  bool uploads(int bi) const { return !(a_cached && bi == a); }
+  bool uploads(int bi) const { return !(a_cached && bi == a) && !blocks[bi].cut; }
+  // Whether block bi is cut from B by the backend for this unit (SlotBlock::cut).
+  bool cuts(int bi) const { return blocks[bi].cut && !(a_cached && bi == a); }
+  // Block bi's host images (null offsets and invalid packed rows for a cut block).
+  HostRows host_rows(int bi) const {
+    return HostRows{blocks[bi].rows, host_offsets[bi], host_packed[bi], host_cols[bi]};
+  }
   // Bytes this unit uploads: the host slot's range, the direct copies and the packed blocks.
   std::uint64_t upload_bytes() const {
     std::uint64_t n = streamed ? 0 : bytes - upload_from;

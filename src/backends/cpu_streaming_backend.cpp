@@ -2,7 +2,8 @@
 // Counter whose "device" memory is the host slots themselves (tristream/pipeline.hpp).
 //
 // count_async queues a slot for the worker; wait() returns its result or rethrows its failure.
-// Packed blocks are expanded in the slot before the count; a sliced unit counts C's window.
+// Packed blocks are expanded in the slot before the count, then cut blocks (SlotBlock::cut) cut
+// from B there; a sliced unit counts C's window.
 // Streamed staging copies each piece into the slot at once.
 #include <condition_variable>
 #include <cstring>
@@ -188,6 +189,16 @@ class CpuBackend final : public StreamingBackend {
       return CsrView{b.rows, reinterpret_cast<const eid_t*>(base + b.offsets_at),
                      reinterpret_cast<const vid_t*>(base + b.cols_at), b.col_space};
     };
+    // A cut block from B's copy in the slot (dense by now).
+    for (int bi = 0; bi < L.num_blocks; ++bi) {
+      if (!L.cuts(bi)) continue;
+      const SlotBlock& b = L.blocks[bi];
+      const CsrView B = view(L.b);
+      const eid_t got = cut_rows(HostRows{B.rows, B.offsets, {}, B.cols}, b.cut_lo, b.cut_hi,
+                                 reinterpret_cast<eid_t*>(base + b.offsets_at),
+                                 reinterpret_cast<vid_t*>(base + b.cols_at), b.edges);
+      TS_CHECK(got == b.edges, "a cut block differs from the census");
+    }
     PerVertexOut pv;
     count_t* spaces[3] = {nullptr, nullptr, nullptr};
     if (L.per_vertex) {

@@ -100,8 +100,8 @@ void block_units(Plan& plan, const std::vector<eid_t>& E, const eid_t* off, eid_
 // (part u, part v) only, found as count(A, B, C): for the edge u -> v of A, w lies in B(u) =
 // N+(u) and in C(v) = N+(v), the in-core rows. Every edge of the graph is an edge of A once, and
 // every intersection is the in-core one, so the kernels do the in-core work over p(p+1)/2 units.
-// B stays for the run of i and C = R_j serves every i <= j (and is B of the unit (j, j)), so a
-// row part's blocks are its G_ab, b >= a, and R_a: twice the graph on the host at most.
+// B stays for the run of i and C = R_j serves every i <= j (and is B of the unit (j, j)). A is cut
+// from B by the backend (SlotBlock::cut), so the host holds and uploads the row parts R_a only.
 void pair_units(Plan& plan, const std::vector<eid_t>& E) {
   const Partition& P = plan.partition;
   const std::uint32_t p = P.p;
@@ -121,16 +121,17 @@ void pair_units(Plan& plan, const std::vector<eid_t>& E) {
     bi.edges = edges(a, c);
     bi.col_space = P.col_hi(c) - P.col_lo(c);
     bi.bytes = block_bytes(bi.rows, bi.edges);
-    bi.upload_bytes = packed_block_bytes(bi.rows, bi.edges);
+    // A = G_ij is cut from B = R_i on the device (SlotBlock::cut): never uploaded
+    bi.upload_bytes = c == rows_code ? packed_block_bytes(bi.rows, bi.edges) : 0;
     return bi;
   };
   auto walk_bytes = [&](std::uint32_t a) -> std::uint64_t { return R[a] * sizeof(vid_t); };
-  // 2. What the host block cache needs: row part a's blocks G_ab, b >= a, and R_a.
+  // 2. What the host block cache needs: row part a whole, R_a (the G_ab are cut from it on the
+  // device).
   plan.row_part_max_bytes = plan.row_parts_bytes = plan.row_part_chunk_bytes = 0;
   plan.row_part_bytes.assign(p, 0);
   for (std::uint32_t a = 0; a < p; ++a) {
-    std::uint64_t b = packed_block_bytes(P.rows(a), R[a]);
-    for (std::uint32_t c = a; c < p; ++c) b += packed_block_bytes(P.rows(a), edges(a, c));
+    const std::uint64_t b = packed_block_bytes(P.rows(a), R[a]);
     plan.row_part_bytes[a] = b;
     plan.row_part_max_bytes = std::max(plan.row_part_max_bytes, b);
     plan.row_parts_bytes += b;

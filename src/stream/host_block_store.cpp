@@ -51,10 +51,12 @@ bool HostBlockStore::build_row_part(std::uint32_t a, const std::vector<BlockKey>
   const std::uint32_t p = P.p;
   const std::uint64_t R = P.rows(a);
   // the blocks G_ab, b >= first (range: G_ab with b < a is empty and no unit needs it); pair:
-  // then the whole rows R_a with global ids (the suffix block of column part code p)
+  // only the whole rows R_a with global ids (the suffix block of column part code p), from which
+  // the backend cuts each unit's A = G_ab (SlotBlock::cut)
+  const bool pair = P.scheme == Scheme::Pair;
   const std::uint32_t first = plan_.partition.first_block(a);
-  const std::uint32_t plain = p - first;
-  const std::uint32_t q = P.scheme == Scheme::Pair ? plain + 1 : plain;
+  const std::uint32_t plain = pair ? 0 : p - first;
+  const std::uint32_t q = pair ? 1 : plain;
   if (plan_.row_part_bytes.at(a) > block_cap_) return false;
   std::vector<std::uint64_t> needed;
   builder_.rows_needed(a, needed);
@@ -70,16 +72,17 @@ bool HostBlockStore::build_row_part(std::uint32_t a, const std::vector<BlockKey>
   // (pair: the suffix block, the last, from the image when it holds the part's rows)
   const bool view = q > plain && suffix_view(a, needed, *made[q - 1]);
   const std::uint32_t q_built = view ? q - 1 : q;
-  builder_.build(a, parts.data(), q_built, dests.data(), [&](std::size_t d, eid_t edges) {
-    HostBlock& hb = *made[d];
-    hb.packed = dests[d].packed;
-    hb.packed_rows = dests[d].nonempty;
-    alloc_array(hb.off, hb.packed ? packed_bytes(hb.packed_rows) / sizeof(eid_t) : R + 1);
-    alloc_array(hb.cols, edges);
-    dests[d].off = hb.off.data();
-    dests[d].cols = hb.cols.data();
-    dests[d].cap = edges;
-  });
+  if (q_built)
+    builder_.build(a, parts.data(), q_built, dests.data(), [&](std::size_t d, eid_t edges) {
+      HostBlock& hb = *made[d];
+      hb.packed = dests[d].packed;
+      hb.packed_rows = dests[d].nonempty;
+      alloc_array(hb.off, hb.packed ? packed_bytes(hb.packed_rows) / sizeof(eid_t) : R + 1);
+      alloc_array(hb.cols, edges);
+      dests[d].off = hb.off.data();
+      dests[d].cols = hb.cols.data();
+      dests[d].cap = edges;
+    });
   // Direct uploads: pin the blocks with columns here, on the pool and off the driver's path
   // (a unit's empty block is registered when the unit first needs it).
   const double tr = now_s();

@@ -25,32 +25,33 @@ constexpr std::uint64_t kBuckets = 4096;
 constexpr std::size_t kTasks = 64;
 using u128 = unsigned __int128;
 
-// A, B and C as the host images give them.
+// A, B and C as the host images give them. A cut block (SlotBlock::cut) is walked through B's
+// rows, its columns those in [cut_lo, cut_hi) less cut_lo.
 struct Views {
-  std::uint64_t a_rows = 0, c_rows = 0;
-  const eid_t* a_off = nullptr;
-  const PackedRows* a_pk = nullptr;
-  const eid_t* b_off = nullptr;
-  const PackedRows* b_pk = nullptr;
+  std::uint64_t c_rows = 0;
+  HostRows a_rows;  // A's rows, or B's for a cut A
+  HostRows b;
   const eid_t* c_off = nullptr;
   const PackedRows* c_pk = nullptr;
-  const vid_t* a_cols = nullptr;
+  bool cut = false;
+  std::uint64_t cut_lo = 0, cut_hi = 0;
   // A's rows to walk: dense rows, or the packed image's entries
-  std::uint64_t a_items() const { return a_off ? a_rows : a_pk->count; }
+  std::uint64_t a_items() const { return a_rows.items(); }
   std::uint64_t c_degree(std::uint64_t v) const {
     return c_off ? c_off[v + 1] - c_off[v] : c_pk->degree(v);
   }
   // calls f(v, probe) for every edge u -> v of A's items [x0, x1)
   template <class F>
   void edges(std::uint64_t x0, std::uint64_t x1, F&& f) const {
-    for (std::uint64_t x = x0; x < x1; ++x) {
-      const std::uint64_t u = a_off ? x : a_pk->ids[x];
-      const eid_t e0 = a_off ? a_off[x] : a_pk->offsets[x];
-      const eid_t e1 = a_off ? a_off[x + 1] : a_pk->offsets[x + 1];
-      if (e0 == e1) continue;
-      const std::uint64_t probe = (b_off ? b_off[u + 1] - b_off[u] : b_pk->degree(u)) + 1;
-      for (eid_t e = e0; e < e1; ++e) f(a_cols[e], probe);
-    }
+    a_rows.for_each(x0, x1, [&](std::uint64_t u, const vid_t* cols, std::uint64_t deg) {
+      const vid_t *s = cols, *t = cols + deg;
+      if (cut) cut_range(cols, deg, cut_lo, cut_hi, &s, &t);
+      if (s == t) return;
+      std::uint64_t bdeg = deg;
+      if (!cut) (void)b.row(u, &bdeg);
+      const std::uint64_t probe = bdeg + 1;
+      for (; s < t; ++s) f(static_cast<vid_t>(*s - (cut ? cut_lo : 0)), probe);
+    });
   }
 };
 
@@ -70,17 +71,16 @@ std::vector<std::uint64_t> slice_bounds(const UnitLayout& L, std::uint32_t slice
                                         ThreadPool* pool) {
   TS_CHECK(slices >= 1, "a unit of no slices");
   Views V;
-  V.a_rows = L.blocks[L.a].rows;
+  const SlotBlock& A = L.blocks[L.a];
   V.c_rows = L.blocks[L.c].rows;
-  V.a_off = L.host_offsets[L.a];
-  V.a_pk = &L.host_packed[L.a];
-  V.b_off = L.host_offsets[L.b];
-  V.b_pk = &L.host_packed[L.b];
+  V.b = L.host_rows(L.b);
+  V.cut = A.cut;
+  V.cut_lo = A.cut_lo;
+  V.cut_hi = A.cut_hi;
+  V.a_rows = A.cut ? V.b : L.host_rows(L.a);
   V.c_off = L.host_offsets[L.c];
   V.c_pk = &L.host_packed[L.c];
-  V.a_cols = L.host_cols[L.a];
-  if ((!V.a_off && !V.a_pk->valid()) || (!V.b_off && !V.b_pk->valid()) ||
-      (!V.c_off && !V.c_pk->valid()) || (!V.a_cols && L.blocks[L.a].edges > 0))
+  if (!V.a_rows.valid() || (!V.b.offsets && !V.b.packed.valid()) || (!V.c_off && !V.c_pk->valid()))
     throw Error(ErrorKind::Internal, "a unit's slices need the host images of A, B and C");
   const std::uint64_t c_rows = V.c_rows;
   std::vector<std::uint64_t> bounds(slices + 1, c_rows);

@@ -13,6 +13,7 @@ namespace {
 void slot_images(unsigned char* slot, UnitLayout& L) {
   for (int bi = 0; slot && bi < L.num_blocks; ++bi) {
     const SlotBlock& b = L.blocks[bi];
+    if (b.cut) continue;  // (the backend writes it; it has no host image)
     if (!L.host_offsets[bi] && !L.host_packed[bi].valid()) {
       const unsigned char* o = slot + b.offsets_at;
       if (b.packed)
@@ -105,12 +106,19 @@ std::uint64_t UnitPreparer::place_blocks(const WorkUnit& w, const SlotState& st,
   };
   L.a = place(w.a);
   const std::uint64_t a_end = at;
+  if (plan_.partition.scheme == Scheme::Pair && plan_.partition.p > 1) {
+    // pair's A = G_ij, cut by the backend from B = R_i (the rows of part i whole)
+    SlotBlock& a = L.blocks[L.a];
+    a.cut = true;
+    a.cut_lo = plan_.partition.col_lo(w.a.col_part);
+    a.cut_hi = plan_.partition.col_hi(w.a.col_part);
+  }
   L.b = w.b_is_a ? L.a : place(w.b);
   L.c = w.c_is_a ? L.a : (w.c_is_b ? L.b : place(w.c));
   L.bytes = at;
   TS_CHECK(L.bytes <= plan_.slot_bytes, "a unit is larger than its slot");
   const bool reuse_a = reuses_a(w);
-  L.upload_from = reuse_a ? a_end : 0;
+  L.upload_from = reuse_a || L.blocks[L.a].cut ? a_end : 0;
   L.a_cached = reuse_a;
   if (reuse_a) {  // A is what the slot's previous unit left there, packed or not
     const SlotBlock& prev = st.layout.blocks[st.layout.a];

@@ -31,7 +31,7 @@ void RangeUnitBuilder::build(const WorkUnit& w, bool reuse_a, unsigned char* slo
                              std::vector<std::shared_ptr<const void>>& keep) {
   if (from_store(w, reuse_a, slot, L, keep)) return;
   BlockWriter A, B, C;
-  const bool build_a = !reuse_a;
+  const bool build_a = !reuse_a && !L.blocks[L.a].cut;  // (a cut A is the backend's)
   const bool build_b = !w.b_is_a;
   if (build_a) A.start(slot, L.blocks[L.a], L.blocks[L.a].edges);
   if (build_b) B.start(slot, L.blocks[L.b], L.blocks[L.b].edges);
@@ -89,7 +89,8 @@ bool RangeUnitBuilder::from_store(const WorkUnit& w, bool reuse_a, unsigned char
     return false;
   };
   if (!store_.enabled()) return false;
-  const bool build_a = !reuse_a, build_b = !w.b_is_a, build_c = !w.c_is_a && !w.c_is_b;
+  const bool cut_a = L.blocks[L.a].cut;  // (the backend's, from B)
+  const bool build_a = !reuse_a && !cut_a, build_b = !w.b_is_a, build_c = !w.c_is_a && !w.c_is_b;
   const BlockKey ka{w.a.row_part, w.a.col_part}, kb{w.b.row_part, w.b.col_part},
       kc{w.c.row_part, w.c.col_part};
   std::vector<BlockKey> protect{ka, kb, kc};
@@ -100,7 +101,8 @@ bool RangeUnitBuilder::from_store(const WorkUnit& w, bool reuse_a, unsigned char
   // With direct uploads A's host image is always the cached block: A reused in the device
   // slot may have come by a direct upload, so the host slot need not hold it.
   std::shared_ptr<HostBlock> ra = a;
-  if (store_.direct() && !ra && !(ra = store_.cached_block(ka, protect, L.unit, &caller_)))
+  if (store_.direct() && !cut_a && !ra &&
+      !(ra = store_.cached_block(ka, protect, L.unit, &caller_)))
     return disable();
   // Direct uploads: the blocks go to the device from the cache itself, with no copy into the
   // host slot — unless a block cannot be registered; then the unit goes through the host slot.
@@ -112,7 +114,7 @@ bool RangeUnitBuilder::from_store(const WorkUnit& w, bool reuse_a, unsigned char
   if (b) HostBlockStore::block_regions(*b, L.blocks[L.b], direct, regions);
   if (c) HostBlockStore::block_regions(*c, L.blocks[L.c], direct, regions);
   // (When A is uploaded through the host slot, the slot's copy is its image and its source.)
-  if (store_.direct() && (direct || !a)) lend_image(L, L.a, ra, keep);
+  if (ra && store_.direct() && (direct || !a)) lend_image(L, L.a, ra, keep);
   if (direct) {
     L.direct = std::move(regions);
     L.upload_from = L.bytes;  // nothing from the host slot

@@ -433,5 +433,35 @@ TEST(CudaKernels, ExpandPackedEqualsTheHostReference) {
     }
 }
 
+// The pipeline's cut of a block from B (cuda/cut_rows.cu, pair's A) against the host reference
+// (cut_rows): seeded graphs of several sizes (above the kernels' grid of 2^16 blocks of 256 rows
+// too), every column part of 1, 3 and 16; empty ranges; a capacity below the edges writes no
+// column past it.
+TEST(CudaKernels, CutRowsEqualsTheHostReference) {
+  SKIP_WITHOUT_GPU();
+  for (const auto& [n, m] :
+       {std::pair<vid_t, std::uint64_t>{1, 0}, {40, 300}, {5000, 60000}, {1u << 21, 6000000}})
+    for (std::uint64_t seed : {1u, 2u}) {
+      const OrientedGraph g = orient(test::random_graph(n, m, seed));
+      const CsrView B = g.csr.view();
+      for (std::uint32_t p : {1u, 3u, 16u})
+        for (std::uint32_t j = 0; j < p; ++j) {
+          const std::uint64_t lo = g.n() * j / p, hi = g.n() * (j + 1) / p;
+          std::vector<eid_t> off(g.n() + 1);
+          std::vector<vid_t> cols(g.m());
+          cols.resize(cut_rows(HostRows{g.n(), B.offsets, {}, B.cols}, lo, hi, off.data(),
+                               cols.data(), g.m()));
+          const auto got = cuda::cut_rows_on_device(B, lo, hi, cols.size(), 0);
+          EXPECT_EQ(got.first, off) << "n " << n << " part " << j << " of " << p;
+          EXPECT_EQ(got.second, cols) << "n " << n << " part " << j << " of " << p;
+        }
+      if (g.m() > 1) {  // a capacity of one column less: the last is not written
+        const auto got = cuda::cut_rows_on_device(B, 0, g.n(), g.m() - 1, 0);
+        EXPECT_EQ(got.first.back(), g.m());
+        EXPECT_EQ(got.second.size(), g.m() - 1);
+      }
+    }
+}
+
 }  // namespace
 }  // namespace tristream

@@ -188,6 +188,8 @@ TEST(PairPipeline, FakeDeviceWithAndWithoutTheDeviceCache) {
           }
           EXPECT_EQ(r.stats.units, r.plan.units.size());
           EXPECT_EQ(dd.image_mismatches, 0u);
+          // every unit's A = G_ij cut from B on the device, once (no other unit has it)
+          EXPECT_EQ(dd.cuts, r.plan.units.size());
           EXPECT_EQ(dd.unregistered_sources, 0u);
           EXPECT_EQ(dd.registered.load(), dd.unregistered.load());
           if (cache) {

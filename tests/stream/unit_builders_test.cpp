@@ -1,6 +1,7 @@
 // unit_builders_test.cpp — the unit builders through the unit preparer: every unit's blocks have
 // the census's sizes (rows and columns; vertex C within its bound) and, for range, hash and pair
-// (its suffix blocks included), equal a naive filter of the graph; vertex units' proxies are the
+// (its suffix blocks included), equal a naive filter of the graph; pair's A is left to the
+// backend to cut from B, and cut_rows gives the naive block; vertex units' proxies are the
 // neighbourhood of their rows.
 #include "stream/unit_preparer.hpp"
 
@@ -79,7 +80,24 @@ void check_units(Scheme s, std::uint32_t p, std::uint64_t block_cache) {
       EXPECT_EQ(L.blocks[L.b].edges, w.b.edges);
       EXPECT_EQ(L.blocks[L.c].edges, w.c.edges);
       for (const auto& [bi, info] : {std::pair<int, BlockInfo>{L.a, w.a}, {L.b, w.b}, {L.c, w.c}})
-        expect_block(g, P, L, bi, info.row_part, info.col_part);
+        if (!L.blocks[bi].cut) expect_block(g, P, L, bi, info.row_part, info.col_part);
+      // pair: A is cut from B by the backend (never built nor uploaded); cut here as the CPU
+      // backend cuts it, it is the naive G_ij
+      const SlotBlock& A = L.blocks[L.a];
+      EXPECT_EQ(A.cut, s == Scheme::Pair);
+      if (A.cut) {
+        EXPECT_FALSE(L.uploads(L.a));
+        EXPECT_EQ(A.cut_lo, P.col_lo(w.a.col_part));
+        EXPECT_EQ(A.cut_hi, P.col_hi(w.a.col_part));
+        EXPECT_GE(L.upload_from, A.cols_at);  // (A's bytes never travel)
+        std::vector<eid_t> off(A.rows + 1);
+        std::vector<vid_t> cols(A.edges);
+        EXPECT_EQ(cut_rows(L.host_rows(L.b), A.cut_lo, A.cut_hi, off.data(), cols.data(), A.edges),
+                  A.edges);
+        const test::DenseBlock want = test::naive_block(g.csr, P, w.a.row_part, w.a.col_part);
+        EXPECT_EQ(off, want.offsets);
+        EXPECT_EQ(cols, want.cols);
+      }
       EXPECT_GE(L.num_spaces, 1);
     }
   }

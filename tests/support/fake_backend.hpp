@@ -31,6 +31,7 @@ class FakeBackend final : public StreamingBackend {
   std::uint64_t packed_uploads = 0, image_mismatches = 0;  // device copy != layout's host image
   std::uint64_t cache_hits = 0, cache_misses = 0, cache_mismatches = 0, cached_upload_bytes = 0;
   std::uint64_t early_collections = 0;                 // device_cache_fits said no
+  std::uint64_t cuts = 0;                              // blocks cut from B (SlotBlock::cut)
   std::map<std::int64_t, std::uint64_t> unit_uploads;  // device cache: bytes uploaded per unit
 
   std::string name() const override { return "fake"; }
@@ -244,7 +245,22 @@ class FakeBackend final : public StreamingBackend {
       d.off[bi] = reinterpret_cast<const eid_t*>(dev + b.offsets_at);
       d.cols[bi] = reinterpret_cast<const vid_t*>(dev + b.cols_at);
     }
+    cut_blocks(L, d, nullptr);
     return d;
+  }
+  // The cut blocks (SlotBlock::cut) from B's device copy, as the GPU cuts them before the count
+  // (hit: the blocks the device block cache held, not cut again).
+  void cut_blocks(const UnitLayout& L, DeviceBlocks& d, const bool* hit) {
+    for (int bi = 0; bi < L.num_blocks; ++bi) {
+      if (!L.cuts(bi) || (hit && hit[bi])) continue;
+      const SlotBlock& b = L.blocks[bi];
+      const SlotBlock& B = L.blocks[L.b];
+      const eid_t got =
+          cut_rows(HostRows{B.rows, d.off[L.b], {}, d.cols[L.b]}, b.cut_lo, b.cut_hi,
+                   const_cast<eid_t*>(d.off[bi]), const_cast<vid_t*>(d.cols[bi]), b.edges);
+      image_mismatches += got == b.edges ? 0 : 1;
+      ++cuts;
+    }
   }
   // The device block cache: each hit must still hold its block; each miss is copied from the
   // layout's host images.
@@ -279,6 +295,7 @@ class FakeBackend final : public StreamingBackend {
       d.off[bi] = e.off.data();
       d.cols[bi] = e.cols.data();
     }
+    cut_blocks(L, d, sl.hit);
     return d;
   }
   // The unit's count over its device blocks, each checked first against the layout's host
