@@ -81,6 +81,7 @@ TEST(HostBlockStore, PreloadRegistersOnceAndUnregistersAll) {
       store.start_preload(0);
       for (const WorkUnit& w : plan.units) {
         for (const BlockInfo* bi : {&w.a, &w.b, &w.c}) {
+          if (s == Scheme::Pair && bi == &w.a) continue;  // (cut from B by the backend)
           const stream::BlockKey key{bi->row_part, bi->col_part};
           auto hb = store.cached_block(key, {}, 0);
           ASSERT_NE(hb, nullptr);
