@@ -4,9 +4,9 @@
 # tests that run every kernel and variant (auto, lstc, trust, trust:lite, trust:t32, trust:in,
 # wedge, wedge:nocorner, gui, bitmap) on small graphs: closed forms, empty and triangle-free
 # graphs, per-vertex output, range and hash block tasks, slices through the one count entry
-# (enqueue_device_count), 64-bit offsets; the expansion of packed blocks; and memcheck over the
-# streaming pipeline's gpu tests (uploads, packed blocks expanded before each count, every scheme
-# out of core). Needs a CUDA GPU.
+# (enqueue_device_count), 64-bit offsets; the expansion of packed blocks and the cut of pair's A
+# from B; and memcheck over the streaming pipeline's gpu tests (uploads, packed blocks expanded and
+# blocks cut before each count, every scheme out of core). Needs a CUDA GPU.
 #
 #   bash scripts/sanitize_gpu.sh      (BUILD_DIR [build]; logs in OUT [bench/out/sanitize])
 # Exit status: 0 when both tools report no error, 1 otherwise.
@@ -32,7 +32,7 @@ run() {  # TOOL FILTER [TEST [LOG NAME]]
   grep -E '^\[  PASSED|^\[  FAILED|SKIPPED' "$log" | head -3
   [ $rc -eq 0 ] || status=1
 }
-run memcheck 'CudaKernels.ClosedForms:CudaKernels.EmptyAndTriangleFree:CudaKernels.PerVertex:CudaKernels.RangeBlockTasksSumToTotal:CudaKernels.HashBlockTasksSumToTotal:CudaKernels.SlicesThroughTheCountEntry:CudaKernels.LargeOffsets:CudaKernels.ExpandPackedEqualsTheHostReference'
+run memcheck 'CudaKernels.ClosedForms:CudaKernels.EmptyAndTriangleFree:CudaKernels.PerVertex:CudaKernels.RangeBlockTasksSumToTotal:CudaKernels.HashBlockTasksSumToTotal:CudaKernels.SlicesThroughTheCountEntry:CudaKernels.LargeOffsets:CudaKernels.ExpandPackedEqualsTheHostReference:CudaKernels.CutRowsEqualsTheHostReference'
 run racecheck 'CudaKernels.ClosedForms:CudaKernels.EmptyAndTriangleFree'
 run memcheck '*' "$BUILD_DIR/tests/cuda_pipeline_gpu_test" memcheck-pipeline
 exit $status

@@ -107,6 +107,10 @@ struct HostRows {
       if (e1 > e0) f(u, cols + e0, static_cast<std::uint64_t>(e1 - e0));
     }
   }
+  // Row u's columns' count (a binary search when packed).
+  std::uint64_t degree(std::uint64_t u) const {
+    return offsets ? offsets[u + 1] - offsets[u] : packed.degree(u);
+  }
   // Row u's columns (a binary search when packed); *deg = 0 when it has none.
   const vid_t* row(std::uint64_t u, std::uint64_t* deg) const {
     if (offsets) {

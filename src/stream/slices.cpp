@@ -47,9 +47,7 @@ struct Views {
       const vid_t *s = cols, *t = cols + deg;
       if (cut) cut_range(cols, deg, cut_lo, cut_hi, &s, &t);
       if (s == t) return;
-      std::uint64_t bdeg = deg;
-      if (!cut) (void)b.row(u, &bdeg);
-      const std::uint64_t probe = bdeg + 1;
+      const std::uint64_t probe = (cut ? deg : b.degree(u)) + 1;  // |B(u)| + 1
       for (; s < t; ++s) f(static_cast<vid_t>(*s - (cut ? cut_lo : 0)), probe);
     });
   }
