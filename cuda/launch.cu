@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <unordered_map>
 
 #include "check.hpp"
 #include "common/interrupt.hpp"
@@ -127,12 +128,21 @@ std::string choose_kernel(const CsrView& A, const CsrView& B, const CsrView& C,
     const bool probes = host.b_cols && host.c_cols && host.b_offsets && host.c_offsets &&
                         !host.b_packed.valid() && !host.c_packed.valid();
     double p = 0, w = 0;
+    const bool debug = std::getenv("TRISTREAM_DEBUG_AUTO") != nullptr;
+    std::unordered_map<vid_t, double> hits;  // debug: A's sampled columns, weighted by rows
+    double a_sum = 0;
     for (std::uint64_t x = 0; x < space; x += step) {
       std::uint64_t u = 0;
       eid_t a0 = 0, a1 = 0;
       a_row(x, &u, &a0, &a1);
       const double da = static_cast<double>(a1 - a0);
       const double db = static_cast<double>(degree(host.b_offsets, host.b_packed, u));
+      if (debug && da > 0) {
+        a_sum += da;
+        const eid_t st = std::max<eid_t>(1, (a1 - a0) / 8);
+        const double wgt = da / static_cast<double>((a1 - a0 + st - 1) / st);
+        for (eid_t e = a0; e < a1; e += st) hits[a_cols[e] - bias] += wgt;
+      }
       if (da == 0 || db == 0) continue;
       if (!probes) w += da * db / 2;
       const eid_t stride = std::max<eid_t>(1, (a1 - a0) / 8);
@@ -154,9 +164,18 @@ std::string choose_kernel(const CsrView& A, const CsrView& B, const CsrView& C,
     }
     const double rho = w > 0 ? p / w : 0;
     const char* choice = rho > 2.5 ? "trust:in" : "trust";
-    if (std::getenv("TRISTREAM_DEBUG_AUTO"))
-      std::fprintf(stderr, "tristream auto: rows %llu, P/W %.2f -> %s\n",
-                   static_cast<unsigned long long>(A.rows), rho, choice);
+    if (debug) {
+      // the most sampled column's share of A's sampled edges, and its estimated in-degree
+      double top = 0;
+      for (const auto& kv : hits) top = std::max(top, kv.second);
+      const double share = a_sum > 0 ? top / a_sum : 0;
+      const double a_edges = host.a_edges != ~0ull ? static_cast<double>(host.a_edges) : 0;
+      std::fprintf(stderr,
+                   "tristream auto: rows %llu, P/W %.2f -> %s (A edges %.0f, top column %.4f, "
+                   "in-degree %.0f)\n",
+                   static_cast<unsigned long long>(A.rows), rho, choice, a_edges, share,
+                   share * a_edges);
+    }
     return choice;
   }
   const std::uint64_t step = std::max<std::uint64_t>(1, space >> 12);
