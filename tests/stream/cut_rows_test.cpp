@@ -47,20 +47,12 @@ Packed pack(const Csr& b) {
   return p;
 }
 
-struct Case {
-  vid_t n;
-  std::uint64_t m;
-  bool skewed;
-};
-class CutRows : public ::testing::TestWithParam<Case> {};
+class CutRows : public ::testing::TestWithParam<test::GraphCase> {};
 
 TEST_P(CutRows, EqualsANaiveFilterFromDenseAndPackedRows) {
-  const Case c = GetParam();
   for (std::uint64_t seed : {1u, 2u, 3u}) {
     SCOPED_TRACE(seed);
-    const auto e =
-        c.skewed ? test::skewed_graph(c.n, c.m, seed) : test::random_graph(c.n, c.m, seed);
-    const OrientedGraph g = orient_edge_list(test::vertex_count(e), e);
+    const OrientedGraph g = test::case_graph(GetParam(), seed);
     const Csr& b = g.csr;
     const Packed pk = pack(b);
     const std::uint64_t n = g.n();
@@ -84,11 +76,11 @@ TEST_P(CutRows, EqualsANaiveFilterFromDenseAndPackedRows) {
 }
 
 INSTANTIATE_TEST_SUITE_P(Sizes, CutRows,
-                         ::testing::Values(Case{40, 200, false}, Case{600, 5000, true},
-                                           Case{5000, 40000, false}),
-                         [](const ::testing::TestParamInfo<Case>& i) {
-                           return std::string(i.param.skewed ? "skewed" : "random") + "_n" +
-                                  std::to_string(i.param.n);
+                         ::testing::Values(test::GraphCase{40, 200, false},
+                                           test::GraphCase{600, 5000, true},
+                                           test::GraphCase{5000, 40000, false}),
+                         [](const ::testing::TestParamInfo<test::GraphCase>& i) {
+                           return test::case_name(i.param);
                          });
 
 TEST(CutRowsEdgeCases, AnEmptyRangeGivesEmptyRows) {

@@ -59,21 +59,12 @@ std::vector<std::uint64_t> reference_bounds(const OrientedGraph& g, std::uint32_
   return b;
 }
 
-struct Case {
-  vid_t n;
-  std::uint64_t m;
-  bool skewed;
-};
-
-class SliceBounds : public ::testing::TestWithParam<Case> {};
+class SliceBounds : public ::testing::TestWithParam<test::GraphCase> {};
 
 TEST_P(SliceBounds, EqualTheReferenceWithAndWithoutAPool) {
-  const Case c = GetParam();
   for (std::uint64_t seed : {1u, 2u, 3u}) {
     SCOPED_TRACE(seed);
-    const auto e =
-        c.skewed ? test::skewed_graph(c.n, c.m, seed) : test::random_graph(c.n, c.m, seed);
-    const OrientedGraph g = orient_edge_list(test::vertex_count(e), e);
+    const OrientedGraph g = test::case_graph(GetParam(), seed);
     const UnitLayout L = in_core_layout(g);
     ThreadPool pool(3);
     for (std::uint32_t slices : {1u, 2u, 3u, 7u, 64u}) {
@@ -85,13 +76,11 @@ TEST_P(SliceBounds, EqualTheReferenceWithAndWithoutAPool) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Sizes, SliceBounds,
-                         ::testing::Values(Case{40, 200, false}, Case{600, 5000, true},
-                                           Case{5000, 40000, false}, Case{20000, 150000, true}),
-                         [](const ::testing::TestParamInfo<Case>& i) {
-                           return std::string(i.param.skewed ? "skewed" : "random") + "_n" +
-                                  std::to_string(i.param.n);
-                         });
+INSTANTIATE_TEST_SUITE_P(
+    Sizes, SliceBounds,
+    ::testing::Values(test::GraphCase{40, 200, false}, test::GraphCase{600, 5000, true},
+                      test::GraphCase{5000, 40000, false}, test::GraphCase{20000, 150000, true}),
+    [](const ::testing::TestParamInfo<test::GraphCase>& i) { return test::case_name(i.param); });
 
 TEST(SliceBoundsEdgeCases, AGraphWithoutEdgesIsCutByRows) {
   OrientedGraph g;

@@ -75,6 +75,15 @@ EdgeList random_graph(vid_t n, std::uint64_t m, std::uint64_t seed) {
   return e;
 }
 
+OrientedGraph case_graph(const GraphCase& c, std::uint64_t seed) {
+  const EdgeList e = c.skewed ? skewed_graph(c.n, c.m, seed) : random_graph(c.n, c.m, seed);
+  return orient_edge_list(vertex_count(e), e);
+}
+
+std::string case_name(const GraphCase& c) {
+  return std::string(c.skewed ? "skewed" : "random") + "_n" + std::to_string(c.n);
+}
+
 EdgeList skewed_graph(vid_t n, std::uint64_t m, std::uint64_t seed) {
   std::mt19937_64 rng(seed);
   std::uniform_int_distribution<vid_t> pick(0, n - 1);

@@ -27,6 +27,16 @@ EdgeList random_graph(vid_t n, std::uint64_t m, std::uint64_t seed);
 // Seeded skewed graph: a few hubs joined to many leaves plus random edges.
 EdgeList skewed_graph(vid_t n, std::uint64_t m, std::uint64_t seed);
 
+// A seeded graph of a parameterised suite: n vertices, m drawn edges, skewed or uniform;
+// oriented (cleaned, ranked). case_name: "skewed_n600" or "random_n40", for test names.
+struct GraphCase {
+  vid_t n;
+  std::uint64_t m;
+  bool skewed;
+};
+OrientedGraph case_graph(const GraphCase& c, std::uint64_t seed);
+std::string case_name(const GraphCase& c);
+
 // Number of vertices spanned by an edge list (max id + 1).
 std::uint64_t vertex_count(const EdgeList& e);
 // Brute force over the cleaned undirected graph: for every edge {u,v} and every w > max(u,v)
