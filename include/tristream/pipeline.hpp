@@ -16,7 +16,6 @@
 // upload_async then only closes the upload, and count_async starts after the last piece.
 #pragma once
 
-#include <algorithm>
 #include <atomic>
 #include <cstddef>
 #include <cstdint>
@@ -110,21 +109,6 @@ struct HostRows {
   // Row u's columns' count (a binary search when packed).
   std::uint64_t degree(std::uint64_t u) const {
     return offsets ? offsets[u + 1] - offsets[u] : packed.degree(u);
-  }
-  // Row u's columns (a binary search when packed); *deg = 0 when it has none.
-  const vid_t* row(std::uint64_t u, std::uint64_t* deg) const {
-    if (offsets) {
-      *deg = offsets[u + 1] - offsets[u];
-      return cols + offsets[u];
-    }
-    const vid_t* it = std::lower_bound(packed.ids, packed.ids + packed.count, u);
-    if (it == packed.ids + packed.count || *it != u) {
-      *deg = 0;
-      return cols;
-    }
-    const std::uint64_t r = static_cast<std::uint64_t>(it - packed.ids);
-    *deg = packed.offsets[r + 1] - packed.offsets[r];
-    return cols + packed.offsets[r];
   }
 };
 
