@@ -13,6 +13,16 @@
 namespace tristream::plan_internal {
 namespace {
 
+// The work of rows [r0, r1): sum of d(d - 1) / 2 over their out-degrees.
+double rows_work(const eid_t* off, std::uint64_t r0, std::uint64_t r1) {
+  double wedges = 0;
+  for (std::uint64_t r = r0; r < r1; ++r) {
+    const double d = static_cast<double>(off[r + 1] - off[r]);
+    wedges += d * (d - 1) / 2;
+  }
+  return wedges;
+}
+
 // Units of a range or hash partition from a p x p edge matrix.
 void block_units(Plan& plan, const std::vector<eid_t>& E, const eid_t* off, eid_t m) {
   const Partition& P = plan.partition;
@@ -222,7 +232,8 @@ std::vector<eid_t> hash_block_edges(const Partition& P, const Census& census) {
 
 // Vertex: one unit per part (the bounds from the wedge-balanced groups), A = B = the rows of V_i
 // and C the proxy rows X_i.
-void vertex_units(Plan& plan, eid_t m, const eid_t* off, const Census& census) {
+void vertex_units(Plan& plan, eid_t m, const eid_t* off, const Census& census,
+                  const RowWork* work) {
   Partition& P = plan.partition;
   const std::uint32_t p = P.p;
   const Census::VertexParts* vp = nullptr;
@@ -253,20 +264,36 @@ void vertex_units(Plan& plan, eid_t m, const eid_t* off, const Census& census) {
     w.c.col_space = vp->proxies[i];
     w.c.bytes = w.c.upload_bytes = block_bytes(w.c.rows, w.c.edges);
     w.decompress_bytes = (ea + (m - (off[r0] - off[0]))) * sizeof(vid_t);
-    double wedges = 0;
-    for (std::uint64_t r = r0; r < r1; ++r) {
-      const double d = static_cast<double>(off[r + 1] - off[r]);
-      wedges += d * (d - 1) / 2;
-    }
-    w.work = wedges;
+    w.work = work ? work->of(r0, r1) : rows_work(off, r0, r1);
     plan.units.push_back(w);
   }
 }
 
 }  // namespace
 
+double RowWork::of(std::uint64_t r0, std::uint64_t r1) const {
+  const auto g0 = std::lower_bound(bounds.begin(), bounds.end(), r0);
+  const auto g1 = std::lower_bound(bounds.begin(), bounds.end(), r1);
+  TS_CHECK(g0 != bounds.end() && *g0 == r0 && g1 != bounds.end() && *g1 == r1,
+           "a span of rows that is not one of the census's vertex groups");
+  return prefix[static_cast<std::size_t>(g1 - bounds.begin())] -
+         prefix[static_cast<std::size_t>(g0 - bounds.begin())];
+}
+
+RowWork row_work(std::uint64_t n, const eid_t* off, const Census& census) {
+  RowWork t;
+  t.bounds = census.vertex_bounds.size() >= 2 && census.vertex_bounds.front() == 0 &&
+                     census.vertex_bounds.back() == n
+                 ? census.vertex_bounds
+                 : std::vector<std::uint64_t>{0, n};
+  t.prefix.assign(t.bounds.size(), 0);
+  for (std::size_t g = 0; g + 1 < t.bounds.size(); ++g)
+    t.prefix[g + 1] = t.prefix[g] + rows_work(off, t.bounds[g], t.bounds[g + 1]);
+  return t;
+}
+
 // The single in-core unit.
-void in_core_unit(Plan& plan, std::uint64_t n, eid_t m, const eid_t* off) {
+void in_core_unit(Plan& plan, std::uint64_t n, eid_t m, const eid_t* off, const RowWork* work) {
   plan.partition = Partition{};
   plan.partition.scheme = Scheme::Range;
   plan.partition.p = 1;
@@ -282,12 +309,7 @@ void in_core_unit(Plan& plan, std::uint64_t n, eid_t m, const eid_t* off) {
   w.a = w.b = w.c = b;
   w.b_is_a = w.c_is_a = w.c_is_b = true;
   w.decompress_bytes = m * sizeof(vid_t);
-  double wedges = 0;
-  for (std::uint64_t r = 0; r < n; ++r) {
-    const double d = static_cast<double>(off[r + 1] - off[r]);
-    wedges += d * (d - 1) / 2;
-  }
-  w.work = wedges;
+  w.work = work ? work->of(0, n) : rows_work(off, 0, n);
   plan.units.push_back(w);
 }
 
@@ -339,12 +361,13 @@ std::uint64_t device_floor(Scheme scheme, std::uint32_t p, int variant, std::uin
 }
 
 Plan build_plan(Scheme scheme, std::uint32_t p, int variant, std::uint64_t n, eid_t m,
-                const eid_t* off, const Census& census, bool per_vertex, std::uint64_t cache_room) {
+                const eid_t* off, const Census& census, bool per_vertex, std::uint64_t cache_room,
+                const RowWork* work) {
   Plan plan;
   plan.device_cache_room = cache_room;
   // 1. p = 1 (or nothing to count): the in-core unit.
   if (p <= 1 || m == 0) {
-    in_core_unit(plan, n, m, off);
+    in_core_unit(plan, n, m, off, work);
     finish_units(plan, per_vertex);
     return plan;
   }
@@ -360,7 +383,7 @@ Plan build_plan(Scheme scheme, std::uint32_t p, int variant, std::uint64_t n, ei
   else if (scheme == Scheme::Hash)
     block_units(plan, hash_block_edges(P, census), off, m);
   else
-    vertex_units(plan, m, off, census);
+    vertex_units(plan, m, off, census, work);
   // 3. Their bytes and the device cache's replay.
   finish_units(plan, per_vertex);
   return plan;

@@ -47,7 +47,7 @@ Candidate evaluate(const CandidateSpec& spec, const GraphShape& g, const Census&
   // of its own)
   const std::uint64_t cache_room = o.device_is_host ? 0 : o.device_budget;
   c.plan = build_plan(spec.scheme, spec.p, spec.variant, g.n, g.m, g.offsets, census, o.per_vertex,
-                      cache_room);
+                      cache_room, g.work);
   c.plan.rates = o.rates;
   if (spec.p <= 1 && o.scheme != Scheme::Auto) c.plan.partition.scheme = Scheme::Range;
   // 2. The host: staging and window within the budget, then the caches from what is left.

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "plan/build.hpp"
 #include "plan/host_model.hpp"
 #include "tristream/plan.hpp"
 
@@ -33,6 +34,7 @@ struct GraphShape {
   std::uint64_t n = 0;
   eid_t m = 0;
   const eid_t* offsets = nullptr;
+  const RowWork* work = nullptr;  // row_work's table (build.hpp), or null
 };
 
 // The candidates, in the order they are evaluated: forced p (o.parts) per scheme, else the

@@ -105,7 +105,8 @@ Plan make_plan(std::uint64_t n, eid_t m, const eid_t* offsets,
     throw Error(ErrorKind::Internal, "the planner needs a block census for --parts > 1");
   const std::vector<CandidateSpec> specs = list_candidates(census, o);
   // 3. Each evaluated (built, fitted to the host, priced); the best kept and ordered.
-  const GraphShape g{n, m, offsets};
+  const RowWork work = row_work(n, offsets, census);  // (one pass, not one per candidate)
+  const GraphShape g{n, m, offsets, &work};
   Search s = search_candidates(specs, g, census, host_model(n, chunks, o), o);
   // 4. None fits: a usage error that names what the smallest candidate needs.
   if (s.best < 0) throw no_fit_error(s.all, g, o);

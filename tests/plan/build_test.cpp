@@ -2,7 +2,7 @@
 // p is capped at the rows, and the tasks are exactly those whose three blocks hold edges, found
 // without visiting all p^3 triples (a large forced p on a small graph plans at once); a
 // candidate's device floor never exceeds the plan's device bytes (the planner skips candidates
-// by it without building them).
+// by it without building them); the units' work from row_work's table equals a pass over the rows.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -13,6 +13,7 @@
 #include "plan/build.hpp"
 #include "test_util.hpp"
 #include "tristream/csr.hpp"
+#include "tristream/error.hpp"
 #include "tristream/plan.hpp"
 
 namespace tristream {
@@ -61,6 +62,37 @@ TEST(PlanParts, DeviceFloorIsALowerBoundOfTheBuiltPlan) {
           }
       }
   }
+}
+
+// The in-core and vertex units' work read from row_work's table equals a pass over their rows,
+// for every vertex p of the census, and a census without vertex groups falls back to the whole.
+TEST(PlanParts, RowWorkTableEqualsAPassOverTheRows) {
+  const OrientedGraph g = test::case_graph({3000, 30000, true}, 5);
+  auto src = memory_source(g, 256);
+  CensusOptions co;
+  co.threads = 2;
+  const Census c = take_census(*src, co);
+  ASSERT_FALSE(c.vertex.empty());
+  const plan_internal::RowWork t = plan_internal::row_work(g.n(), g.csr.offsets.data(), c);
+  EXPECT_EQ(t.bounds, c.vertex_bounds);
+  const eid_t* off = g.csr.offsets.data();
+  for (std::uint32_t p : {1u, 2u, 4u, 8u, 16u}) {
+    SCOPED_TRACE(p);
+    const Scheme s = p == 1 ? Scheme::Range : Scheme::Vertex;
+    const Plan with = plan_internal::build_plan(s, p, 0, g.n(), g.m(), off, c, false, 0, &t);
+    const Plan without = plan_internal::build_plan(s, p, 0, g.n(), g.m(), off, c, false);
+    ASSERT_EQ(with.units.size(), without.units.size());
+    for (std::size_t u = 0; u < with.units.size(); ++u)
+      EXPECT_EQ(with.units[u].work, without.units[u].work);  // (integers: exact in any order)
+  }
+  const plan_internal::RowWork whole = plan_internal::row_work(g.n(), off, Census{});
+  EXPECT_EQ(whole.bounds, (std::vector<std::uint64_t>{0, g.n()}));
+  Plan in_core;
+  plan_internal::in_core_unit(in_core, g.n(), g.m(), off, &whole);
+  Plan passed;
+  plan_internal::in_core_unit(passed, g.n(), g.m(), off);
+  EXPECT_EQ(in_core.units.at(0).work, passed.units.at(0).work);
+  EXPECT_THROW(whole.of(1, g.n()), Error);  // not a group's bound
 }
 
 TEST(PlanParts, ForcedPartsAboveTheRowsAreCappedAtTheRows) {
