@@ -31,6 +31,7 @@ struct Ranking {
   BigBuffer<std::uint32_t> rank;
   std::vector<orig_id_t> perm;
   std::uint64_t max_degree = 0;
+  WedgeSum wedges;  // of the undirected graph: d (d - 1) / 2 summed over the degrees
 };
 
 // Step 1: rank by (degree, id) over the id space (degree.size() ids, n of them vertices: the ids
@@ -46,12 +47,19 @@ Ranking rank_vertices(std::uint64_t n, const BigBuffer<std::uint32_t>& degree, I
   out.rank.reserve(space + 1);
   out.perm.resize(n);
   std::vector<std::uint64_t> part_max(t, 0);
+  std::vector<WedgeSum> part_wedges(t);
   parallel_for(t, space, 1 << 16, [&](std::size_t lo, std::size_t hi, unsigned w) {
     std::uint64_t x = 0;
-    for (std::size_t v = lo; v < hi; ++v) x = std::max<std::uint64_t>(x, degree[v]);
+    WedgeSum ws;
+    for (std::size_t v = lo; v < hi; ++v) {
+      x = std::max<std::uint64_t>(x, degree[v]);
+      ws.add_degree(degree[v]);
+    }
     part_max[w] = std::max(part_max[w], x);
+    part_wedges[w].add(ws);
   });
   for (auto x : part_max) out.max_degree = std::max(out.max_degree, x);
+  for (const WedgeSum& ws : part_wedges) out.wedges.add(ws);
   const std::uint64_t* ids = idmap ? idmap->ids().data() : nullptr;
   auto place = [&](std::size_t r, std::size_t v) {
     out.rank[v] = static_cast<std::uint32_t>(r);
@@ -372,7 +380,7 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
   RowObserver* const observer = ctx.options.observer;
   // The census takes a quarter of the threads (at least one) beside the writer's.
   const unsigned census_threads = std::max(1u, threads / 4);
-  if (observer) observer->start(n, offsets.data(), census_threads);
+  if (observer) observer->start(n, offsets.data(), census_threads, ranking.wedges);
   const std::vector<std::uint64_t> start = row_ranges(
       src, offsets, n, ctx.limit, observer ? observer->memory_bytes(n, census_threads) : 0);
   const std::size_t ranges = start.size() - 1;

@@ -18,15 +18,23 @@ std::vector<eid_t> undirected_degrees(const CsrView& g) {
   return d;
 }
 
-double wedge_count(const std::vector<eid_t>& degrees) {
-  double w = 0;
-  for (eid_t d : degrees) w += static_cast<double>(d) * (static_cast<double>(d) - 1) / 2;
+WedgeSum wedge_sum(const std::vector<eid_t>& degrees) {
+  WedgeSum w;
+  for (eid_t d : degrees) w.add_degree(d);
   return w;
 }
 
-double transitivity(count_t triangles, const std::vector<eid_t>& degrees) {
-  const double w = wedge_count(degrees);
+double wedge_count(const std::vector<eid_t>& degrees) {
+  return wedge_sum(degrees).value();
+}
+
+double transitivity(count_t triangles, const WedgeSum& wedges) {
+  const double w = wedges.value();
   return w > 0 ? 3.0 * static_cast<double>(triangles) / w : 0.0;
+}
+
+double transitivity(count_t triangles, const std::vector<eid_t>& degrees) {
+  return transitivity(triangles, wedge_sum(degrees));
 }
 
 double average_local_clustering(const std::vector<count_t>& per_vertex,

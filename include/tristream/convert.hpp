@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "tristream/format.hpp"
+#include "tristream/wedges.hpp"
 
 namespace tristream {
 
@@ -24,8 +25,10 @@ class RowObserver {
   // Bytes it holds for a graph of n vertices seen on `threads` threads (counted in the
   // converter's memory limit).
   virtual std::uint64_t memory_bytes(std::uint64_t n, unsigned threads) const = 0;
-  // offsets: the n + 1 row offsets of G+, alive until finish() returns.
-  virtual void start(std::uint64_t n, const eid_t* offsets, unsigned threads) = 0;
+  // offsets: the n + 1 row offsets of G+, alive until finish() returns; wedges: the undirected
+  // graph's wedges (from the degrees the converter ranks by).
+  virtual void start(std::uint64_t n, const eid_t* offsets, unsigned threads,
+                     const WedgeSum& wedges) = 0;
   // The edges of whole rows [r0, r1) (row r's ids at cols[offsets[r] - offsets[r0]]), or single
   // edges (row << 32 | col); any thread, concurrent calls allowed.
   virtual void mark_rows(std::uint64_t r0, std::uint64_t r1, const vid_t* cols) = 0;

@@ -36,6 +36,7 @@
 #include "tristream/packed_rows.hpp"
 #include "tristream/plan.hpp"
 #include "tristream/stats.hpp"
+#include "tristream/wedges.hpp"
 
 namespace tristream {
 
@@ -470,10 +471,10 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
 // when n degrees and a chunk per thread would exceed it (one at least).
 std::vector<eid_t> streamed_degrees(const GraphSource& g, unsigned threads = 0,
                                     std::uint64_t max_bytes = 0);
-// The wedges of the undirected graph (wedge_count of streamed_degrees, the same double) with the
-// in-degrees held in 32 bits instead of n 64-bit degrees: half the bytes, for a transitivity
-// without per-vertex figures. Threads and max_bytes as in streamed_degrees.
-double streamed_wedges(const GraphSource& g, unsigned threads = 0, std::uint64_t max_bytes = 0);
+// The wedges of the undirected graph (wedge_sum of streamed_degrees, exact) with the in-degrees
+// held in 32 bits instead of n 64-bit degrees: half the bytes, for a transitivity without
+// per-vertex figures. Threads and max_bytes as in streamed_degrees.
+WedgeSum streamed_wedges(const GraphSource& g, unsigned threads = 0, std::uint64_t max_bytes = 0);
 // The host bytes streamed_degrees holds at its peak: the degrees and one chunk per thread.
 std::uint64_t streamed_degrees_bytes(const GraphSource& g, unsigned threads = 0);
 

@@ -33,6 +33,7 @@
 #include "tristream/format.hpp"
 #include "tristream/packed_rows.hpp"
 #include "tristream/types.hpp"
+#include "tristream/wedges.hpp"
 
 namespace tristream {
 
@@ -116,6 +117,9 @@ struct CensusOptions {
   // blocks — two units of at least the rows of V_i with their edges plus the offsets of X_i —
   // and the proxy blocks keep their upper bounds (which rule those candidates out as well).
   std::uint64_t device_budget = 0;
+  // Count the undirected graph's wedges too (Census::wedges: in-degrees, 4 bytes per vertex, in
+  // the first pass), for the census a file stores.
+  bool wedges = false;
 };
 struct Census {
   std::vector<std::uint64_t> fine_bounds;  // F + 1 row boundaries
@@ -133,7 +137,9 @@ struct Census {
   bool vertex_exact = false;        // the proxy block edges were counted (else upper bounds)
   double seconds = 0;
   std::uint64_t decompressed_bytes = 0;
-  bool stored = false;  // read from the file's census extension (census_from_store), not taken
+  bool stored = false;      // read from the file's census extension (census_from_store), not taken
+  bool has_wedges = false;  // wedges holds the undirected graph's wedges (CensusOptions::wedges)
+  WedgeSum wedges;
   bool empty() const { return fine_bounds.empty(); }
   // (F + 1) x (F + 1) inclusive 2D prefix sums of fine_hist (computed on first use).
   const std::vector<eid_t>& fine_prefix() const;
@@ -162,6 +168,11 @@ bool census_from_store(const std::vector<unsigned char>& bytes, const GraphSourc
                        const CensusOptions& wanted, Census* out);
 // The census plan_graph uses: the stored one when g has one that fits `wanted`, else take_census.
 Census obtain_census(const GraphSource& g, const CensusOptions& wanted);
+// The undirected graph's wedges from g's stored census, when it holds them (payload version 2,
+// written by `convert`, `generate` and `reindex`): true and *out set; false when g has no stored
+// census or one without them. Throws Error(Input) as census_from_store does when the census's
+// head is damaged or belongs to another graph.
+bool stored_wedges(const GraphSource& g, WedgeSum* out);
 
 // The balance of uploads against kernels the planner assumes when it chooses the units in flight
 // and the tail cover (plan.cpp: estimated_exposed_upload): seconds per byte uploaded and per unit

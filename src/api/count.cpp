@@ -285,14 +285,18 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
     return streamed_degrees(*src, o.threads, concurrent ? 0 : host.degrees_budget(host_budget));
   };
   std::future<std::vector<eid_t>> degrees_future;
-  std::future<double> wedges_future;
-  if (image && root) {
+  std::future<WedgeSum> wedges_future;
+  // Without per-vertex figures the transitivity needs only the wedges, which a file converted
+  // by this version stores (its census): no degree pass at all then.
+  WedgeSum stored;
+  const bool wedges_stored = root && !po.per_vertex && stored_wedges(*src, &stored);
+  if (!wedges_stored && image && root) {
     // from the image, once it is whole, while the device uploads and counts
     if (po.per_vertex)
       degrees_future = std::async(std::launch::async, [&] { return image->degrees(o.threads); });
     else
       wedges_future = std::async(std::launch::async, [&] { return image->wedges(o.threads); });
-  } else if (concurrent && root) {
+  } else if (!wedges_stored && concurrent && root) {
     po.budgets = set_aside_host(*po.budgets, degrees_bytes, "the degrees");
     degrees_future = std::async(std::launch::async, degrees_of_file);
   }
@@ -353,13 +357,14 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
     r.host_peak_bytes = host_peak_bytes();
     return r;
   }
-  if (wedges_future.valid()) {
-    const double w = wedges_future.get();
-    r.transitivity = w > 0 ? 3.0 * static_cast<double>(rep.triangles) / w : 0.0;
+  if (wedges_stored) {
+    r.transitivity = transitivity(rep.triangles, stored);
+  } else if (wedges_future.valid()) {
+    r.transitivity = transitivity(rep.triangles, wedges_future.get());
   } else if (!po.per_vertex && !degrees_future.valid()) {
     // only the wedges are wanted: the pass holds 32-bit in-degrees (count_host's degree pass)
-    const double w = streamed_wedges(*src, o.threads, host.degrees_budget(host_budget));
-    r.transitivity = w > 0 ? 3.0 * static_cast<double>(rep.triangles) / w : 0.0;
+    r.transitivity = transitivity(
+        rep.triangles, streamed_wedges(*src, o.threads, host.degrees_budget(host_budget)));
   } else {
     std::vector<eid_t> degrees = degrees_future.valid() ? degrees_future.get() : degrees_of_file();
     r.transitivity = transitivity(rep.triangles, degrees);

@@ -101,6 +101,7 @@ struct FirstPass {
   std::uint64_t words;
   bool want_vertex;
   std::vector<std::uint64_t> bitmaps;
+  std::vector<std::uint32_t> in_degrees;  // with CensusOptions::wedges: every column counted
   std::vector<std::vector<eid_t>> fine_local, hash_local;
   std::vector<std::vector<vid_t>> buffers;
   std::atomic<std::uint64_t> raw{0};
@@ -153,6 +154,9 @@ struct FirstPass {
         ++hrow[v % H];
       }
     }
+    if (!in_degrees.empty())
+      for (std::size_t x = 0; x < cnt; ++x)
+        __atomic_fetch_add(&in_degrees[col[x]], 1u, __ATOMIC_RELAXED);
   }
 
   // Sums the threads' histograms into the census.
@@ -295,8 +299,10 @@ Census take_census(const GraphSource& g, const CensusOptions& options) {
   c.vertex_bounds = balanced_bounds(n, off, G, true);
   FirstPass fp(g, c, G, options.vertex);
   fp.bitmaps.assign(fp.want_vertex ? static_cast<std::size_t>(G) * fp.words : 0, 0);
+  if (options.wedges) fp.in_degrees.assign(n, 0);
   // 2. The threads the host budget allows.
-  const unsigned T = census_threads(options, g.chunks(), fp.F, fp.bitmaps.size() * 8 + n * 2);
+  const unsigned T = census_threads(options, g.chunks(), fp.F,
+                                    fp.bitmaps.size() * 8 + n * 2 + fp.in_degrees.size() * 4);
   fp.fine_local.assign(T, std::vector<eid_t>(static_cast<std::size_t>(fp.F) * fp.F, 0));
   fp.hash_local.assign(T, std::vector<eid_t>(static_cast<std::size_t>(fp.H) * fp.H, 0));
   fp.buffers.resize(T);
@@ -306,6 +312,13 @@ Census take_census(const GraphSource& g, const CensusOptions& options) {
   fp.merge();
   std::vector<std::vector<eid_t>>().swap(fp.fine_local);
   std::vector<std::vector<eid_t>>().swap(fp.hash_local);
+  if (options.wedges) {
+    // 3b. The wedges of the undirected graph: out-degree plus in-degree per vertex.
+    for (std::uint64_t v = 0; v < n; ++v)
+      c.wedges.add_degree(off[v + 1] - off[v] + fp.in_degrees[v]);
+    c.has_wedges = true;
+    std::vector<std::uint32_t>().swap(fp.in_degrees);
+  }
   if (fp.want_vertex) {
     // 4. The vertex candidates' proxy sets and their bounds.
     const std::vector<std::uint32_t> cand_p = vertex_candidates(c, fp, off);

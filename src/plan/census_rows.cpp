@@ -40,8 +40,11 @@ class StoredCensusRows final : public CensusRows {
     return n * 4 + 2 * F * F * 8 + tables + threads * per_thread;
   }
 
-  void start(std::uint64_t n, const eid_t* offsets, unsigned threads) override {
+  void start(std::uint64_t n, const eid_t* offsets, unsigned threads,
+             const WedgeSum& wedges) override {
     n_ = n;
+    c_.has_wedges = true;
+    c_.wedges = wedges;
     off_ = offsets;
     threads_ = std::max(1u, threads);
     o_ = stored_census_options(n);

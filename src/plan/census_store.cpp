@@ -2,14 +2,18 @@
 // encode_stored_census, census_from_store, obtain_census; the bytes are framed by the format's
 // census extension, formats/FORMAT.md).
 //
+// Beside the planner's figures it holds the undirected graph's wedges (payload version 2), so that
+// a count's transitivity needs no degree pass either. Version 1 (without them) is still read.
+//
 // The stored census is take_census's for the automatic plan's options, with the exact proxy
 // edges of the vertex scheme and the upper bounds they replaced, so a reader rebuilds exactly
 // what take_census would return for any device budget: it skips the exact values where
 // take_census would have skipped their pass. Its boundaries are recomputed from the row offsets
 // and must match; its histograms must sum to m. Payload (little-endian, u64 unless noted):
 //
-//   u32 magic 'TSCE' | u32 payload version 1 | u32 fine | u32 hash_mod | u32 vertex_groups |
-//   u32 flags (bit 0: vertex statistics) | n | m | F + 1 | G + 1 | V |
+//   u32 magic 'TSCE' | u32 payload version 2 | u32 fine | u32 hash_mod | u32 vertex_groups |
+//   u32 flags (bit 0: vertex statistics; bit 1: wedges) | n | m | [wedges lo | wedges hi] |
+//   F + 1 | G + 1 | V |
 //   fine_bounds[F + 1] | fine_hist[F * F] | hash_hist[H * H] | vertex_bounds[G + 1] |
 //   V x (p | proxies[p] | exact proxy edges[p] | upper bounds[p])
 #include <chrono>
@@ -23,8 +27,9 @@ namespace tristream {
 namespace {
 
 constexpr std::uint32_t kMagic = 0x45435354;  // "TSCE"
-constexpr std::uint32_t kPayloadVersion = 1;
+constexpr std::uint32_t kPayloadVersion = 2;  // 1: without the wedges (still read)
 constexpr std::uint32_t kFlagVertex = 1;
+constexpr std::uint32_t kFlagWedges = 2;  // version 2 only
 
 class Out {
  public:
@@ -80,6 +85,37 @@ class In {
   std::size_t pos_ = 0;
 };
 
+// The payload's head: its version and options, the graph it belongs to, and the wedges.
+struct Head {
+  std::uint32_t version = 0, fine = 0, hash_mod = 0, groups = 0, flags = 0;
+  bool has_wedges = false;
+  WedgeSum wedges;
+};
+
+Head read_head(In& in, const GraphSource& g) {
+  Head h;
+  if (in.u32() != kMagic) in.fail("not a census (bad magic)");
+  h.version = in.u32();
+  if (h.version != 1 && h.version != kPayloadVersion)
+    in.fail("unsupported census version " + std::to_string(h.version) +
+            " (this build reads 1 and 2)");
+  h.fine = in.u32();
+  h.hash_mod = in.u32();
+  h.groups = in.u32();
+  h.flags = in.u32();
+  const std::uint32_t known = h.version >= 2 ? kFlagVertex | kFlagWedges : kFlagVertex;
+  if (h.flags & ~known) in.fail("bad flags " + std::to_string(h.flags));
+  if (in.u64() != g.n() || in.u64() != g.m()) in.fail("taken of another graph (n or m differ)");
+  if (h.flags & kFlagWedges) {
+    h.has_wedges = true;
+    h.wedges.lo = in.u64();
+    h.wedges.hi = in.u64();
+    // A wedge has two edges at one vertex: at most m (m - 1) of them, below 2^127 for m < 2^63.
+    if (h.wedges.hi >> 62) in.fail("impossible wedge count");
+  }
+  return h;
+}
+
 std::uint64_t sum(const std::vector<std::uint64_t>& v) {
   std::uint64_t s = 0;
   for (std::uint64_t x : v) s += x;
@@ -104,7 +140,7 @@ std::vector<unsigned char> encode_census(const Census& c, const CensusOptions& o
   // The payload's size first: the histograms are megabytes, and growing into them would hold
   // twice that at once.
   std::size_t size =
-      6 * 4 + 5 * 8 +
+      6 * 4 + 7 * 8 +
       8 * (c.fine_bounds.size() + c.fine_hist.size() + c.hash_hist.size() + c.vertex_bounds.size());
   for (const Census::VertexParts& vp : c.vertex) size += 8 + 3 * 8 * vp.proxies.size();
   out.reserve(size);
@@ -113,9 +149,13 @@ std::vector<unsigned char> encode_census(const Census& c, const CensusOptions& o
   out.u32(o.fine);
   out.u32(c.hash_mod);
   out.u32(o.vertex_groups);
-  out.u32(kFlagVertex);
+  out.u32(kFlagVertex | (c.has_wedges ? kFlagWedges : 0));
   out.u64(n);
   out.u64(m);
+  if (c.has_wedges) {
+    out.u64(c.wedges.lo);
+    out.u64(c.wedges.hi);
+  }
   out.u64(c.fine_bounds.size());
   out.u64(c.vertex_bounds.size());
   out.u64(c.vertex.size());
@@ -138,6 +178,7 @@ std::vector<unsigned char> encode_census(const Census& c, const CensusOptions& o
 std::vector<unsigned char> encode_stored_census(const GraphSource& g, unsigned threads) {
   CensusOptions o = stored_census_options(g.n());
   o.threads = threads;
+  o.wedges = true;
   return plan_internal::encode_census(take_census(g, o), o, g.n(), g.m());
 }
 
@@ -148,22 +189,20 @@ bool census_from_store(const std::vector<unsigned char>& bytes, const GraphSourc
   const std::uint64_t n = g.n();
   const eid_t* off = g.offsets();
   // 1. The frame and the options it was taken with.
-  if (in.u32() != kMagic) in.fail("not a census (bad magic)");
-  const std::uint32_t version = in.u32();
-  if (version != kPayloadVersion)
-    in.fail("unsupported census version " + std::to_string(version) + " (this build reads 1)");
-  const std::uint32_t fine = in.u32(), H = in.u32(), G = in.u32(), flags = in.u32();
-  if (in.u64() != n || in.u64() != g.m()) in.fail("taken of another graph (n or m differ)");
+  Census c;
+  const Head head = read_head(in, g);
+  const std::uint32_t fine = head.fine, H = head.hash_mod, G = head.groups, flags = head.flags;
+  c.has_wedges = head.has_wedges;
+  c.wedges = head.wedges;
   // (census_options never asks for more fine buckets than rows)
   if (fine == 0 || fine > std::max<std::uint64_t>(n, 1) || H == 0 || G == 0 || H > kMaxParts ||
-      G > kMaxParts || (flags & ~kFlagVertex))
+      G > kMaxParts)
     in.fail("bad options (fine " + std::to_string(fine) + ", hash_mod " + std::to_string(H) +
             ", groups " + std::to_string(G) + ", flags " + std::to_string(flags) + ")");
   const std::uint64_t F1 = in.u64(), G1 = in.u64(), V = in.u64();
   if (F1 < 2 || F1 > (std::uint64_t{1} << 24) || G1 != std::uint64_t{G} + 1)
     in.fail("bad boundary counts (" + std::to_string(F1) + ", " + std::to_string(G1) + ")");
   // 2. The arrays, each size checked against the bytes left before it is allocated.
-  Census c;
   c.fine_bounds = in.u64s(F1, "fine bounds");
   c.fine_hist = in.u64s((F1 - 1) * (F1 - 1), "fine histogram");
   c.hash_mod = H;
@@ -232,14 +271,25 @@ Census obtain_census(const GraphSource& g, const CensusOptions& wanted) {
   if (g.stored_census(&bytes, 24) && bytes.size() == 24) {
     std::uint32_t head[6];
     std::memcpy(head, bytes.data(), sizeof head);
-    const bool fits = head[0] == kMagic && head[1] == kPayloadVersion && head[2] == wanted.fine &&
-                      head[3] == wanted.hash_mod && head[4] == wanted.vertex_groups;
+    const bool fits = head[0] == kMagic && (head[1] == 1 || head[1] == kPayloadVersion) &&
+                      head[2] == wanted.fine && head[3] == wanted.hash_mod &&
+                      head[4] == wanted.vertex_groups;
     if (fits && g.stored_census(&bytes)) {
       Census c;
       if (census_from_store(bytes, g, wanted, &c)) return c;
     }
   }
   return take_census(g, wanted);
+}
+
+bool stored_wedges(const GraphSource& g, WedgeSum* out) {
+  std::vector<unsigned char> bytes;
+  if (!g.stored_census(&bytes)) return false;  // (the whole payload: its checksum verified)
+  In in(bytes, g.name());
+  const Head head = read_head(in, g);
+  if (!head.has_wedges) return false;
+  *out = head.wedges;
+  return true;
 }
 
 }  // namespace tristream

@@ -71,7 +71,7 @@ std::vector<eid_t> streamed_degrees(const GraphSource& g, unsigned threads,
   return d;
 }
 
-double streamed_wedges(const GraphSource& g, unsigned threads, std::uint64_t max_bytes) {
+WedgeSum streamed_wedges(const GraphSource& g, unsigned threads, std::uint64_t max_bytes) {
   const std::uint64_t n = g.n();
   const eid_t* off = g.offsets();
   // 1. The in-degrees in 32 bits: a column id is above its row, so a vertex has fewer than
@@ -79,12 +79,9 @@ double streamed_wedges(const GraphSource& g, unsigned threads, std::uint64_t max
   TS_CHECK(n <= (std::uint64_t{1} << 32), "vertex ids are 32-bit");
   std::vector<std::uint32_t> in(n, 0);
   add_in_degrees(g, threads, max_bytes, in);
-  // 2. The wedges in vertex order, as wedge_count sums them (the same double).
-  double w = 0;
-  for (std::uint64_t u = 0; u < n; ++u) {
-    const double d = static_cast<double>(off[u + 1] - off[u] + in[u]);
-    w += d * (d - 1) / 2;
-  }
+  // 2. The wedges, exact.
+  WedgeSum w;
+  for (std::uint64_t u = 0; u < n; ++u) w.add_degree(off[u + 1] - off[u] + in[u]);
   return w;
 }
 

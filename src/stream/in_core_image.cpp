@@ -165,16 +165,13 @@ std::vector<eid_t> InCoreImage::degrees(unsigned threads) {
   return d;
 }
 
-double InCoreImage::wedges(unsigned threads) {
+WedgeSum InCoreImage::wedges(unsigned threads) {
   wait();
   std::vector<std::uint32_t> in(n_, 0);
   add_in_degrees(in.data(), threads);
   const eid_t* off = offsets();
-  double w = 0;
-  for (std::uint64_t u = 0; u < n_; ++u) {
-    const double d = static_cast<double>(off[u + 1] - off[u] + in[u]);
-    w += d * (d - 1) / 2;
-  }
+  WedgeSum w;
+  for (std::uint64_t u = 0; u < n_; ++u) w.add_degree(off[u + 1] - off[u] + in[u]);
   return w;
 }
 

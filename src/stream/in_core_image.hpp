@@ -71,9 +71,9 @@ class InCoreImage {
   // wait().
   void add_in_degrees(std::uint32_t* d, unsigned threads) const;
   // After wait() (they wait): the undirected degrees (out + in) of every vertex, and their
-  // wedges summed as streamed_wedges sums them (the same double).
+  // wedges (exact, as streamed_wedges gives them).
   std::vector<eid_t> degrees(unsigned threads);
-  double wedges(unsigned threads);
+  WedgeSum wedges(unsigned threads);
 
  private:
   void decode();

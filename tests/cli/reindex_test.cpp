@@ -1,7 +1,8 @@
 // reindex_test.cpp — the stored census through the command line: `convert` writes it (format
 // version 3), an older file's out-of-core count notes that `tristream reindex` would help, the
-// command adds it in place and the count then reads it (same triangles, no note); `count --json`
-// reports the whole command's seconds with the timing breakdown; bad input is exit status 1.
+// command adds it in place and the count then reads it (same triangles and transitivity, no
+// note); `count --json` reports the whole command's seconds with the timing breakdown; bad input
+// is exit status 1.
 #include <gtest/gtest.h>
 
 #include <string>
@@ -15,6 +16,15 @@ namespace {
 
 using test::q;
 using test::run_cli;
+
+// The text of a top-level JSON number field, "" when absent.
+std::string field(const std::string& json, const std::string& name) {
+  const std::string key = "\"" + name + "\":";
+  const auto at = json.find(key);
+  if (at == std::string::npos) return "";
+  const auto from = at + key.size();
+  return json.substr(from, json.find_first_of(",}", from) - from);
+}
 
 // A count small enough for the CPU with a device budget that forces the census.
 std::string ooc_count(const std::string& path) {
@@ -55,6 +65,9 @@ TEST(CliReindex, AnOlderFileGetsANoteThenReindexMakesTheCountReadTheCensus) {
       "\"triangles\":" + std::to_string(test::brute_force_triangles(test::vertex_count(e), e));
   EXPECT_NE(before.out.find(want), std::string::npos) << before.out;
   EXPECT_NE(after.out.find(want), std::string::npos) << after.out;
+  // The transitivity from the stored wedges is the one the degree pass gave, to the last bit.
+  EXPECT_EQ(field(after.out, "transitivity"), field(before.out, "transitivity"));
+  EXPECT_FALSE(field(after.out, "transitivity").empty());
 }
 
 TEST(CliReindex, CountJsonBreaksTheWholeCommandDown) {

@@ -1,7 +1,8 @@
 // census_store_test.cpp — the stored census (plan.hpp: encode_stored_census, census_from_store,
 // obtain_census): plans from a stored census equal plans from a census taken by a pass over the
 // graph, for every scheme, several device and host budgets and three graph shapes; forced parts
-// fall back to the pass; damaged or foreign census bytes are input errors.
+// fall back to the pass; damaged or foreign census bytes are input errors; the stored wedges are
+// the undirected graph's, and a payload of version 1 (without them) still plans.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -10,7 +11,9 @@
 #include <vector>
 
 #include "plan_helpers.hpp"
+#include "stream_util.hpp"
 #include "test_util.hpp"
+#include "tristream/analysis.hpp"
 #include "tristream/error.hpp"
 #include "tristream/plan.hpp"
 
@@ -155,14 +158,51 @@ TEST(CensusStore, DamagedCountsAreAnInputError) {
   const std::vector<unsigned char> bytes = encode_stored_census(*src, 1);
   const CensusOptions o = stored_census_options(g.n());
   // The header fields and the first fine bound and histogram entries: each change breaks a
-  // check (magic, version, options, n and m, counts, boundaries, sums).
-  for (std::size_t at = 0; at < 88 + 16; at += 4) {
+  // check (magic, version, options, n and m, counts, boundaries, sums). The wedges (bytes 40-55)
+  // have no check of their own: the file's checksum of the census covers them.
+  for (std::size_t at = 0; at < 88 + 32; at += 4) {
+    if (at >= 40 && at < 56) continue;
     std::vector<unsigned char> bad = bytes;
     bad[at] ^= 0x5a;
     Census c;
     SCOPED_TRACE(at);
     test::expect_input_error([&] { census_from_store(bad, *src, o, &c); }, {"section census"});
   }
+}
+
+TEST(CensusStore, TheStoredWedgesAreTheUndirectedGraphsWedges) {
+  for (const Shape& sh : shapes()) {
+    SCOPED_TRACE(sh.name);
+    const auto src = memory_source(sh.g, 1000);
+    const StoredSource stored(*src, encode_stored_census(*src, 3));
+    WedgeSum w;
+    ASSERT_TRUE(stored_wedges(stored, &w));
+    EXPECT_EQ(w, wedge_sum(test::reference_degrees(sh.g)));
+    EXPECT_FALSE(stored_wedges(*src, &w));  // no stored census
+  }
+}
+
+TEST(CensusStore, AVersionOnePayloadWithoutWedgesStillPlans) {
+  const OrientedGraph g = oriented(test::skewed_graph(1500, 9000, 6));
+  const auto src = memory_source(g, 1000);
+  // Version 1: the same payload without the wedges' flag and their 16 bytes after n and m.
+  std::vector<unsigned char> v1 = encode_stored_census(*src, 2);
+  v1[4] = 1;
+  v1[20] &= static_cast<unsigned char>(~2u);
+  v1.erase(v1.begin() + 40, v1.begin() + 56);
+  const StoredSource stored(*src, v1);
+  WedgeSum w;
+  EXPECT_FALSE(stored_wedges(stored, &w));
+  Census from_store, taken;
+  const CensusOptions o = stored_census_options(g.n());
+  ASSERT_TRUE(census_from_store(v1, *src, o, &from_store));
+  taken = take_census(*src, o);
+  EXPECT_EQ(from_store.fine_hist, taken.fine_hist);
+  EXPECT_EQ(from_store.vertex_bounds, taken.vertex_bounds);
+  EXPECT_FALSE(from_store.has_wedges);
+  // A version-1 payload with the wedges' flag is damaged.
+  v1[20] |= 2;
+  test::expect_input_error([&] { census_from_store(v1, *src, o, &from_store); }, {"bad flags"});
 }
 
 }  // namespace

@@ -62,7 +62,7 @@ TEST(InCoreImage, DegreesAndWedgesEqualTheStreamedPass) {
     for (unsigned threads : {1u, 4u}) {
       InCoreImage image(*src, threads);
       EXPECT_EQ(image.degrees(threads), test::reference_degrees(g));
-      EXPECT_EQ(image.wedges(threads), streamed_wedges(*src, 2));  // the same double
+      EXPECT_EQ(image.wedges(threads), streamed_wedges(*src, 2));
     }
   }
 }
