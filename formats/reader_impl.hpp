@@ -37,7 +37,7 @@ struct Reader::Impl {
   Section census_section;                     // version 3: the census extension (read on demand)
   std::vector<ChunkInfo> chunks;
   std::vector<std::uint64_t> frame_checksums;
-  std::vector<eid_t> offset_store;  // n + 1 row offsets, read at open
+  std::unique_ptr<eid_t[]> offset_store;  // n + 1 row offsets, read at open
   const eid_t* offsets = nullptr;
 
   [[noreturn]] void fail(const std::string& section, const std::string& what) const {
