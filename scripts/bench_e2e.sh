@@ -13,7 +13,7 @@
 #   DATA       where the generated .tcsr files are kept (reused when present) [bench/out/e2e/graphs]
 #   OUT        output folder [bench/out/e2e]
 #   REPEAT     runs per configuration, the median is reported [3]
-#   FRACTIONS  out-of-core budgets as divisors of the in-core footprint [4 8]
+#   FRACTIONS  out-of-core budgets as divisors of the in-core footprint [4 8]; "" = in core only
 #   EXTRA      extra arguments for every count
 #   BIG        1 = also Kronecker 25 and 26 and a hub graph of 1.3 billion edges [0]
 #   FLOOR_DEVICE, FLOOR_PINNED  bytes for the floor [the in-core count's device and pinned bytes]
@@ -25,7 +25,7 @@ FLOOR=${FLOOR:-build/bench/floor}
 OUT=${OUT:-bench/out/e2e}
 DATA=${DATA:-$OUT/graphs}
 REPEAT=${REPEAT:-3}
-FRACTIONS=${FRACTIONS:-4 8}
+FRACTIONS=${FRACTIONS-4 8}
 EXTRA=${EXTRA:-}
 BIG=${BIG:-0}
 GRAPHS=("$@")
