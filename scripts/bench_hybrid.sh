@@ -14,14 +14,17 @@
 #   HUB        the hub-dominated graph's model and options, "" to skip
 #              [hub --hubs 8 --hub-share 0.3 --scale 22]
 #   MPI        1 = also run `mpirun -np 2` (needs a build with MPI) [1]
+#   TWO        1 = also run two CUDA workers on one device (`--devices 0,0`) [1]
 #   EXTRA      extra arguments for every count
 #   APPEND     1 = add to OUT/results.jsonl instead of starting it afresh (one scale per call,
 #              then the table covers every call) [0]
 #   BACKEND    the "GPU" runs' backend [cuda] (cpu tries the script on a machine without a GPU:
 #              the --devices runs then fail and are marked so)
-# Prints two markdown tables. The first: per graph and budget the whole-command seconds of each
-# configuration, r_gpu and r_cpu (edges per second of the GPU and the CPU alone), the hybrid
-# speed-up over the GPU and the target 0.9 * (r_gpu + r_cpu) / r_gpu (and never below 1.0x).
+# The GPU alone and the hybrid run alternately (run i of one, then run i of the other), so that
+# the pairs see the same machine. Prints two markdown tables. The first: per graph and budget the
+# whole-command seconds of each configuration, r_gpu and r_cpu (edges per second of the GPU and
+# the CPU alone), the hybrid speed-up over the GPU (of the medians, and the median and range of
+# the pairs' ratios) and the target 0.9 * (r_gpu + r_cpu) / r_gpu (and never below 1.0x).
 # The second: the same for the counting itself, the pipeline seconds of `count --json`
 # (timing.pipeline: the plan's units through the workers, without the process start, the CUDA
 # context, opening and reading the file and planning, which the CPU cannot share), and what the
@@ -36,6 +39,7 @@ CPU_REPEAT=${CPU_REPEAT:-1}
 FRACTIONS=${FRACTIONS:-1 4}
 HUB=${HUB-hub --hubs 8 --hub-share 0.3 --scale 22}
 MPI=${MPI:-1}
+TWO=${TWO:-1}
 EXTRA=${EXTRA:-}
 BACKEND=${BACKEND:-cuda}
 SCALES=("$@")
@@ -103,11 +107,13 @@ bench() {
     # shellcheck disable=SC2206 # EXTRA holds several arguments
     common+=($EXTRA)
     echo "-- $name $budget"
-    run "$name" "$budget" gpu "$REPEAT" "$BIN" "${common[@]}" --backend "$BACKEND"
-    run "$name" "$budget" hybrid "$REPEAT" "$BIN" "${common[@]}" --backend "$BACKEND" --hybrid \
-      --trace "$OUT/trace-$name-$frac-hybrid.json"
+    for ((pair = 1; pair <= REPEAT; pair++)); do
+      run "$name" "$budget" gpu 1 "$BIN" "${common[@]}" --backend "$BACKEND"
+      run "$name" "$budget" hybrid 1 "$BIN" "${common[@]}" --backend "$BACKEND" --hybrid \
+        --trace "$OUT/trace-$name-$frac-hybrid.json"
+    done
     run "$name" "$budget" cpu "$CPU_REPEAT" "$BIN" "${common[@]}" --backend cpu
-    run "$name" "$budget" "devices 0,0" "$REPEAT" "$BIN" "${common[@]}" --devices 0,0
+    [ "$TWO" = 1 ] && run "$name" "$budget" "devices 0,0" "$REPEAT" "$BIN" "${common[@]}" --devices 0,0
     if [ "$MPI" = 1 ]; then
       run "$name" "$budget" "mpirun -np 2" "$REPEAT" mpirun --oversubscribe --bind-to none -np 2 "$BIN" \
         "${common[@]}" --backend "$BACKEND"
@@ -172,9 +178,14 @@ for k in keys:
     plan = "%s p=%s, %s units" % (gpu[0]["scheme"], gpu[0]["parts"], gpu[0]["units"])
     r_gpu, r_cpu, target, speed = rates(med, edges)
     cells = ["%.3f" % med[c] if med[c] is not None else "-" for c in configs]
-    whole.append("| %s | %s | %s | %s | %.0f | %.1f | %s | %.3fx | %s | %s |" % (
+    # run i of the GPU alone against run i of the hybrid (they ran one after the other)
+    hy = [r for r in sel["hybrid"] if not r.get("failed")]
+    ratios = sorted(g["seconds"] / h["seconds"] for g, h in zip(gpu, hy))
+    paired = ("%.3fx (%.3f-%.3f)" % (statistics.median(ratios), ratios[0], ratios[-1])
+              if ratios else "-")
+    whole.append("| %s | %s | %s | %s | %.0f | %.1f | %s | %s | %.3fx | %s | %s |" % (
         k[0], k[1], plan, " | ".join(cells), r_gpu / 1e6, r_cpu / 1e6,
-        "%.3fx" % speed if speed else "-", target, met(speed, target),
+        "%.3fx" % speed if speed else "-", paired, target, met(speed, target),
         "exact" if exact else "DIFFER"))
     pipe = medians(sel, "pipeline_s")
     if pipe["gpu"] is None:
@@ -197,8 +208,9 @@ for k in keys:
 
 print("Whole command (process start to exit), median seconds:\n")
 print("| graph | budget | plan | " + " | ".join(c + " s" for c in configs) +
-      " | r_gpu (M edges/s) | r_cpu | hybrid speed-up | target | met | counts |")
-print("|" + "---|" * (len(configs) + 8))
+      " | r_gpu (M edges/s) | r_cpu | hybrid speed-up | pairs' speed-up, median (range) "
+      "| target | met | counts |")
+print("|" + "---|" * (len(configs) + 10))
 print("\n".join(whole))
 print("\nCounting (timing.pipeline of count --json), median seconds:\n")
 print("| graph | budget | gpu s | hybrid s | cpu s | r_gpu (M edges/s) | r_cpu | hybrid speed-up"

@@ -411,7 +411,7 @@ struct PipelineOptions {
   // --hybrid: the CPU's first probe only while the GPUs have at least this many seconds of
   // estimated work left (UnitQueue::set_min_probe_seconds); the tests of the cut-off with slow
   // fake GPUs set 0.
-  double cutoff_min_probe_s = 1.0;
+  double cutoff_min_probe_s = 2.0;
   // The in-core unit's host image, decoded while the device started (count_file's, internal:
   // stream/in_core_image.hpp); used when the plan is in core on a device backend, else ignored.
   std::shared_ptr<stream::InCoreImage> in_core_image;
