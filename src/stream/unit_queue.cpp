@@ -128,10 +128,12 @@ std::int64_t UnitQueue::take_near(Worker& w) {
 std::int64_t UnitQueue::cutoff_next(Worker& w) {
   if (cutoff_holds_ > 0) return w.flying ? UnitFeed::kCollectFirst : kWait;
   double others_rate = 0, others_left = waiting_work_;
+  bool others_settled = true;  // every other worker's rate leaves its start-up out
   for (const Worker& x : workers_)
     if (!x.cutoff) {
       others_rate += rate_of(x);
       others_left += x.left;
+      others_settled &= x.collected >= 2;
     }
   if (w.collected < 2) {
     // 1. No rate yet (the first unit carries its start-up): its probe in flight is collected
@@ -141,7 +143,10 @@ std::int64_t UnitQueue::cutoff_next(Worker& w) {
     //    rate (start-up included, so slower than the CPU's: a unit it allows ends in time; a
     //    rate measured on a tiny unit alone is mostly its fixed costs).
     if (w.flying) return UnitFeed::kCollectFirst;
-    if (others_rate <= 0) return kWait;    // (before the scan: the lock stays short)
+    if (others_rate <= 0) return kWait;  // (before the scan: the lock stays short)
+    // The first probe waits for the others' rates without their first unit (start-up, the
+    // first row part, the filling): the first unit's rate makes their work left look longer.
+    if (w.collected == 0 && !others_settled) return kWait;
     const double first_rate = rate_of(w);  // (0 before the first probe: the probe rule)
     if (w.collected == 0 && others_left < min_probe_s_ * others_rate)
       return refill_ ? kWait : -1;  // (too little left to pay a probe's fixed costs)

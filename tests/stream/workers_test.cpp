@@ -353,7 +353,8 @@ TEST(Workers, AFakeGpuAndTheCpuCountExactly) {
   }
 }
 
-// The probe is the smallest unit waiting once the GPU has a rate; nothing before that.
+// The probe is the smallest unit waiting once the GPU has a rate without its first unit (its
+// start-up); nothing before that.
 TEST(Workers, TheProbeIsTheSmallestWaitingUnit) {
   Plan plan;
   plan.units.resize(100);
@@ -366,10 +367,14 @@ TEST(Workers, TheProbeIsTheSmallestWaitingUnit) {
   EXPECT_EQ(q.try_next(0), 0);
   EXPECT_EQ(q.try_next(1), stream::UnitQueue::kWait);
   now = 0.1;
-  q.done(0, 0);  // the GPU: 1000 work per second
+  q.done(0, 0);  // the GPU's first unit: its rate holds its start-up
+  EXPECT_EQ(q.try_next(1), stream::UnitQueue::kWait);
+  EXPECT_EQ(q.try_next(0), 1);
+  now = 0.2;
+  q.done(0, 1);  // the GPU: 1000 work per second
   EXPECT_EQ(q.try_next(1), 60);
   EXPECT_EQ(q.try_next(1), UnitFeed::kCollectFirst);  // one probe at a time
-  EXPECT_EQ(q.try_next(0), 1);                        // the GPU goes on in plan order
+  EXPECT_EQ(q.try_next(0), 2);                        // the GPU goes on in plan order
 }
 
 // The cut-off worker takes nothing while the plain workers' preloads run (their cores feed the
@@ -384,17 +389,20 @@ TEST(Workers, TheCutoffWaitsForThePlainWorkersPreloads) {
   q.hold_cutoff(2);
   EXPECT_EQ(q.try_next(0), 0);
   now = 0.1;
-  q.done(0, 0);  // the GPU has a rate: the CPU could probe, but the preloads hold it
+  q.done(0, 0);
+  EXPECT_EQ(q.try_next(0), 1);  // the GPU is never held
+  now = 0.2;
+  q.done(0, 1);  // the GPU has a rate: the CPU could probe, but the preloads hold it
   EXPECT_EQ(q.try_next(1), stream::UnitQueue::kWait);
   q.release_cutoff();
   EXPECT_EQ(q.try_next(1), stream::UnitQueue::kWait);
-  EXPECT_EQ(q.try_next(0), 1);  // the GPU is never held
+  EXPECT_EQ(q.try_next(0), 2);
   q.release_cutoff();
   EXPECT_EQ(q.try_next(1), 60);
 }
 
 // The first probe only while the others have at least the minimum seconds of work left: the GPU
-// at 1000 work per second with 9,902 work left (9.9 s) gets no probe beside it at a 20 s minimum
+// at 1000 work per second with 9,802 work left (9.8 s) gets no probe beside it at a 20 s minimum
 // (and none later: what is left only shrinks), one at 5 s.
 TEST(Workers, NoProbeWhenTheOthersAreAlmostDone) {
   Plan plan;
@@ -409,6 +417,9 @@ TEST(Workers, NoProbeWhenTheOthersAreAlmostDone) {
     EXPECT_EQ(q.try_next(0), 0);
     now = 0.1;
     q.done(0, 0);
+    EXPECT_EQ(q.try_next(0), 1);
+    now = 0.2;
+    q.done(0, 1);
     EXPECT_EQ(q.try_next(1), min_s > 10 ? -1 : 60);
   }
 }
@@ -432,7 +443,7 @@ TEST(Workers, AtTheTailTheCpuTakesNothingItWouldFinishLate) {
       q.done(0, static_cast<std::size_t>(u));
     }
   };
-  gpu_counts(1);
+  gpu_counts(2);                 // (a rate without the first unit's start-up)
   EXPECT_EQ(q.try_next(1), 98);  // the first probe: the smallest unit
   now += 0.02;
   q.done(1, 98);
@@ -441,10 +452,10 @@ TEST(Workers, AtTheTailTheCpuTakesNothingItWouldFinishLate) {
   q.done(1, 97);
   EXPECT_DOUBLE_EQ(q.rate(1), 100);
   EXPECT_DOUBLE_EQ(q.rate(0), 1000);
-  EXPECT_EQ(q.try_next(1), 99);  // 1.5 x 0.5 s against 9.6 s of the GPU's
+  EXPECT_EQ(q.try_next(1), 99);  // 1.5 x 0.5 s against 9.5 s of the GPU's
   now += 0.5;
   q.done(1, 99);
-  gpu_counts(96 - 20);  // 20 units of 100 left: 1.5 x 1 s <= 1.9 s
+  gpu_counts(95 - 20);  // 20 units of 100 left: 1.5 x 1 s <= 1.9 s
   const std::int64_t u = q.try_next(1);
   EXPECT_GE(u, 0);
   now += 1.0;
