@@ -4,10 +4,70 @@
 #include <algorithm>
 #include <cmath>
 
+#include "common/thread_pool.hpp"
 #include "tristream/error.hpp"
 #include "tristream/plan.hpp"
 
 namespace tristream {
+namespace {
+
+// Rows from which the wedge-balanced bounds are summed on several threads.
+constexpr std::uint64_t kParallelRows = std::uint64_t{1} << 22;
+
+// balanced_bounds by wedges for many rows, on all cores: the weights d (d - 1) / 2 + d are
+// integers, and while their sum stays below 2^53 every partial sum of the one-thread loop is
+// exact in a double, so summing pieces as integers and scanning only the piece where each
+// boundary falls gives the loop's bounds bit for bit. False (b untouched) when a sum could
+// reach 2^53 or a row is too long for its weight to be exact: the caller runs the loop.
+bool parallel_wedge_bounds(std::uint64_t n, const eid_t* off, std::uint32_t p,
+                           std::vector<std::uint64_t>& b) {
+  constexpr std::uint64_t kExact = std::uint64_t{1} << 53;
+  auto weight = [&](std::uint64_t r) -> std::uint64_t {
+    const std::uint64_t d = off[r + 1] - off[r];
+    return d * (d - 1) / 2 + d;
+  };
+  // 1. The pieces' sums (every row at most 2^25 long: its weight exact, far below 2^53).
+  ThreadPool pool(resolve_threads(0));
+  // (pieces of at most 64 Ki rows: a boundary's scan reads one)
+  const std::uint64_t P = std::max<std::uint64_t>(std::uint64_t{pool.threads()} * 8, n >> 16);
+  std::vector<std::uint64_t> sum(P, 0);
+  std::vector<char> long_row(P, 0);
+  pool.for_each_item(P, [&](std::size_t k, unsigned) {
+    const std::uint64_t r0 = n * k / P, r1 = n * (k + 1) / P;
+    std::uint64_t s = 0;
+    bool too_long = false;
+    for (std::uint64_t r = r0; r < r1; ++r) {
+      too_long |= off[r + 1] - off[r] > (eid_t{1} << 25);
+      s += weight(r);
+    }
+    sum[k] = s;
+    long_row[k] = too_long;
+  });
+  std::uint64_t total = 0;
+  for (std::uint64_t k = 0; k < P; ++k) {
+    if (long_row[k] || sum[k] >= kExact - total) return false;
+    total += sum[k];
+  }
+  if (total == 0) return false;  // (the loop splits the rows evenly then)
+  // 2. Each boundary: the piece where the running sum reaches total * a / p, then its rows.
+  const double t = static_cast<double>(total);
+  std::uint64_t k = 0, before = 0;  // before: the sum of the pieces ahead of piece k
+  for (std::uint32_t a = 1; a < p; ++a) {
+    const double want = t * a / p;
+    while (k < P && static_cast<double>(before + sum[k]) < want) before += sum[k++];
+    if (k == P) {
+      b[a] = n;
+      continue;
+    }
+    std::uint64_t acc = before;
+    std::uint64_t r = n * k / P;
+    for (; static_cast<double>(acc + weight(r)) < want; ++r) acc += weight(r);
+    b[a] = r + 1;
+  }
+  return true;
+}
+
+}  // namespace
 
 std::string scheme_name(Scheme s) {
   switch (s) {
@@ -65,6 +125,7 @@ std::vector<std::uint64_t> balanced_bounds(std::uint64_t n, const eid_t* off, st
   std::vector<std::uint64_t> b(p + 1, 0);
   b[p] = n;
   if (p <= 1) return b;
+  if (by_wedges && n >= kParallelRows && parallel_wedge_bounds(n, off, p, b)) return b;
   auto weight = [&](std::uint64_t r) -> double {
     const double d = static_cast<double>(off[r + 1] - off[r]);
     return by_wedges ? d * (d - 1) / 2 + d : d;
