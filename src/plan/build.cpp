@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <vector>
 
+#include "common/thread_pool.hpp"
 #include "plan/replay.hpp"
 #include "tristream/error.hpp"
 
@@ -287,8 +288,18 @@ RowWork row_work(std::uint64_t n, const eid_t* off, const Census& census) {
                  ? census.vertex_bounds
                  : std::vector<std::uint64_t>{0, n};
   t.prefix.assign(t.bounds.size(), 0);
-  for (std::size_t g = 0; g + 1 < t.bounds.size(); ++g)
-    t.prefix[g + 1] = t.prefix[g] + rows_work(off, t.bounds[g], t.bounds[g + 1]);
+  // Each group's sum on its own thread when the rows are many (the same sums: each group is
+  // summed in row order either way).
+  const std::size_t G = t.bounds.size() - 1;
+  std::vector<double> group(G, 0.0);
+  auto sum_group = [&](std::size_t g) { group[g] = rows_work(off, t.bounds[g], t.bounds[g + 1]); };
+  if (n >= (std::uint64_t{1} << 22) && G > 1) {
+    ThreadPool pool(static_cast<unsigned>(std::min<std::size_t>(resolve_threads(0), G)));
+    pool.for_each_item(G, [&](std::size_t g, unsigned) { sum_group(g); });
+  } else {
+    for (std::size_t g = 0; g < G; ++g) sum_group(g);
+  }
+  for (std::size_t g = 0; g < G; ++g) t.prefix[g + 1] = t.prefix[g] + group[g];
   return t;
 }
 
