@@ -101,6 +101,9 @@ struct Partition {
   // Range and pair: the global id of column part c's local id 0, and the end of its columns.
   std::uint64_t col_lo(std::uint32_t c) const { return bounds[c >= p ? c - p : c]; }
   std::uint64_t col_hi(std::uint32_t c) const { return c >= p ? n : bounds[c + 1]; }
+  // The pair scheme's units (p > 1) hold A = G_ij as a cut of B = R_i, made by the backend from
+  // B's rows (SlotBlock::cut): A is never built on the host nor uploaded.
+  bool cuts_a() const { return scheme == Scheme::Pair && p > 1; }
 };
 
 // Exact block statistics from one streamed pass over the columns (take_census).

@@ -132,8 +132,8 @@ void pair_units(Plan& plan, const std::vector<eid_t>& E) {
     bi.edges = edges(a, c);
     bi.col_space = P.col_hi(c) - P.col_lo(c);
     bi.bytes = block_bytes(bi.rows, bi.edges);
-    // A = G_ij is cut from B = R_i on the device (SlotBlock::cut): never uploaded
-    bi.upload_bytes = c == rows_code ? packed_block_bytes(bi.rows, bi.edges) : 0;
+    // A = G_ij is cut from B = R_i on the device (Partition::cuts_a): never uploaded
+    bi.upload_bytes = c == rows_code || !P.cuts_a() ? packed_block_bytes(bi.rows, bi.edges) : 0;
     return bi;
   };
   auto walk_bytes = [&](std::uint32_t a) -> std::uint64_t { return R[a] * sizeof(vid_t); };

@@ -106,7 +106,7 @@ std::uint64_t UnitPreparer::place_blocks(const WorkUnit& w, const SlotState& st,
   };
   L.a = place(w.a);
   const std::uint64_t a_end = at;
-  if (plan_.partition.scheme == Scheme::Pair && plan_.partition.p > 1) {
+  if (plan_.partition.cuts_a()) {
     // pair's A = G_ij, cut by the backend from B = R_i (the rows of part i whole)
     SlotBlock& a = L.blocks[L.a];
     a.cut = true;
