@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 
+#include "count_ids.hpp"
 #include "sort.hpp"
 
 namespace tristream::conv {
@@ -112,7 +113,10 @@ bool direct(const Blocks& blocks, std::uint64_t held_records, std::uint64_t max_
 
 // The direct way: the blocks' keys (a << 32 | b in the input's ids) sorted straight into
 // out.keys, each block freed once scattered; each bucket's degrees counted while it is in cache,
-// into an array per worker when those take at most a byte per edge, else atomically.
+// into an array per worker when those take at most a byte per edge. Else, when the sort's digit
+// lies in the first id, a bucket's first ids are counted in place (no other bucket has them) and
+// the second ids, scattered over the whole array, by a partitioned pass after the sort
+// (count_low_ids); else atomically.
 void build_direct(Blocks& blocks, std::uint64_t held_records, std::uint64_t max_id,
                   unsigned threads, Progress& progress, MemoryEdges& out) {
   progress.stage("sorting edges");
@@ -135,8 +139,13 @@ void build_direct(Blocks& blocks, std::uint64_t held_records, std::uint64_t max_
   // counts need no atomics nor a worker's array, and stay in cache). The buckets are deduplicated
   // by hashing (the order inside them does not matter here), so the ids come in any order.
   const bool own_first = held_records < (std::uint64_t{1} << 16) || sort_shift(in.max_key) >= 32;
+  const bool second_after = t > 1 && !local && own_first;
   in.unordered = true;
   in.on_bucket = [&](const std::uint64_t* k, std::size_t cnt, unsigned w) {
+    if (second_after) {
+      for (std::size_t i = 0; i < cnt; ++i) ++shared[k[i] >> 32];
+      return;
+    }
     std::uint32_t* const c = local ? counts[w].data() : shared;
     std::uint32_t* const first = own_first ? shared : c;
     const bool atomic = t > 1 && !local;
@@ -159,6 +168,7 @@ void build_direct(Blocks& blocks, std::uint64_t held_records, std::uint64_t max_
   // The keys stay where the sort left them: its runs are the source's spans.
   for (std::size_t b = 0; b < runs.start.size(); ++b)
     if (runs.count[b]) out.source.runs.push_back({out.keys.data() + runs.start[b], runs.count[b]});
+  if (second_after) count_low_ids(out.source.runs, shared, space, t);
   stage_done("sort unique keys");
   // The workers' counts summed; the vertices are the ids of degree above 0.
   std::vector<std::uint64_t> vertices(t, 0);

@@ -5,6 +5,7 @@
 #include <atomic>
 #include <cstring>
 
+#include "scatter.hpp"
 #include "tristream/error.hpp"
 
 namespace tristream::conv {
@@ -263,18 +264,15 @@ SortedRuns sort_unique_spans(const SpanSortInput& in, BigBuffer<std::uint64_t>& 
   drop_pages(out.data(), out.capacity() * sizeof(std::uint64_t));
   out.resize(n);
   each_slice(p, t, [&](std::size_t s) {
-    std::size_t* h = p.cursor.data() + s * B;
-    std::uint64_t* const o = out.data();
+    LineScatter<std::uint64_t> o(out.data(), p.cursor.data() + s * B, B);
     std::uintptr_t dropped = 0;
     for (std::size_t i = p.first[s]; i < p.first[s + 1]; ++i) {
       const std::uint64_t* k = in.spans[i].data;
-      for (std::size_t j = 0; j < in.spans[i].count; ++j) {
-        const std::uint64_t x = k[j];
-        o[h[x >> shift]++] = x;
-      }
+      for (std::size_t j = 0; j < in.spans[i].count; ++j) o.put(k[j] >> shift, k[j]);
       if (in.release) in.release(i);
       drop_scattered(in, p, s, i, &dropped);
     }
+    o.finish();
   });
   // 4. Each bucket sorted on its own (the higher bits are equal), repeats removed.
   SortedRuns r;
@@ -323,19 +321,19 @@ std::size_t sort_rows_narrow(const SpanSortInput& in, int col_bits, BigBuffer<st
   cols.resize(n);
   std::vector<std::size_t> cursor = p.cursor;
   each_slice(p, t, [&](std::size_t s) {
-    std::size_t* h = cursor.data() + s * p.B;
-    std::uint32_t* const o = cols.data();
+    LineScatter<std::uint32_t> o(cols.data(), cursor.data() + s * p.B, p.B);
     std::uintptr_t dropped = 0;
     for (std::size_t i = p.first[s]; i < p.first[s + 1]; ++i) {
       const std::uint64_t* k = in.spans[i].data;
       for (std::size_t j = 0; j < in.spans[i].count; ++j) {
         const std::uint64_t x = k[j];
-        o[h[x >> shift]++] =
-            static_cast<std::uint32_t>((((x >> 32) & low_mask) << col_bits) | (x & col_mask));
+        o.put(x >> shift,
+              static_cast<std::uint32_t>((((x >> 32) & low_mask) << col_bits) | (x & col_mask)));
       }
       if (in.release) in.release(i);
       drop_scattered(in, p, s, i, &dropped);
     }
+    o.finish();
   });
   // 4. Each bucket sorted on its own, its rows counted, the row bits cleared.
   std::atomic<bool> repeat{false};
