@@ -11,14 +11,37 @@
 namespace tristream::conv {
 namespace {
 
+// Digit windows over the varying bits: for each width from 8 to 12 bits, windows laid from the
+// lowest varying bit up, each starting at the next varying bit above the last; the fewest
+// windows win, then the narrowest width (smaller counters, fewer scatter targets). Returns the
+// number of windows (shifts[0..]) and their width.
+int digit_windows(std::uint64_t varying, int shifts[8], int& width) {
+  int best = 0;
+  for (int w = 12; w >= 8; --w) {
+    int sh[8], passes = 0;
+    for (std::uint64_t v = varying; v && passes < 8;) {
+      const int at = __builtin_ctzll(v);
+      sh[passes++] = at;
+      v = at + w >= 64 ? 0 : v & ~((std::uint64_t{1} << (at + w)) - 1);
+    }
+    if (best == 0 || passes <= best) {
+      best = passes;
+      width = w;
+      std::copy(sh, sh + passes, shifts);
+    }
+  }
+  return best;
+}
+
 // Sorts data[0..k) by its low `bits` bits (the higher bits are equal): LSD radix whose digits
-// of up to 11 bits cover only the bit positions that differ between the keys (packed keys leave
+// of 8 to 12 bits cover only the bit positions that differ between the keys (packed keys leave
 // runs of zero bits, e.g. between a column id and the row above it), so that a bucket of keys
-// with 21 + 9 varying bits takes 3 passes, not 6. Returns where the sorted keys are: data, or
-// scratch after an odd number of passes (the caller's next pass moves them back).
+// with 21 + 9 varying bits takes 3 passes, not 6; one pass over the keys takes the histograms of
+// every digit. Returns where the sorted keys are: data, or scratch after an odd number of passes
+// (the caller's next pass moves them back).
 template <typename T>
 T* radix_sort_low_bits(T* data, std::size_t k, int bits, std::vector<T>& scratch) {
-  if (k < 256 || bits == 0) {
+  if (k < 256 || bits == 0 || k >= (std::size_t{1} << 32)) {
     std::sort(data, data + k);
     return data;
   }
@@ -29,32 +52,35 @@ T* radix_sort_low_bits(T* data, std::size_t k, int bits, std::vector<T>& scratch
     all &= data[i];
   }
   const std::uint64_t low = bits >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bits) - 1;
-  std::uint64_t varying = (any ^ all) & low & static_cast<T>(~T{0});
-  int shifts[8];
-  int passes = 0;
-  while (varying && passes < 8) {
-    const int sh = __builtin_ctzll(varying);
-    shifts[passes++] = sh;
-    varying = sh + 11 >= 64 ? 0 : varying & ~((std::uint64_t{1} << (sh + 11)) - 1);
+  const std::uint64_t varying = (any ^ all) & low & static_cast<T>(~T{0});
+  int shifts[8], width = 8;
+  const int passes = digit_windows(varying, shifts, width);
+  if (passes == 0) return data;
+  // 2. The histograms of all digits in one pass, then one scatter per digit.
+  const std::size_t D = std::size_t{1} << width;
+  const T mask = static_cast<T>(D - 1);
+  thread_local std::vector<std::uint32_t> hist;
+  hist.assign(static_cast<std::size_t>(passes) * D, 0);
+  std::uint32_t* const h = hist.data();
+  for (std::size_t i = 0; i < k; ++i) {
+    const T x = data[i];
+    for (int p = 0; p < passes; ++p) ++h[p * D + ((x >> shifts[p]) & mask)];
   }
-  // 2. One counting pass per window.
   if (scratch.size() < k) scratch.resize(k);
   T* src = data;
   T* dst = scratch.data();
-  std::size_t count[2048];
   for (int p = 0; p < passes; ++p) {
     const int sh = shifts[p];
-    std::memset(count, 0, sizeof count);
-    for (std::size_t i = 0; i < k; ++i) ++count[(src[i] >> sh) & 2047];
-    std::size_t run = 0;
-    for (std::size_t& c : count) {
-      const std::size_t x = c;
-      c = run;
+    std::uint32_t* const count = h + p * D;
+    std::uint32_t run = 0;
+    for (std::size_t d = 0; d < D; ++d) {
+      const std::uint32_t x = count[d];
+      count[d] = run;
       run += x;
     }
     for (std::size_t i = 0; i < k; ++i) {
       const T x = src[i];
-      dst[count[(x >> sh) & 2047]++] = x;
+      dst[count[(x >> sh) & mask]++] = x;
     }
     std::swap(src, dst);
   }

@@ -3,9 +3,11 @@
 // and end anywhere inside cache lines (empty regions, one-key regions, regions of many lines)
 // land exactly where a plain scatter puts them, for 4- and 8-byte keys; the ids counted equal a
 // plain count for id spaces that are and are not powers of two, several spans, one thread and
-// several, and enough keys for several waves.
+// several, and enough keys for several waves; the in-bucket radix sort (digits laid over the
+// varying bits) equals std::sort for keys whose varying bits take one to six digits.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <random>
 #include <vector>
@@ -95,6 +97,27 @@ TEST(CountLowIds, SeveralWavesOfKeys) {
   // 2^23 keys and more: waves of an eighth of them, over an id space of 2^23 + 5 ids.
   check_count((std::size_t{1} << 23) + 5, {std::size_t{1} << 22, (std::size_t{1} << 22) + 77}, 2,
               6);
+}
+
+TEST(RadixSortU64, EqualsStdSortForAnyVaryingBits) {
+  std::mt19937_64 rng(9);
+  // (varying bits as masks: none, a few, 36 in two runs as packed keys leave them, all 64)
+  const std::uint64_t masks[] = {0,
+                                 0x7ull << 40,
+                                 (0xfffull << 32) | 0xffffffull,
+                                 (0x3fffull << 32) | 0x3ffffffull,
+                                 0xffff0000ffffull,
+                                 ~0ull};
+  std::vector<std::uint64_t> scratch;
+  for (std::uint64_t mask : masks)
+    for (std::size_t k : {0u, 1u, 255u, 256u, 5000u, 70000u}) {
+      std::vector<std::uint64_t> keys(k);
+      for (auto& x : keys) x = (0x1234ull << 50 & ~mask) | (rng() & mask);
+      std::vector<std::uint64_t> want = keys;
+      std::sort(want.begin(), want.end());
+      radix_sort_u64(keys.data(), keys.size(), scratch);
+      EXPECT_TRUE(keys == want) << std::hex << mask << std::dec << " " << k;
+    }
 }
 
 }  // namespace
