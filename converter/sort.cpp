@@ -99,10 +99,11 @@ constexpr std::size_t kSmallSort = std::size_t{1} << 16;
 // deduplicated by hashing when the order inside a run does not matter.
 constexpr std::size_t kHashedBucket = std::size_t{1} << 16;
 
-// Removes the repeats of data[0..k) by an open-addressing hash table (in `table`, 0 marking a free
-// slot; the key 0 is tracked on its own), keeping each key's first appearance in place, in order.
-// Returns the keys kept.
-std::size_t drop_repeats(std::uint64_t* data, std::size_t k, std::vector<std::uint64_t>& table) {
+// Copies the keys of src[0..k) to dst without repeats by an open-addressing hash table (in
+// `table`, 0 marking a free slot; the key 0 is tracked on its own), each key's first appearance,
+// in order; dst may be src. Returns the keys kept.
+std::size_t drop_repeats(const std::uint64_t* src, std::size_t k, std::uint64_t* dst,
+                         std::vector<std::uint64_t>& table) {
   int log = 4;
   while ((std::size_t{1} << log) < 2 * k) ++log;
   const std::size_t mask = (std::size_t{1} << log) - 1;
@@ -110,9 +111,9 @@ std::size_t drop_repeats(std::uint64_t* data, std::size_t k, std::vector<std::ui
   std::size_t kept = 0;
   bool zero = false;
   for (std::size_t i = 0; i < k; ++i) {
-    const std::uint64_t x = data[i];
+    const std::uint64_t x = src[i];
     if (x == 0) {
-      if (!zero) data[kept++] = 0;
+      if (!zero) dst[kept++] = 0;
       zero = true;
       continue;
     }
@@ -121,11 +122,36 @@ std::size_t drop_repeats(std::uint64_t* data, std::size_t k, std::vector<std::ui
       if (table[h] == x) break;
       if (table[h] == 0) {
         table[h] = x;
-        data[kept++] = x;
+        dst[kept++] = x;
         break;
       }
     }
   }
+  return kept;
+}
+
+// The same for a bucket too large for a cached table: its keys are first grouped by a second
+// hash (another multiplier: repeats land in one group) into groups of about kHashedBucket / 2
+// keys (a stable counting pass into scratch), and each group loses its repeats on its own, written
+// back to data group after group. The kept keys' order depends only on data's.
+std::size_t drop_repeats_grouped(std::uint64_t* data, std::size_t k,
+                                 std::vector<std::uint64_t>& scratch,
+                                 std::vector<std::uint64_t>& table) {
+  int bits = 1;
+  while ((k >> bits) > kHashedBucket / 2 && bits < 16) ++bits;
+  const std::size_t G = std::size_t{1} << bits;
+  auto group = [bits](std::uint64_t x) {
+    return static_cast<std::size_t>((x * 0xD6E8FEB86659FD93ull) >> (64 - bits));
+  };
+  std::vector<std::size_t> at(G + 1, 0);
+  for (std::size_t i = 0; i < k; ++i) ++at[group(data[i]) + 1];
+  for (std::size_t g = 0; g < G; ++g) at[g + 1] += at[g];
+  if (scratch.size() < k) scratch.resize(k);
+  std::vector<std::size_t> cur(at.begin(), at.end() - 1);
+  for (std::size_t i = 0; i < k; ++i) scratch[cur[group(data[i])]++] = data[i];
+  std::size_t kept = 0;
+  for (std::size_t g = 0; g < G; ++g)
+    kept += drop_repeats(scratch.data() + at[g], at[g + 1] - at[g], data + kept, table);
   return kept;
 }
 
@@ -231,14 +257,12 @@ Plan make_plan(const SpanSortInput& in, std::size_t n, unsigned t) {
       std::uint64_t* k = in.spans[i].data;
       const std::size_t cnt = in.spans[i].count;
       if (rank) {
-        // The ranks of a key some way ahead are fetched early; the lower rank goes first without
+        // The rank of a key's second id some way ahead is fetched early (the first ids come
+        // grouped by the earlier sort, their ranks in cache); the lower rank goes first without
         // a branch (either order is as likely).
-        constexpr std::size_t kAhead = 16;
+        constexpr std::size_t kAhead = 32;
         for (std::size_t j = 0; j < cnt; ++j) {
-          if (j + kAhead < cnt) {
-            __builtin_prefetch(rank + (k[j + kAhead] >> 32));
-            __builtin_prefetch(rank + (k[j + kAhead] & 0xffffffffu));
-          }
+          if (j + kAhead < cnt) __builtin_prefetch(rank + (k[j + kAhead] & 0xffffffffu));
           const std::uint64_t ra = rank[k[j] >> 32], rb = rank[k[j] & 0xffffffffu];
           const std::uint64_t flip =
               (ra ^ rb) & (std::uint64_t{0} - static_cast<std::uint64_t>(ra > rb));
@@ -304,14 +328,16 @@ SortedRuns sort_unique_spans(const SpanSortInput& in, BigBuffer<std::uint64_t>& 
   SortedRuns r;
   r.start.assign(bucket_start.begin(), bucket_start.end() - 1);
   r.count.assign(B, 0);
-  std::vector<std::vector<std::uint64_t>> scratch(t);
+  std::vector<std::vector<std::uint64_t>> scratch(t), tables(t);
   parallel_for(t, B, 1, [&](std::size_t lo, std::size_t hi, unsigned w) {
     for (std::size_t b = lo; b < hi; ++b) {
       std::uint64_t* f = out.data() + bucket_start[b];
       std::uint64_t* l = out.data() + bucket_start[b + 1];
       const std::size_t k = static_cast<std::size_t>(l - f);
       if (in.unordered && k <= kHashedBucket) {
-        r.count[b] = drop_repeats(f, k, scratch[w]);
+        r.count[b] = drop_repeats(f, k, f, tables[w]);
+      } else if (in.unordered) {
+        r.count[b] = drop_repeats_grouped(f, k, scratch[w], tables[w]);
       } else {
         const std::uint64_t* sorted = radix_sort_low_bits(f, k, shift, scratch[w]);
         r.count[b] = static_cast<std::size_t>(
