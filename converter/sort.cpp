@@ -33,14 +33,49 @@ int digit_windows(std::uint64_t varying, int shifts[8], int& width) {
   return best;
 }
 
+template <typename T>
+T* radix_sort_low_bits(T* data, std::size_t k, int bits, std::vector<T>& scratch,
+                       bool may_split = true);
+
+// Keys per part that a core sorts in its cache (the part and its scratch, 8 bytes a key).
+constexpr std::size_t kCachedSort = std::size_t{1} << 16;
+
+// A large sort of several digits: one MSD pass on the top varying bits splits data[0..k) into
+// parts of about kCachedSort / 2 keys (into scratch), each part is sorted on its own by the bits
+// below (in cache) and copied back to data. Returns data.
+template <typename T>
+T* split_then_sort(T* data, std::size_t k, std::uint64_t varying, std::vector<T>& scratch) {
+  const int top = 63 - __builtin_clzll(varying);
+  int d = 1;
+  while ((k >> d) > kCachedSort / 2 && d < 12) ++d;
+  const int sh = std::max(0, top + 1 - d);
+  const std::size_t D = std::size_t{1} << (top + 1 - sh);
+  const T mask = static_cast<T>(D - 1);
+  std::vector<std::size_t> at(D + 1, 0);
+  for (std::size_t i = 0; i < k; ++i) ++at[((data[i] >> sh) & mask) + 1];
+  for (std::size_t x = 0; x < D; ++x) at[x + 1] += at[x];
+  if (scratch.size() < k) scratch.resize(k);
+  std::vector<std::size_t> cur(at.begin(), at.end() - 1);
+  for (std::size_t i = 0; i < k; ++i) scratch[cur[(data[i] >> sh) & mask]++] = data[i];
+  thread_local std::vector<T> inner;
+  for (std::size_t x = 0; x < D; ++x) {
+    T* part = scratch.data() + at[x];
+    const std::size_t len = at[x + 1] - at[x];
+    const T* sorted = radix_sort_low_bits(part, len, sh, inner, false);
+    std::copy(sorted, sorted + len, data + at[x]);
+  }
+  return data;
+}
+
 // Sorts data[0..k) by its low `bits` bits (the higher bits are equal): LSD radix whose digits
 // of 8 to 12 bits cover only the bit positions that differ between the keys (packed keys leave
 // runs of zero bits, e.g. between a column id and the row above it), so that a bucket of keys
 // with 21 + 9 varying bits takes 3 passes, not 6; one pass over the keys takes the histograms of
-// every digit. Returns where the sorted keys are: data, or scratch after an odd number of passes
-// (the caller's next pass moves them back).
+// every digit. More than kCachedSort keys of 3 digits or more are split first (split_then_sort,
+// unless !may_split). Returns where the sorted keys are: data, or scratch after an odd number of
+// passes (the caller's next pass moves them back).
 template <typename T>
-T* radix_sort_low_bits(T* data, std::size_t k, int bits, std::vector<T>& scratch) {
+T* radix_sort_low_bits(T* data, std::size_t k, int bits, std::vector<T>& scratch, bool may_split) {
   if (k < 256 || bits == 0 || k >= (std::size_t{1} << 32)) {
     std::sort(data, data + k);
     return data;
@@ -56,6 +91,8 @@ T* radix_sort_low_bits(T* data, std::size_t k, int bits, std::vector<T>& scratch
   int shifts[8], width = 8;
   const int passes = digit_windows(varying, shifts, width);
   if (passes == 0) return data;
+  if (may_split && passes >= 3 && k > kCachedSort)
+    return split_then_sort(data, k, varying, scratch);
   // 2. The histograms of all digits in one pass, then one scatter per digit.
   const std::size_t D = std::size_t{1} << width;
   const T mask = static_cast<T>(D - 1);

@@ -4,7 +4,8 @@
 // land exactly where a plain scatter puts them, for 4- and 8-byte keys; the ids counted equal a
 // plain count for id spaces that are and are not powers of two, several spans, one thread and
 // several, and enough keys for several waves; the in-bucket radix sort (digits laid over the
-// varying bits) equals std::sort for keys whose varying bits take one to six digits.
+// varying bits, large sorts split by their top bits first) equals std::sort for keys whose
+// varying bits take one to six digits.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -110,7 +111,7 @@ TEST(RadixSortU64, EqualsStdSortForAnyVaryingBits) {
                                  ~0ull};
   std::vector<std::uint64_t> scratch;
   for (std::uint64_t mask : masks)
-    for (std::size_t k : {0u, 1u, 255u, 256u, 5000u, 70000u}) {
+    for (std::size_t k : {0u, 1u, 255u, 256u, 5000u, 70000u, 300000u}) {
       std::vector<std::uint64_t> keys(k);
       for (auto& x : keys) x = (0x1234ull << 50 & ~mask) | (rng() & mask);
       std::vector<std::uint64_t> want = keys;
