@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <atomic>
 
+#include "count_ids.hpp"
 #include "sort.hpp"
 
 namespace tristream::conv {
@@ -111,8 +112,11 @@ bool direct(const Blocks& blocks, std::uint64_t held_records, std::uint64_t max_
 }
 
 // The direct way: the blocks' keys (a << 32 | b in the input's ids) sorted straight into
-// out.keys, each block freed once scattered; each bucket's degrees counted while it is in cache,
-// into an array per worker when those take at most a byte per edge, else atomically.
+// out.keys, each block freed once scattered. When the sort's digit lies in the first id, a
+// bucket's first ids are counted while it is in cache (no other bucket has them: no atomics)
+// and the second ids, spread over the whole array, by a partitioned pass after the sort
+// (count_low_ids: no random writes). Else each bucket's degrees are counted while it is in
+// cache, into an array per worker when those take at most a byte per edge, else atomically.
 void build_direct(Blocks& blocks, std::uint64_t held_records, std::uint64_t max_id,
                   unsigned threads, Progress& progress, MemoryEdges& out) {
   progress.stage("sorting edges");
@@ -120,45 +124,51 @@ void build_direct(Blocks& blocks, std::uint64_t held_records, std::uint64_t max_
   const unsigned t = std::max(threads, 1u);
   out.degree.reserve(space + 1);
   out.degree.resize(space);
-  const bool local = t > 1 && static_cast<std::uint64_t>(space) * 4 * t <= held_records;
-  std::vector<BigBuffer<std::uint32_t>> counts(local ? t : 0);
-  for (auto& c : counts) {
-    c.reserve(space + 1);
-    c.resize(space);
-  }
   std::uint32_t* const shared = out.degree.data();
   SpanSortInput in;
   for (const auto& blk : blocks) in.spans.push_back({blk->keys.data(), blk->keys.size()});
   in.max_key = max_id >= 1 ? (max_id - 1) << 32 | max_id : 0;  // a < b <= max_id
   in.release = [&](std::size_t i) { blocks[i].reset(); };
-  // When the sort's digit lies in the first id, no other bucket has a bucket's first ids (their
-  // counts need no atomics nor a worker's array, and stay in cache). The buckets are deduplicated
-  // by hashing (the order inside them does not matter here), so the ids come in any order.
-  const bool own_first = held_records < (std::uint64_t{1} << 16) || sort_shift(in.max_key) >= 32;
+  // The buckets are deduplicated by hashing (the order inside them does not matter here), so the
+  // ids come in any order.
   in.unordered = true;
-  in.on_bucket = [&](const std::uint64_t* k, std::size_t cnt, unsigned w) {
-    std::uint32_t* const c = local ? counts[w].data() : shared;
-    std::uint32_t* const first = own_first ? shared : c;
-    const bool atomic = t > 1 && !local;
-    // The second ids are scattered over the array: the counters of keys ahead fetched early.
-    constexpr std::size_t kAhead = 16;
-    for (std::size_t i = 0; i < cnt; ++i) {
-      if (i + kAhead < cnt) __builtin_prefetch(c + (k[i + kAhead] & 0xffffffffu), 1);
-      if (atomic) {
-        __atomic_fetch_add(&shared[k[i] & 0xffffffffu], 1u, __ATOMIC_RELAXED);
-        __atomic_fetch_add(&shared[k[i] >> 32], 1u, __ATOMIC_RELAXED);
-      } else {
-        ++c[k[i] & 0xffffffffu];
-        ++first[k[i] >> 32];
+  const bool own_first = held_records < (std::uint64_t{1} << 16) || sort_shift(in.max_key) >= 32;
+  const bool local =
+      !own_first && t > 1 && static_cast<std::uint64_t>(space) * 4 * t <= held_records;
+  std::vector<BigBuffer<std::uint32_t>> counts(local ? t : 0);
+  for (auto& c : counts) {
+    c.reserve(space + 1);
+    c.resize(space);
+  }
+  if (own_first) {
+    in.on_bucket = [&](const std::uint64_t* k, std::size_t cnt, unsigned) {
+      for (std::size_t i = 0; i < cnt; ++i) ++shared[k[i] >> 32];
+    };
+  } else {
+    in.on_bucket = [&](const std::uint64_t* k, std::size_t cnt, unsigned w) {
+      std::uint32_t* const c = local ? counts[w].data() : shared;
+      const bool atomic = t > 1 && !local;
+      // The ids are scattered over the array: the counters of keys ahead fetched early.
+      constexpr std::size_t kAhead = 16;
+      for (std::size_t i = 0; i < cnt; ++i) {
+        if (i + kAhead < cnt) __builtin_prefetch(c + (k[i + kAhead] & 0xffffffffu), 1);
+        if (atomic) {
+          __atomic_fetch_add(&shared[k[i] & 0xffffffffu], 1u, __ATOMIC_RELAXED);
+          __atomic_fetch_add(&shared[k[i] >> 32], 1u, __ATOMIC_RELAXED);
+        } else {
+          ++c[k[i] & 0xffffffffu];
+          ++c[k[i] >> 32];
+        }
       }
-    }
-  };
+    };
+  }
   out.keys.reserve(held_records + 1);
   const SortedRuns runs = sort_unique_spans(in, out.keys, t);
   blocks.clear();
   // The keys stay where the sort left them: its runs are the source's spans.
   for (std::size_t b = 0; b < runs.start.size(); ++b)
     if (runs.count[b]) out.source.runs.push_back({out.keys.data() + runs.start[b], runs.count[b]});
+  if (own_first) count_low_ids(out.source.runs, shared, space, t);
   stage_done("sort unique keys");
   // The workers' counts summed; the vertices are the ids of degree above 0.
   std::vector<std::uint64_t> vertices(t, 0);

@@ -1,8 +1,9 @@
 // in_memory.hpp — converter internals: the in-memory path from parsed blocks to the unique edges
 // and the degrees. Packed blocks whose ids index a per-id array cheaply (every id below 2^32, at
 // most one id per 8 edges) are partitioned straight from the blocks in their own ids, each bucket
-// freed of its repeats (by hashing; the keys' order then does not hold) and its degrees counted
-// per id while it is in cache (ids of degree 0 are no vertices). Else ids are
+// freed of its repeats (by hashing; the keys' order then does not hold) and its first ids'
+// degrees counted while it is in cache, the second ids' by a partitioned pass afterwards
+// (count_ids.hpp; ids of degree 0 are no vertices). Else ids are
 // compacted through a bitmap (dense ids) or a sorted id table (sparse ids), every edge becomes
 // one 64-bit key (a << 32 | b, a < b), the keys are sorted in parallel (radix-partitioned) with
 // repeats removed, and the degrees counted.

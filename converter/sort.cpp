@@ -5,19 +5,78 @@
 #include <atomic>
 #include <cstring>
 
+#include "scatter.hpp"
 #include "tristream/error.hpp"
 
 namespace tristream::conv {
 namespace {
 
-// Sorts data[0..k) by its low `bits` bits (the higher bits are equal): LSD radix whose digits
-// of up to 11 bits cover only the bit positions that differ between the keys (packed keys leave
-// runs of zero bits, e.g. between a column id and the row above it), so that a bucket of keys
-// with 21 + 9 varying bits takes 3 passes, not 6. Returns where the sorted keys are: data, or
-// scratch after an odd number of passes (the caller's next pass moves them back).
+// Digit windows over the varying bits: for each width from 8 to 12 bits, windows laid from the
+// lowest varying bit up, each starting at the next varying bit above the last; the fewest
+// windows win, then the narrowest width (smaller counters, fewer scatter targets). Returns the
+// number of windows (shifts[0..]) and their width.
+int digit_windows(std::uint64_t varying, int shifts[8], int& width) {
+  int best = 0;
+  for (int w = 12; w >= 8; --w) {
+    int sh[8], passes = 0;
+    for (std::uint64_t v = varying; v && passes < 8;) {
+      const int at = __builtin_ctzll(v);
+      sh[passes++] = at;
+      v = at + w >= 64 ? 0 : v & ~((std::uint64_t{1} << (at + w)) - 1);
+    }
+    if (best == 0 || passes <= best) {
+      best = passes;
+      width = w;
+      std::copy(sh, sh + passes, shifts);
+    }
+  }
+  return best;
+}
+
 template <typename T>
-T* radix_sort_low_bits(T* data, std::size_t k, int bits, std::vector<T>& scratch) {
-  if (k < 256 || bits == 0) {
+T* radix_sort_low_bits(T* data, std::size_t k, int bits, std::vector<T>& scratch,
+                       bool may_split = true);
+
+// Keys per part that a core sorts in its cache (the part and its scratch, 8 bytes a key).
+constexpr std::size_t kCachedSort = std::size_t{1} << 16;
+
+// A large sort of several digits: one MSD pass on the top varying bits splits data[0..k) into
+// parts of about kCachedSort / 2 keys (into scratch), each part is sorted on its own by the bits
+// below (in cache) and copied back to data. Returns data.
+template <typename T>
+T* split_then_sort(T* data, std::size_t k, std::uint64_t varying, std::vector<T>& scratch) {
+  const int top = 63 - __builtin_clzll(varying);
+  int d = 1;
+  while ((k >> d) > kCachedSort / 2 && d < 12) ++d;
+  const int sh = std::max(0, top + 1 - d);
+  const std::size_t D = std::size_t{1} << (top + 1 - sh);
+  const T mask = static_cast<T>(D - 1);
+  std::vector<std::size_t> at(D + 1, 0);
+  for (std::size_t i = 0; i < k; ++i) ++at[((data[i] >> sh) & mask) + 1];
+  for (std::size_t x = 0; x < D; ++x) at[x + 1] += at[x];
+  if (scratch.size() < k) scratch.resize(k);
+  std::vector<std::size_t> cur(at.begin(), at.end() - 1);
+  for (std::size_t i = 0; i < k; ++i) scratch[cur[(data[i] >> sh) & mask]++] = data[i];
+  thread_local std::vector<T> inner;
+  for (std::size_t x = 0; x < D; ++x) {
+    T* part = scratch.data() + at[x];
+    const std::size_t len = at[x + 1] - at[x];
+    const T* sorted = radix_sort_low_bits(part, len, sh, inner, false);
+    std::copy(sorted, sorted + len, data + at[x]);
+  }
+  return data;
+}
+
+// Sorts data[0..k) by its low `bits` bits (the higher bits are equal): LSD radix whose digits
+// of 8 to 12 bits cover only the bit positions that differ between the keys (packed keys leave
+// runs of zero bits, e.g. between a column id and the row above it), so that a bucket of keys
+// with 21 + 9 varying bits takes 3 passes, not 6; one pass over the keys takes the histograms of
+// every digit. More than kCachedSort keys of 3 digits or more are split first (split_then_sort,
+// unless !may_split). Returns where the sorted keys are: data, or scratch after an odd number of
+// passes (the caller's next pass moves them back).
+template <typename T>
+T* radix_sort_low_bits(T* data, std::size_t k, int bits, std::vector<T>& scratch, bool may_split) {
+  if (k < 256 || bits == 0 || k >= (std::size_t{1} << 32)) {
     std::sort(data, data + k);
     return data;
   }
@@ -28,32 +87,37 @@ T* radix_sort_low_bits(T* data, std::size_t k, int bits, std::vector<T>& scratch
     all &= data[i];
   }
   const std::uint64_t low = bits >= 64 ? ~std::uint64_t{0} : (std::uint64_t{1} << bits) - 1;
-  std::uint64_t varying = (any ^ all) & low & static_cast<T>(~T{0});
-  int shifts[8];
-  int passes = 0;
-  while (varying && passes < 8) {
-    const int sh = __builtin_ctzll(varying);
-    shifts[passes++] = sh;
-    varying = sh + 11 >= 64 ? 0 : varying & ~((std::uint64_t{1} << (sh + 11)) - 1);
+  const std::uint64_t varying = (any ^ all) & low & static_cast<T>(~T{0});
+  int shifts[8], width = 8;
+  const int passes = digit_windows(varying, shifts, width);
+  if (passes == 0) return data;
+  if (may_split && passes >= 3 && k > kCachedSort)
+    return split_then_sort(data, k, varying, scratch);
+  // 2. The histograms of all digits in one pass, then one scatter per digit.
+  const std::size_t D = std::size_t{1} << width;
+  const T mask = static_cast<T>(D - 1);
+  thread_local std::vector<std::uint32_t> hist;
+  hist.assign(static_cast<std::size_t>(passes) * D, 0);
+  std::uint32_t* const h = hist.data();
+  for (std::size_t i = 0; i < k; ++i) {
+    const T x = data[i];
+    for (int p = 0; p < passes; ++p) ++h[p * D + ((x >> shifts[p]) & mask)];
   }
-  // 2. One counting pass per window.
   if (scratch.size() < k) scratch.resize(k);
   T* src = data;
   T* dst = scratch.data();
-  std::size_t count[2048];
   for (int p = 0; p < passes; ++p) {
     const int sh = shifts[p];
-    std::memset(count, 0, sizeof count);
-    for (std::size_t i = 0; i < k; ++i) ++count[(src[i] >> sh) & 2047];
-    std::size_t run = 0;
-    for (std::size_t& c : count) {
-      const std::size_t x = c;
-      c = run;
+    std::uint32_t* const count = h + p * D;
+    std::uint32_t run = 0;
+    for (std::size_t d = 0; d < D; ++d) {
+      const std::uint32_t x = count[d];
+      count[d] = run;
       run += x;
     }
     for (std::size_t i = 0; i < k; ++i) {
       const T x = src[i];
-      dst[count[(x >> sh) & 2047]++] = x;
+      dst[count[(x >> sh) & mask]++] = x;
     }
     std::swap(src, dst);
   }
@@ -72,10 +136,11 @@ constexpr std::size_t kSmallSort = std::size_t{1} << 16;
 // deduplicated by hashing when the order inside a run does not matter.
 constexpr std::size_t kHashedBucket = std::size_t{1} << 16;
 
-// Removes the repeats of data[0..k) by an open-addressing hash table (in `table`, 0 marking a free
-// slot; the key 0 is tracked on its own), keeping each key's first appearance in place, in order.
-// Returns the keys kept.
-std::size_t drop_repeats(std::uint64_t* data, std::size_t k, std::vector<std::uint64_t>& table) {
+// Copies the keys of src[0..k) to dst without repeats by an open-addressing hash table (in
+// `table`, 0 marking a free slot; the key 0 is tracked on its own), each key's first appearance,
+// in order; dst may be src. Returns the keys kept.
+std::size_t drop_repeats(const std::uint64_t* src, std::size_t k, std::uint64_t* dst,
+                         std::vector<std::uint64_t>& table) {
   int log = 4;
   while ((std::size_t{1} << log) < 2 * k) ++log;
   const std::size_t mask = (std::size_t{1} << log) - 1;
@@ -83,9 +148,9 @@ std::size_t drop_repeats(std::uint64_t* data, std::size_t k, std::vector<std::ui
   std::size_t kept = 0;
   bool zero = false;
   for (std::size_t i = 0; i < k; ++i) {
-    const std::uint64_t x = data[i];
+    const std::uint64_t x = src[i];
     if (x == 0) {
-      if (!zero) data[kept++] = 0;
+      if (!zero) dst[kept++] = 0;
       zero = true;
       continue;
     }
@@ -94,11 +159,36 @@ std::size_t drop_repeats(std::uint64_t* data, std::size_t k, std::vector<std::ui
       if (table[h] == x) break;
       if (table[h] == 0) {
         table[h] = x;
-        data[kept++] = x;
+        dst[kept++] = x;
         break;
       }
     }
   }
+  return kept;
+}
+
+// The same for a bucket too large for a cached table: its keys are first grouped by a second
+// hash (another multiplier: repeats land in one group) into groups of about kHashedBucket / 2
+// keys (a stable counting pass into scratch), and each group loses its repeats on its own, written
+// back to data group after group. The kept keys' order depends only on data's.
+std::size_t drop_repeats_grouped(std::uint64_t* data, std::size_t k,
+                                 std::vector<std::uint64_t>& scratch,
+                                 std::vector<std::uint64_t>& table) {
+  int bits = 1;
+  while ((k >> bits) > kHashedBucket / 2 && bits < 16) ++bits;
+  const std::size_t G = std::size_t{1} << bits;
+  auto group = [bits](std::uint64_t x) {
+    return static_cast<std::size_t>((x * 0xD6E8FEB86659FD93ull) >> (64 - bits));
+  };
+  std::vector<std::size_t> at(G + 1, 0);
+  for (std::size_t i = 0; i < k; ++i) ++at[group(data[i]) + 1];
+  for (std::size_t g = 0; g < G; ++g) at[g + 1] += at[g];
+  if (scratch.size() < k) scratch.resize(k);
+  std::vector<std::size_t> cur(at.begin(), at.end() - 1);
+  for (std::size_t i = 0; i < k; ++i) scratch[cur[group(data[i])]++] = data[i];
+  std::size_t kept = 0;
+  for (std::size_t g = 0; g < G; ++g)
+    kept += drop_repeats(scratch.data() + at[g], at[g + 1] - at[g], data + kept, table);
   return kept;
 }
 
@@ -204,14 +294,12 @@ Plan make_plan(const SpanSortInput& in, std::size_t n, unsigned t) {
       std::uint64_t* k = in.spans[i].data;
       const std::size_t cnt = in.spans[i].count;
       if (rank) {
-        // The ranks of a key some way ahead are fetched early; the lower rank goes first without
+        // The rank of a key's second id some way ahead is fetched early (the first ids come
+        // grouped by the earlier sort, their ranks in cache); the lower rank goes first without
         // a branch (either order is as likely).
-        constexpr std::size_t kAhead = 16;
+        constexpr std::size_t kAhead = 32;
         for (std::size_t j = 0; j < cnt; ++j) {
-          if (j + kAhead < cnt) {
-            __builtin_prefetch(rank + (k[j + kAhead] >> 32));
-            __builtin_prefetch(rank + (k[j + kAhead] & 0xffffffffu));
-          }
+          if (j + kAhead < cnt) __builtin_prefetch(rank + (k[j + kAhead] & 0xffffffffu));
           const std::uint64_t ra = rank[k[j] >> 32], rb = rank[k[j] & 0xffffffffu];
           const std::uint64_t flip =
               (ra ^ rb) & (std::uint64_t{0} - static_cast<std::uint64_t>(ra > rb));
@@ -263,31 +351,30 @@ SortedRuns sort_unique_spans(const SpanSortInput& in, BigBuffer<std::uint64_t>& 
   drop_pages(out.data(), out.capacity() * sizeof(std::uint64_t));
   out.resize(n);
   each_slice(p, t, [&](std::size_t s) {
-    std::size_t* h = p.cursor.data() + s * B;
-    std::uint64_t* const o = out.data();
+    LineScatter<std::uint64_t> o(out.data(), p.cursor.data() + s * B, B);
     std::uintptr_t dropped = 0;
     for (std::size_t i = p.first[s]; i < p.first[s + 1]; ++i) {
       const std::uint64_t* k = in.spans[i].data;
-      for (std::size_t j = 0; j < in.spans[i].count; ++j) {
-        const std::uint64_t x = k[j];
-        o[h[x >> shift]++] = x;
-      }
+      for (std::size_t j = 0; j < in.spans[i].count; ++j) o.put(k[j] >> shift, k[j]);
       if (in.release) in.release(i);
       drop_scattered(in, p, s, i, &dropped);
     }
+    o.finish();
   });
   // 4. Each bucket sorted on its own (the higher bits are equal), repeats removed.
   SortedRuns r;
   r.start.assign(bucket_start.begin(), bucket_start.end() - 1);
   r.count.assign(B, 0);
-  std::vector<std::vector<std::uint64_t>> scratch(t);
+  std::vector<std::vector<std::uint64_t>> scratch(t), tables(t);
   parallel_for(t, B, 1, [&](std::size_t lo, std::size_t hi, unsigned w) {
     for (std::size_t b = lo; b < hi; ++b) {
       std::uint64_t* f = out.data() + bucket_start[b];
       std::uint64_t* l = out.data() + bucket_start[b + 1];
       const std::size_t k = static_cast<std::size_t>(l - f);
       if (in.unordered && k <= kHashedBucket) {
-        r.count[b] = drop_repeats(f, k, scratch[w]);
+        r.count[b] = drop_repeats(f, k, f, tables[w]);
+      } else if (in.unordered) {
+        r.count[b] = drop_repeats_grouped(f, k, scratch[w], tables[w]);
       } else {
         const std::uint64_t* sorted = radix_sort_low_bits(f, k, shift, scratch[w]);
         r.count[b] = static_cast<std::size_t>(
@@ -323,19 +410,19 @@ std::size_t sort_rows_narrow(const SpanSortInput& in, int col_bits, BigBuffer<st
   cols.resize(n);
   std::vector<std::size_t> cursor = p.cursor;
   each_slice(p, t, [&](std::size_t s) {
-    std::size_t* h = cursor.data() + s * p.B;
-    std::uint32_t* const o = cols.data();
+    LineScatter<std::uint32_t> o(cols.data(), cursor.data() + s * p.B, p.B);
     std::uintptr_t dropped = 0;
     for (std::size_t i = p.first[s]; i < p.first[s + 1]; ++i) {
       const std::uint64_t* k = in.spans[i].data;
       for (std::size_t j = 0; j < in.spans[i].count; ++j) {
         const std::uint64_t x = k[j];
-        o[h[x >> shift]++] =
-            static_cast<std::uint32_t>((((x >> 32) & low_mask) << col_bits) | (x & col_mask));
+        o.put(x >> shift,
+              static_cast<std::uint32_t>((((x >> 32) & low_mask) << col_bits) | (x & col_mask)));
       }
       if (in.release) in.release(i);
       drop_scattered(in, p, s, i, &dropped);
     }
+    o.finish();
   });
   // 4. Each bucket sorted on its own, its rows counted, the row bits cleared.
   std::atomic<bool> repeat{false};

@@ -1,8 +1,9 @@
 // sort.hpp — converter internals: the parallel sort of 64-bit keys with repeats removed, reading
 // its keys from any list of spans (the parsed blocks themselves, or pieces of one buffer), so
 // that no pass has to gather them into one buffer first. One MSD radix pass on the top bits
-// scatters the keys into the output buffer; each bucket is then sorted on its own (in cache) and
-// its repeats removed, and a caller's hook sees it there while it is hot (degree counting).
+// scatters the keys into the output buffer (through write-combining buffers, scatter.hpp); each
+// bucket is then sorted on its own (in cache) and its repeats removed, and a caller's hook sees
+// it there while it is hot (degree counting).
 #pragma once
 
 #include <cstddef>
@@ -33,9 +34,10 @@ struct SpanSortInput {
   // The spans lie in ascending order in one buffer, whose pages the scatter may return to the OS
   // as it goes (in whole 2 MiB pieces read by one worker, so that few calls do it).
   bool drop_read = false;
-  // The order inside each run does not matter: buckets of up to 2^16 keys then lose their repeats
-  // by hashing instead of sorting (the keys kept in their order in the spans, which does not
-  // depend on the threads); larger ones are sorted.
+  // The order inside each run does not matter: buckets then lose their repeats by hashing instead
+  // of sorting (the keys kept in their order in the spans, which does not depend on the threads;
+  // a bucket of more than 2^16 keys first grouped by a second hash, so that each group's table
+  // stays in cache).
   bool unordered = false;
   // Called once for each non-empty bucket once it is sorted (or, unordered, hashed) without
   // repeats: its keys and the worker (< threads). Buckets come in no particular order, on several

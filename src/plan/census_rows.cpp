@@ -23,6 +23,7 @@ namespace tristream::plan_internal {
 namespace {
 
 constexpr std::uint32_t kMaxGroups = 16;  // the mask's bits
+constexpr std::size_t kAhead = 32;        // edges between a column's prefetch and its use
 
 std::uint32_t bucket_of(const std::vector<std::uint64_t>& bounds, std::uint64_t x) {
   return static_cast<std::uint32_t>(std::upper_bound(bounds.begin(), bounds.end(), x) -
@@ -103,10 +104,15 @@ class StoredCensusRows final : public CensusRows {
     if (!supported_ || r0 >= r1) return;
     std::uint32_t g = bucket_of(c_.vertex_bounds, r0);
     const eid_t base = off_[r0];
+    const eid_t end = off_[r1];
     for (std::uint64_t r = r0; r < r1; ++r) {
       while (g + 1 < G_ && r >= c_.vertex_bounds[g + 1]) ++g;
       const std::uint32_t bit = 1u << g;
-      for (eid_t e = off_[r]; e < off_[r + 1]; ++e) mark(cols[e - base], bit);
+      for (eid_t e = off_[r]; e < off_[r + 1]; ++e) {
+        // (the columns are spread over all vertices: their entries fetched some way ahead)
+        if (e + kAhead < end) __builtin_prefetch(&vert_[cols[e + kAhead - base]]);
+        mark(cols[e - base], bit);
+      }
     }
   }
 
@@ -213,6 +219,7 @@ class StoredCensusRows final : public CensusRows {
   void count(Local& l, std::uint64_t r0, std::uint64_t r1, const vid_t* cols) {
     const std::uint32_t H = H_;
     const eid_t base = off_[r0];
+    const vid_t* const last = cols + (off_[r1] - base);
     const std::uint64_t* bounds = c_.fine_bounds.data();  // rows: the row buckets
     std::uint32_t fu = bucket_of(c_.fine_bounds, r0), lo = F_, hi = 0;
     std::uint64_t lanes[4] = {0, 0, 0, 0};
@@ -238,6 +245,7 @@ class StoredCensusRows final : public CensusRows {
       eid_t* hrow = l.hash.data() + static_cast<std::size_t>(kPow2 ? (r & (H - 1)) : r % H) * H;
       const std::uint32_t tv = fold_[vert_[r] & 0xffff];
       for (std::size_t x = 0; x < cnt; ++x) {
+        if (col + x + kAhead < last) __builtin_prefetch(&vert_[col[x + kAhead]]);
         const vid_t v = col[x];
         const std::uint32_t w = vert_[v];
         ++l.frow[w >> 16];
