@@ -282,7 +282,8 @@ class Driver {
                        tmp_dir_,
                        threads_,
                        &progress_,
-                       options_.names ? &names_ : nullptr};
+                       options_.names ? &names_ : nullptr,
+                       {}};
   }
 
   TailResult finish_in_memory(std::uint64_t& m_out) {
@@ -302,13 +303,16 @@ class Driver {
     idmap.from_sorted(store_->take_ids());
     const std::uint64_t n = idmap.n();
     check_vertices(n);
+    CloseBehind close_behind;  // (declared first: joined after e is gone)
     MergedEdges e;
     merge_runs(store_->runs(), idmap, threads_, edge_limit(), tmp_dir_, e);
     m_out = e.source.count;
     stage_done("merge runs");
-    // The rows of G+ are filled by ranges when the keys stay on disk.
-    return write_graph(e.source, n, e.degree, &idmap,
-                       tail_context(e.in_memory ? edge_limit() : edge_limit() / 2));
+    // The rows of G+ are filled by ranges when the keys stay on disk; their file closes behind
+    // the work once they are read.
+    TailContext ctx = tail_context(e.in_memory ? edge_limit() : edge_limit() / 2);
+    ctx.source_read = [&] { close_behind.add(std::move(e.file)); };
+    return write_graph(e.source, n, e.degree, &idmap, ctx);
   }
 
   // The output's size (best effort; the adjacency's bytes come from the writer).

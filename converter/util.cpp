@@ -87,6 +87,19 @@ TempFile::~TempFile() {
   if (fd_ >= 0) ::close(fd_);
 }
 
+void CloseBehind::add(std::unique_ptr<TempFile> f) {
+  if (!f) return;
+  try {
+    threads_.emplace_back([g = std::move(f)]() mutable { g.reset(); });
+  } catch (...) {  // no thread: the file was closed here, as the lambda holding it went
+  }
+}
+
+CloseBehind::~CloseBehind() {
+  for (std::thread& t : threads_)
+    if (t.joinable()) t.join();
+}
+
 void TempFile::write_at(std::uint64_t offset, const void* data, std::size_t bytes) {
   const std::size_t total = bytes;
   const char* p = static_cast<const char*>(data);

@@ -385,9 +385,14 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
       src, offsets, n, ctx.limit, observer ? observer->memory_bytes(n, census_threads) : 0);
   const std::size_t ranges = start.size() - 1;
 
-  // 4. Several ranges from a spill file: bucket the oriented keys by range first.
+  // 4. Several ranges from a spill file: bucket the oriented keys by range first (then the
+  //    source's file is read no more); the files close behind the work once read.
+  CloseBehind close_behind;
   std::unique_ptr<TempFile> buckets;
-  if (!src.mem && ranges > 1) buckets = bucket_rows(src, offsets, start, orient, ctx);
+  if (!src.mem && ranges > 1) {
+    buckets = bucket_rows(src, offsets, start, orient, ctx);
+    if (ctx.source_read) ctx.source_read();
+  }
 
   // 5. Range by range: gather the keys, sort them (rows in order, each row sorted), take the
   //    columns and stream the rows into the writer.
@@ -398,6 +403,12 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
     BigBuffer<std::uint64_t>* keys = src.mem;  // in memory: sorted already
     if (!src.mem) {
       gather_range(src, buckets.get(), base, range_m, orient, key_block(ctx.limit), buf);
+      if (ri + 1 == ranges) {  // (the last range: the keys' files are read no more)
+        if (buckets)
+          close_behind.add(std::move(buckets));
+        else if (ctx.source_read)
+          ctx.source_read();
+      }
       keys = &buf;
       progress.stage("sorting rows");
       if (tmp.capacity() < range_m + 1) tmp.reserve(range_m + 1);

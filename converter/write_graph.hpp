@@ -6,6 +6,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -60,6 +61,9 @@ struct TailContext {
   unsigned threads = 1;
   Progress* progress = nullptr;
   tcsr::Names* names = nullptr;  // --names: moved into the file (indexed by original id)
+  // Out of core: called once write_graph has read src's keys for the last time, so that the
+  // caller may close their spill file behind the work (CloseBehind); src.file is not read after.
+  std::function<void()> source_read;
 };
 
 // Writes the .tcsr file. Preconditions: src holds every unique edge once, its ids below
