@@ -44,16 +44,7 @@ void count_low_ids(const std::vector<KeySpan>& spans, std::uint32_t* counts, std
         for (std::size_t i = 0; i < s.count; ++i) ++h[(s.data[i] & 0xffffffffu) >> part_bits];
       }
     });
-    std::size_t run = 0;
-    for (std::size_t b = 0; b < P; ++b) {
-      part_start[b] = run;
-      for (std::size_t q = 0; q < np; ++q) {
-        const std::size_t c = cursor[q * P + b];
-        cursor[q * P + b] = run;
-        run += c;
-      }
-    }
-    part_start[P] = run;
+    bucket_places(cursor, np, P, part_start.data());
     // 4. The scatter, then each partition counted by one worker.
     parallel_for(t, np, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
       for (std::size_t q = lo; q < hi; ++q) {

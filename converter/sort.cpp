@@ -313,16 +313,7 @@ Plan make_plan(const SpanSortInput& in, std::size_t n, unsigned t) {
     }
   });
   p.bucket_start.assign(B + 1, 0);
-  std::size_t run = 0;
-  for (std::size_t b = 0; b < B; ++b) {
-    p.bucket_start[b] = run;
-    for (std::size_t s = 0; s < p.slices; ++s) {
-      const std::size_t c = p.cursor[s * B + b];
-      p.cursor[s * B + b] = run;
-      run += c;
-    }
-  }
-  p.bucket_start[B] = run;
+  bucket_places(p.cursor, p.slices, B, p.bucket_start.data());
   return p;
 }
 

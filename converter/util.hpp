@@ -178,6 +178,26 @@ class CloseBehind {
   std::vector<std::thread> threads_;
 };
 
+// Per-piece counts to places: counts[q * buckets + b] (piece q's keys of bucket b) becomes where
+// piece q's first key of bucket b goes when the buckets lie in order and, inside a bucket, the
+// pieces in order (an exclusive prefix sum taken bucket by bucket), so that a scatter by pieces
+// on several threads lays the keys out as one thread would. With start (buckets + 1 entries),
+// start[b] is bucket b's first place and start[buckets] the total.
+template <typename T>
+void bucket_places(std::vector<T>& counts, std::size_t pieces, std::size_t buckets,
+                   T* start = nullptr) {
+  T run = 0;
+  for (std::size_t b = 0; b < buckets; ++b) {
+    if (start) start[b] = run;
+    for (std::size_t q = 0; q < pieces; ++q) {
+      const T c = counts[q * buckets + b];
+      counts[q * buckets + b] = run;
+      run += c;
+    }
+  }
+  if (start) start[buckets] = run;
+}
+
 // True when s ends with suffix, ignoring ASCII case (file extensions).
 bool has_suffix(const std::string& s, const std::string& suffix);
 

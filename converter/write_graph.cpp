@@ -75,13 +75,7 @@ Ranking rank_vertices(std::uint64_t n, const BigBuffer<std::uint32_t>& degree, I
         for (std::size_t v = s * slice; v < std::min(space, (s + 1) * slice); ++v)
           ++at[s * D + degree[v]];
     });
-    std::uint64_t run = 0;
-    for (std::uint64_t d = 0; d < D; ++d)
-      for (std::size_t s = 0; s < slices; ++s) {
-        const std::uint64_t c = at[s * D + d];
-        at[s * D + d] = run;
-        run += c;
-      }
+    bucket_places(at, slices, static_cast<std::size_t>(D));
     const std::uint64_t zeros = slices ? at[D > 1 ? 1 : 0] : 0;  // the ids of degree 0
     TS_CHECK(D > 1 ? zeros == space - n : n == 0, "vertex count disagrees with the degrees");
     parallel_for(t, slices, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
@@ -256,16 +250,7 @@ std::unique_ptr<TempFile> bucket_rows(const KeySource& src, const std::vector<ei
           ctx.options.observer->mark_edges(oriented.data() + c.lo, c.hi - c.lo);
       }
     });
-    std::uint64_t run = 0;
-    for (std::size_t r = 0; r < ranges; ++r) {
-      group[r] = run;
-      for (std::size_t p = 0; p < pieces; ++p) {
-        const std::uint64_t c = at[p * ranges + r];
-        at[p * ranges + r] = run;
-        run += c;
-      }
-    }
-    group[ranges] = run;
+    bucket_places(at, pieces, ranges, group.data());
     parallel_for(ctx.threads, pieces, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
       for (std::size_t p = lo; p < hi; ++p) {
         const ChunkRange c = chunk_range(cnt, pieces, p);
