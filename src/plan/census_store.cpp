@@ -31,6 +31,10 @@ constexpr std::uint32_t kPayloadVersion = 2;  // 1: without the wedges (still re
 constexpr std::uint32_t kFlagVertex = 1;
 constexpr std::uint32_t kFlagWedges = 2;  // version 2 only
 
+bool readable_version(std::uint32_t v) {
+  return v == 1 || v == kPayloadVersion;
+}
+
 class Out {
  public:
   void u32(std::uint32_t v) { put(&v, 4); }
@@ -96,7 +100,7 @@ Head read_head(In& in, const GraphSource& g) {
   Head h;
   if (in.u32() != kMagic) in.fail("not a census (bad magic)");
   h.version = in.u32();
-  if (h.version != 1 && h.version != kPayloadVersion)
+  if (!readable_version(h.version))
     in.fail("unsupported census version " + std::to_string(h.version) +
             " (this build reads 1 and 2)");
   h.fine = in.u32();
@@ -271,9 +275,8 @@ Census obtain_census(const GraphSource& g, const CensusOptions& wanted) {
   if (g.stored_census(&bytes, 24) && bytes.size() == 24) {
     std::uint32_t head[6];
     std::memcpy(head, bytes.data(), sizeof head);
-    const bool fits = head[0] == kMagic && (head[1] == 1 || head[1] == kPayloadVersion) &&
-                      head[2] == wanted.fine && head[3] == wanted.hash_mod &&
-                      head[4] == wanted.vertex_groups;
+    const bool fits = head[0] == kMagic && readable_version(head[1]) && head[2] == wanted.fine &&
+                      head[3] == wanted.hash_mod && head[4] == wanted.vertex_groups;
     if (fits && g.stored_census(&bytes)) {
       Census c;
       if (census_from_store(bytes, g, wanted, &c)) return c;
