@@ -90,7 +90,7 @@ struct InEdge {
 struct InIndex {
   const eid_t* off = nullptr;  // c_rows + 1 entries
   const InEdge* edge = nullptr;
-  bool tri = false;  // in-core: probe only B(u) after position pos
+  bool tri = false;  // in core (or a row piece of it): probe only B(u) after position pos
 };
 
 // The list hashed for `row`: B(row), or C(row) for the in-formulation.
@@ -310,7 +310,7 @@ void launch_in(const Task& t, const LaunchEnv& env) {
   const std::uint64_t bounds[3] = {16, kWarpMax, ~0ull};
   bin_rows(bt, 3, bounds, lists.get(), counts.get(), env, 2);
   // 3. Count.
-  const InIndex in{reinterpret_cast<const eid_t*>(off.get()), edges.get(), env.same_views};
+  const InIndex in{reinterpret_cast<const eid_t*>(off.get()), edges.get(), env.after_v};
   run_bins<PV, true>(t, in, lists.get(), n, counts.get(), env);
 }
 

@@ -17,6 +17,9 @@ struct LaunchEnv {
   int device = 0;
   int sm_count = 1;
   bool same_views = false;  // A, B and C are one view (the in-core case): wedges need only i < j
+  // same_views, or A = B rows of the oriented C (HostViews::rows_of_oriented_c): trust:in's
+  // probes of B(u) start after v
+  bool after_v = false;
   bool per_vertex = false;
   std::string variant;  // tuning suffix of the kernel name ("" = defaults), see launch.cu
   // Edges of A when the caller knows them (host_offsets_A given), else ~0: kernels that must size

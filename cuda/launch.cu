@@ -233,6 +233,8 @@ void enqueue_count(const CsrView& A, const CsrView& B, const CsrView& C, const s
   env.sm_count = current_sm_count(&env.device);
   detail::keep_scratch_pool(env.device);
   env.same_views = same_views(A, B, C);
+  env.after_v = env.same_views || (host.rows_of_oriented_c && A.offsets == B.offsets &&
+                                   A.cols == B.cols && A.cols == C.cols);
   env.per_vertex = per_vertex.wanted();
   env.variant = k.variant;
   if (host_offsets_A)

@@ -34,6 +34,10 @@ struct HostViews {
   bool a_cut = false;
   std::uint64_t a_cut_lo = 0, a_cut_hi = 0;
   std::uint64_t a_edges = ~0ull;
+  // A = B (one view) are rows of C, an oriented graph (each row's columns above its own id): a
+  // row piece of the in-core count. `trust:in` then probes only the part of B(u) after v, as in
+  // core (the triangles are the same: C(v) holds ids above v only).
+  bool rows_of_oriented_c = false;
 };
 
 // Enqueues count(A, B, C) on `stream`. The three views hold DEVICE pointers (offsets, cols);

@@ -98,6 +98,11 @@ void UnitSlots::release() noexcept {
     sl.d_pv = sl.h_pv = nullptr;
     sl.pending = sl.used = sl.upload_open = false;
     sl.pieces.clear();
+    for (cudaEvent_t ev : sl.row_events) TS_CUDA_CHECK_NOTHROW(cudaEventDestroy(ev));
+    sl.row_events.clear();
+    if (sl.rows_sent_made) TS_CUDA_CHECK_NOTHROW(cudaEventDestroy(sl.rows_sent));
+    sl.rows_sent_made = sl.rows_open = false;
+    sl.rows_used = 0;
     if (sl.events) {
       TS_CUDA_CHECK_NOTHROW(cudaEventDestroy(sl.up_start));
       TS_CUDA_CHECK_NOTHROW(cudaEventDestroy(sl.up_end));

@@ -19,6 +19,7 @@
 #include <cuda_runtime_api.h>
 
 #include <cstdint>
+#include <string>
 #include <vector>
 
 #include "tristream/pipeline.hpp"
@@ -81,6 +82,17 @@ struct UnitSlot {
   void* expand_scratch = nullptr;
   // Blocks the count cuts from B first (SlotBlock::cut; not those the device block cache held).
   bool cut[3] = {false, false, false};
+  // Row pieces (UnitLayout::row_pieces): the unit's count is open (total and per-vertex arrays
+  // zeroed, k_start recorded), its kernel, an event after the pieces sent so far, and a start
+  // and an end event per count (created as needed, kept until release), rows_used of them
+  // recorded for the unit in flight.
+  bool rows_open = false;
+  std::string rows_kernel;
+  cudaEvent_t rows_sent{};
+  bool rows_sent_made = false;
+  std::vector<cudaEvent_t> row_events;   // start, end, start, end, ...
+  std::vector<std::uint64_t> row_bytes;  // per count: its rows' offsets and columns
+  std::size_t rows_used = 0;
 };
 
 class UnitSlots {

@@ -155,6 +155,35 @@ class CudaStreamingBackend final : public StreamingBackend {
     staging_.send(b, s, sl.dev + at, bytes, copy_);
   }
 
+  // ---- the in-core unit in row pieces ----
+
+  bool counts_row_pieces(const eid_t* offsets, std::uint64_t rows) override {
+    return rows_kernel(offsets, rows) == "trust:in";
+  }
+
+  void count_rows_async(int s, const UnitLayout& L, std::uint64_t r0, std::uint64_t r1) override {
+    select();
+    cuda::UnitSlot& sl = slots_.at(s);
+    if (!L.row_pieces || !L.streamed || r0 >= r1 || r1 > L.blocks[L.a].rows)
+      throw Error(ErrorKind::Internal, "row pieces of a unit that is not streamed in them");
+    NvtxRange r("count rows " + std::to_string(r0) + "-" + std::to_string(r1));
+    if (!sl.rows_open) open_rows(sl, L);
+    // after every piece sent so far (the rows' offsets and columns among them)
+    TS_CUDA_CHECK(cudaEventRecord(sl.rows_sent, copy_));
+    TS_CUDA_CHECK(cudaStreamWaitEvent(compute_, sl.rows_sent, 0));
+    enqueue_rows(sl, L, r0, r1);
+  }
+
+  bool rows_busy(int s) override {
+    select();
+    const cuda::UnitSlot& sl = slots_.at(s);
+    if (sl.rows_used == 0) return false;
+    const cudaError_t e = cudaEventQuery(sl.row_events[2 * sl.rows_used - 1]);
+    if (e == cudaErrorNotReady) return true;
+    TS_CUDA_CHECK(e);
+    return false;
+  }
+
   // ---- a unit: upload, count, wait ----
 
   bool device_cache_fits(const UnitLayout& L) override {
@@ -199,6 +228,7 @@ class CudaStreamingBackend final : public StreamingBackend {
     cuda::UnitSlot& sl = slots_[s];
     NvtxRange r("count u" + std::to_string(L.unit));
     sl.layout = L;
+    if (L.row_pieces) return finish_rows(sl, L);
     // 1. After the unit's upload: its packed blocks expanded, its cut blocks cut from B, its
     // per-vertex arrays zeroed.
     TS_CUDA_CHECK(cudaStreamWaitEvent(compute_, sl.up_end, 0));
@@ -284,6 +314,10 @@ class CudaStreamingBackend final : public StreamingBackend {
     staging_.collect(s, clock_, sl.pieces);
     r.upload_pieces.swap(sl.pieces);
     sl.pieces.clear();
+    for (std::size_t i = 0; i < sl.rows_used; ++i)
+      r.kernel_pieces.push_back(UploadPiece{clock_.at(sl.row_events[2 * i]),
+                                            clock_.at(sl.row_events[2 * i + 1]), sl.row_bytes[i]});
+    sl.rows_used = 0;
     r.upload_start = clock_.at(sl.up_start);
     r.upload_end = clock_.at(sl.up_end);
     r.kernel_start = clock_.at(sl.k_start);
@@ -311,6 +345,78 @@ class CudaStreamingBackend final : public StreamingBackend {
   }
 
  private:
+  // The kernel of the in-core unit (A = B = C; `auto` decides from its offsets alone, as
+  // choose_kernel does without the columns), and so of each of its row pieces.
+  std::string rows_kernel(const eid_t* offsets, std::uint64_t rows) const {
+    if (opts_.kernel != "auto") return opts_.kernel;
+    const CsrView whole{rows, offsets, nullptr, rows};  // (only compared: one view)
+    return cuda::choose_kernel(whole, whole, whole, offsets);
+  }
+
+  // Opens the row pieces' count of the slot's unit: its kernel, the total and per-vertex arrays
+  // zeroed (the compute stream runs after the slot's previous kernel).
+  void open_rows(cuda::UnitSlot& sl, const UnitLayout& L) {
+    if (!sl.rows_sent_made) {
+      TS_CUDA_CHECK(cudaEventCreate(&sl.rows_sent));
+      sl.rows_sent_made = true;
+    }
+    sl.rows_kernel = rows_kernel(L.host_offsets[L.a], L.blocks[L.a].rows);
+    sl.rows_used = 0;
+    TS_CUDA_CHECK(cudaEventRecord(sl.k_start, compute_));
+    TS_CUDA_CHECK(cudaMemsetAsync(sl.d_total, 0, sizeof(unsigned long long), compute_));
+    if (L.per_vertex && sl.d_pv)
+      TS_CUDA_CHECK(cudaMemsetAsync(sl.d_pv, 0, L.blocks[L.a].rows * sizeof(count_t), compute_));
+    sl.rows_open = true;
+  }
+
+  // Enqueues the count of rows [r0, r1) of the in-core unit (A = B = those rows, C = all of
+  // them) on the compute stream, between two events of its own.
+  void enqueue_rows(cuda::UnitSlot& sl, const UnitLayout& L, std::uint64_t r0, std::uint64_t r1) {
+    const SlotBlock& b = L.blocks[L.a];
+    const auto* off = reinterpret_cast<const eid_t*>(sl.dev + b.offsets_at);
+    const auto* cols = reinterpret_cast<const vid_t*>(sl.dev + b.cols_at);
+    const CsrView rows{r1 - r0, off + r0, cols, b.col_space};
+    const CsrView all{b.rows, off, cols, b.col_space};
+    cuda::HostViews host;
+    host.rows_of_oriented_c = true;
+    PerVertexOut pv;
+    if (L.per_vertex && sl.d_pv) pv = PerVertexOut{sl.d_pv + r0, sl.d_pv, sl.d_pv};
+    const eid_t* h_off = L.host_offsets[L.a];
+    if (2 * sl.rows_used + 2 > sl.row_events.size()) {
+      for (int k = 0; k < 2; ++k) {
+        cudaEvent_t ev{};
+        TS_CUDA_CHECK(cudaEventCreate(&ev));
+        sl.row_events.push_back(ev);
+      }
+    }
+    sl.row_bytes.resize(sl.rows_used + 1);
+    sl.row_bytes[sl.rows_used] =
+        (r1 - r0) * sizeof(eid_t) + (h_off ? (h_off[r1] - h_off[r0]) * sizeof(vid_t) : 0);
+    const std::size_t e = 2 * sl.rows_used++;
+    TS_CUDA_CHECK(cudaEventRecord(sl.row_events[e], compute_));
+    cuda::enqueue_count(rows, rows, all, sl.rows_kernel, sl.d_total, pv, compute_,
+                        h_off ? h_off + r0 : nullptr, host);
+    TS_CUDA_CHECK(cudaEventRecord(sl.row_events[e + 1], compute_));
+  }
+
+  // Ends the row pieces' count of the slot's unit: after its whole upload, the rows left, the
+  // total and per-vertex counts back to the host.
+  void finish_rows(cuda::UnitSlot& sl, const UnitLayout& L) {
+    if (!sl.rows_open) open_rows(sl, L);
+    TS_CUDA_CHECK(cudaStreamWaitEvent(compute_, sl.up_end, 0));
+    if (L.rows_left > 0) enqueue_rows(sl, L, 0, L.rows_left);
+    TS_CUDA_CHECK(cudaMemcpyAsync(sl.h_total, sl.d_total, sizeof(unsigned long long),
+                                  cudaMemcpyDeviceToHost, compute_));
+    if (L.per_vertex && sl.d_pv)
+      TS_CUDA_CHECK(cudaMemcpyAsync(sl.h_pv, sl.d_pv, L.blocks[L.a].rows * sizeof(count_t),
+                                    cudaMemcpyDeviceToHost, compute_));
+    TS_CUDA_CHECK(cudaEventRecord(sl.k_end, compute_));
+    sl.rows_open = false;
+    sl.pending = true;
+    sl.used = true;
+    sl.pv_spaces_at[0] = sl.pv_spaces_at[1] = sl.pv_spaces_at[2] = 0;
+  }
+
   // The CUDA device is a property of the calling host thread: several workers (one backend per
   // device) drive their backends from threads of their own, so every call path selects it.
   void select() const { TS_CUDA_CHECK(cudaSetDevice(opts_.device)); }

@@ -156,6 +156,11 @@ struct UnitLayout {
   int u_space = 0, v_space = 0, w_space = 0;
   // Streamed staging: the bytes [upload_from, bytes) were already sent with upload_piece_async.
   bool streamed = false;
+  // The in-core unit counted in row pieces (StreamingBackend::count_rows_async): its rows
+  // [rows_left, rows) were counted already as their bytes arrived; count_async counts the rows
+  // [0, rows_left) and ends the unit.
+  bool row_pieces = false;
+  std::uint64_t rows_left = 0;
   // Direct uploads: the blocks (or parts) copied from registered host memory, besides the host
   // slot's bytes [upload_from, bytes).
   std::vector<DirectUpload> direct;
@@ -244,6 +249,9 @@ struct SlotResult {
   double upload_start = -1, upload_end = -1, kernel_start = -1, kernel_end = -1;
   // Streamed staging: every piece's copy (then upload_start/end span them all, gaps included).
   std::vector<UploadPiece> upload_pieces;
+  // Row pieces (UnitLayout::row_pieces): each count's kernels (then kernel_start/end span them
+  // all, the waits for their bytes included).
+  std::vector<UploadPiece> kernel_pieces;
   // With the device block cache: the bytes the unit really uploaded (< 0: the layout's
   // upload_bytes()) and those it found on the device already.
   std::int64_t uploaded_bytes = -1;
@@ -315,6 +323,35 @@ class StreamingBackend : public HostRegistrar {
   // Returns at once; the buffer must not be written before wait_staging(b) returns.
   virtual void upload_piece_async(int slot, std::uint64_t device_offset, int buffer,
                                   std::uint64_t bytes) = 0;
+  // ---- the in-core unit counted in row pieces (streamed from the in-core image) ----
+  // Whether the backend counts the in-core unit (A = B = C: `rows` rows, their offsets on the
+  // host) in row pieces as fast as whole: CUDA when the unit's kernel is `trust:in`, whose work
+  // is the wedges of each row wherever its rows are cut. Default: no.
+  virtual bool counts_row_pieces(const eid_t* offsets, std::uint64_t rows) {
+    (void)offsets;
+    (void)rows;
+    return false;
+  }
+  // Streamed staging of the in-core unit (layout.row_pieces): enqueues the count of its rows
+  // [r0, r1) (A = B = those rows, C = the whole unit) ordered after every piece sent so far,
+  // which must hold the offsets and the columns of rows r0 and above. The triangles and the
+  // per-vertex counts add up to the unit's (the first call opens its count); count_async ends
+  // it. Returns at once. Only where counts_row_pieces says yes.
+  virtual void count_rows_async(int slot, const UnitLayout& layout, std::uint64_t r0,
+                                std::uint64_t r1) {
+    (void)slot;
+    (void)layout;
+    (void)r0;
+    (void)r1;
+    throw Error(ErrorKind::Internal, "this backend does not count row pieces");
+  }
+  // Whether a row count of the slot (count_rows_async) is still running: the driver counts the
+  // rows that have arrived when none is, so that the device is never idle and the counts are
+  // few. Default: no.
+  virtual bool rows_busy(int slot) {
+    (void)slot;
+    return false;
+  }
   // Copies bytes [layout.upload_from, layout.bytes) of the host slot and every layout.direct
   // range to the device, ordered after the slot's previous kernel. Returns at once. With
   // layout.streamed the pieces were sent already: it only closes the unit's upload (the count
@@ -415,6 +452,10 @@ struct PipelineOptions {
   // The in-core unit's host image, decoded while the device started (count_file's, internal:
   // stream/in_core_image.hpp); used when the plan is in core on a device backend, else ignored.
   std::shared_ptr<stream::InCoreImage> in_core_image;
+  // An unregistered image of at least this many bytes is streamed in row pieces, each counted
+  // as soon as its rows are on the device (stream::image_in_row_pieces), where the backend
+  // counts row pieces; a smaller one is registered and uploaded whole. ~0: never.
+  std::uint64_t row_pieces_from = std::uint64_t{2} << 30;
   // A plan made while the device started (count_file's, internal): count_with_backend's first
   // plan when ready_plan_serves its options, else ignored; waited for when still being made.
   std::shared_future<ReadyPlan> ready_plan;

@@ -19,6 +19,7 @@
 #include "common/json.hpp"
 #include "plan/host_model.hpp"
 #include "stream/in_core_image.hpp"
+#include "stream/unit_in_core.hpp"
 #include "stream/workers.hpp"
 #include "tristream/analysis.hpp"
 #include "tristream/error.hpp"
@@ -252,14 +253,17 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
   check_host_floor(host, host_budget);
   double budgets_s = seconds_since(budgets0);
   // The image is kept when the first worker is a GPU. When the in-core plan will fit the device it
-  // is registered (pinned) with that GPU for the upload; out of core every worker's chunks are
-  // copied from it. The degrees come from it instead of a pass over the file.
+  // is registered (pinned) with that GPU for the upload, unless it is large enough to be streamed
+  // in row pieces (counted as they arrive, stream/unit_in_core.hpp: then only a ring of staging
+  // buffers is pinned, and nothing waits for the whole image here); out of core every worker's
+  // chunks are copied from it. The degrees come from it instead of a pass over the file.
   const auto image0 = Clock::now();
   if (image && backend->name() != "cuda") image.reset();
   const bool in_core_fits = o.parts <= 1 && (!po.budgets->device_bytes ||
                                              in_core_bytes(reader.n(), reader.m(), po.per_vertex) <=
                                                  po.budgets->device_bytes);
-  if (image && in_core_fits) image->register_with(*backend);
+  if (image && in_core_fits && !stream::image_in_row_pieces(*image, *backend, po.row_pieces_from))
+    image->register_with(*backend);
   po.in_core_image = image;
   // The image unregisters itself from the backend: it goes before the workers do, however the
   // count ends.

@@ -14,14 +14,36 @@
 namespace tristream::plan_internal {
 namespace {
 
-// The work of rows [r0, r1): sum of d(d - 1) / 2 over their out-degrees.
-double rows_work(const eid_t* off, std::uint64_t r0, std::uint64_t r1) {
-  double wedges = 0;
-  for (std::uint64_t r = r0; r < r1; ++r) {
-    const double d = static_cast<double>(off[r + 1] - off[r]);
-    wedges += d * (d - 1) / 2;
+// The work of rows [r0, r1): the sum of d (d - 1) / 2 over their out-degrees, exact (128-bit), as a
+// double: equal to a double sum in row order while below 2^53, whatever the threads. Many rows are
+// summed in pieces on all cores (the in-core unit of a graph of 100 M rows: 0.15 s on one).
+using u128 = unsigned __int128;
+u128 wedges_of_rows(const eid_t* off, std::uint64_t a, std::uint64_t b) {
+  u128 w = 0;
+  for (std::uint64_t r = a; r < b; ++r) {
+    const u128 d = off[r + 1] - off[r];
+    w += d * (d - (d > 0)) / 2;
   }
-  return wedges;
+  return w;
+}
+
+double rows_work(const eid_t* off, std::uint64_t r0, std::uint64_t r1) {
+  auto sum = [off](std::uint64_t a, std::uint64_t b) { return wedges_of_rows(off, a, b); };
+  constexpr std::uint64_t kPiece = std::uint64_t{1} << 20;
+  u128 wedges = 0;
+  if (r1 - r0 < 4 * kPiece) {
+    wedges = sum(r0, r1);
+  } else {
+    const std::uint64_t pieces = (r1 - r0 + kPiece - 1) / kPiece;
+    std::vector<u128> part(pieces, 0);
+    ThreadPool pool(static_cast<unsigned>(std::min<std::uint64_t>(resolve_threads(0), pieces)));
+    pool.for_each_item(pieces, [&](std::size_t x, unsigned) {
+      const std::uint64_t a = r0 + x * kPiece;
+      part[x] = sum(a, std::min(r1, a + kPiece));
+    });
+    for (const u128 w : part) wedges += w;
+  }
+  return static_cast<double>(wedges);
 }
 
 // Units of a range or hash partition from a p x p edge matrix.
@@ -292,7 +314,10 @@ RowWork row_work(std::uint64_t n, const eid_t* off, const Census& census) {
   // summed in row order either way).
   const std::size_t G = t.bounds.size() - 1;
   std::vector<double> group(G, 0.0);
-  auto sum_group = [&](std::size_t g) { group[g] = rows_work(off, t.bounds[g], t.bounds[g + 1]); };
+  auto sum_group = [&](std::size_t g) {
+    group[g] = G > 1 ? static_cast<double>(wedges_of_rows(off, t.bounds[g], t.bounds[g + 1]))
+                     : rows_work(off, t.bounds[g], t.bounds[g + 1]);  // (on all cores)
+  };
   if (n >= (std::uint64_t{1} << 22) && G > 1) {
     ThreadPool pool(static_cast<unsigned>(std::min<std::size_t>(resolve_threads(0), G)));
     pool.for_each_item(G, [&](std::size_t g, unsigned) { sum_group(g); });

@@ -140,6 +140,18 @@ void Run::allocate(UnitPreparer& prep) {
       plan_.partition.p <= 1 && image->n() == prep.graph().n() && image->m() == prep.graph().m() &&
       image->bytes() <= plan_.slot_bytes)
     image_ = image;
+  // An unregistered image of the one in-core unit is streamed in row pieces, each counted as it
+  // arrives (InCoreUnitBuilder::build_from_image) where the backend can; otherwise it is
+  // registered now for its whole upload.
+  if (image_ && !image_->registered()) {
+    if (plan_.units.size() == 1 && plan_.units[0].slices <= 1 &&
+        stream::image_in_row_pieces(*image_, backend_, options_.row_pieces_from)) {
+      staging_ = stream::row_piece_staging(*image_);
+      streamed_ = true;
+    } else {
+      image_->register_with(backend_);
+    }
+  }
   prep.use_in_core_image(image_);
   // Out of core the image serves pair's suffix blocks (whole rows: its own columns).
   if (image && plan_.partition.p > 1 && image->n() == prep.graph().n() &&
@@ -230,8 +242,12 @@ void Run::collect(int s) {
     rec_.span("upload", ss.unit, origin + r.upload_start, origin + r.upload_end, up);
   }
   rep_.stats.device_cache_hit_bytes += r.cache_hit_bytes;
-  if (r.kernel_start >= 0)
+  if (!r.kernel_pieces.empty()) {  // row pieces: a span per count
+    for (const UploadPiece& piece : r.kernel_pieces)
+      rec_.span("kernel", ss.unit, origin + piece.start, origin + piece.end, piece.bytes);
+  } else if (r.kernel_start >= 0) {
     rec_.span("kernel", ss.unit, origin + r.kernel_start, origin + r.kernel_end, L.bytes);
+  }
   if (options_.per_vertex) add_per_vertex(ss, r);
   ++rep_.stats.units;
   if (options_.feed) options_.feed->done(static_cast<std::size_t>(ss.unit), now_s() - origin);

@@ -42,6 +42,11 @@ InCoreImage::InCoreImage(const GraphSource& g, unsigned threads)
     } catch (...) {
       failure_ = std::current_exception();  // read after the join
     }
+    {
+      std::lock_guard<std::mutex> lock(progress_mu_);
+      ended_ = true;
+    }
+    progress_.notify_all();
   });
 }
 
@@ -69,6 +74,8 @@ void InCoreImage::decode() {
   std::memset(mem_ + off_end, 0, cols_at_ - off_end);
   const std::uint64_t col_end = cols_at_ + m_ * sizeof(vid_t);
   std::memset(mem_ + col_end, 0, reserved_ - col_end);
+  offsets_done_.store(true, std::memory_order_release);
+  notify();
   auto* cols = reinterpret_cast<vid_t*>(mem_ + cols_at_);
   const auto& chunks = g_.chunks();
   pool.run(chunks.size(), [&](std::size_t x) {
@@ -78,6 +85,7 @@ void InCoreImage::decode() {
     TS_CHECK(c.first_edge + c.edges <= m_, "a chunk beyond the graph's edges");
     g_.read_chunk(k, cols + c.first_edge);
     done_[k].store(true, std::memory_order_release);
+    notify();
   });
   throw_if_interrupted();
   if (!stop_) whole_.store(true, std::memory_order_release);
@@ -91,6 +99,38 @@ void InCoreImage::wait() {
   }
   if (failure_) std::rethrow_exception(failure_);
   if (stop_) throw Error(ErrorKind::Internal, "the in-core image was stopped");
+}
+
+void InCoreImage::notify() {
+  { std::lock_guard<std::mutex> lock(progress_mu_); }  // (a waiter between its test and its wait)
+  progress_.notify_all();
+}
+
+template <class Ready>
+bool InCoreImage::wait_for(Ready ready) {
+  std::unique_lock<std::mutex> lock(progress_mu_);
+  progress_.wait(lock, [&] { return ended_ || ready(); });
+  return ready();
+}
+
+bool InCoreImage::wait_offsets() {
+  return wait_for([&] { return offsets_done_.load(std::memory_order_acquire); });
+}
+
+bool InCoreImage::wait_edges(eid_t e0, eid_t e1) {
+  const auto& chunks = g_.chunks();
+  e1 = std::min<eid_t>(e1, m_);
+  if (e0 >= e1) return true;
+  // the chunks holding edges [e0, e1): from the last one starting at or below e0
+  auto k0 = std::upper_bound(chunks.begin(), chunks.end(), e0,
+                             [](eid_t e, const tcsr::ChunkInfo& c) { return e < c.first_edge; });
+  const std::size_t first = static_cast<std::size_t>(k0 - chunks.begin()) - (k0 != chunks.begin());
+  return wait_for([&] {
+    if (whole_.load(std::memory_order_acquire)) return true;
+    for (std::size_t k = first; k < chunks.size() && chunks[k].first_edge < e1; ++k)
+      if (!done_[k].load(std::memory_order_acquire)) return false;
+    return true;
+  });
 }
 
 bool InCoreImage::register_with(HostRegistrar& registrar) {

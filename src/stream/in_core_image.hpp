@@ -15,6 +15,7 @@
 #pragma once
 
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
 #include <exception>
 #include <memory>
@@ -49,6 +50,11 @@ class InCoreImage {
   bool chunk_ready(std::uint64_t k) const {
     return whole_.load(std::memory_order_acquire) || done_[k].load(std::memory_order_acquire);
   }
+  // Wait until the rebased offsets (and the padding after them) are in the image, or until
+  // the columns of edges [e0, e1) are (every chunk holding one of them decoded). False when the
+  // decoding ended without them (failed, stopped or interrupted: wait() then rethrows why).
+  bool wait_offsets();
+  bool wait_edges(eid_t e0, eid_t e1);
   // Registers the memory with the backend (pins it on CUDA; waits for the decoding first, since
   // a registration faults in the pages on one thread). Returns register_host's answer; the
   // destructor unregisters. Registers once: a later call (any thread) returns the first one's
@@ -64,6 +70,10 @@ class InCoreImage {
   const unsigned char* data() const { return mem_; }  // valid after wait()
   unsigned char* data() { return mem_; }
   const eid_t* offsets() const { return reinterpret_cast<const eid_t*>(mem_); }
+  // The source's offsets (the image's once decoded: they start at 0), readable at once; where
+  // the columns start in the image (bytes).
+  const eid_t* source_offsets() const { return g_.offsets(); }
+  std::uint64_t column_offset() const { return cols_at_; }
   const vid_t* columns() const { return reinterpret_cast<const vid_t*>(mem_ + cols_at_); }
   vid_t* columns() { return reinterpret_cast<vid_t*>(mem_ + cols_at_); }
 
@@ -88,9 +98,18 @@ class InCoreImage {
   std::atomic<bool> registered_{false};
   std::mutex register_mu_;
   bool register_tried_ = false;  // (under register_mu_)
+  // Blocks until ready() or the decoding's end; returns ready().
+  template <class Ready>
+  bool wait_for(Ready ready);
+  void notify();  // (the decoding thread, after each step)
+
   std::atomic<bool> stop_{false};
   std::atomic<bool> whole_{false};             // every chunk decoded
   std::unique_ptr<std::atomic<bool>[]> done_;  // per chunk: decoded
+  std::atomic<bool> offsets_done_{false};
+  std::mutex progress_mu_;  // with progress_: wait_offsets, wait_edges
+  std::condition_variable progress_;
+  bool ended_ = false;  // (under progress_mu_) the decoding has returned
   std::mutex mu_;
   bool joined_ = false;
   std::exception_ptr failure_;

@@ -12,6 +12,7 @@
 #include "common/thread_pool.hpp"
 #include "stream/clock.hpp"
 #include "stream/column_cursor.hpp"
+#include "stream/parallel_copy.hpp"
 
 namespace tristream::stream {
 
@@ -38,6 +39,25 @@ InCoreStaging in_core_staging(const Plan& plan, const GraphSource& g, unsigned t
   if (piece == 0 || plan.slot_bytes <= piece) return s;
   s.piece_bytes = piece;
   s.buffers = static_cast<int>(kStagingBuffers);
+  return s;
+}
+
+bool image_in_row_pieces(const InCoreImage& image, StreamingBackend& backend,
+                         std::uint64_t from_bytes) {
+  const char* env = std::getenv("TRISTREAM_IN_CORE_PIECES");
+  if (env && std::string(env) == "1") from_bytes = 0;
+  if ((env && std::string(env) == "0") || backend.device_is_host() || image.registered() ||
+      image.bytes() < from_bytes)
+    return false;
+  return backend.counts_row_pieces(image.source_offsets(), image.n());
+}
+
+InCoreStaging row_piece_staging(const InCoreImage& image) {
+  InCoreStaging s;
+  const std::uint64_t piece =
+      std::min(kRowPieceBytes, image.bytes() / 32) / kSlotAlign * kSlotAlign;
+  s.piece_bytes = std::max<std::uint64_t>(kSlotAlign, piece);
+  s.buffers = kRowPieceBuffers;
   return s;
 }
 
@@ -133,6 +153,72 @@ bool InCoreUnitBuilder::build_streamed(UnitLayout& L, Staging& sg) {
     sg.backend->upload_piece_async(sg.slot, lo, buf, hi - lo);
     ++sg.next;
   }
+  return true;
+}
+
+bool InCoreUnitBuilder::build_from_image(UnitLayout& L, Staging& sg) {
+  const SlotBlock& b = L.blocks[L.a];
+  TS_CHECK(image_ && L.upload_from == 0 && L.bytes <= image_->bytes() && b.offsets_at == 0 &&
+               b.rows == image_->n() && b.edges == image_->m() &&
+               b.cols_at == image_->column_offset(),
+           "the in-core image does not match the unit");
+  TS_CHECK(sg.piece_bytes > 0 && sg.buffers > 0, "row pieces need staging pieces");
+  const eid_t* off = image_->source_offsets();  // (the image's own: the file's, from 0)
+  const unsigned char* img = image_->data();
+  double waited = 0;
+  // Sends bytes [lo, hi) of the image (which it holds already) through the next staging buffer.
+  auto send = [&](std::uint64_t lo, std::uint64_t hi) {
+    for (std::uint64_t at = lo; at < hi; at += sg.piece_bytes) {
+      const std::uint64_t bytes = std::min(sg.piece_bytes, hi - at);
+      const int buf = static_cast<int>(sg.next % static_cast<std::uint64_t>(sg.buffers));
+      const double w0 = now_s();
+      sg.backend->wait_staging(buf);
+      if (sg.next >= static_cast<std::uint64_t>(sg.buffers)) waited += now_s() - w0;
+      par_copy(copy_pool_, {CopyJob{sg.backend->staging_buffer(buf), img + at, bytes}});
+      sg.backend->upload_piece_async(sg.slot, at, buf, bytes);
+      ++sg.next;
+    }
+  };
+  auto waiting = [&](bool ready) {
+    if (ready) return;
+    image_->wait();  // rethrows why the image ended without them
+    throw Error(ErrorKind::Internal, "the in-core image ended without all its rows");
+  };
+  // 1. The offsets (and the padding after them): every count reads them.
+  double w0 = now_s();
+  waiting(image_->wait_offsets());
+  waited += now_s() - w0;
+  send(0, b.cols_at);
+  // 2. The columns from the end, a piece at a time; rows [r, counted) are counted once every
+  //    column of row r and above is sent, they hold a share of the edges and the device has
+  //    finished the earlier counts (all of them at the end: queued behind those).
+  L.row_pieces = true;
+  const std::uint64_t share = std::max<std::uint64_t>(1, b.edges / kRowCounts);
+  std::uint64_t counted = b.rows;
+  const std::uint64_t span = L.bytes - b.cols_at;
+  std::uint64_t pieces = (span + sg.piece_bytes - 1) / sg.piece_bytes;
+  while (pieces-- > 0) {
+    if (interrupt_requested()) return false;
+    const std::uint64_t lo = b.cols_at + pieces * sg.piece_bytes;
+    const std::uint64_t hi = std::min(L.bytes, lo + sg.piece_bytes);
+    const eid_t e0 = (lo - b.cols_at) / sizeof(vid_t);
+    const eid_t e1 = (hi - b.cols_at + sizeof(vid_t) - 1) / sizeof(vid_t);
+    w0 = now_s();
+    waiting(image_->wait_edges(e0, e1));
+    waited += now_s() - w0;
+    send(lo, hi);
+    // the rows whose columns all lie at or above edge e0
+    const std::uint64_t r =
+        pieces == 0 ? 0
+                    : static_cast<std::uint64_t>(std::lower_bound(off, off + b.rows + 1, e0) - off);
+    if (r < counted &&
+        (pieces == 0 || (off[counted] - off[r] >= share && !sg.backend->rows_busy(sg.slot)))) {
+      sg.backend->count_rows_async(sg.slot, L, r, counted);
+      counted = r;
+    }
+  }
+  L.rows_left = counted;
+  waited_s_ += waited;
   return true;
 }
 

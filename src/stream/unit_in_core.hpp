@@ -28,6 +28,20 @@ struct InCoreStaging {
 InCoreStaging in_core_staging(const Plan& plan, const GraphSource& g, unsigned threads,
                               bool device_is_host);
 
+// The in-core image streamed in row pieces (build_from_image): whether an image that is not
+// registered goes that way on this backend (PipelineOptions::row_pieces_from; the environment's
+// TRISTREAM_IN_CORE_PIECES=0 turns it off, =1 on for any size), and the staging ring it takes:
+// pieces of
+// kRowPieceBytes at most, about 32 per image at least, in kRowPieceBuffers buffers.
+constexpr std::uint64_t kRowPieceBytes = 64ull << 20;
+constexpr int kRowPieceBuffers = 3;
+// The rows counted together: those that arrived while the device counted earlier rows, at
+// least 1/kRowCounts of the edges (fewer counts, each a little fixed work and a tail).
+constexpr std::uint64_t kRowCounts = 64;
+bool image_in_row_pieces(const InCoreImage& image, StreamingBackend& backend,
+                         std::uint64_t from_bytes);
+InCoreStaging row_piece_staging(const InCoreImage& image);
+
 class InCoreUnitBuilder {
  public:
   // copy_pool: the offsets' copy. All outlive the builder.
@@ -36,11 +50,20 @@ class InCoreUnitBuilder {
   void build(unsigned char* slot, UnitLayout& L);
   // Returns false when SIGINT stopped the build between two pieces. Precondition as build().
   bool build_streamed(UnitLayout& L, Staging& sg);
+  // The in-core image through the staging ring, from its last bytes to its first: the offsets,
+  // then the columns piece by piece as the image has them; the rows whose columns are all sent
+  // are counted (StreamingBackend::count_rows_async) whenever the device has finished the
+  // earlier counts (rows_busy) and they hold 1/kRowCounts of the edges, while the pieces below
+  // them decode and upload; the rest at the end. Sets
+  // L.row_pieces and L.rows_left. Returns false when SIGINT stopped it between two pieces;
+  // rethrows the image's failure. Preconditions as build(), the image given (use_image).
+  bool build_from_image(UnitLayout& L, Staging& sg);
   // Seconds waited for staging buffers since the last call.
   double take_waited();
   // The in-core image (stream/in_core_image.hpp) that build() is given as its slot: build()
   // then waits for it and uploads it whole as one direct upload instead of building.
   void use_image(InCoreImage* image) { image_ = image; }
+  bool has_image() const { return image_ != nullptr; }
 
  private:
   void rebased_offsets(std::uint64_t r0, std::uint64_t r1, eid_t* o);

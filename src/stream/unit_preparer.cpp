@@ -137,18 +137,20 @@ bool UnitPreparer::build_blocks(const WorkUnit& w, unsigned char* slot, UnitLayo
   const Partition& P = plan_.partition;
   TS_CHECK(!staging || P.p <= 1, "streamed staging is planned for the in-core unit only");
   if (P.p <= 1) {
-    if (staging) {
-      L.streamed = true;
-      if (g_.offsets()[0] == 0) L.host_offsets[L.a] = g_.offsets();  // the slot's exactly
-      if (!in_core_.build_streamed(L, *staging)) return false;
-    } else {
-      in_core_.build(slot, L);
-    }
     st.space_part[0] = st.space_part[1] = st.space_part[2] = 0;
-    if (per_vertex_) {
+    if (per_vertex_) {  // (before the build: row pieces are counted during it)
       L.num_spaces = 1;
       L.space_rows[0] = g_.n();
       L.u_space = L.v_space = L.w_space = 0;
+    }
+    if (staging) {
+      L.streamed = true;
+      if (g_.offsets()[0] == 0) L.host_offsets[L.a] = g_.offsets();  // the slot's exactly
+      if (!(in_core_.has_image() ? in_core_.build_from_image(L, *staging)
+                                 : in_core_.build_streamed(L, *staging)))
+        return false;
+    } else {
+      in_core_.build(slot, L);
     }
   } else if (P.scheme == Scheme::Vertex) {
     vertex_.build(w, per_vertex_, slot, L, st);

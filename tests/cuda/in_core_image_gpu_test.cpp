@@ -7,6 +7,8 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <string>
+#include <vector>
 
 #include "test_util.hpp"
 #include "tristream/counter.hpp"
@@ -65,6 +67,58 @@ TEST(InCoreImageGpu, TheSameFiguresWithAndWithoutTheImage) {
         EXPECT_GT(with.timing.plan_ahead, 0.0) << "the plan made ahead was used";
       }
       EXPECT_EQ(without.timing.plan_ahead, 0.0);
+    }
+  }
+}
+
+// The kernel spans of a count's stats (one per row piece's count).
+std::uint64_t kernel_spans(const CountResult& r) {
+  const std::string& s = r.stats;
+  for (auto k = s.find("\"kernel\""); k != std::string::npos; k = s.find("\"kernel\"", k + 1)) {
+    auto c = s.find_first_not_of(" :", k + 8);
+    if (c == std::string::npos || s[c] != '{') continue;  // (not the stage's object)
+    const auto sp = s.find("\"spans\"", c);
+    const auto d = sp == std::string::npos ? sp : s.find_first_of("0123456789", sp);
+    return d == std::string::npos ? 0 : std::stoull(s.substr(d));
+  }
+  return 0;
+}
+
+// The in-core image streamed in row pieces (TRISTREAM_IN_CORE_PIECES=1: at any size; each
+// piece counted with trust:in as soon as its rows are on the device) gives exactly the figures
+// of the whole upload (=0), with `auto` and `trust:in`, with and without per-vertex counts.
+TEST(InCoreImageGpu, RowPiecesGiveTheWholeCountsFigures) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no usable CUDA device: gpu test skipped";
+  test::EdgeList e = test::skewed_graph(30000, 400000, 59);
+  for (vid_t v = 1; v < 30000; v += 3) e.emplace_back(7, v);  // a hub
+  const OrientedGraph g = orient_edge_list(30000, e);
+  test::TempDir tmp;
+  tcsr::WriteOptions wo;
+  wo.chunk_bytes = 16 << 10;  // many chunks
+  tcsr::write_file(tmp.file("g.tcsr"), g, wo);
+  std::vector<count_t> want_pv(g.n(), 0);
+  const count_t want = make_cpu_counter()->count(
+      g.csr.view(), PerVertexOut{want_pv.data(), want_pv.data(), want_pv.data()});
+  for (const char* kernel : {"auto", "trust:in"}) {
+    for (bool per_vertex : {false, true}) {
+      SCOPED_TRACE(std::string(kernel) + (per_vertex ? ", per vertex" : ""));
+      CountOptions o;
+      o.backend = "cuda";
+      o.kernel = kernel;
+      o.per_vertex = per_vertex;
+      ::setenv("TRISTREAM_IN_CORE_PIECES", "1", 1);
+      const CountResult pieces = count(tmp.file("g.tcsr"), o);
+      ::setenv("TRISTREAM_IN_CORE_PIECES", "0", 1);
+      const CountResult whole = count(tmp.file("g.tcsr"), o);
+      ::unsetenv("TRISTREAM_IN_CORE_PIECES");
+      EXPECT_EQ(pieces.triangles, want);
+      EXPECT_EQ(whole.triangles, want);
+      EXPECT_EQ(pieces.transitivity, whole.transitivity);
+      EXPECT_EQ(pieces.per_vertex, whole.per_vertex);
+      if (std::string(kernel) == "trust:in") {  // (auto: pieces where it picks trust:in)
+        EXPECT_GE(kernel_spans(pieces), 2u) << pieces.stats;
+      }
+      EXPECT_EQ(kernel_spans(whole), 1u) << whole.stats;
     }
   }
 }

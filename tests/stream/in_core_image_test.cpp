@@ -14,6 +14,7 @@
 
 #include "fake_backend.hpp"
 #include "stream/in_core_image.hpp"
+#include "stream/unit_in_core.hpp"
 #include "stream_util.hpp"
 #include "tristream/analysis.hpp"
 
@@ -220,6 +221,142 @@ TEST(InCoreImage, ServesDecodedChunksWithoutWaitingForTheRest) {
   gated.open();
   image.wait();
   EXPECT_TRUE(image.chunk_ready(0));
+}
+
+// An image that is not registered is streamed in row pieces where the backend counts them:
+// every count reads bytes already on the device, the counts cover every row once, the totals and
+// per-vertex counts are exact, nothing is registered, for several chunk sizes.
+TEST(InCoreImage, StreamedInRowPiecesEachCountedOnceItsBytesArrived) {
+  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(test::skewed_graph(1500, 15000, 41));
+  for (std::uint64_t chunk : {7u, 97u, 5000u}) {
+    auto src = memory_source(g, chunk);
+    for (bool per_vertex : {false, true}) {
+      SCOPED_TRACE(std::to_string(chunk) + (per_vertex ? " per vertex" : " count"));
+      FakeBackend dd;
+      dd.row_pieces = true;
+      PipelineOptions o = popts(Scheme::Auto, 0, per_vertex);
+      o.in_core_image = std::make_shared<InCoreImage>(*src, 2);
+      o.row_pieces_from = 0;
+      const CountReport r = count_with_backend(*src, o, dd);
+      ASSERT_EQ(r.plan.partition.p, 1u);
+      EXPECT_EQ(r.triangles, oracle);
+      if (per_vertex) {
+        EXPECT_EQ(per_vertex_mismatches(r.per_vertex, new_of_old, oracle_pv), 0u);
+      }
+      EXPECT_GE(dd.row_counts, 2u);
+      EXPECT_LE(dd.row_counts, stream::kRowCounts + 1);  // (the fake is never busy)
+      EXPECT_EQ(dd.counted_rows, g.n());
+      EXPECT_EQ(dd.premature_rows, 0u);
+      EXPECT_EQ(dd.registered, 0u);
+      EXPECT_EQ(dd.streamed_allocations, 1u);
+      EXPECT_EQ(r.stats.kernel.spans, dd.row_counts);  // a kernel span per count
+    }
+  }
+}
+
+// Rows are counted only while the device is not busy with earlier counts: always busy, the
+// rows are counted once, at the end; busy every other time, in fewer counts than never busy.
+TEST(InCoreImage, RowPiecesWaitForTheDeviceToFinishEarlierCounts) {
+  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(test::skewed_graph(1500, 15000, 61));
+  auto src = memory_source(g, 7);
+  std::uint64_t counts[3] = {0, 0, 0};
+  for (int busy = 0; busy < 3; ++busy) {  // never, every other time, always
+    SCOPED_TRACE(busy);
+    FakeBackend dd;
+    dd.row_pieces = true;
+    std::uint64_t asked = 0;
+    dd.rows_busy_answer = [&] { return busy == 2 || (busy == 1 && ++asked % 2 == 0); };
+    PipelineOptions o = popts(Scheme::Auto, 0, true);
+    o.in_core_image = std::make_shared<InCoreImage>(*src, 2);
+    o.row_pieces_from = 0;
+    const CountReport r = count_with_backend(*src, o, dd);
+    EXPECT_EQ(r.triangles, oracle);
+    EXPECT_EQ(per_vertex_mismatches(r.per_vertex, new_of_old, oracle_pv), 0u);
+    EXPECT_EQ(dd.counted_rows, g.n());
+    EXPECT_EQ(dd.premature_rows, 0u);
+    counts[busy] = dd.row_counts;
+  }
+  EXPECT_EQ(counts[2], 1u);
+  EXPECT_LT(counts[1], counts[0]);
+  EXPECT_GT(counts[1], 1u);
+}
+
+// Below row_pieces_from, or where the backend counts no row pieces, the image is registered by
+// the pipeline and uploaded whole.
+TEST(InCoreImage, RegisteredWholeWithoutRowPieces) {
+  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(test::skewed_graph(1500, 15000, 43));
+  auto src = memory_source(g, 97);
+  for (bool backend_counts_pieces : {false, true}) {
+    SCOPED_TRACE(backend_counts_pieces ? "image below the size" : "backend without pieces");
+    FakeBackend dd;
+    dd.row_pieces = backend_counts_pieces;
+    PipelineOptions o = popts(Scheme::Auto, 0, false);
+    o.in_core_image = std::make_shared<InCoreImage>(*src, 2);
+    o.row_pieces_from = backend_counts_pieces ? ~0ull : 0;
+    EXPECT_EQ(count_with_backend(*src, o, dd).triangles, oracle);
+    EXPECT_EQ(dd.row_counts, 0u);
+    EXPECT_EQ(dd.registered, 1u);
+    EXPECT_EQ(dd.direct_copies, 1u);
+    EXPECT_EQ(dd.unregistered_sources, 0u);
+  }
+}
+
+// The counts of the last rows run while the image still decodes its first chunk: with the
+// decoder held at chunk 0 until a row count has run, the count completes and is exact.
+TEST(InCoreImage, RowPiecesCountTheLastRowsBeforeTheFirstAreDecoded) {
+  const test::EdgeList e = test::random_graph(3000, 30000, 47);
+  const OrientedGraph g = orient_edge_list(3000, e);
+  const count_t oracle = test::brute_force_triangles(3000, e);
+  auto src = memory_source(g, 700);
+  GatedSource gated(*src);
+  FakeBackend dd;
+  dd.row_pieces = true;
+  std::uint64_t counts_before_open = 0;
+  bool opened = false;
+  dd.on_piece = [&] {
+    if (!opened && dd.row_counts > 0) {
+      counts_before_open = dd.row_counts;
+      opened = true;
+      gated.open();
+    }
+  };
+  // (a watchdog: a pipeline that waited for the whole image first would hang)
+  std::atomic<bool> done{false};
+  std::thread watchdog([&] {
+    for (int t = 0; t < 20000 && !done; ++t)
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    gated.open();
+  });
+  PipelineOptions o = popts(Scheme::Auto, 0, false);
+  o.in_core_image = std::make_shared<InCoreImage>(gated, 2);
+  o.row_pieces_from = 0;
+  const CountReport r = count_with_backend(gated, o, dd);
+  done = true;
+  watchdog.join();
+  EXPECT_EQ(r.triangles, oracle);
+  EXPECT_TRUE(opened);
+  EXPECT_GE(counts_before_open, 1u);
+  EXPECT_EQ(dd.premature_rows, 0u);
+}
+
+// A chunk that fails to decode fails the streamed count with the chunk's error.
+TEST(InCoreImage, RowPiecesReportAFailingChunk) {
+  const OrientedGraph g = orient_edge_list(800, test::random_graph(800, 8000, 53));
+  auto src = memory_source(g, 500);
+  test::FailingSource bad(*src, 2);
+  FakeBackend dd;
+  dd.row_pieces = true;
+  PipelineOptions o = popts(Scheme::Auto, 0, false);
+  o.in_core_image = std::make_shared<InCoreImage>(bad, 2);
+  o.row_pieces_from = 0;
+  try {
+    count_with_backend(bad, o, dd);
+    FAIL() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::Input);
+    EXPECT_NE(std::string(e.what()).find("chunk 2"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(dd.premature_rows, 0u);
 }
 
 TEST(InCoreImage, DroppedWhileDecodingStopsCleanly) {

@@ -21,6 +21,8 @@ class FakeBackend final : public StreamingBackend {
   bool refuse_registration = false;  // register_host returns false
   std::uint64_t device_bytes = 0;    // free device memory; an allocation above it throws (0: none)
   std::function<void()> on_piece;    // after every upload_piece_async
+  bool row_pieces = false;           // counts_row_pieces' answer
+  std::function<bool()> rows_busy_answer;  // rows_busy's (none: never busy)
   // ---- records ----
   std::vector<std::string> calls;  // "allocate", "upload S", "count S", "wait S", "release"
   int max_slots = 0;
@@ -30,8 +32,10 @@ class FakeBackend final : public StreamingBackend {
   std::uint64_t direct_copies = 0, host_slot_bytes = 0, unregistered_sources = 0;
   std::uint64_t packed_uploads = 0, image_mismatches = 0;  // device copy != layout's host image
   std::uint64_t cache_hits = 0, cache_misses = 0, cache_mismatches = 0, cached_upload_bytes = 0;
-  std::uint64_t early_collections = 0;                 // device_cache_fits said no
-  std::uint64_t cuts = 0;                              // blocks cut from B (SlotBlock::cut)
+  std::uint64_t early_collections = 0;  // device_cache_fits said no
+  std::uint64_t cuts = 0;               // blocks cut from B (SlotBlock::cut)
+  // row pieces: counts, rows they counted, counts whose bytes were not all on the device
+  std::uint64_t row_counts = 0, counted_rows = 0, premature_rows = 0;
   std::map<std::int64_t, std::uint64_t> unit_uploads;  // device cache: bytes uploaded per unit
 
   std::string name() const override { return "fake"; }
@@ -86,6 +90,7 @@ class FakeBackend final : public StreamingBackend {
     slots_.assign(static_cast<std::size_t>(reserve(slots, slot_bytes)), Slot{});
     for (Slot& sl : slots_) sl.dev.assign(slot_bytes / 8 + 1, 0xdeadbeefdeadbeefull);
     for (Slot& sl : slots_) sl.pv.assign(pv_rows, 0);
+    for (Slot& sl : slots_) sl.landed.assign(slot_bytes, false);
     staging_.assign(static_cast<std::size_t>(buffers), Piece{});
     for (Piece& p : staging_) p.buf.assign(piece_bytes / 8 + 1, 0);
     piece_bytes_ = piece_bytes;
@@ -102,6 +107,20 @@ class FakeBackend final : public StreamingBackend {
     p = Piece{std::move(p.buf), true, s, at, bytes};
     ++pieces;
     if (on_piece) on_piece();
+  }
+  bool counts_row_pieces(const eid_t* offsets, std::uint64_t rows) override {
+    EXPECT_TRUE(offsets && offsets[0] == 0 && rows > 0);
+    return row_pieces;
+  }
+  bool rows_busy(int) override { return rows_busy_answer && rows_busy_answer(); }
+  // Counts the rows at once, on the device copy, after checking that every byte they read (the
+  // offsets, the columns of r0 and above) has landed.
+  void count_rows_async(int s, const UnitLayout& L, std::uint64_t r0, std::uint64_t r1) override {
+    ++row_counts;
+    EXPECT_TRUE(L.row_pieces && L.streamed && r0 < r1 && r1 <= L.blocks[L.a].rows);
+    Slot& sl = slots_.at(s);
+    for (Piece& p : staging_) land(p);
+    count_rows(sl, L, r0, r1);
   }
   void upload_async(int s, const UnitLayout& L) override {
     calls.push_back("upload " + std::to_string(s));
@@ -139,6 +158,20 @@ class FakeBackend final : public StreamingBackend {
     if (!sl.queued) return r;
     sl.queued = false;
     const UnitLayout& L = sl.layout;
+    if (L.row_pieces) {  // the rows left, then the unit's sums
+      if (L.rows_left > 0) count_rows(sl, L, 0, L.rows_left);
+      r.triangles = sl.rows_total;
+      r.kernel_pieces.swap(sl.row_spans);
+      sl.row_spans.clear();
+      sl.rows_total = 0;
+      sl.rows_pv_done.swap(sl.rows_pv);  // (valid until the slot's next count)
+      sl.rows_pv.clear();
+      if (L.per_vertex) {
+        sl.rows_pv_done.resize(L.blocks[L.a].rows, 0);
+        r.per_vertex[0] = sl.rows_pv_done.data();
+      }
+      return r;
+    }
     const DeviceBlocks d = cache_on_ ? run_cached(sl) : run_slot(s, sl);
     r.triangles = count(L, d, sl.pv, r);
     if (cache_on_) {
@@ -174,6 +207,10 @@ class FakeBackend final : public StreamingBackend {
     UnitLayout layout;
     bool queued = false, hit[3] = {false, false, false};
     std::uint64_t uploaded = 0, hit_bytes = 0, piece_bytes = 0;
+    std::vector<bool> landed;  // streamed: the device bytes a piece has written
+    count_t rows_total = 0;    // row pieces: the unit's sums so far
+    std::vector<count_t> rows_pv, rows_pv_done;
+    std::vector<UploadPiece> row_spans;  // an (instant) kernel span per row count
   };
   struct DeviceBlocks {
     const eid_t* off[3] = {nullptr, nullptr, nullptr};
@@ -203,9 +240,39 @@ class FakeBackend final : public StreamingBackend {
   }
   void land(Piece& p) {
     if (!p.pending) return;
-    std::memcpy(bytes_of(slots_.at(p.slot).dev) + p.at, bytes_of(p.buf), p.bytes);
-    slots_[p.slot].piece_bytes += p.bytes;
+    Slot& sl = slots_.at(p.slot);
+    std::memcpy(bytes_of(sl.dev) + p.at, bytes_of(p.buf), p.bytes);
+    sl.piece_bytes += p.bytes;
+    for (std::uint64_t x = p.at; x < p.at + p.bytes && x < sl.landed.size(); ++x)
+      sl.landed[x] = true;
     p.pending = false;
+  }
+  // Row pieces: rows [r0, r1) of the in-core unit (A = B = those rows, C = all) counted into the
+  // slot's sums when every byte they read has landed, else a premature count (not counted).
+  void count_rows(Slot& sl, const UnitLayout& L, std::uint64_t r0, std::uint64_t r1) {
+    const SlotBlock& b = L.blocks[L.a];
+    const unsigned char* dev = bytes_of(sl.dev);
+    const auto* off = reinterpret_cast<const eid_t*>(dev + b.offsets_at);
+    const auto* cols = reinterpret_cast<const vid_t*>(dev + b.cols_at);
+    auto landed = [&](std::uint64_t lo, std::uint64_t hi) {
+      return hi <= sl.landed.size() &&
+             std::all_of(sl.landed.begin() + static_cast<long>(lo),
+                         sl.landed.begin() + static_cast<long>(hi), [](bool x) { return x; });
+    };
+    const std::uint64_t off_end = b.offsets_at + (b.rows + 1) * sizeof(eid_t);
+    if (!landed(b.offsets_at, off_end) || off[b.rows] != b.edges ||
+        !landed(b.cols_at + off[r0] * sizeof(vid_t), b.cols_at + b.edges * sizeof(vid_t))) {
+      ++premature_rows;
+      return;
+    }
+    if (L.per_vertex && sl.rows_pv.empty()) sl.rows_pv.assign(b.rows, 0);
+    PerVertexOut out;
+    if (L.per_vertex)
+      out = PerVertexOut{sl.rows_pv.data() + r0, sl.rows_pv.data(), sl.rows_pv.data()};
+    const CsrView rows{r1 - r0, off + r0, cols, b.col_space};
+    sl.rows_total += counter_->count(rows, rows, CsrView{b.rows, off, cols, b.col_space}, out);
+    sl.row_spans.push_back(UploadPiece{0, 0, (off[r1] - off[r0]) * sizeof(vid_t)});
+    counted_rows += r1 - r0;
   }
   // A copy's source: a host slot, or memory registered with the backend.
   void source(const void* p, std::uint64_t bytes) {
