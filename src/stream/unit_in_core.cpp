@@ -184,11 +184,18 @@ bool InCoreUnitBuilder::build_from_image(UnitLayout& L, Staging& sg) {
     image_->wait();  // rethrows why the image ended without them
     throw Error(ErrorKind::Internal, "the in-core image ended without all its rows");
   };
-  // 1. The offsets (and the padding after them): every count reads them.
+  // 1. The offsets as the counts need them: a count of rows from r on reads the offsets of rows
+  //    r to n only (its columns and theirs lie above r), so they are sent from the end too, each
+  //    part before the first count that reads it (the padding after them with the first).
   double w0 = now_s();
   waiting(image_->wait_offsets());
   waited += now_s() - w0;
-  send(0, b.cols_at);
+  std::uint64_t offsets_sent = b.cols_at;  // bytes [offsets_sent, cols_at) are on the device
+  auto send_offsets_from = [&](std::uint64_t r) {
+    const std::uint64_t at = b.offsets_at + r * sizeof(eid_t);
+    if (at < offsets_sent) send(at, offsets_sent);
+    offsets_sent = std::min(offsets_sent, at);
+  };
   // 2. The columns from the end, a piece at a time; rows [r, counted) are counted once every
   //    column of row r and above is sent, they hold a share of the edges and the device has
   //    finished the earlier counts (all of them at the end: queued behind those).
@@ -213,10 +220,12 @@ bool InCoreUnitBuilder::build_from_image(UnitLayout& L, Staging& sg) {
                     : static_cast<std::uint64_t>(std::lower_bound(off, off + b.rows + 1, e0) - off);
     if (r < counted &&
         (pieces == 0 || (off[counted] - off[r] >= share && !sg.backend->rows_busy(sg.slot)))) {
+      send_offsets_from(r);
       sg.backend->count_rows_async(sg.slot, L, r, counted);
       counted = r;
     }
   }
+  send_offsets_from(0);
   L.rows_left = counted;
   waited_s_ += waited;
   return true;

@@ -33,7 +33,7 @@ InCoreStaging in_core_staging(const Plan& plan, const GraphSource& g, unsigned t
 // TRISTREAM_IN_CORE_PIECES=0 turns it off, =1 on for any size), and the staging ring it takes:
 // pieces of
 // kRowPieceBytes at most, about 32 per image at least, in kRowPieceBuffers buffers.
-constexpr std::uint64_t kRowPieceBytes = 64ull << 20;
+constexpr std::uint64_t kRowPieceBytes = 32ull << 20;
 constexpr int kRowPieceBuffers = 3;
 // The rows counted together: those that arrived while the device counted earlier rows, at
 // least 1/kRowCounts of the edges (fewer counts, each a little fixed work and a tail).
@@ -50,8 +50,9 @@ class InCoreUnitBuilder {
   void build(unsigned char* slot, UnitLayout& L);
   // Returns false when SIGINT stopped the build between two pieces. Precondition as build().
   bool build_streamed(UnitLayout& L, Staging& sg);
-  // The in-core image through the staging ring, from its last bytes to its first: the offsets,
-  // then the columns piece by piece as the image has them; the rows whose columns are all sent
+  // The in-core image through the staging ring, from its last bytes to its first: the columns
+  // piece by piece as the image has them, and the offsets of the rows counted before each count;
+  // the rows whose columns are all sent
   // are counted (StreamingBackend::count_rows_async) whenever the device has finished the
   // earlier counts (rows_busy) and they hold 1/kRowCounts of the edges, while the pieces below
   // them decode and upload; the rest at the end. Sets

@@ -248,7 +248,8 @@ class FakeBackend final : public StreamingBackend {
     p.pending = false;
   }
   // Row pieces: rows [r0, r1) of the in-core unit (A = B = those rows, C = all) counted into the
-  // slot's sums when every byte they read has landed, else a premature count (not counted).
+  // slot's sums when every byte they read (the offsets of rows r0 to n, the columns from row r0's
+  // on) has landed, else a premature count (not counted).
   void count_rows(Slot& sl, const UnitLayout& L, std::uint64_t r0, std::uint64_t r1) {
     const SlotBlock& b = L.blocks[L.a];
     const unsigned char* dev = bytes_of(sl.dev);
@@ -260,7 +261,7 @@ class FakeBackend final : public StreamingBackend {
                          sl.landed.begin() + static_cast<long>(hi), [](bool x) { return x; });
     };
     const std::uint64_t off_end = b.offsets_at + (b.rows + 1) * sizeof(eid_t);
-    if (!landed(b.offsets_at, off_end) || off[b.rows] != b.edges ||
+    if (!landed(b.offsets_at + r0 * sizeof(eid_t), off_end) || off[b.rows] != b.edges ||
         !landed(b.cols_at + off[r0] * sizeof(vid_t), b.cols_at + b.edges * sizeof(vid_t))) {
       ++premature_rows;
       return;
