@@ -111,7 +111,7 @@ __global__ void __launch_bounds__(kWarps * 32, MINB)
   ull* const table = s_table[threadIdx.x >> 5];
   WarpLists& L = s_lists[threadIdx.x >> 5];
   const bool same_ab = t.A.off == t.B.off && t.A.col == t.B.col;
-  const bool in_core = prune && same_ab && t.A.off == t.C.off && t.A.col == t.C.col;
+  const bool in_core = prune && same_ab;  // (prune: LaunchEnv::after_v)
   // c_off[v] indexes c_col: the narrowed offsets start at 0, the wide ones are C's own.
   const vid_t* const c_col = sizeof(COff) == sizeof(eid_t) ? t.C.col : t.C.col + t.C.off[0];
   auto load_w = [&](eid_t i) -> vid_t { return EVICT_FIRST ? __ldcs(c_col + i) : c_col[i]; };
@@ -306,7 +306,9 @@ void launch_trust_lite(const Task& t, const LaunchEnv& env, cudaStream_t stream,
   TS_CUDA_CHECK(cudaMemsetAsync(counter, 0, sizeof(ull), stream));
   Task task = t;
   const void* c_off = c_off32 ? static_cast<const void*>(c_off32) : t.C.off;
-  bool prune = f.prune;
+  // The edge to a row's largest neighbour closes no triangle when A = B are rows of the oriented
+  // C (in core, or a row piece of it: LaunchEnv::after_v).
+  bool prune = f.prune && env.after_v;
   void* args[] = {&task, &c_off, &counter, &segments, &seg_rows, &prune};
   TS_CUDA_CHECK(cudaLaunchKernel(kernel, dim3(static_cast<unsigned>(grid)), dim3(kWarps * 32), args,
                                  0, stream));

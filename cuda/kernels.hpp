@@ -18,7 +18,7 @@ struct LaunchEnv {
   int sm_count = 1;
   bool same_views = false;  // A, B and C are one view (the in-core case): wedges need only i < j
   // same_views, or A = B rows of the oriented C (HostViews::rows_of_oriented_c): trust:in's
-  // probes of B(u) start after v
+  // probes of B(u) start after v, trust:lite skips the list of each row's largest neighbour
   bool after_v = false;
   bool per_vertex = false;
   std::string variant;  // tuning suffix of the kernel name ("" = defaults), see launch.cu

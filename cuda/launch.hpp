@@ -35,8 +35,9 @@ struct HostViews {
   std::uint64_t a_cut_lo = 0, a_cut_hi = 0;
   std::uint64_t a_edges = ~0ull;
   // A = B (one view) are rows of C, an oriented graph (each row's columns above its own id): a
-  // row piece of the in-core count. `trust:in` then probes only the part of B(u) after v, as in
-  // core (the triangles are the same: C(v) holds ids above v only).
+  // row piece of the in-core count. `trust:in` then probes only the part of B(u) after v, and
+  // `trust:lite` skips C(v) of each row's largest neighbour v, as in core (the triangles are the
+  // same: C(v) holds ids above v only, B(u) none above its largest).
   bool rows_of_oriented_c = false;
 };
 

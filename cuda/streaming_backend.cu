@@ -158,7 +158,13 @@ class CudaStreamingBackend final : public StreamingBackend {
   // ---- the in-core unit in row pieces ----
 
   bool counts_row_pieces(const eid_t* offsets, std::uint64_t rows) override {
-    return rows_kernel(offsets, rows) == "trust:in";
+    const std::string k = rows_kernel(offsets, rows);
+    if (k == "trust:in") return true;
+    // `trust` and `trust:lite` walk each row's own work wherever the rows are cut. `auto` picks
+    // `gui` instead for a mesh-like graph, which it tells from the columns (not decoded yet):
+    // only where the mean out-degree (above 8) rules that out.
+    if (k != "trust:lite" && k != "trust") return false;
+    return opts_.kernel != "auto" || (rows > 0 && offsets[rows] - offsets[0] > 8 * rows);
   }
 
   void count_rows_async(int s, const UnitLayout& L, std::uint64_t r0, std::uint64_t r1) override {

@@ -85,8 +85,9 @@ std::uint64_t kernel_spans(const CountResult& r) {
 }
 
 // The in-core image streamed in row pieces (TRISTREAM_IN_CORE_PIECES=1: at any size; each
-// piece counted with trust:in as soon as its rows are on the device) gives exactly the figures
-// of the whole upload (=0), with `auto` and `trust:in`, with and without per-vertex counts.
+// piece counted as soon as its rows are on the device) gives exactly the figures of the whole
+// upload (=0), with `auto`, `trust:in`, `trust:lite` and `trust`, with and without per-vertex
+// counts.
 TEST(InCoreImageGpu, RowPiecesGiveTheWholeCountsFigures) {
   if (cuda_device_count() == 0) GTEST_SKIP() << "no usable CUDA device: gpu test skipped";
   test::EdgeList e = test::skewed_graph(30000, 400000, 59);
@@ -99,7 +100,7 @@ TEST(InCoreImageGpu, RowPiecesGiveTheWholeCountsFigures) {
   std::vector<count_t> want_pv(g.n(), 0);
   const count_t want = make_cpu_counter()->count(
       g.csr.view(), PerVertexOut{want_pv.data(), want_pv.data(), want_pv.data()});
-  for (const char* kernel : {"auto", "trust:in"}) {
+  for (const char* kernel : {"auto", "trust:in", "trust:lite", "trust"}) {
     for (bool per_vertex : {false, true}) {
       SCOPED_TRACE(std::string(kernel) + (per_vertex ? ", per vertex" : ""));
       CountOptions o;
@@ -115,7 +116,7 @@ TEST(InCoreImageGpu, RowPiecesGiveTheWholeCountsFigures) {
       EXPECT_EQ(whole.triangles, want);
       EXPECT_EQ(pieces.transitivity, whole.transitivity);
       EXPECT_EQ(pieces.per_vertex, whole.per_vertex);
-      if (std::string(kernel) == "trust:in") {  // (auto: pieces where it picks trust:in)
+      if (std::string(kernel) != "auto") {  // (auto: where it picks trust:in or trust:lite)
         EXPECT_GE(kernel_spans(pieces), 2u) << pieces.stats;
       }
       EXPECT_EQ(kernel_spans(whole), 1u) << whole.stats;
