@@ -29,15 +29,23 @@ CountResult count_with_and_without(const std::string& path, CountOptions o, bool
   return r;
 }
 
+// A skewed graph of n vertices and m edges plus a hub adjacent to every step-th vertex, oriented
+// and written to dir/g.tcsr in chunks of chunk_bytes (many chunks).
+OrientedGraph hubbed_file(const test::TempDir& dir, vid_t n, std::uint64_t m, std::uint64_t seed,
+                          vid_t hub, vid_t step, std::uint64_t chunk_bytes) {
+  test::EdgeList e = test::skewed_graph(n, m, seed);
+  for (vid_t v = 1; v < n; v += step) e.emplace_back(hub, v);
+  OrientedGraph g = orient_edge_list(n, e);
+  tcsr::WriteOptions wo;
+  wo.chunk_bytes = chunk_bytes;
+  tcsr::write_file(dir.file("g.tcsr"), g, wo);
+  return g;
+}
+
 TEST(InCoreImageGpu, TheSameFiguresWithAndWithoutTheImage) {
   if (cuda_device_count() == 0) GTEST_SKIP() << "no usable CUDA device: gpu test skipped";
-  test::EdgeList e = test::skewed_graph(20000, 300000, 41);
-  for (vid_t v = 1; v < 20000; v += 2) e.emplace_back(0, v);  // a hub
-  const OrientedGraph g = orient_edge_list(20000, e);
   test::TempDir tmp;
-  tcsr::WriteOptions wo;
-  wo.chunk_bytes = 64 << 10;  // many chunks
-  tcsr::write_file(tmp.file("g.tcsr"), g, wo);
+  const OrientedGraph g = hubbed_file(tmp, 20000, 300000, 41, 0, 2, 64 << 10);
   const count_t want = make_cpu_counter()->count(g.csr.view());
   for (bool per_vertex : {false, true}) {
     const std::uint64_t quarter = in_core_bytes(g.n(), g.m(), per_vertex) / 4;
@@ -90,13 +98,8 @@ std::uint64_t kernel_spans(const CountResult& r) {
 // counts.
 TEST(InCoreImageGpu, RowPiecesGiveTheWholeCountsFigures) {
   if (cuda_device_count() == 0) GTEST_SKIP() << "no usable CUDA device: gpu test skipped";
-  test::EdgeList e = test::skewed_graph(30000, 400000, 59);
-  for (vid_t v = 1; v < 30000; v += 3) e.emplace_back(7, v);  // a hub
-  const OrientedGraph g = orient_edge_list(30000, e);
   test::TempDir tmp;
-  tcsr::WriteOptions wo;
-  wo.chunk_bytes = 16 << 10;  // many chunks
-  tcsr::write_file(tmp.file("g.tcsr"), g, wo);
+  const OrientedGraph g = hubbed_file(tmp, 30000, 400000, 59, 7, 3, 16 << 10);
   std::vector<count_t> want_pv(g.n(), 0);
   const count_t want = make_cpu_counter()->count(
       g.csr.view(), PerVertexOut{want_pv.data(), want_pv.data(), want_pv.data()});
