@@ -28,18 +28,17 @@ u128 wedges_of_rows(const eid_t* off, std::uint64_t a, std::uint64_t b) {
 }
 
 double rows_work(const eid_t* off, std::uint64_t r0, std::uint64_t r1) {
-  auto sum = [off](std::uint64_t a, std::uint64_t b) { return wedges_of_rows(off, a, b); };
   constexpr std::uint64_t kPiece = std::uint64_t{1} << 20;
   u128 wedges = 0;
   if (r1 - r0 < 4 * kPiece) {
-    wedges = sum(r0, r1);
+    wedges = wedges_of_rows(off, r0, r1);
   } else {
     const std::uint64_t pieces = (r1 - r0 + kPiece - 1) / kPiece;
     std::vector<u128> part(pieces, 0);
     ThreadPool pool(static_cast<unsigned>(std::min<std::uint64_t>(resolve_threads(0), pieces)));
     pool.for_each_item(pieces, [&](std::size_t x, unsigned) {
       const std::uint64_t a = r0 + x * kPiece;
-      part[x] = sum(a, std::min(r1, a + kPiece));
+      part[x] = wedges_of_rows(off, a, std::min(r1, a + kPiece));
     });
     for (const u128 w : part) wedges += w;
   }

@@ -120,14 +120,7 @@ bool InCoreUnitBuilder::build_streamed(UnitLayout& L, Staging& sg) {
   for (std::uint64_t lo = L.upload_from; lo < L.bytes; lo += sg.piece_bytes) {
     if (interrupt_requested()) return false;
     const std::uint64_t hi = std::min(L.bytes, lo + sg.piece_bytes);
-    const int buf = static_cast<int>(sg.next % static_cast<std::uint64_t>(sg.buffers));
-    const double w0 = now_s();
-    sg.backend->wait_staging(buf);
-    const double w1 = now_s();
-    if (sg.next >= static_cast<std::uint64_t>(sg.buffers)) {
-      rec_.span("wait", L.unit, w0, w1, 0);
-      waited_s_ += w1 - w0;
-    }
+    const int buf = next_buffer(sg, L.unit);
     unsigned char* dst = sg.backend->staging_buffer(buf);
     // the parts of [lo, hi): zero padding, offsets, columns
     auto part = [&](std::uint64_t a, std::uint64_t z, auto&& fn) {
@@ -150,8 +143,7 @@ bool InCoreUnitBuilder::build_streamed(UnitLayout& L, Staging& sg) {
       });
     });
     part(col_hi, L.bytes, zero);
-    sg.backend->upload_piece_async(sg.slot, lo, buf, hi - lo);
-    ++sg.next;
+    send_buffer(sg, buf, lo, hi - lo);
   }
   return true;
 }
@@ -165,18 +157,14 @@ bool InCoreUnitBuilder::build_from_image(UnitLayout& L, Staging& sg) {
   TS_CHECK(sg.piece_bytes > 0 && sg.buffers > 0, "row pieces need staging pieces");
   const eid_t* off = image_->source_offsets();  // (the image's own: the file's, from 0)
   const unsigned char* img = image_->data();
-  double waited = 0;
-  // Sends bytes [lo, hi) of the image (which it holds already) through the next staging buffer.
+  double waited = 0;  // for the image (the staging buffers' waits: next_buffer)
+  // Sends bytes [lo, hi) of the image (which it holds already) through the staging buffers.
   auto send = [&](std::uint64_t lo, std::uint64_t hi) {
     for (std::uint64_t at = lo; at < hi; at += sg.piece_bytes) {
       const std::uint64_t bytes = std::min(sg.piece_bytes, hi - at);
-      const int buf = static_cast<int>(sg.next % static_cast<std::uint64_t>(sg.buffers));
-      const double w0 = now_s();
-      sg.backend->wait_staging(buf);
-      if (sg.next >= static_cast<std::uint64_t>(sg.buffers)) waited += now_s() - w0;
+      const int buf = next_buffer(sg, L.unit);
       par_copy(copy_pool_, {CopyJob{sg.backend->staging_buffer(buf), img + at, bytes}});
-      sg.backend->upload_piece_async(sg.slot, at, buf, bytes);
-      ++sg.next;
+      send_buffer(sg, buf, at, bytes);
     }
   };
   auto waiting = [&](bool ready) {
@@ -229,6 +217,23 @@ bool InCoreUnitBuilder::build_from_image(UnitLayout& L, Staging& sg) {
   L.rows_left = counted;
   waited_s_ += waited;
   return true;
+}
+
+int InCoreUnitBuilder::next_buffer(Staging& sg, std::int64_t unit) {
+  const int buf = static_cast<int>(sg.next % static_cast<std::uint64_t>(sg.buffers));
+  const double w0 = now_s();
+  sg.backend->wait_staging(buf);
+  const double w1 = now_s();
+  if (sg.next >= static_cast<std::uint64_t>(sg.buffers)) {  // (the first round waits for none)
+    rec_.span("wait", unit, w0, w1, 0);
+    waited_s_ += w1 - w0;
+  }
+  return buf;
+}
+
+void InCoreUnitBuilder::send_buffer(Staging& sg, int buf, std::uint64_t at, std::uint64_t bytes) {
+  sg.backend->upload_piece_async(sg.slot, at, buf, bytes);
+  ++sg.next;
 }
 
 void InCoreUnitBuilder::rebased_offsets(std::uint64_t r0, std::uint64_t r1, eid_t* o) {

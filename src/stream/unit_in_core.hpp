@@ -68,6 +68,10 @@ class InCoreUnitBuilder {
 
  private:
   void rebased_offsets(std::uint64_t r0, std::uint64_t r1, eid_t* o);
+  // The staging ring: the next buffer, once its last copy has finished (the wait recorded for
+  // `unit`); then its `bytes` sent to byte `at` of the slot.
+  int next_buffer(Staging& sg, std::int64_t unit);
+  void send_buffer(Staging& sg, int buf, std::uint64_t at, std::uint64_t bytes);
   ChunkReader& reader_;
   const GraphSource& g_;
   ThreadPool& copy_pool_;
