@@ -24,8 +24,9 @@
 // part of B(u) after v can close a triangle, so the probes of one v are the wedges (u; v, w),
 // v < w, and the total work is the wedge count sum_u C(d+(u), 2) instead of the
 // sum over edges u -> v of d+(v) that `trust` walks: about 4x less on Kronecker graphs (see
-// docs/kernels.md). In general the part of B(u) from the first id of C(v) on is probed (a binary
-// search skips the rest).
+// docs/kernels.md). The same holds where A is cut from B (pair's units: A(u) is a run of B(u),
+// whose start the transpose finds once per row). In general the part of B(u) from the first id
+// of C(v) on is probed (a binary search skips the rest).
 // Variant `trust:t32`: warp rows only up to |B(u)| = 32.
 #include <cub/device/device_scan.cuh>
 
@@ -83,6 +84,8 @@ __device__ __forceinline__ int table_log2(std::uint64_t len) {
 }
 
 // The in-edges of the rows of C (a transpose of A): in-edge i of row v is u -> v, v = A(u)[pos].
+// pos is v's place in B(u) where A is B's rows (in core, a row piece of it) or cut from them
+// (pair); else v's place in A(u).
 struct InEdge {
   vid_t u;
   vid_t pos;
@@ -90,7 +93,7 @@ struct InEdge {
 struct InIndex {
   const eid_t* off = nullptr;  // c_rows + 1 entries
   const InEdge* edge = nullptr;
-  bool tri = false;  // in core (or a row piece of it): probe only B(u) after position pos
+  bool tri = false;  // pos is v's place in B(u): probe only B(u) after it
 };
 
 // The list hashed for `row`: B(row), or C(row) for the in-formulation.
@@ -204,17 +207,25 @@ __global__ void in_degree_kernel(Task t, ull* count) {
     }
 }
 
-__global__ void in_scatter_kernel(Task t, ull* cursor, InEdge* edges) {
+// With `cut` (A cut from B, ids less cut_lo), pos is v's place in B(u): A(u)'s start in B(u),
+// found once per row by a binary search of A(u)[0] + cut_lo, plus v's place in A(u).
+__global__ void in_scatter_kernel(Task t, ull* cursor, InEdge* edges, bool cut, vid_t cut_lo) {
   const unsigned sub = threadIdx.x & 7;
   const std::uint64_t stride = (static_cast<std::uint64_t>(gridDim.x) * blockDim.x) >> 3;
   for (std::uint64_t u = (static_cast<std::uint64_t>(blockIdx.x) * blockDim.x + threadIdx.x) >> 3;
        u < t.rows; u += stride) {
     const eid_t ab = t.A.off[u], ae = t.A.off[u + 1];
+    if (ab == ae) continue;
+    eid_t base = 0;  // A(u)[0]'s place in B(u) (cut), else 0
+    if (cut) {
+      const eid_t b0 = t.B.off[u];
+      base = lower_bound_bf(t.B.col + b0, t.B.off[u + 1] - b0, t.A.col[ab] + cut_lo);
+    }
     for (eid_t e = ab + sub; e < ae; e += 8) {
       const vid_t v = t.A.col[e];
       if (v < t.v_lo || v >= t.v_hi) continue;  // a slice's C row without columns
       const ull p = atomicAdd(cursor + v, 1ull);
-      edges[p] = InEdge{static_cast<vid_t>(u), static_cast<vid_t>(e - ab)};
+      edges[p] = InEdge{static_cast<vid_t>(u), static_cast<vid_t>(base + (e - ab))};
     }
   }
 }
@@ -298,7 +309,8 @@ void launch_in(const Task& t, const LaunchEnv& env) {
   TS_CUDA_CHECK(
       cudaMemcpyAsync(count.get(), off.get(), (n + 1) * sizeof(ull), cudaMemcpyDeviceToDevice, s));
   AsyncBuffer<InEdge> edges(m ? m : 1, s);
-  in_scatter_kernel<<<grid, 256, 0, s>>>(t, count.get(), edges.get());
+  in_scatter_kernel<<<grid, 256, 0, s>>>(t, count.get(), edges.get(), env.a_cut_of_b,
+                                         static_cast<vid_t>(env.a_cut_lo));
   TS_CUDA_CHECK_LAUNCH();
   // 2. Bins over the rows v of C: a block when |C(v)| > kWarpMax or the in-degree > 4 kWarpMax.
   Task bt = t;
@@ -310,7 +322,8 @@ void launch_in(const Task& t, const LaunchEnv& env) {
   const std::uint64_t bounds[3] = {16, kWarpMax, ~0ull};
   bin_rows(bt, 3, bounds, lists.get(), counts.get(), env, 2);
   // 3. Count.
-  const InIndex in{reinterpret_cast<const eid_t*>(off.get()), edges.get(), env.after_v};
+  const InIndex in{reinterpret_cast<const eid_t*>(off.get()), edges.get(),
+                   env.after_v || env.a_cut_of_b};
   run_bins<PV, true>(t, in, lists.get(), n, counts.get(), env);
 }
 

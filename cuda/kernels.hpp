@@ -20,6 +20,11 @@ struct LaunchEnv {
   // same_views, or A = B rows of the oriented C (HostViews::rows_of_oriented_c): trust:in's
   // probes of B(u) start after v, trust:lite skips the list of each row's largest neighbour
   bool after_v = false;
+  // A is cut from B (pair's A = G_ij from B = R_i: A(u) = B(u) with ids in [a_cut_lo, ...) less
+  // a_cut_lo, HostViews::a_cut): trust:in finds v's place in B(u) from the cut's start, once per
+  // row, and probes only the part of B(u) after v, as in core
+  bool a_cut_of_b = false;
+  std::uint64_t a_cut_lo = 0;
   bool per_vertex = false;
   std::string variant;  // tuning suffix of the kernel name ("" = defaults), see launch.cu
   // Edges of A when the caller knows them (host_offsets_A given), else ~0: kernels that must size

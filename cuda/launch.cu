@@ -88,7 +88,8 @@ std::string choose_kernel(const CsrView& A, const CsrView& B, const CsrView& C,
   //   mesh-like graph (short rows joining nearby ids: local_and_sparse) -> gui; else trust:lite.
   //   Blocks of a partition: P / W estimated on a sample (at most 2^10 rows, 8 columns each)
   //   when host copies of A's columns and B's and C's offsets are given: P / W > 2.5 -> trust:in,
-  //   else trust; without them, R as above with trust for R <= 2.
+  //   or, A cut from B, P - W > 16 per edge of A -> trust:in; else trust; without them, R as
+  //   above with trust for R <= 2.
   //   A packed block (HostViews' *_packed) is sampled over its rows with columns.
   // A cut from B is sampled through B's rows (HostViews::a_cut).
   const bool cut =
@@ -127,7 +128,7 @@ std::string choose_kernel(const CsrView& A, const CsrView& B, const CsrView& C,
     // often far less than half
     const bool probes = host.b_cols && host.c_cols && host.b_offsets && host.c_offsets &&
                         !host.b_packed.valid() && !host.c_packed.valid();
-    double p = 0, w = 0;
+    double p = 0, w = 0, m = 0;  // m: A's sampled edges (rows with B)
     const bool debug = std::getenv("TRISTREAM_DEBUG_AUTO") != nullptr;
     std::unordered_map<vid_t, double> hits;  // debug: A's sampled columns, weighted by rows
     double a_sum = 0;
@@ -144,6 +145,7 @@ std::string choose_kernel(const CsrView& A, const CsrView& B, const CsrView& C,
         for (eid_t e = a0; e < a1; e += st) hits[a_cols[e] - bias] += wgt;
       }
       if (da == 0 || db == 0) continue;
+      m += da;
       if (!probes) w += da * db / 2;
       const eid_t stride = std::max<eid_t>(1, (a1 - a0) / 8);
       double sum = 0, seen = 0, tails = 0;
@@ -163,7 +165,12 @@ std::string choose_kernel(const CsrView& A, const CsrView& B, const CsrView& C,
       if (probes && seen > 0) w += tails * da / seen;
     }
     const double rho = w > 0 ? p / w : 0;
-    const char* choice = rho > 2.5 ? "trust:in" : "trust";
+    // A cut from B (pair): trust:in probes B(u) after v as in core (no search), so it wins
+    // wherever the probes it saves, P - W, outweigh its transpose of A (two passes of atomics
+    // and an 8-byte record per edge of A): more than kCutSaved probes per edge of A.
+    constexpr double kCutSaved = 16;
+    const bool saves = cut && p - w > kCutSaved * m;
+    const char* choice = rho > 2.5 || saves ? "trust:in" : "trust";
     if (debug) {
       // the most sampled column's share of A's sampled edges, and its estimated in-degree
       double top = 0;
@@ -171,10 +178,10 @@ std::string choose_kernel(const CsrView& A, const CsrView& B, const CsrView& C,
       const double share = a_sum > 0 ? top / a_sum : 0;
       const double a_edges = host.a_edges != ~0ull ? static_cast<double>(host.a_edges) : 0;
       std::fprintf(stderr,
-                   "tristream auto: rows %llu, P/W %.2f -> %s (A edges %.0f, top column %.4f, "
-                   "in-degree %.0f)\n",
-                   static_cast<unsigned long long>(A.rows), rho, choice, a_edges, share,
-                   share * a_edges);
+                   "tristream auto: rows %llu, P/W %.2f, (P - W) / m %.1f -> %s (A edges %.0f, "
+                   "top column %.4f, in-degree %.0f)\n",
+                   static_cast<unsigned long long>(A.rows), rho, m > 0 ? (p - w) / m : 0.0, choice,
+                   a_edges, share, share * a_edges);
     }
     return choice;
   }
@@ -235,6 +242,8 @@ void enqueue_count(const CsrView& A, const CsrView& B, const CsrView& C, const s
   env.same_views = same_views(A, B, C);
   env.after_v = env.same_views || (host.rows_of_oriented_c && A.offsets == B.offsets &&
                                    A.cols == B.cols && A.cols == C.cols);
+  env.a_cut_of_b = host.a_cut && !env.after_v && A.rows == B.rows;
+  env.a_cut_lo = host.a_cut_lo;
   env.per_vertex = per_vertex.wanted();
   env.variant = k.variant;
   if (host_offsets_A)

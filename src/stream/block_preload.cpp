@@ -58,9 +58,19 @@ std::vector<HostBlockStore::PreloadBatch> HostBlockStore::preload_batches(
 //   2. the builder (this thread, on the pool) pins batch n's chunks and builds its row parts;
 //   3. with direct uploads, the registrar pins each built row part's blocks for the backend,
 //      one at a time, so the builder goes on with the next row part at once.
-// A row part is ready (part_ready_) once built and, with direct uploads, registered.
+// A row part is ready (part_ready_) once built and, with direct uploads, registered. (Pair with
+// the in-core image: preload_views instead.)
 void HostBlockStore::background_preload(const std::vector<std::uint32_t>& order) {
   std::exception_ptr err;
+  if (image_) {
+    try {
+      preload_views(order);
+    } catch (...) {
+      err = std::current_exception();
+    }
+    preload_ended(err);
+    return;
+  }
   const std::uint64_t cap0 = reader_.cache_cap();
   std::mutex mu;  // guards the hand-overs below
   std::condition_variable cv;
@@ -244,6 +254,113 @@ void HostBlockStore::background_preload(const std::vector<std::uint32_t>& order)
   } catch (...) {
     err = std::current_exception();
   }
+  preload_ended(err);
+}
+
+// Pair with the in-core image: every row part is a view of the image's columns (suffix_view),
+// so nothing is decompressed or copied. Row part a is built (its offsets) as soon as the image
+// holds its rows, in the order the units first need them (the image decodes from its last
+// chunk, where the pair units start), and is ready at once: until the image is whole and
+// registered, the units copy the views into their host slots (RangeUnitBuilder::from_store), so
+// the first kernels do not wait for the whole image. With direct uploads a registrar thread
+// registers the arena (the views' offsets), then the image once it is whole, then the row
+// parts' blocks outside the arena.
+void HostBlockStore::preload_views(const std::vector<std::uint32_t>& order) {
+  std::mutex mu;  // guards the hand-overs below
+  std::condition_variable cv;
+  bool quit = false, arena_faulted = false;
+  std::exception_ptr reg_err;
+  std::deque<Made> to_register;
+  std::thread registrar;
+  auto stop = [&] {
+    {
+      std::lock_guard<std::mutex> lk(mu);
+      quit = true;
+    }
+    cv.notify_all();
+    if (registrar.joinable()) registrar.join();
+  };
+  struct Joiner {
+    decltype(stop)& f;
+    ~Joiner() { f(); }
+  } joiner{stop};
+  if (direct_) {
+    const std::uint64_t viewed = image_->m() * sizeof(vid_t);
+    (void)arena_.reserve(plan_.row_parts_bytes - std::min(viewed, plan_.row_parts_bytes) +
+                         2 * std::uint64_t{plan_.partition.p} * plan_.partition.p *
+                             PinnedArena::kAlign);
+    registrar = std::thread([&] {
+      ThreadPool rpool(1);
+      try {
+        {
+          std::unique_lock<std::mutex> lk(mu);
+          cv.wait(lk, [&] { return quit || arena_faulted; });
+          if (!arena_faulted) return;
+        }
+        if (arena_.size()) {
+          const double t0 = now_s();
+          (void)arena_.register_with(*registrar_);
+          rec_.span("register", -1, t0, now_s(), arena_.size());
+        }
+        const double t0 = now_s();
+        if (image_->register_with(*registrar_))  // (waits for the whole image)
+          rec_.span("register", -1, t0, now_s(), image_->bytes());
+        for (;;) {
+          Made job;
+          {
+            std::unique_lock<std::mutex> lk(mu);
+            cv.wait(lk, [&] { return quit || !to_register.empty(); });
+            if (to_register.empty()) return;  // quit, and nothing left to pin
+            job = std::move(to_register.front());
+            to_register.pop_front();
+          }
+          register_blocks(job, rpool, -1, true);  // (the units may use them already)
+        }
+      } catch (...) {
+        std::lock_guard<std::mutex> lk(mu);
+        reg_err = std::current_exception();
+      }
+    });
+  }
+  (void)set_thread_nice(base_nice_ + kBuilderDrop);
+  if (arena_.size()) {
+    const double t0 = now_s();
+    arena_.fault_in(reader_.pool());
+    rec_.span("fault", -1, t0, now_s(), arena_.size());
+  }
+  {
+    std::lock_guard<std::mutex> lk(mu);
+    arena_faulted = true;
+  }
+  cv.notify_all();
+  const Partition& P = plan_.partition;
+  const eid_t* off = image_->source_offsets();
+  bool have = image_->wait_offsets();
+  Made made;
+  for (std::size_t x = 0; x < order.size() && have && !stop_; ++x) {
+    const std::uint32_t a = order[x];
+    if (!(have = image_->wait_edges(off[P.bounds[a]], off[P.bounds[a + 1]]))) break;
+    if (!build_row_part(a, {}, -1, rec_, &made)) break;  // (the rest is built on demand)
+    {
+      std::lock_guard<std::mutex> lk(bmu_);
+      part_ready_[a] = 1;
+    }
+    bcv_.notify_all();
+    if (direct_) {
+      {
+        std::lock_guard<std::mutex> lk(mu);
+        to_register.push_back(std::move(made));
+      }
+      cv.notify_all();
+    }
+    made.clear();
+  }
+  if (!have) image_->wait();  // (rethrows the decoding's failure; else it was stopped)
+  stop();
+  if (reg_err) std::rethrow_exception(reg_err);
+}
+
+void HostBlockStore::preload_ended(std::exception_ptr err) {
   {
     std::lock_guard<std::mutex> lk(bmu_);
     preload_error_ = err;

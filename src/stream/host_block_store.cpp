@@ -60,7 +60,6 @@ bool HostBlockStore::build_row_part(std::uint32_t a, const std::vector<BlockKey>
   if (plan_.row_part_bytes.at(a) > block_cap_) return false;
   std::vector<std::uint64_t> needed;
   builder_.rows_needed(a, needed);
-  if (!reader_.pin(needed, unit)) return false;
   std::vector<std::shared_ptr<HostBlock>> made(q);
   std::vector<BuildDest> dests(q);
   std::vector<std::uint32_t> parts(q);
@@ -69,9 +68,11 @@ bool HostBlockStore::build_row_part(std::uint32_t a, const std::vector<BlockKey>
     made[d] = std::make_shared<HostBlock>();
   }
   const double tb = now_s();
-  // (pair: the suffix block, the last, from the image when it holds the part's rows)
+  // (pair: the suffix block, the last, from the image when it holds the part's rows: then no
+  // chunk is read)
   const bool view = q > plain && suffix_view(a, needed, *made[q - 1]);
   const std::uint32_t q_built = view ? q - 1 : q;
+  if (q_built && !reader_.pin(needed, unit)) return false;
   if (q_built)
     builder_.build(a, parts.data(), q_built, dests.data(), [&](std::size_t d, eid_t edges) {
       HostBlock& hb = *made[d];
@@ -151,10 +152,16 @@ void HostBlockStore::alloc_array(RawArray<T>& a, std::size_t n) {
 }
 
 // Registers the blocks with columns of a row part on `pool` (the trace's "register" span).
-void HostBlockStore::register_blocks(const Made& made, ThreadPool& pool, std::int64_t unit) {
+// `shared`: the driver may use them already (they register under reg_mu_).
+void HostBlockStore::register_blocks(const Made& made, ThreadPool& pool, std::int64_t unit,
+                                     bool shared) {
   const double t0 = now_s();
   pool.run(made.size(), [&](std::size_t d) {
-    if (made[d]->cols.size()) register_block_locked(*made[d]);  // (no one else has them yet)
+    if (!made[d]->cols.size()) return;
+    if (shared)
+      (void)register_block(*made[d]);
+    else
+      (void)register_block_locked(*made[d]);  // (no one else has them yet)
   });
   rec_.span("register", unit, t0, now_s(), 0);
 }

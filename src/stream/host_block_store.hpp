@@ -79,10 +79,12 @@ class HostBlockStore {
 
   // Pair plans: each row part's suffix block (its whole rows with global ids, the same bytes as
   // the graph's columns) becomes a view of the in-core image's columns instead of a copy, for
-  // every row part whose chunks the image holds when it is built; the preload then waits for
-  // the whole image, registers it beside its arena (the views upload from it directly) and
-  // reserves an arena smaller by those columns. The image outlives the store. Set before
-  // start_preload.
+  // every row part whose chunks the image holds when it is built. The preload then builds each
+  // row part's view as soon as the image holds its rows (preload_views; the image decodes from
+  // its last rows, where the pair units start), and reserves an arena for the views' offsets
+  // only; the units copy the views into their host slots until the image is whole and
+  // registered, and upload from it directly from then on. The image outlives the store. Set
+  // before start_preload.
   void use_image(InCoreImage* image) {
     if (plan_.partition.scheme == Scheme::Pair && image && image->n() == plan_.partition.n)
       image_ = image;
@@ -133,11 +135,13 @@ class HostBlockStore {
   bool suffix_view(std::uint32_t a, const std::vector<std::uint64_t>& needed, HostBlock& hb);
   template <class T>
   void alloc_array(RawArray<T>& a, std::size_t n);
-  void register_blocks(const Made& made, ThreadPool& pool, std::int64_t unit);
+  void register_blocks(const Made& made, ThreadPool& pool, std::int64_t unit, bool shared = false);
   // block_preload.cpp
   std::vector<PreloadBatch> preload_batches(const std::vector<std::uint32_t>& order,
                                             std::uint64_t cap) const;
   void background_preload(const std::vector<std::uint32_t>& order);
+  void preload_views(const std::vector<std::uint32_t>& order);
+  void preload_ended(std::exception_ptr err);
 
   const Plan& plan_;
   BlockBuilder& builder_;

@@ -3,8 +3,8 @@
 // streamed pass's (hubs among the ids counted per thread and below them), the pipeline uploads
 // it whole without a host slot and counts exactly, out of core it serves the chunks and is
 // otherwise left alone (and on the CPU backend), out of core it serves each chunk once decoded
-// without waiting for the rest, a failing chunk fails wait(), and an image dropped while decoding
-// stops cleanly.
+// without waiting for the rest and pair's units start before it is whole, a failing chunk fails
+// wait(), and an image dropped while decoding stops cleanly.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -120,7 +120,7 @@ TEST(InCoreImage, LeftAloneOutOfCoreAndOnTheCpuBackend) {
 }
 
 // Out of core, pair's suffix blocks (each row part's whole rows) are views of the image's
-// columns: the store registers the image and uploads them from it (no unregistered source, the
+// columns: once the image is registered they upload from it (no unregistered source, the
 // device's bytes equal each unit's host image), dense and packed offsets alike, and the counts
 // and per-vertex counts are exact; on the CPU backend the views are copied into the slots.
 TEST(InCoreImage, PairSuffixBlocksAreViewsOfTheImage) {
@@ -131,6 +131,9 @@ TEST(InCoreImage, PairSuffixBlocksAreViewsOfTheImage) {
     FakeBackend dd;  // (before the image, which unregisters itself from it)
     auto image = std::make_shared<InCoreImage>(*src, 2);
     const auto from_image = stream::image_source(*src, *image);
+    // (registered before the count: units that come before the preload registers it copy the
+    // views into their host slots, PairUnitsStartBeforeTheImageIsWhole)
+    ASSERT_TRUE(image->register_with(dd));
     {
       PipelineOptions o = popts(Scheme::Pair, p, true);
       o.in_core_image = image;
@@ -221,6 +224,42 @@ TEST(InCoreImage, ServesDecodedChunksWithoutWaitingForTheRest) {
   gated.open();
   image.wait();
   EXPECT_TRUE(image.chunk_ready(0));
+}
+
+// Pair's row parts are views of the image as soon as it holds their rows: with the image's
+// decoding held at chunk 0 (row part 0's rows), units of the other row parts are counted before
+// the image is whole, through the host slots, and the count is exact once it is. (Should the
+// pipeline wait for the whole image, a timer opens the gate after 10 s and the test fails.)
+TEST(InCoreImage, PairUnitsStartBeforeTheImageIsWhole) {
+  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(test::skewed_graph(3000, 30000, 53));
+  auto src = memory_source(g, 97);
+  GatedSource gated(*src);
+  FakeBackend dd;  // (before the image, which unregisters itself from it)
+  auto image = std::make_shared<InCoreImage>(gated, 2);
+  const auto from_image = stream::image_source(gated, *image);
+  std::atomic<int> early{0};
+  std::atomic<bool> done{false};
+  dd.on_count = [&] {
+    if (!image->chunk_ready(0)) ++early;
+    gated.open();
+  };
+  std::thread timer([&] {
+    for (int t = 0; t < 1000 && !done; ++t)
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    gated.open();
+  });
+  PipelineOptions o = popts(Scheme::Pair, 5, true);
+  o.in_core_image = image;
+  const CountReport r = count_with_backend(*from_image, o, dd);
+  done = true;
+  timer.join();
+  ASSERT_EQ(r.plan.partition.scheme, Scheme::Pair);
+  EXPECT_EQ(r.triangles, oracle);
+  EXPECT_EQ(per_vertex_mismatches(r.per_vertex, new_of_old, oracle_pv), 0u);
+  EXPECT_GE(early.load(), 1) << "no unit was counted before the image was whole";
+  EXPECT_GT(dd.host_slot_bytes, 0u) << "the early units are copied into their host slots";
+  EXPECT_EQ(dd.unregistered_sources, 0u);
+  EXPECT_EQ(dd.image_mismatches, 0u);
 }
 
 // An image that is not registered is streamed in row pieces where the backend counts them:

@@ -21,6 +21,7 @@ class FakeBackend final : public StreamingBackend {
   bool refuse_registration = false;  // register_host returns false
   std::uint64_t device_bytes = 0;    // free device memory; an allocation above it throws (0: none)
   std::function<void()> on_piece;    // after every upload_piece_async
+  std::function<void()> on_count;    // in every count_async
   bool row_pieces = false;           // counts_row_pieces' answer
   std::function<bool()> rows_busy_answer;  // rows_busy's (none: never busy)
   // ---- records ----
@@ -148,6 +149,7 @@ class FakeBackend final : public StreamingBackend {
   }
   void count_async(int s, const UnitLayout& L) override {
     calls.push_back("count " + std::to_string(s));
+    if (on_count) on_count();
     slots_.at(s).queued = true;
     sliced_counts += L.sliced ? 1 : 0;
   }
