@@ -156,7 +156,7 @@ void Run::allocate(UnitPreparer& prep) {
   // Out of core the image serves pair's suffix blocks (whole rows: its own columns).
   if (image && plan_.partition.p > 1 && image->n() == prep.graph().n() &&
       image->m() == prep.graph().m())
-    prep.use_image_for_blocks(image);
+    prep.use_image_for_blocks(image, options_.view_copy_bytes_per_s);
   if (streamed_)
     backend_.allocate_streamed(n_, plan_.slot_bytes, pv_rows, staging_.buffers,
                                staging_.piece_bytes);

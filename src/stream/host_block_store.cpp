@@ -151,6 +151,15 @@ void HostBlockStore::alloc_array(RawArray<T>& a, std::size_t n) {
     a.alloc(n);
 }
 
+bool HostBlockStore::wait_for_views(const WorkUnit& w) {
+  if (!image_ || !direct_ || image_->registered()) return false;
+  const double kernel_s =
+      plan_.rates.kernel_s_per_unit + w.work / std::max(1.0, plan_.rates.kernel_work_per_s);
+  if (kernel_s * copy_bytes_per_s_ >= static_cast<double>(w.slot_bytes)) return false;
+  (void)image_->register_with(*registrar_);  // (once: whoever comes first registers it)
+  return true;
+}
+
 // Registers the blocks with columns of a row part on `pool` (the trace's "register" span).
 // `shared`: the driver may use them already (they register under reg_mu_).
 void HostBlockStore::register_blocks(const Made& made, ThreadPool& pool, std::int64_t unit,

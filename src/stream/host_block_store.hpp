@@ -82,13 +82,18 @@ class HostBlockStore {
   // every row part whose chunks the image holds when it is built. The preload then builds each
   // row part's view as soon as the image holds its rows (preload_views; the image decodes from
   // its last rows, where the pair units start), and reserves an arena for the views' offsets
-  // only; the units copy the views into their host slots until the image is whole and
-  // registered, and upload from it directly from then on. The image outlives the store. Set
-  // before start_preload.
-  void use_image(InCoreImage* image) {
+  // only. Until the image is whole and registered a unit either copies the views into its host
+  // slot or waits for the registration (wait_for_views), and uploads from the image directly
+  // from then on. The image outlives the store. Set before start_preload.
+  void use_image(InCoreImage* image, double copy_bytes_per_s) {
     if (plan_.partition.scheme == Scheme::Pair && image && image->n() == plan_.partition.n)
       image_ = image;
+    copy_bytes_per_s_ = copy_bytes_per_s;
   }
+  // Before unit w takes views of an image not registered yet (direct uploads): waits for the
+  // registration unless w's estimated kernel seconds are at least the time its blocks take at
+  // the use_image rate (then w copies them into its host slot now). True when it waited.
+  bool wait_for_views(const WorkUnit& w);
 
   // Starts the background preload when every block fits (nothing otherwise). base_nice: the
   // run's base nice value (stream/clock.hpp's priorities).
@@ -167,6 +172,7 @@ class HostBlockStore {
   bool preload_running_ = false;
   std::function<void()> on_preloaded_;
   InCoreImage* image_ = nullptr;  // pair's suffix blocks view its columns (use_image)
+  double copy_bytes_per_s_ = 0;
   std::exception_ptr preload_error_;
   std::atomic<bool> stop_{false};
   LruCache<BlockKey, std::shared_ptr<HostBlock>> blocks_;

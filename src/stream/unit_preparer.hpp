@@ -58,8 +58,8 @@ class UnitPreparer {
   void use_in_core_image(InCoreImage* image) { in_core_.use_image(image); }
   // Out of core, pair's suffix blocks view this image's columns (HostBlockStore::use_image; a
   // store of its own only). Before start_preload.
-  void use_image_for_blocks(InCoreImage* image) {
-    if (own_store_) own_store_->use_image(image);
+  void use_image_for_blocks(InCoreImage* image, double copy_bytes_per_s) {
+    if (own_store_) own_store_->use_image(image, copy_bytes_per_s);
   }
 
   // Builds unit u into the host slot and fills the slot state. With `staging` (streamed

@@ -2,6 +2,7 @@
 // block is the one its BlockInfo names (row part, column part or pair's suffix code).
 #include "stream/unit_range.hpp"
 
+#include "stream/clock.hpp"
 #include "stream/parallel_copy.hpp"
 
 namespace tristream::stream {
@@ -106,6 +107,14 @@ bool RangeUnitBuilder::from_store(const WorkUnit& w, bool reuse_a, unsigned char
     return disable();
   // Direct uploads: the blocks go to the device from the cache itself, with no copy into the
   // host slot — unless a block cannot be registered; then the unit goes through the host slot.
+  // (Views of an image not registered yet: a light unit waits for the registration instead.)
+  if (store_.direct()) {
+    const double w0 = now_s();
+    if (store_.wait_for_views(w)) {
+      caller_.rec.span("wait", L.unit, w0, now_s(), 0);
+      caller_.waited_s += now_s() - w0;
+    }
+  }
   bool direct = store_.direct();
   for (HostBlock* hb : {ra.get(), b.get(), c.get()})
     if (direct && hb) direct = store_.register_block(*hb);

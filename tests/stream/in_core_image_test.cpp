@@ -3,12 +3,14 @@
 // streamed pass's (hubs among the ids counted per thread and below them), the pipeline uploads
 // it whole without a host slot and counts exactly, out of core it serves the chunks and is
 // otherwise left alone (and on the CPU backend), out of core it serves each chunk once decoded
-// without waiting for the rest and pair's units start before it is whole, a failing chunk fails
-// wait(), and an image dropped while decoding stops cleanly.
+// without waiting for the rest and pair's heavy units start before it is whole (light ones wait
+// for its registration), a failing chunk fails wait(), and an image dropped while decoding stops
+// cleanly.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
+#include <limits>
 #include <mutex>
 #include <thread>
 
@@ -250,6 +252,7 @@ TEST(InCoreImage, PairUnitsStartBeforeTheImageIsWhole) {
   });
   PipelineOptions o = popts(Scheme::Pair, 5, true);
   o.in_core_image = image;
+  o.view_copy_bytes_per_s = std::numeric_limits<double>::infinity();  // (every unit copies)
   const CountReport r = count_with_backend(*from_image, o, dd);
   done = true;
   timer.join();
@@ -260,6 +263,38 @@ TEST(InCoreImage, PairUnitsStartBeforeTheImageIsWhole) {
   EXPECT_GT(dd.host_slot_bytes, 0u) << "the early units are copied into their host slots";
   EXPECT_EQ(dd.unregistered_sources, 0u);
   EXPECT_EQ(dd.image_mismatches, 0u);
+}
+
+// Units too light to pay for a copy on a host still decoding the image (view_copy_bytes_per_s
+// = 0: every unit) wait for its registration instead: with the decoding held at chunk 0 for
+// 0.3 s, nothing goes through a host slot, every block is uploaded from registered memory, and
+// the count is exact.
+TEST(InCoreImage, LightPairUnitsWaitForTheImagesRegistration) {
+  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(test::skewed_graph(3000, 30000, 59));
+  auto src = memory_source(g, 97);
+  for (std::uint32_t p : {3u, 6u}) {
+    SCOPED_TRACE(p);
+    GatedSource gated(*src);
+    FakeBackend dd;  // (before the image, which unregisters itself from it)
+    auto image = std::make_shared<InCoreImage>(gated, 2);
+    const auto from_image = stream::image_source(gated, *image);
+    std::thread timer([&] {
+      std::this_thread::sleep_for(std::chrono::milliseconds(300));
+      gated.open();
+    });
+    PipelineOptions o = popts(Scheme::Pair, p, true);
+    o.in_core_image = image;
+    o.view_copy_bytes_per_s = 0;
+    const CountReport r = count_with_backend(*from_image, o, dd);
+    timer.join();
+    EXPECT_EQ(r.triangles, oracle);
+    EXPECT_EQ(per_vertex_mismatches(r.per_vertex, new_of_old, oracle_pv), 0u);
+    EXPECT_TRUE(image->registered());
+    EXPECT_EQ(dd.host_slot_bytes, 0u);
+    EXPECT_GT(dd.direct_copies, 0u);
+    EXPECT_EQ(dd.unregistered_sources, 0u);
+    EXPECT_EQ(dd.image_mismatches, 0u);
+  }
 }
 
 // An image that is not registered is streamed in row pieces where the backend counts them:
