@@ -261,8 +261,9 @@ void HostBlockStore::background_preload(const std::vector<std::uint32_t>& order)
 // so nothing is decompressed or copied. Row part a is built (its offsets) as soon as the image
 // holds its rows, in the order the units first need them (the image decodes from its last
 // chunk, where the pair units start), and is ready at once: until the image is whole and
-// registered, the units copy the views into their host slots (RangeUnitBuilder::from_store), so
-// the first kernels do not wait for the whole image. With direct uploads a registrar thread
+// registered, the heavy units copy the views into their host slots (RangeUnitBuilder::from_store,
+// wait_for_views), so their kernels do not wait for the whole image. With direct uploads a
+// registrar thread
 // registers the arena (the views' offsets), then the image once it is whole, then the row
 // parts' blocks outside the arena.
 void HostBlockStore::preload_views(const std::vector<std::uint32_t>& order) {
