@@ -262,14 +262,13 @@ void HostBlockStore::background_preload(const std::vector<std::uint32_t>& order)
 // holds its rows, in the order the units first need them (the image decodes from its last
 // chunk, where the pair units start), and is ready at once: until the image is whole and
 // registered, the heavy units copy the views into their host slots (RangeUnitBuilder::from_store,
-// wait_for_views), so their kernels do not wait for the whole image. With direct uploads a
-// registrar thread
-// registers the arena (the views' offsets), then the image once it is whole, then the row
-// parts' blocks outside the arena.
+// wait_for_views), so their kernels do not wait for the whole image. With direct uploads the
+// arena (the views' offsets) is registered first, and a registrar thread registers the image
+// once it is whole, then the row parts' blocks outside the arena.
 void HostBlockStore::preload_views(const std::vector<std::uint32_t>& order) {
   std::mutex mu;  // guards the hand-overs below
   std::condition_variable cv;
-  bool quit = false, arena_faulted = false;
+  bool quit = false;
   std::exception_ptr reg_err;
   std::deque<Made> to_register;
   std::thread registrar;
@@ -285,24 +284,26 @@ void HostBlockStore::preload_views(const std::vector<std::uint32_t>& order) {
     decltype(stop)& f;
     ~Joiner() { f(); }
   } joiner{stop};
+  (void)set_thread_nice(base_nice_ + kBuilderDrop);
   if (direct_) {
+    // 1. The arena (the views' offsets), faulted in and registered before any part is ready, so
+    // that a unit's blocks are registered as soon as the image is.
     const std::uint64_t viewed = image_->m() * sizeof(vid_t);
     (void)arena_.reserve(plan_.row_parts_bytes - std::min(viewed, plan_.row_parts_bytes) +
                          2 * std::uint64_t{plan_.partition.p} * plan_.partition.p *
                              PinnedArena::kAlign);
+    if (arena_.size()) {
+      double t0 = now_s();
+      arena_.fault_in(reader_.pool());
+      rec_.span("fault", -1, t0, now_s(), arena_.size());
+      t0 = now_s();
+      (void)arena_.register_with(*registrar_);
+      rec_.span("register", -1, t0, now_s(), arena_.size());
+    }
+    // 2. The registrar: the image once it is whole, then the row parts' blocks outside the arena.
     registrar = std::thread([&] {
       ThreadPool rpool(1);
       try {
-        {
-          std::unique_lock<std::mutex> lk(mu);
-          cv.wait(lk, [&] { return quit || arena_faulted; });
-          if (!arena_faulted) return;
-        }
-        if (arena_.size()) {
-          const double t0 = now_s();
-          (void)arena_.register_with(*registrar_);
-          rec_.span("register", -1, t0, now_s(), arena_.size());
-        }
         const double t0 = now_s();
         if (image_->register_with(*registrar_))  // (waits for the whole image)
           rec_.span("register", -1, t0, now_s(), image_->bytes());
@@ -323,17 +324,7 @@ void HostBlockStore::preload_views(const std::vector<std::uint32_t>& order) {
       }
     });
   }
-  (void)set_thread_nice(base_nice_ + kBuilderDrop);
-  if (arena_.size()) {
-    const double t0 = now_s();
-    arena_.fault_in(reader_.pool());
-    rec_.span("fault", -1, t0, now_s(), arena_.size());
-  }
-  {
-    std::lock_guard<std::mutex> lk(mu);
-    arena_faulted = true;
-  }
-  cv.notify_all();
+  // 3. Each row part's view once the image holds its rows, ready at once.
   const Partition& P = plan_.partition;
   const eid_t* off = image_->source_offsets();
   bool have = image_->wait_offsets();

@@ -183,9 +183,17 @@ class GatedSource final : public test::ForwardingSource {
   void read_chunk(std::uint64_t k, vid_t* out) const override {
     if (k == 0 && !first_.exchange(true)) {
       std::unique_lock<std::mutex> lk(mu_);
+      holding_ = true;
+      cv_.notify_all();
       cv_.wait(lk, [&] { return open_; });
     }
     g_.read_chunk(k, out);
+  }
+  // Waits until the first read of chunk 0 is held (the image's decoder, once every other chunk
+  // is decoded), so that no other reader of chunk 0 comes first.
+  void wait_held() const {
+    std::unique_lock<std::mutex> lk(mu_);
+    cv_.wait(lk, [&] { return holding_; });
   }
   void open() {
     std::lock_guard<std::mutex> lk(mu_);
@@ -198,6 +206,7 @@ class GatedSource final : public test::ForwardingSource {
   mutable std::mutex mu_;
   mutable std::condition_variable cv_;
   bool open_ = false;
+  mutable bool holding_ = false;
 };
 
 // Out of core the image serves each chunk once it is decoded there, and the source's own read
@@ -250,6 +259,7 @@ TEST(InCoreImage, PairUnitsStartBeforeTheImageIsWhole) {
       std::this_thread::sleep_for(std::chrono::milliseconds(10));
     gated.open();
   });
+  gated.wait_held();  // (the decoder, not the census, holds chunk 0)
   PipelineOptions o = popts(Scheme::Pair, 5, true);
   o.in_core_image = image;
   o.view_copy_bytes_per_s = std::numeric_limits<double>::infinity();  // (every unit copies)
@@ -278,6 +288,7 @@ TEST(InCoreImage, LightPairUnitsWaitForTheImagesRegistration) {
     FakeBackend dd;  // (before the image, which unregisters itself from it)
     auto image = std::make_shared<InCoreImage>(gated, 2);
     const auto from_image = stream::image_source(gated, *image);
+    gated.wait_held();  // (the decoder, not the census, holds chunk 0)
     std::thread timer([&] {
       std::this_thread::sleep_for(std::chrono::milliseconds(300));
       gated.open();
@@ -431,6 +442,30 @@ TEST(InCoreImage, RowPiecesReportAFailingChunk) {
     EXPECT_NE(std::string(e.what()).find("chunk 2"), std::string::npos) << e.what();
   }
   EXPECT_EQ(dd.premature_rows, 0u);
+}
+
+// Out of core with pair's views, a chunk the image cannot decode fails the count with the
+// source's Error(Input) naming it, whether the units copy early or wait for the registration.
+TEST(InCoreImage, PairViewsReportAFailingChunk) {
+  const OrientedGraph g = orient_edge_list(3000, test::random_graph(3000, 30000, 67));
+  auto src = memory_source(g, 97);
+  for (const double rate : {0.0, std::numeric_limits<double>::infinity()}) {
+    SCOPED_TRACE(rate);
+    test::FailingSource bad(*src, 3);
+    FakeBackend dd;  // (before the image, which unregisters itself from it)
+    auto image = std::make_shared<InCoreImage>(bad, 2);
+    const auto from_image = stream::image_source(bad, *image);
+    PipelineOptions o = popts(Scheme::Pair, 4, false);
+    o.in_core_image = image;
+    o.view_copy_bytes_per_s = rate;
+    try {
+      count_with_backend(*from_image, o, dd);
+      FAIL() << "no error";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::Input);
+      EXPECT_NE(std::string(e.what()).find("chunk 3"), std::string::npos) << e.what();
+    }
+  }
 }
 
 TEST(InCoreImage, DroppedWhileDecodingStopsCleanly) {
