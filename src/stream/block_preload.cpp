@@ -132,13 +132,8 @@ void HostBlockStore::background_preload(const std::vector<std::uint32_t>& order)
         cv.notify_all();
       }
     });
-    // (direct uploads: the blocks go into one arena, registered first; pair's suffix blocks
-    // viewing the image's columns take none of it)
-    const std::uint64_t viewed = image_ ? image_->m() * sizeof(vid_t) : 0;
-    if (direct_)
-      (void)arena_.reserve(plan_.row_parts_bytes - std::min(viewed, plan_.row_parts_bytes) +
-                           2 * std::uint64_t{plan_.partition.p} * plan_.partition.p *
-                               PinnedArena::kAlign);
+    // (direct uploads: the blocks go into one arena, registered first)
+    if (direct_) reserve_arena();
     // 3. the registrar: registers the arena once the builder has faulted it in; then, per
     // built row part, pins its blocks outside the arena, one at a time (a registration holds
     // the driver's lock, so the copies and launches the driver issues meanwhile wait: one call
@@ -288,10 +283,7 @@ void HostBlockStore::preload_views(const std::vector<std::uint32_t>& order) {
   if (direct_) {
     // 1. The arena (the views' offsets), faulted in and registered before any part is ready, so
     // that a unit's blocks are registered as soon as the image is.
-    const std::uint64_t viewed = image_->m() * sizeof(vid_t);
-    (void)arena_.reserve(plan_.row_parts_bytes - std::min(viewed, plan_.row_parts_bytes) +
-                         2 * std::uint64_t{plan_.partition.p} * plan_.partition.p *
-                             PinnedArena::kAlign);
+    reserve_arena();
     if (arena_.size()) {
       double t0 = now_s();
       arena_.fault_in(reader_.pool());

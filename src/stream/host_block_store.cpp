@@ -5,6 +5,7 @@
 #include <algorithm>
 
 #include "common/thread_pool.hpp"
+#include "plan/cost.hpp"
 #include "stream/clock.hpp"
 
 namespace tristream::stream {
@@ -153,11 +154,19 @@ void HostBlockStore::alloc_array(RawArray<T>& a, std::size_t n) {
 
 bool HostBlockStore::wait_for_views(const WorkUnit& w) {
   if (!image_ || !direct_ || image_->registered()) return false;
-  const double kernel_s =
-      plan_.rates.kernel_s_per_unit + w.work / std::max(1.0, plan_.rates.kernel_work_per_s);
+  const double kernel_s = plan_internal::kernel_seconds(plan_, w);
   if (kernel_s * copy_bytes_per_s_ >= static_cast<double>(w.slot_bytes)) return false;
   (void)image_->register_with(*registrar_);  // (once: whoever comes first registers it)
   return true;
+}
+
+// The arena for the row parts' blocks with direct uploads (pair's views of the image take none
+// of their columns' bytes), with room for each block's alignment.
+void HostBlockStore::reserve_arena() {
+  const std::uint64_t viewed = image_ ? image_->m() * sizeof(vid_t) : 0;
+  (void)arena_.reserve(plan_.row_parts_bytes - std::min(viewed, plan_.row_parts_bytes) +
+                       2 * std::uint64_t{plan_.partition.p} * plan_.partition.p *
+                           PinnedArena::kAlign);
 }
 
 // Registers the blocks with columns of a row part on `pool` (the trace's "register" span).

@@ -147,6 +147,7 @@ class HostBlockStore {
   void background_preload(const std::vector<std::uint32_t>& order);
   void preload_views(const std::vector<std::uint32_t>& order);
   void preload_ended(std::exception_ptr err);
+  void reserve_arena();
 
   const Plan& plan_;
   BlockBuilder& builder_;

@@ -111,8 +111,9 @@ bool RangeUnitBuilder::from_store(const WorkUnit& w, bool reuse_a, unsigned char
   if (store_.direct()) {
     const double w0 = now_s();
     if (store_.wait_for_views(w)) {
-      caller_.rec.span("wait", L.unit, w0, now_s(), 0);
-      caller_.waited_s += now_s() - w0;
+      const double w1 = now_s();
+      caller_.rec.span("wait", L.unit, w0, w1, 0);
+      caller_.waited_s += w1 - w0;
     }
   }
   bool direct = store_.direct();
