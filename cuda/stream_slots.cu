@@ -1,11 +1,15 @@
 // cuda/stream_slots.cu — the streaming backend's slots, their packed blocks and the device clock
 // (stream_slots.hpp).
 #include <chrono>
+#include <cstdlib>
+#include <string>
 
 #include "check.hpp"
 #include "launch.hpp"
 #include "pinned_host.hpp"
 #include "stream_slots.hpp"
+#include "tristream/error.hpp"
+#include "tristream/host_memory.hpp"
 
 namespace tristream::cuda {
 
@@ -44,7 +48,7 @@ double DeviceClock::at(cudaEvent_t ev) const {
 // ---- the slots -----------------------------------------------------------------------------
 
 void UnitSlots::allocate(int slots, std::uint64_t slot_bytes, std::uint64_t pv_rows, int host_slots,
-                         bool cache_holds_blocks) {
+                         bool cache_holds_blocks, bool pageable) {
   // 1. The events of every slot.
   slot_.resize(static_cast<std::size_t>(slots));
   for (UnitSlot& sl : slot_) {
@@ -58,7 +62,16 @@ void UnitSlots::allocate(int slots, std::uint64_t slot_bytes, std::uint64_t pv_r
   for (int s = 0; s < slots; ++s) {
     UnitSlot& sl = slot_[static_cast<std::size_t>(s)];
     const std::uint64_t b = slot_bytes ? slot_bytes : 256;
-    if (s < host_slots) sl.host = pin_host(b, "a staging slot");
+    if (s < host_slots && !pageable) {
+      sl.host = pin_host(b, "a staging slot");
+      sl.host_pinned = true;
+    } else if (s < host_slots) {  // (reserved, not touched: its pages come when it is used)
+      std::uint64_t size = 0;
+      sl.host = alloc_pinnable(b, &size);
+      if (!sl.host)
+        throw Error(ErrorKind::Internal,
+                    "cannot allocate " + std::to_string(b) + " bytes of host memory for a slot");
+    }
     if (!cache_holds_blocks)
       TS_CUDA_CHECK_ALLOC(cudaMalloc(reinterpret_cast<void**>(&sl.dev), b), b);
     TS_CUDA_CHECK_ALLOC(
@@ -87,7 +100,11 @@ void UnitSlots::free_packed_scratch(cudaStream_t copy) noexcept {
 
 void UnitSlots::release() noexcept {
   for (UnitSlot& sl : slot_) {
-    unpin_host(sl.host);
+    if (sl.host_pinned)
+      unpin_host(sl.host);
+    else
+      std::free(sl.host);
+    sl.host_pinned = false;
     if (sl.dev) TS_CUDA_CHECK_NOTHROW(cudaFree(sl.dev));
     if (sl.d_total) TS_CUDA_CHECK_NOTHROW(cudaFree(sl.d_total));
     if (sl.h_total) TS_CUDA_CHECK_NOTHROW(cudaFreeHost(sl.h_total));

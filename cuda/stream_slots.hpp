@@ -60,7 +60,8 @@ struct PackedExpansion {
 };
 
 struct UnitSlot {
-  unsigned char* host = nullptr;  // pinned host slot (slots 0 and 1 with full host slots)
+  unsigned char* host = nullptr;  // host slot (slots 0 and 1 with full host slots)
+  bool host_pinned = false;       // the host slot is pinned (else pageable)
   unsigned char* dev = nullptr;   // device slot (null with the device block cache)
   unsigned long long* d_total = nullptr;
   unsigned long long* h_total = nullptr;
@@ -98,10 +99,10 @@ struct UnitSlot {
 class UnitSlots {
  public:
   // `slots` slots: their events, count words and per-vertex arrays of pv_rows entries; device
-  // memory of slot_bytes (256 when 0) each unless `cache_holds_blocks`; pinned host slots for
-  // the first `host_slots` slots.
+  // memory of slot_bytes (256 when 0) each unless `cache_holds_blocks`; host slots for the
+  // first `host_slots` slots, pinned unless `pageable` (a fallback no upload is planned from).
   void allocate(int slots, std::uint64_t slot_bytes, std::uint64_t pv_rows, int host_slots,
-                bool cache_holds_blocks);
+                bool cache_holds_blocks, bool pageable = false);
   // Frees the packed scratch of uploads whose count never came, on `copy` (stream-ordered).
   void free_packed_scratch(cudaStream_t copy) noexcept;
   void release() noexcept;

@@ -14,7 +14,9 @@
 //   - two device slots with two pinned host slots (allocate): the unit's slot image is copied
 //     from its host slot, plus the direct uploads from registered host memory;
 //   - the device block cache (use_device_cache, then allocate): one pool instead of the device
-//     slots, one slot per unit in flight (host slots for the first two only);
+//     slots, one slot per unit in flight (host slots for the first two only; pageable, not
+//     pinned, after set_host_slots_pinned(false), when every block is uploaded from where it
+//     lies);
 //   - streamed staging (allocate_streamed): device slots without host slots, the unit sent in
 //     pieces through the staging ring; the first piece of a unit waits for the slot's previous
 //     kernel like upload_async.
@@ -132,6 +134,7 @@ class CudaStreamingBackend final : public StreamingBackend {
   }
 
   unsigned char* host_slot(int s) override { return slots_.at(s).host; }
+  void set_host_slots_pinned(bool pinned) override { pageable_host_slots_ = !pinned; }
 
   // ---- streamed staging ----
 
@@ -445,7 +448,8 @@ class CudaStreamingBackend final : public StreamingBackend {
       // The pool's memory first: a capacity the device cannot give fails before any unit, and
       // the pipeline re-plans.
       if (cache_on_) cache_.open(opts_.device, cache_capacity_, copy_);
-      slots_.allocate(slots, slot_bytes, pv_rows, host_slots ? 2 : 0, cache_on_);
+      slots_.allocate(slots, slot_bytes, pv_rows, host_slots ? 2 : 0, cache_on_,
+                      pageable_host_slots_);
     } catch (...) {
       release();
       throw;
@@ -464,6 +468,7 @@ class CudaStreamingBackend final : public StreamingBackend {
   // The device block cache: its capacity (use_device_cache), whether this allocation uses it.
   std::uint64_t cache_capacity_ = 0;
   bool cache_on_ = false;
+  bool pageable_host_slots_ = false;  // set_host_slots_pinned(false): a fallback only
   cuda::DeviceCacheMemory cache_;
 };
 

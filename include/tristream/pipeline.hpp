@@ -279,6 +279,11 @@ class StreamingBackend : public HostRegistrar {
   virtual void allocate(int slots, std::uint64_t slot_bytes, std::uint64_t per_vertex_rows) = 0;
   // The host staging buffer of a slot (slot_bytes bytes, aligned to 256).
   virtual unsigned char* host_slot(int slot) = 0;
+  // Called before allocate(): false when the host slots are a fallback only, because every
+  // block of the plan is uploaded from where it lies (pair's views of the in-core image): the
+  // backend may then leave them pageable, not pinned (on CUDA their uploads are then synchronous
+  // and slower, and allocating them costs nothing). Default: ignored.
+  virtual void set_host_slots_pinned(bool pinned) { (void)pinned; }
   // Called before allocate(): with capacity > 0 the backend may keep blocks on the device
   // between units (device_cache.hpp) in one pool of `capacity` bytes instead of two device
   // slots. It then uploads a block of a unit (from the layout's host images: host_offsets and

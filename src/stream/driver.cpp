@@ -157,6 +157,8 @@ void Run::allocate(UnitPreparer& prep) {
   if (image && plan_.partition.p > 1 && image->n() == prep.graph().n() &&
       image->m() == prep.graph().m())
     prep.use_image_for_blocks(image, options_.view_copy_bytes_per_s);
+  // (then no unit goes through a host slot: they are a fallback, not pinned, costing nothing)
+  backend_.set_host_slots_pinned(!(device_cache_ && prep.uploads_in_place()));
   if (streamed_)
     backend_.allocate_streamed(n_, plan_.slot_bytes, pv_rows, staging_.buffers,
                                staging_.piece_bytes);

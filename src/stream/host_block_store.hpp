@@ -82,9 +82,9 @@ class HostBlockStore {
   // every row part whose chunks the image holds when it is built. The preload then builds each
   // row part's view as soon as the image holds its rows (preload_views; the image decodes from
   // its last rows, where the pair units start), and reserves an arena for the views' offsets
-  // only. Until the image is whole and registered a unit either copies the views into its host
-  // slot or waits for the registration (wait_for_views), and uploads from the image directly
-  // from then on. The image outlives the store. Set before start_preload.
+  // only. Until the image is whole and registered a unit either uploads the views from the
+  // image's pageable memory or waits for the registration (wait_for_views), and uploads from
+  // the registered image from then on. The image outlives the store. Set before start_preload.
   void use_image(InCoreImage* image, double copy_bytes_per_s) {
     if (plan_.partition.scheme == Scheme::Pair && image && image->n() == plan_.partition.n)
       image_ = image;
@@ -92,8 +92,18 @@ class HostBlockStore {
   }
   // Before unit w takes views of an image not registered yet (direct uploads): waits for the
   // registration unless w's estimated kernel seconds are at least the time its blocks take at
-  // the use_image rate (then w copies them into its host slot now). True when it waited.
+  // the use_image rate (then w uploads them from the image's pageable memory now). True when
+  // it waited.
   bool wait_for_views(const WorkUnit& w);
+  // Whether every unit's blocks are uploaded from where they lie, never through a host slot:
+  // pair's views of the image, every row part preloaded, with a registrar (direct uploads).
+  // The pipeline's host slots are then a fallback only (StreamingBackend::
+  // set_host_slots_pinned). Known once use_image was called.
+  bool uploads_in_place() const {
+    return image_ && enabled() && would_preload(plan_) && registrar_;
+  }
+  // Views of the image (use_image took it).
+  bool views_image() const { return image_ != nullptr; }
 
   // Starts the background preload when every block fits (nothing otherwise). base_nice: the
   // run's base nice value (stream/clock.hpp's priorities).

@@ -106,8 +106,9 @@ bool RangeUnitBuilder::from_store(const WorkUnit& w, bool reuse_a, unsigned char
       !(ra = store_.cached_block(ka, protect, L.unit, &caller_)))
     return disable();
   // Direct uploads: the blocks go to the device from the cache itself, with no copy into the
-  // host slot — unless a block cannot be registered; then the unit goes through the host slot.
-  // (Views of an image not registered yet: a light unit waits for the registration instead.)
+  // host slot — unless a block cannot be registered; then the unit goes through the host slot,
+  // or with views of the image (whose host slots are not pinned) from pageable memory. (Views
+  // of an image not registered yet: a light unit waits for the registration instead.)
   if (store_.direct()) {
     const double w0 = now_s();
     if (store_.wait_for_views(w)) {
@@ -119,6 +120,9 @@ bool RangeUnitBuilder::from_store(const WorkUnit& w, bool reuse_a, unsigned char
   bool direct = store_.direct();
   for (HostBlock* hb : {ra.get(), b.get(), c.get()})
     if (direct && hb) direct = store_.register_block(*hb);
+  // (Views of an image not registered yet, or a block that could not be registered: uploaded
+  // from pageable memory, never copied into the host slot.)
+  if (store_.direct() && store_.views_image()) direct = true;
   std::vector<DirectUpload> regions;
   if (a) HostBlockStore::block_regions(*a, L.blocks[L.a], direct, regions);
   if (b) HostBlockStore::block_regions(*b, L.blocks[L.b], direct, regions);

@@ -133,8 +133,8 @@ TEST(InCoreImage, PairSuffixBlocksAreViewsOfTheImage) {
     FakeBackend dd;  // (before the image, which unregisters itself from it)
     auto image = std::make_shared<InCoreImage>(*src, 2);
     const auto from_image = stream::image_source(*src, *image);
-    // (registered before the count: units that come before the preload registers it copy the
-    // views into their host slots, PairUnitsStartBeforeTheImageIsWhole)
+    // (registered before the count: units that come before the preload registers it upload the
+    // views from pageable memory, PairUnitsStartBeforeTheImageIsWhole)
     ASSERT_TRUE(image->register_with(dd));
     {
       PipelineOptions o = popts(Scheme::Pair, p, true);
@@ -147,6 +147,8 @@ TEST(InCoreImage, PairSuffixBlocksAreViewsOfTheImage) {
       EXPECT_TRUE(image->registered());
       EXPECT_GT(dd.direct_copies, 0u);
       EXPECT_EQ(dd.unregistered_sources, 0u);
+      EXPECT_EQ(dd.host_slot_bytes, 0u);
+      EXPECT_FALSE(dd.host_slots_pinned) << "host slots pinned though no unit uses them";
       EXPECT_EQ(dd.image_mismatches, 0u);
     }
     {
@@ -239,8 +241,9 @@ TEST(InCoreImage, ServesDecodedChunksWithoutWaitingForTheRest) {
 
 // Pair's row parts are views of the image as soon as it holds their rows: with the image's
 // decoding held at chunk 0 (row part 0's rows), units of the other row parts are counted before
-// the image is whole, through the host slots, and the count is exact once it is. (Should the
-// pipeline wait for the whole image, a timer opens the gate after 10 s and the test fails.)
+// the image is whole, uploaded from its pageable memory (the host slots, a fallback, are not
+// pinned and carry nothing), and the count is exact once it is. (Should the pipeline wait for
+// the whole image, a timer opens the gate after 10 s and the test fails.)
 TEST(InCoreImage, PairUnitsStartBeforeTheImageIsWhole) {
   const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(test::skewed_graph(3000, 30000, 53));
   auto src = memory_source(g, 97);
@@ -270,8 +273,9 @@ TEST(InCoreImage, PairUnitsStartBeforeTheImageIsWhole) {
   EXPECT_EQ(r.triangles, oracle);
   EXPECT_EQ(per_vertex_mismatches(r.per_vertex, new_of_old, oracle_pv), 0u);
   EXPECT_GE(early.load(), 1) << "no unit was counted before the image was whole";
-  EXPECT_GT(dd.host_slot_bytes, 0u) << "the early units are copied into their host slots";
-  EXPECT_EQ(dd.unregistered_sources, 0u);
+  EXPECT_GT(dd.unregistered_sources, 0u) << "the early units upload the image's pageable views";
+  EXPECT_EQ(dd.host_slot_bytes, 0u);
+  EXPECT_FALSE(dd.host_slots_pinned);
   EXPECT_EQ(dd.image_mismatches, 0u);
 }
 

@@ -34,6 +34,7 @@ class FakeBackend final : public StreamingBackend {
   std::uint64_t packed_uploads = 0, image_mismatches = 0;  // device copy != layout's host image
   std::uint64_t cache_hits = 0, cache_misses = 0, cache_mismatches = 0, cached_upload_bytes = 0;
   std::uint64_t early_collections = 0;  // device_cache_fits said no
+  bool host_slots_pinned = true;        // set_host_slots_pinned's last word
   std::uint64_t cuts = 0;               // blocks cut from B (SlotBlock::cut)
   // row pieces: counts, rows they counted, counts whose bytes were not all on the device
   std::uint64_t row_counts = 0, counted_rows = 0, premature_rows = 0;
@@ -98,6 +99,7 @@ class FakeBackend final : public StreamingBackend {
     ++streamed_allocations;
   }
   unsigned char* host_slot(int s) override { return bytes_of(slots_.at(s).host); }
+  void set_host_slots_pinned(bool pinned) override { host_slots_pinned = pinned; }
   unsigned char* staging_buffer(int b) override { return bytes_of(staging_.at(b).buf); }
   void wait_staging(int b) override { land(staging_.at(b)); }
   void upload_piece_async(int s, std::uint64_t at, int b, std::uint64_t bytes) override {
