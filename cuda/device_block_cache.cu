@@ -5,7 +5,9 @@
 
 namespace tristream::cuda {
 
-void DeviceCacheMemory::open(int device, std::uint64_t capacity, cudaStream_t copy) {
+void DeviceCacheMemory::open(int device, std::uint64_t capacity, cudaStream_t copy,
+                             const HostRegistrations* regs) {
+  regs_ = regs;
   // 1. The pool; evicted blocks' memory stays in it for the next.
   cudaMemPoolProps props = {};
   props.allocType = cudaMemAllocationTypePinned;
@@ -60,13 +62,11 @@ void DeviceCacheMemory::place(const UnitLayout& L, int owner, UnitSlot& sl, bool
     send[bi] = true;
     if (!b.packed) {
       if (!L.host_offsets[bi]) throw Error(ErrorKind::Internal, "a block without its offsets");
-      TS_CUDA_CHECK(cudaMemcpyAsync(base, L.host_offsets[bi], dense_offsets_bytes(b.rows),
-                                    cudaMemcpyHostToDevice, copy));
+      regs_->copy(base, L.host_offsets[bi], dense_offsets_bytes(b.rows), copy);
     }
     if (b.edges) {
       if (!L.host_cols[bi]) throw Error(ErrorKind::Internal, "a block without its columns");
-      TS_CUDA_CHECK(cudaMemcpyAsync(sl.block_cols[bi], L.host_cols[bi], b.edges * sizeof(vid_t),
-                                    cudaMemcpyHostToDevice, copy));
+      regs_->copy(sl.block_cols[bi], L.host_cols[bi], b.edges * sizeof(vid_t), copy);
     }
   }
 }

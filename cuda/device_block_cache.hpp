@@ -21,6 +21,7 @@
 #include <cstdint>
 #include <unordered_map>
 
+#include "host_registrations.hpp"
 #include "stream_slots.hpp"
 #include "tristream/device_cache.hpp"
 #include "tristream/pipeline.hpp"
@@ -29,8 +30,9 @@ namespace tristream::cuda {
 
 class DeviceCacheMemory {
  public:
-  // A pool of `capacity` bytes on `device`, mapped on `copy` (synchronised).
-  void open(int device, std::uint64_t capacity, cudaStream_t copy);
+  // A pool of `capacity` bytes on `device`, mapped on `copy` (synchronised); the blocks' copies
+  // go through `regs` (split where a source crosses registrations), which outlives the cache.
+  void open(int device, std::uint64_t capacity, cudaStream_t copy, const HostRegistrations* regs);
   bool is_open() const { return pool_made_; }
 
   // Whether the unit's blocks find room now beside the blocks of the units in flight.
@@ -53,6 +55,7 @@ class DeviceCacheMemory {
   std::unordered_map<std::uint64_t, unsigned char*> mem_;  // each block's pool memory
   cudaMemPool_t pool_{};
   bool pool_made_ = false;
+  const HostRegistrations* regs_ = nullptr;
 };
 
 }  // namespace tristream::cuda

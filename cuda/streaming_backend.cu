@@ -105,10 +105,16 @@ class CudaStreamingBackend final : public StreamingBackend {
   // ---- direct uploads ----
 
   bool register_host(void* p, std::uint64_t bytes) override {
-    return cuda::cuda_ok(cudaSetDevice(opts_.device)) &&
-           cuda::cuda_ok(cudaHostRegister(p, bytes, cudaHostRegisterPortable));
+    if (!cuda::cuda_ok(cudaSetDevice(opts_.device)) ||
+        !cuda::cuda_ok(cudaHostRegister(p, bytes, cudaHostRegisterPortable)))
+      return false;
+    regs_.add(p, bytes);
+    return true;
   }
-  void unregister_host(void* p) noexcept override { TS_CUDA_CHECK_NOTHROW(cudaHostUnregister(p)); }
+  void unregister_host(void* p) noexcept override {
+    regs_.remove(p);
+    TS_CUDA_CHECK_NOTHROW(cudaHostUnregister(p));
+  }
 
   // ---- allocation ----
 
@@ -220,9 +226,7 @@ class CudaStreamingBackend final : public StreamingBackend {
       if (!L.streamed && L.bytes > L.upload_from)
         TS_CUDA_CHECK(cudaMemcpyAsync(sl.dev + L.upload_from, sl.host + L.upload_from,
                                       L.bytes - L.upload_from, cudaMemcpyHostToDevice, copy_));
-      for (const DirectUpload& d : L.direct)
-        TS_CUDA_CHECK(
-            cudaMemcpyAsync(sl.dev + d.at, d.host, d.bytes, cudaMemcpyHostToDevice, copy_));
+      for (const DirectUpload& d : L.direct) regs_.copy(sl.dev + d.at, d.host, d.bytes, copy_);
       for (int bi = 0; bi < L.num_blocks; ++bi) {
         send[bi] = L.uploads(bi);
         sl.cut[bi] = L.cuts(bi);
@@ -447,7 +451,7 @@ class CudaStreamingBackend final : public StreamingBackend {
         throw Error(ErrorKind::Internal, std::to_string(slots) + " slots requested");
       // The pool's memory first: a capacity the device cannot give fails before any unit, and
       // the pipeline re-plans.
-      if (cache_on_) cache_.open(opts_.device, cache_capacity_, copy_);
+      if (cache_on_) cache_.open(opts_.device, cache_capacity_, copy_, &regs_);
       slots_.allocate(slots, slot_bytes, pv_rows, host_slots ? 2 : 0, cache_on_,
                       pageable_host_slots_);
     } catch (...) {
@@ -469,6 +473,9 @@ class CudaStreamingBackend final : public StreamingBackend {
   std::uint64_t cache_capacity_ = 0;
   bool cache_on_ = false;
   bool pageable_host_slots_ = false;  // set_host_slots_pinned(false): a fallback only
+  // what register_host registered: direct copies split where they cross registrations
+  // (declared before the cache, which copies through it)
+  cuda::HostRegistrations regs_;
   cuda::DeviceCacheMemory cache_;
 };
 

@@ -461,13 +461,13 @@ struct PipelineOptions {
   // as soon as its rows are on the device (stream::image_in_row_pieces), where the backend
   // counts row pieces; a smaller one is registered and uploaded whole. ~0: never.
   std::uint64_t row_pieces_from = std::uint64_t{2} << 30;
-  // Out of core with the image (pair's row parts view its columns): before the image is whole
-  // and registered, a unit whose estimated kernel seconds (the plan's rates) are at least the
-  // time its blocks take at this rate copies them into its host slot and runs (its kernel hides
-  // the copy); a lighter one waits for the registration (copies on a host still decoding the
-  // image would slow the decoding more than the unit gains). 0: every unit waits; infinity:
-  // none does.
-  double view_copy_bytes_per_s = 32e9;
+  // Out of core with the image (pair's row parts view its columns, each part's columns
+  // registered as soon as the image holds them): before its row parts are registered, a unit
+  // whose estimated kernel seconds (the plan's rates) are at least the time its blocks take at
+  // this rate uploads them from the image's pageable memory and runs; the others wait for the
+  // registration. 0 (the default): every unit waits (a part's registration takes about as long
+  // as its pageable upload, which does not overlap the kernels as well); infinity: none does.
+  double view_copy_bytes_per_s = 0;
   // A plan made while the device started (count_file's, internal): count_with_backend's first
   // plan when ready_plan_serves its options, else ignored; waited for when still being made.
   std::shared_future<ReadyPlan> ready_plan;

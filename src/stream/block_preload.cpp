@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <deque>
 #include <iterator>
+#include <utility>
 
 #include "common/thread_pool.hpp"
 #include "common/thread_priority.hpp"
@@ -255,17 +256,17 @@ void HostBlockStore::background_preload(const std::vector<std::uint32_t>& order)
 // Pair with the in-core image: every row part is a view of the image's columns (suffix_view),
 // so nothing is decompressed or copied. Row part a is built (its offsets) as soon as the image
 // holds its rows, in the order the units first need them (the image decodes from its last
-// chunk, where the pair units start), and is ready at once: until the image is whole and
-// registered, the heavy units copy the views into their host slots (RangeUnitBuilder::from_store,
-// wait_for_views), so their kernels do not wait for the whole image. With direct uploads the
-// arena (the views' offsets) is registered first, and a registrar thread registers the image
-// once it is whole, then the row parts' blocks outside the arena.
+// chunk, where the pair units start), and is ready at once. With direct uploads the arena (the
+// views' offsets) is registered first, and a registrar thread registers each part's columns of
+// the image (register_part: one registration per part, in the same order) and then the part's
+// blocks outside the arena; a unit waits for its parts' registration (wait_for_views), so no
+// unit waits for the whole image and none goes through a host slot.
 void HostBlockStore::preload_views(const std::vector<std::uint32_t>& order) {
   std::mutex mu;  // guards the hand-overs below
   std::condition_variable cv;
   bool quit = false;
   std::exception_ptr reg_err;
-  std::deque<Made> to_register;
+  std::deque<std::pair<std::uint32_t, Made>> to_register;  // (row part, its blocks)
   std::thread registrar;
   auto stop = [&] {
     {
@@ -292,15 +293,12 @@ void HostBlockStore::preload_views(const std::vector<std::uint32_t>& order) {
       (void)arena_.register_with(*registrar_);
       rec_.span("register", -1, t0, now_s(), arena_.size());
     }
-    // 2. The registrar: the image once it is whole, then the row parts' blocks outside the arena.
+    // 2. The registrar: each row part's columns of the image, then its blocks outside the arena.
     registrar = std::thread([&] {
       ThreadPool rpool(1);
       try {
-        const double t0 = now_s();
-        if (image_->register_with(*registrar_))  // (waits for the whole image)
-          rec_.span("register", -1, t0, now_s(), image_->bytes());
         for (;;) {
-          Made job;
+          std::pair<std::uint32_t, Made> job;
           {
             std::unique_lock<std::mutex> lk(mu);
             cv.wait(lk, [&] { return quit || !to_register.empty(); });
@@ -308,7 +306,8 @@ void HostBlockStore::preload_views(const std::vector<std::uint32_t>& order) {
             job = std::move(to_register.front());
             to_register.pop_front();
           }
-          register_blocks(job, rpool, -1, true);  // (the units may use them already)
+          (void)register_part(job.first);  // (else its units upload it from pageable memory)
+          register_blocks(job.second, rpool, -1, true);  // (the units may use them already)
         }
       } catch (...) {
         std::lock_guard<std::mutex> lk(mu);
@@ -333,7 +332,7 @@ void HostBlockStore::preload_views(const std::vector<std::uint32_t>& order) {
     if (direct_) {
       {
         std::lock_guard<std::mutex> lk(mu);
-        to_register.push_back(std::move(made));
+        to_register.emplace_back(a, std::move(made));
       }
       cv.notify_all();
     }

@@ -92,7 +92,7 @@ bool HostBlockStore::build_row_part(std::uint32_t a, const std::vector<BlockKey>
   if (built) {
     *built = made;
   } else if (direct_) {
-    if (view) (void)image_->register_with(*registrar_);  // (once; the preload's registrar's)
+    if (view) (void)register_part(a);  // (once; else the preload's registrar's)
     register_blocks(made, reader_.pool(), unit);
   }
   // insert, evicting the least recently used blocks the current unit does not need
@@ -139,7 +139,7 @@ bool HostBlockStore::suffix_view(std::uint32_t a, const std::vector<std::uint64_
     eid_t* o = hb.off.data();
     for (std::uint64_t i = 0; i <= R; ++i) o[i] = off[i] - e0;
   }
-  hb.cols.view(image_->columns() + e0, off[R] - e0, image_->registered_flag());
+  hb.cols.view(image_->columns() + e0, off[R] - e0, &part_registered_[a]);
   return true;
 }
 
@@ -153,10 +153,31 @@ void HostBlockStore::alloc_array(RawArray<T>& a, std::size_t n) {
 }
 
 bool HostBlockStore::wait_for_views(const WorkUnit& w) {
-  if (!image_ || !direct_ || image_->registered()) return false;
+  if (!image_ || !direct_) return false;
+  auto registered = [&] { return part_registered(w.i) && part_registered(w.j); };
+  if (registered()) return false;
   const double kernel_s = plan_internal::kernel_seconds(plan_, w);
   if (kernel_s * copy_bytes_per_s_ >= static_cast<double>(w.slot_bytes)) return false;
-  (void)image_->register_with(*registrar_);  // (once: whoever comes first registers it)
+  // (the preload's registrar registers the parts in the order the units need them; a part it
+  // did not get to, or whose registration failed, is uploaded from pageable memory)
+  std::unique_lock<std::mutex> lk(bmu_);
+  bcv_.wait(lk, [&] { return registered() || !preload_running_; });
+  return true;
+}
+
+bool HostBlockStore::register_part(std::uint32_t a) {
+  if (part_registered(a)) return true;
+  const eid_t* off = image_->source_offsets();
+  const Partition& P = plan_.partition;
+  const eid_t e0 = off[P.bounds[a]], e1 = off[P.bounds[a + 1]];
+  const double t0 = now_s();
+  if (!image_->register_columns(*registrar_, e0, e1)) return false;
+  rec_.span("register", -1, t0, now_s(), (e1 - e0) * sizeof(vid_t));
+  {
+    std::lock_guard<std::mutex> lk(bmu_);
+    part_registered_[a].store(true, std::memory_order_release);
+  }
+  bcv_.notify_all();
   return true;
 }
 

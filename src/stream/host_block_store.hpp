@@ -86,8 +86,11 @@ class HostBlockStore {
   // image's pageable memory or waits for the registration (wait_for_views), and uploads from
   // the registered image from then on. The image outlives the store. Set before start_preload.
   void use_image(InCoreImage* image, double copy_bytes_per_s) {
-    if (plan_.partition.scheme == Scheme::Pair && image && image->n() == plan_.partition.n)
+    if (plan_.partition.scheme == Scheme::Pair && image && image->n() == plan_.partition.n) {
       image_ = image;
+      part_registered_ = std::make_unique<std::atomic<bool>[]>(plan_.partition.p);
+      for (std::uint32_t a = 0; a < plan_.partition.p; ++a) part_registered_[a] = false;
+    }
     copy_bytes_per_s_ = copy_bytes_per_s;
   }
   // Before unit w takes views of an image not registered yet (direct uploads): waits for the
@@ -148,6 +151,11 @@ class HostBlockStore {
   // Row part a's suffix block as a view of the image's columns (its offsets built); false when
   // the image does not hold all of the part's chunks yet (`needed`).
   bool suffix_view(std::uint32_t a, const std::vector<std::uint64_t>& needed, HostBlock& hb);
+  // Registers the image's columns of row part a (its view's), once; true when they are.
+  bool register_part(std::uint32_t a);
+  bool part_registered(std::uint32_t a) const {
+    return part_registered_[a].load(std::memory_order_acquire);
+  }
   template <class T>
   void alloc_array(RawArray<T>& a, std::size_t n);
   void register_blocks(const Made& made, ThreadPool& pool, std::int64_t unit, bool shared = false);
@@ -183,6 +191,9 @@ class HostBlockStore {
   bool preload_running_ = false;
   std::function<void()> on_preloaded_;
   InCoreImage* image_ = nullptr;  // pair's suffix blocks view its columns (use_image)
+  // per row part: the image's columns of the part are registered (its view's flag); set under
+  // bmu_, with bcv_ notified
+  std::unique_ptr<std::atomic<bool>[]> part_registered_;
   double copy_bytes_per_s_ = 0;
   std::exception_ptr preload_error_;
   std::atomic<bool> stop_{false};

@@ -57,7 +57,8 @@ InCoreImage::~InCoreImage() {
     if (!joined_ && worker_.joinable()) worker_.join();
     joined_ = true;
   }
-  if (registrar_) registrar_->unregister_host(mem_);
+  if (registrar_)
+    for (const auto& [lo, hi] : pieces_) registrar_->unregister_host(mem_ + lo);
   std::free(mem_);
 }
 
@@ -138,9 +139,42 @@ bool InCoreImage::register_with(HostRegistrar& registrar) {
   std::lock_guard<std::mutex> lock(register_mu_);
   if (register_tried_) return registered();
   register_tried_ = true;
-  if (!registrar.register_host(mem_, reserved_)) return false;
-  registrar_ = &registrar;
+  if (!register_bytes_locked(registrar, 0, reserved_)) return false;
   registered_.store(true, std::memory_order_release);
+  return true;
+}
+
+bool InCoreImage::register_columns(HostRegistrar& registrar, eid_t e0, eid_t e1) {
+  if (e1 <= e0) return true;
+  if (!wait_edges(e0, e1)) return false;
+  std::lock_guard<std::mutex> lock(register_mu_);
+  if (registered()) return true;
+  return register_bytes_locked(registrar, cols_at_ + e0 * sizeof(vid_t),
+                               cols_at_ + e1 * sizeof(vid_t));
+}
+
+bool InCoreImage::register_bytes_locked(HostRegistrar& registrar, std::uint64_t lo,
+                                        std::uint64_t hi) {
+  // 1. Whole pages (the image starts on a page and its reservation ends on one).
+  constexpr std::uint64_t kPage = 4096;
+  lo = lo / kPage * kPage;
+  hi = std::min<std::uint64_t>(reserved_, (hi + kPage - 1) / kPage * kPage);
+  if (registrar_ && registrar_ != &registrar) return false;  // (one registrar per image)
+  // 2. Each gap between the registrations in [lo, hi), registered on its own.
+  std::uint64_t at = lo;
+  auto it = pieces_.upper_bound(lo);
+  if (it != pieces_.begin() && std::prev(it)->second > lo) at = std::prev(it)->second;
+  while (at < hi) {
+    const std::uint64_t end = it == pieces_.end() ? hi : std::min(hi, it->first);
+    if (end > at) {
+      if (!registrar.register_host(mem_ + at, end - at)) return false;
+      registrar_ = &registrar;
+      pieces_.emplace(at, end);
+    }
+    if (it == pieces_.end()) break;
+    at = it->second;
+    ++it;
+  }
   return true;
 }
 

@@ -18,6 +18,7 @@
 #include <condition_variable>
 #include <cstdint>
 #include <exception>
+#include <map>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -61,6 +62,14 @@ class InCoreImage {
   // answer.
   bool register_with(HostRegistrar& registrar);
   bool registered() const { return registered_.load(std::memory_order_acquire); }
+  // Registers the whole pages holding the columns of edges [e0, e1) that no earlier call (nor
+  // register_with) registered, in one registration (out of core: pair's row parts, each as soon
+  // as the image holds it, so that no upload waits for the whole image). The image is then
+  // covered by several registrations: a copy out of it may cross from one into the next, which
+  // the registrar must allow for (the CUDA backend splits such copies). Waits for those
+  // columns; true when every page of them is registered. Any thread; the destructor
+  // unregisters. A later register_with registers the pages still left.
+  bool register_columns(HostRegistrar& registrar, eid_t e0, eid_t e1);
   // True once registered (the host block store's views of the columns: RawArray::view).
   const std::atomic<bool>* registered_flag() const { return &registered_; }
 
@@ -98,6 +107,10 @@ class InCoreImage {
   std::atomic<bool> registered_{false};
   std::mutex register_mu_;
   bool register_tried_ = false;  // (under register_mu_)
+  // (under register_mu_) the registrations: byte offsets in the image, start -> end, disjoint
+  std::map<std::uint64_t, std::uint64_t> pieces_;
+  // Registers the pages of bytes [lo, hi) not registered yet; under register_mu_.
+  bool register_bytes_locked(HostRegistrar& registrar, std::uint64_t lo, std::uint64_t hi);
   // Blocks until ready() or the decoding's end; returns ready().
   template <class Ready>
   bool wait_for(Ready ready);

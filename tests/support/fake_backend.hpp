@@ -279,7 +279,8 @@ class FakeBackend final : public StreamingBackend {
     sl.row_spans.push_back(UploadPiece{0, 0, (off[r1] - off[r0]) * sizeof(vid_t)});
     counted_rows += r1 - r0;
   }
-  // A copy's source: a host slot, or memory registered with the backend.
+  // A copy's source: a host slot, or memory registered with the backend (one registration, or
+  // several that follow each other: the CUDA backend splits such a copy at their edges).
   void source(const void* p, std::uint64_t bytes) {
     const auto* q = static_cast<const unsigned char*>(p);
     for (Slot& sl : slots_)
@@ -291,8 +292,15 @@ class FakeBackend final : public StreamingBackend {
     ++direct_copies;
     std::lock_guard<std::mutex> lk(mu_);
     auto it = live_.upper_bound(const_cast<unsigned char*>(q));
-    if (it == live_.begin() || q + bytes > std::prev(it)->first + std::prev(it)->second)
+    if (it == live_.begin()) {
       ++unregistered_sources;
+      return;
+    }
+    --it;
+    const unsigned char* end = it->first + it->second;
+    for (++it; end < q + bytes && it != live_.end() && it->first == end; ++it)
+      end = it->first + it->second;
+    if (q + bytes > end) ++unregistered_sources;
   }
   // Two device slots: the host slot's range, the direct copies and the packed images.
   DeviceBlocks run_slot(int s, Slot& sl) {
