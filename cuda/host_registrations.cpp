@@ -8,15 +8,22 @@
 
 namespace tristream::cuda {
 
-void HostRegistrations::add(const void* p, std::uint64_t bytes) {
+void HostRegistrations::add(const void* p, std::uint64_t bytes, const void* group) {
   const auto a = reinterpret_cast<std::uintptr_t>(p);
   std::lock_guard<std::mutex> lk(mu_);
-  regs_[a] = a + bytes;
+  regs_[a] = Reg{a + bytes, group};
 }
 
-void HostRegistrations::remove(const void* p) {
+std::vector<void*> HostRegistrations::take(const void* group) {
+  std::vector<void*> out;
   std::lock_guard<std::mutex> lk(mu_);
-  regs_.erase(reinterpret_cast<std::uintptr_t>(p));
+  // (a group's pieces follow each other from the group's own start)
+  auto it = regs_.find(reinterpret_cast<std::uintptr_t>(group));
+  while (it != regs_.end() && it->second.group == group) {
+    out.push_back(reinterpret_cast<void*>(it->first));
+    it = regs_.erase(it);
+  }
+  return out;
 }
 
 void HostRegistrations::copy(void* dst, const void* src, std::uint64_t bytes,
@@ -28,10 +35,10 @@ void HostRegistrations::copy(void* dst, const void* src, std::uint64_t bytes,
   {
     std::lock_guard<std::mutex> lk(mu_);
     auto it = regs_.upper_bound(lo);
-    if (it != regs_.begin() && std::prev(it)->second > lo) --it;
+    if (it != regs_.begin() && std::prev(it)->second.end > lo) --it;
     for (; it != regs_.end() && it->first < hi; ++it) {
       if (it->first > lo) cuts.push_back(it->first);
-      if (it->second < hi) cuts.push_back(it->second);
+      if (it->second.end < hi) cuts.push_back(it->second.end);
     }
   }
   // 2. One copy per piece.

@@ -8,9 +8,11 @@
 // host-to-device copy of the streaming backend goes through copy(), which issues one copy per
 // registration (or unregistered run) the source spans.
 //
-// Contract: add() after a successful cudaHostRegister, remove() before cudaHostUnregister; the
-// registrations are disjoint. Any thread (the preload's registrar adds while the driver copies).
-// copy() throws through TS_CUDA_CHECK like any call of the backend.
+// Contract: add() after a successful cudaHostRegister, take() before cudaHostUnregister; the
+// registrations are disjoint. A registration of the backend's caller may be made of several
+// (group: the caller's pointer; StreamingBackend::register_host registers in pieces). Any thread
+// (the preload's registrar adds while the driver copies). copy() throws through TS_CUDA_CHECK
+// like any call of the backend.
 #pragma once
 
 #include <cuda_runtime_api.h>
@@ -18,19 +20,25 @@
 #include <cstdint>
 #include <map>
 #include <mutex>
+#include <vector>
 
 namespace tristream::cuda {
 
 class HostRegistrations {
  public:
-  void add(const void* p, std::uint64_t bytes);
-  void remove(const void* p);
+  void add(const void* p, std::uint64_t bytes, const void* group);
+  // Forgets the registrations of `group` and returns their starts.
+  std::vector<void*> take(const void* group);
   // Copies [src, src + bytes) to dst on `stream`, split at the registrations' edges.
   void copy(void* dst, const void* src, std::uint64_t bytes, cudaStream_t stream) const;
 
  private:
+  struct Reg {
+    std::uintptr_t end = 0;
+    const void* group = nullptr;
+  };
   mutable std::mutex mu_;
-  std::map<std::uintptr_t, std::uintptr_t> regs_;  // start -> end
+  std::map<std::uintptr_t, Reg> regs_;  // start -> end, group
 };
 
 }  // namespace tristream::cuda

@@ -156,7 +156,8 @@ const unsigned char* packed_image_of(const UnitLayout& L, int bi) {
 
 }  // namespace
 
-void upload_packed(UnitSlot& sl, const UnitLayout& L, const bool* send, cudaStream_t copy) {
+void upload_packed(UnitSlot& sl, const UnitLayout& L, const bool* send, cudaStream_t copy,
+                   const HostRegistrations& regs) {
   std::uint64_t scratch = 0;
   for (int bi = 0; bi < L.num_blocks; ++bi)
     if (L.blocks[bi].packed && send[bi]) scratch += packed_bytes(L.blocks[bi].packed_rows);
@@ -172,8 +173,7 @@ void upload_packed(UnitSlot& sl, const UnitLayout& L, const bool* send, cudaStre
     const SlotBlock& b = L.blocks[bi];
     if (!b.packed || !send[bi]) continue;
     const unsigned char* image = packed_image_of(L, bi);
-    TS_CUDA_CHECK(cudaMemcpyAsync(base + at, image, packed_bytes(b.packed_rows),
-                                  cudaMemcpyHostToDevice, copy));
+    regs.copy(base + at, image, packed_bytes(b.packed_rows), copy);
     sl.expand.push_back({base + at, b.rows, b.packed_rows, sl.block_off[bi]});
     at += packed_bytes(b.packed_rows);
   }

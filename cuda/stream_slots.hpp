@@ -10,7 +10,8 @@
 //   - UnitSlots::allocate makes every slot or throws (leaving nothing allocated: call release()
 //     after a failure); DeviceOutOfMemory when device memory runs out. release() frees
 //     everything; the caller has synchronised both streams first. Safe to call twice.
-//   - Packed blocks: upload_packed copies the packed images of the blocks sent (send[bi]) to
+//   - Packed blocks: upload_packed copies the packed images of the blocks sent (send[bi]; through
+//     the backend's registrations, split at their edges) to
 //     stream-ordered scratch on the copy stream; expand_packed_blocks, on the compute stream
 //     after the unit's upload, expands them into the blocks' dense offsets (slot.block_off) and
 //     frees the scratch there.
@@ -22,6 +23,7 @@
 #include <string>
 #include <vector>
 
+#include "host_registrations.hpp"
 #include "tristream/pipeline.hpp"
 #include "tristream/types.hpp"
 
@@ -119,7 +121,8 @@ class UnitSlots {
 void open_upload(UnitSlot& sl, cudaStream_t copy);
 
 // Packed blocks among those sent (send[bi]) to scratch on `copy` (see the contract above).
-void upload_packed(UnitSlot& sl, const UnitLayout& L, const bool* send, cudaStream_t copy);
+void upload_packed(UnitSlot& sl, const UnitLayout& L, const bool* send, cudaStream_t copy,
+                   const HostRegistrations& regs);
 void expand_packed_blocks(UnitSlot& sl, cudaStream_t compute);
 // The slot's cut blocks (UnitSlot::cut) cut from its B on `compute`, after expand_packed_blocks
 // (a packed B is dense by then).

@@ -22,8 +22,11 @@
 //     kernel like upload_async.
 #include <cuda_runtime_api.h>
 
+#include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <string>
+#include <thread>
 
 #include "check.hpp"
 #include "device_block_cache.hpp"
@@ -104,17 +107,37 @@ class CudaStreamingBackend final : public StreamingBackend {
 
   // ---- direct uploads ----
 
+  // A registration holds the driver for its whole length (about 10 GB/s on the H100 machine):
+  // the pipeline's launches and copies waited behind the in-core image's row parts (Kronecker
+  // 26's first kernel ran 8x its time). So memory is registered in pieces of kRegisterPiece,
+  // each after the driver thread's current upload or launch (driver_calls_), and its copies are
+  // split at the pieces' edges (HostRegistrations::copy).
+  static constexpr std::uint64_t kRegisterPiece = std::uint64_t{32} << 20;
   bool register_host(void* p, std::uint64_t bytes) override {
-    if (!cuda::cuda_ok(cudaSetDevice(opts_.device)) ||
-        !cuda::cuda_ok(cudaHostRegister(p, bytes, cudaHostRegisterPortable)))
-      return false;
-    regs_.add(p, bytes);
+    if (!cuda::cuda_ok(cudaSetDevice(opts_.device))) return false;
+    auto* base = static_cast<unsigned char*>(p);
+    for (std::uint64_t at = 0; at < bytes; at += kRegisterPiece) {
+      const std::uint64_t n = std::min(kRegisterPiece, bytes - at);
+      while (driver_calls_.load(std::memory_order_acquire) > 0) std::this_thread::yield();
+      if (!cuda::cuda_ok(cudaHostRegister(base + at, n, cudaHostRegisterPortable))) {
+        unregister_host(p);  // (the pieces so far)
+        return false;
+      }
+      regs_.add(base + at, n, p);
+    }
     return true;
   }
   void unregister_host(void* p) noexcept override {
-    regs_.remove(p);
-    TS_CUDA_CHECK_NOTHROW(cudaHostUnregister(p));
+    for (void* piece : regs_.take(p)) TS_CUDA_CHECK_NOTHROW(cudaHostUnregister(piece));
   }
+  // The driver thread's uploads and launches, during which no registration piece starts.
+  struct DriverCall {
+    explicit DriverCall(std::atomic<int>& n) : n_(n) { n_.fetch_add(1, std::memory_order_acq_rel); }
+    ~DriverCall() { n_.fetch_sub(1, std::memory_order_acq_rel); }
+    DriverCall(const DriverCall&) = delete;
+    DriverCall& operator=(const DriverCall&) = delete;
+    std::atomic<int>& n_;
+  };
 
   // ---- allocation ----
 
@@ -208,6 +231,7 @@ class CudaStreamingBackend final : public StreamingBackend {
   }
 
   void upload_async(int s, const UnitLayout& L) override {
+    DriverCall call(driver_calls_);
     select();
     cuda::UnitSlot& sl = slots_[s];
     NvtxRange r("upload u" + std::to_string(L.unit));
@@ -232,11 +256,12 @@ class CudaStreamingBackend final : public StreamingBackend {
         sl.cut[bi] = L.cuts(bi);
       }
     }
-    cuda::upload_packed(sl, L, send, copy_);
+    cuda::upload_packed(sl, L, send, copy_, regs_);
     TS_CUDA_CHECK(cudaEventRecord(sl.up_end, copy_));
   }
 
   void count_async(int s, const UnitLayout& L) override {
+    DriverCall call(driver_calls_);
     select();
     cuda::UnitSlot& sl = slots_[s];
     NvtxRange r("count u" + std::to_string(L.unit));
@@ -476,6 +501,7 @@ class CudaStreamingBackend final : public StreamingBackend {
   // what register_host registered: direct copies split where they cross registrations
   // (declared before the cache, which copies through it)
   cuda::HostRegistrations regs_;
+  std::atomic<int> driver_calls_{0};  // uploads and launches under way (register_host waits)
   cuda::DeviceCacheMemory cache_;
 };
 
