@@ -109,15 +109,22 @@ class CudaStreamingBackend final : public StreamingBackend {
 
   // A registration holds the driver for its whole length (about 10 GB/s on the H100 machine):
   // the pipeline's launches and copies waited behind the in-core image's row parts (Kronecker
-  // 26's first kernel ran 8x its time). So memory is registered in pieces of kRegisterPiece,
-  // each after the driver thread's current upload or launch (driver_calls_), and its copies are
-  // split at the pieces' edges (HostRegistrations::copy).
-  static constexpr std::uint64_t kRegisterPiece = std::uint64_t{32} << 20;
+  // 26's first kernel ran 8x its time). So memory is registered in pieces of 32 MiB, each after
+  // the driver thread's current upload or launch (driver_calls_), and its copies are split at
+  // the pieces' edges (HostRegistrations::copy). TRISTREAM_REGISTER_PIECE_BYTES (whole pages)
+  // sets another size: the tests' small graphs cross pieces only with small ones.
+  static std::uint64_t register_piece_bytes() {
+    constexpr std::uint64_t kPage = 4096;
+    const char* env = std::getenv("TRISTREAM_REGISTER_PIECE_BYTES");
+    const std::uint64_t b = env ? std::strtoull(env, nullptr, 10) : std::uint64_t{32} << 20;
+    return std::max(kPage, b / kPage * kPage);
+  }
   bool register_host(void* p, std::uint64_t bytes) override {
     if (!cuda::cuda_ok(cudaSetDevice(opts_.device))) return false;
     auto* base = static_cast<unsigned char*>(p);
-    for (std::uint64_t at = 0; at < bytes; at += kRegisterPiece) {
-      const std::uint64_t n = std::min(kRegisterPiece, bytes - at);
+    const std::uint64_t piece = register_piece_bytes();
+    for (std::uint64_t at = 0; at < bytes; at += piece) {
+      const std::uint64_t n = std::min(piece, bytes - at);
       while (driver_calls_.load(std::memory_order_acquire) > 0) std::this_thread::yield();
       if (!cuda::cuda_ok(cudaHostRegister(base + at, n, cudaHostRegisterPortable))) {
         unregister_host(p);  // (the pieces so far)

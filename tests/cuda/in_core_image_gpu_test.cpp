@@ -79,6 +79,43 @@ TEST(InCoreImageGpu, TheSameFiguresWithAndWithoutTheImage) {
   }
 }
 
+// Host memory registered in pieces of one page or 64 KiB (TRISTREAM_REGISTER_PIECE_BYTES; 32 MiB
+// by default, which these graphs do not cross): every upload from the in-core image, in core and
+// out of core from pair's views, and from the views' offsets crosses pieces and is split at
+// their edges. The figures equal the CPU counter's and those of the default pieces (a copy that
+// crossed two registrations would fail).
+TEST(InCoreImageGpu, UploadsCrossingRegistrationPiecesAreExact) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no usable CUDA device: gpu test skipped";
+  test::TempDir tmp;
+  const OrientedGraph g = hubbed_file(tmp, 30000, 400000, 61, 3, 5, 32 << 10);
+  const count_t want = make_cpu_counter()->count(g.csr.view());
+  for (bool per_vertex : {false, true}) {
+    const std::uint64_t quarter = in_core_bytes(g.n(), g.m(), per_vertex) / 4;
+    for (std::uint64_t gpu_memory : {std::uint64_t{0}, quarter}) {
+      SCOPED_TRACE(std::string(per_vertex ? "per vertex" : "count") +
+                   (gpu_memory ? ", pair at 1/4" : ", in core"));
+      CountOptions o;
+      o.backend = "cuda";
+      o.per_vertex = per_vertex;
+      o.gpu_memory = gpu_memory;
+      o.scheme = gpu_memory ? "pair" : "auto";
+      const CountResult usual = count(tmp.file("g.tcsr"), o);
+      EXPECT_EQ(usual.triangles, want);
+      for (const char* piece : {"4096", "65536"}) {
+        SCOPED_TRACE(piece);
+        ::setenv("TRISTREAM_REGISTER_PIECE_BYTES", piece, 1);
+        const CountResult small = count(tmp.file("g.tcsr"), o);
+        ::unsetenv("TRISTREAM_REGISTER_PIECE_BYTES");
+        EXPECT_EQ(small.triangles, want);
+        EXPECT_EQ(small.per_vertex, usual.per_vertex);
+        if (gpu_memory) {
+          EXPECT_NE(small.stats.find("\"scheme\":\"pair\""), std::string::npos) << small.stats;
+        }
+      }
+    }
+  }
+}
+
 // The kernel spans of a count's stats (one per row piece's count).
 std::uint64_t kernel_spans(const CountResult& r) {
   const std::string& s = r.stats;
