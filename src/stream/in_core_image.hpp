@@ -70,8 +70,6 @@ class InCoreImage {
   // columns; true when every page of them is registered. Any thread; the destructor
   // unregisters. A later register_with registers the pages still left.
   bool register_columns(HostRegistrar& registrar, eid_t e0, eid_t e1);
-  // True once registered (the host block store's views of the columns: RawArray::view).
-  const std::atomic<bool>* registered_flag() const { return &registered_; }
 
   std::uint64_t n() const { return n_; }
   eid_t m() const { return m_; }
