@@ -42,6 +42,15 @@ OrientedGraph hubbed_file(const test::TempDir& dir, vid_t n, std::uint64_t m, st
   return g;
 }
 
+// A CUDA count's options: per-vertex counts or not, a device budget (0: the free memory).
+CountOptions cuda_options(bool per_vertex, std::uint64_t gpu_memory) {
+  CountOptions o;
+  o.backend = "cuda";
+  o.per_vertex = per_vertex;
+  o.gpu_memory = gpu_memory;
+  return o;
+}
+
 TEST(InCoreImageGpu, TheSameFiguresWithAndWithoutTheImage) {
   if (cuda_device_count() == 0) GTEST_SKIP() << "no usable CUDA device: gpu test skipped";
   test::TempDir tmp;
@@ -52,11 +61,8 @@ TEST(InCoreImageGpu, TheSameFiguresWithAndWithoutTheImage) {
     for (std::uint64_t gpu_memory : {std::uint64_t{0}, quarter}) {
       SCOPED_TRACE(std::string(per_vertex ? "per vertex" : "count") +
                    (gpu_memory ? ", out of core" : ", in core"));
-      CountOptions o;
-      o.backend = "cuda";
-      o.per_vertex = per_vertex;
+      CountOptions o = cuda_options(per_vertex, gpu_memory);
       o.clustering = per_vertex;
-      o.gpu_memory = gpu_memory;
       const CountResult with = count_with_and_without(tmp.file("g.tcsr"), o, true);
       const CountResult without = count_with_and_without(tmp.file("g.tcsr"), o, false);
       EXPECT_EQ(with.triangles, want);
@@ -95,10 +101,7 @@ TEST(InCoreImageGpu, UploadsCrossingRegistrationPiecesAreExact) {
     for (std::uint64_t gpu_memory : {std::uint64_t{0}, part}) {
       SCOPED_TRACE(std::string(per_vertex ? "per vertex" : "count") +
                    (gpu_memory ? ", pair out of core" : ", in core"));
-      CountOptions o;
-      o.backend = "cuda";
-      o.per_vertex = per_vertex;
-      o.gpu_memory = gpu_memory;
+      CountOptions o = cuda_options(per_vertex, gpu_memory);
       o.scheme = gpu_memory ? "pair" : "auto";
       const CountResult usual = count(tmp.file("g.tcsr"), o);
       EXPECT_EQ(usual.triangles, want);
