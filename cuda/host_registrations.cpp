@@ -2,6 +2,7 @@
 #include "host_registrations.hpp"
 
 #include <algorithm>
+#include <thread>
 #include <vector>
 
 #include "check.hpp"
@@ -24,6 +25,21 @@ std::vector<void*> HostRegistrations::take(const void* group) {
     it = regs_.erase(it);
   }
   return out;
+}
+
+void HostRegistrations::remove(const void* p) {
+  std::lock_guard<std::mutex> lk(mu_);
+  regs_.erase(reinterpret_cast<std::uintptr_t>(p));
+}
+
+void HostRegistrations::wait_for_drivers() const {
+  while (driver_calls_.load(std::memory_order_acquire) > 0) std::this_thread::yield();
+}
+
+HostRegistrations& host_registrations() {
+  // (never destroyed: a backend that outlives static destruction still finds it)
+  static HostRegistrations* const registry = new HostRegistrations;
+  return *registry;
 }
 
 void HostRegistrations::copy(void* dst, const void* src, std::uint64_t bytes,

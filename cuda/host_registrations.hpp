@@ -1,4 +1,4 @@
-// cuda/host_registrations.hpp — the host memory the streaming backend registered
+// cuda/host_registrations.hpp — the host memory the streaming backends registered
 // (register_host), and host-to-device copies split where their source crosses from one
 // registration into the next (cuda/ internal).
 //
@@ -8,15 +8,25 @@
 // host-to-device copy of the streaming backend goes through copy(), which issues one copy per
 // registration (or unregistered run) the source spans.
 //
-// Contract: add() after a successful cudaHostRegister, take() before cudaHostUnregister; the
-// registrations are disjoint. A registration of the backend's caller may be made of several
-// (group: the caller's pointer; StreamingBackend::register_host registers in pieces). Any thread
-// (the preload's registrar adds while the driver copies). copy() throws through TS_CUDA_CHECK
-// like any call of the backend.
+// One registry for the process (host_registrations()): registrations are portable
+// (cudaHostRegisterPortable), so memory that one backend registered is a registered source for
+// every backend of the process, and with several workers (--devices) the host block store and
+// the in-core image register through the first GPU's backend while every GPU copies from them.
+// A registry per backend split only its own backend's copies: a second GPU's copy that crossed
+// two pieces failed.
+//
+// Contract: add() after a successful cudaHostRegister, take() or remove() before
+// cudaHostUnregister; the registrations are disjoint. A registration of the backend's caller may
+// be made of several (group: the caller's pointer; StreamingBackend::register_host registers in
+// pieces). Any thread (the preload's registrar adds while the drivers copy). copy() throws
+// through TS_CUDA_CHECK like any call of the backend. The driver calls (DriverCall) of every
+// backend are counted here too: a registration piece starts only while no driver is inside an
+// upload or a launch (wait_for_drivers), since a registration holds the driver for its length.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
+#include <atomic>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -29,8 +39,25 @@ class HostRegistrations {
   void add(const void* p, std::uint64_t bytes, const void* group);
   // Forgets the registrations of `group` and returns their starts.
   std::vector<void*> take(const void* group);
+  // Forgets the one registration that starts at p (a piece of a registration that failed).
+  void remove(const void* p);
   // Copies [src, src + bytes) to dst on `stream`, split at the registrations' edges.
   void copy(void* dst, const void* src, std::uint64_t bytes, cudaStream_t stream) const;
+
+  // A driver's upload or launch under way (RAII), and the wait of a registration for none.
+  class DriverCall {
+   public:
+    explicit DriverCall(HostRegistrations& r) : n_(r.driver_calls_) {
+      n_.fetch_add(1, std::memory_order_acq_rel);
+    }
+    ~DriverCall() { n_.fetch_sub(1, std::memory_order_acq_rel); }
+    DriverCall(const DriverCall&) = delete;
+    DriverCall& operator=(const DriverCall&) = delete;
+
+   private:
+    std::atomic<int>& n_;
+  };
+  void wait_for_drivers() const;
 
  private:
   struct Reg {
@@ -39,6 +66,10 @@ class HostRegistrations {
   };
   mutable std::mutex mu_;
   std::map<std::uintptr_t, Reg> regs_;  // start -> end, group
+  std::atomic<int> driver_calls_{0};    // uploads and launches under way, every backend's
 };
+
+// The process's registry (see above).
+HostRegistrations& host_registrations();
 
 }  // namespace tristream::cuda

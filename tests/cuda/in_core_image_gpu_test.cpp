@@ -120,6 +120,38 @@ TEST(InCoreImageGpu, UploadsCrossingRegistrationPiecesAreExact) {
   }
 }
 
+// Several workers (--devices 0,0 and all) copy from memory that the first GPU's backend
+// registered: the in-core image (each GPU counts a slice of it from where it lies) and the host
+// block store's arena, which every worker reads out of core. With registrations of one page, a
+// second worker's copies cross pieces it did not register itself; they are split like the first
+// worker's (one registry for the process; a copy that crossed two registrations failed with
+// "invalid argument" on a machine of four GPUs).
+TEST(InCoreImageGpu, EveryWorkersCopiesCrossingRegistrationPiecesAreExact) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no usable CUDA device: gpu test skipped";
+  test::TempDir tmp;
+  const OrientedGraph g = hubbed_file(tmp, 30000, 400000, 67, 5, 3, 32 << 10);
+  const count_t want = make_cpu_counter()->count(g.csr.view());
+  CountOptions base = cuda_options(true, 0);
+  const CountResult one = count(tmp.file("g.tcsr"), base);
+  ASSERT_EQ(one.triangles, want);
+  const std::uint64_t half = in_core_bytes(g.n(), g.m(), true) / 2;
+  for (const char* devices : {"0,0", "all"})
+    for (std::uint64_t gpu_memory : {std::uint64_t{0}, half})
+      for (const char* scheme : {"range", "pair"}) {
+        if (!gpu_memory && std::string(scheme) != "range") continue;  // (in core: one unit)
+        SCOPED_TRACE(std::string(devices) + (gpu_memory ? " out of core " : " in core ") + scheme);
+        CountOptions o = cuda_options(true, gpu_memory);
+        o.devices = devices;
+        o.scheme = scheme;
+        ::setenv("TRISTREAM_REGISTER_PIECE_BYTES", "4096", 1);
+        const CountResult r = count(tmp.file("g.tcsr"), o);
+        ::unsetenv("TRISTREAM_REGISTER_PIECE_BYTES");
+        EXPECT_EQ(r.triangles, want);
+        EXPECT_EQ(r.per_vertex, one.per_vertex);
+        EXPECT_NE(r.stats.find("\"workers\""), std::string::npos) << r.stats;
+      }
+}
+
 // The kernel spans of a count's stats (one per row piece's count).
 std::uint64_t kernel_spans(const CountResult& r) {
   const std::string& s = r.stats;
