@@ -20,8 +20,9 @@
 // be made of several (group: the caller's pointer; StreamingBackend::register_host registers in
 // pieces). Any thread (the preload's registrar adds while the drivers copy). copy() throws
 // through TS_CUDA_CHECK like any call of the backend. The driver calls (DriverCall) of every
-// backend are counted here too: a registration piece starts only while no driver is inside an
-// upload or a launch (wait_for_drivers), since a registration holds the driver for its length.
+// backend are counted here too: a registration piece starts when no driver is inside an upload
+// or a launch, or after 4 ms (wait_for_drivers), since a registration holds the driver for its
+// length.
 #pragma once
 
 #include <cuda_runtime_api.h>

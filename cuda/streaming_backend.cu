@@ -108,11 +108,11 @@ class CudaStreamingBackend final : public StreamingBackend {
   // A registration holds the driver for its whole length (about 10 GB/s on the H100 machine):
   // the pipeline's launches and copies waited behind the in-core image's row parts (Kronecker
   // 26's first kernel ran 8x its time). So memory is registered in pieces of 32 MiB, each after
-  // the drivers' current uploads and launches (HostRegistrations::DriverCall, every backend's),
-  // and copies are split at the pieces' edges (HostRegistrations::copy; the registry is the
-  // process's, so that every worker's copies are split where any backend registered).
-  // TRISTREAM_REGISTER_PIECE_BYTES (bytes, rounded down to whole pages) sets another size: the
-  // tests' small graphs cross pieces only with small ones.
+  // the drivers' current uploads and launches (HostRegistrations::DriverCall, every backend's;
+  // at most 4 ms after), and copies are split at the pieces' edges (HostRegistrations::copy; the
+  // registry is the process's, so that every worker's copies are split where any backend
+  // registered). TRISTREAM_REGISTER_PIECE_BYTES (bytes, rounded down to whole pages) sets another
+  // size: the tests' small graphs cross pieces only with small ones.
   static std::uint64_t register_piece_bytes() {
     constexpr std::uint64_t kPage = 4096;
     const char* env = std::getenv("TRISTREAM_REGISTER_PIECE_BYTES");
