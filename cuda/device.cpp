@@ -18,6 +18,12 @@ int cuda_device_count() {
   return cuda::cuda_ok(cudaGetDeviceCount(&n)) ? n : 0;
 }
 
+std::uint64_t cuda_device_total_memory(int ordinal) {
+  if (ordinal < 0 || ordinal >= cuda_device_count()) return 0;
+  cudaDeviceProp p{};
+  return cuda::cuda_ok(cudaGetDeviceProperties(&p, ordinal)) ? p.totalGlobalMem : 0;
+}
+
 namespace cuda {
 
 void select_device(int ordinal) {

@@ -21,6 +21,9 @@ bool built_with_cuda() {
 int cuda_device_count() {
   return 0;
 }
+std::uint64_t cuda_device_total_memory(int) {
+  return 0;
+}
 
 std::unique_ptr<Counter> make_cuda_counter(const CounterOptions&) {
   no_cuda();

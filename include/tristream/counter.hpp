@@ -53,6 +53,9 @@ std::unique_ptr<Counter> make_cpu_counter(const CounterOptions& options = {});
 // usable; make_cuda_counter throws Error(Usage, "built without CUDA ...") in a CUDA-less build.
 bool built_with_cuda();
 int cuda_device_count();
+// The memory of CUDA device `ordinal` in bytes (its total, not what is free: no context is
+// made); 0 without CUDA or without that device. Never throws.
+std::uint64_t cuda_device_total_memory(int ordinal);
 std::unique_ptr<Counter> make_cuda_counter(const CounterOptions& options = {});
 
 }  // namespace tristream

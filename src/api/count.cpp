@@ -112,22 +112,41 @@ std::string plan_line(const Plan& plan) {
 }
 
 // The in-core image (stream/in_core_image.hpp), started while the devices start when the count
-// runs on a GPU: CUDA built in and a GPU driver present, one process (not under mpirun, where
-// every rank would decode the whole graph), no host budget given, and the image within a quarter
-// of the available host memory.
+// runs on a GPU: CUDA built in and a GPU driver present, no host budget given, and the image
+// within a quarter of the available host memory (shared by the machine's ranks under mpirun).
+// Under mpirun, where out of core each rank reads only the chunks of its own units, only when
+// the count will be in core: every rank then counts a slice of the whole graph, which it decodes
+// anyway, into the image as one process does rather than through staging buffers with nothing
+// to overlap (measured on four H200s: 2.7x one GPU's time with 2 ranks). In core means the
+// in-core footprint within --gpu-memory, or within nine tenths of `device`'s memory divided among
+// the machine's ranks that share a GPU (the planner then finds it in core unless the GPU's free
+// memory is far below its total: the image then serves the chunks).
 std::shared_ptr<stream::InCoreImage> start_in_core_image(const GraphSource& g,
-                                                         const CountOptions& o, bool one_process) {
+                                                         const CountOptions& o, bool per_vertex,
+                                                         const Communicator* comm, int device) {
 #ifdef TRISTREAM_HAVE_CUDA
   const bool gpu = o.backend != "cpu" && ::access("/dev/nvidiactl", F_OK) == 0;
 #else
   const bool gpu = false;
 #endif
-  if (!gpu || !one_process || o.host_memory.bytes() || g.m() == 0 || g.offsets()[0] != 0 ||
+  if (!gpu || o.host_memory.bytes() || g.m() == 0 || g.offsets()[0] != 0 ||
       std::getenv("TRISTREAM_NO_IN_CORE_IMAGE"))
     return nullptr;
+  const bool ranks = comm && comm->size() > 1;
+  const std::uint64_t ranks_here = ranks ? static_cast<std::uint64_t>(comm->local_size()) : 1;
   const std::uint64_t bytes = stream::InCoreImage::slot_bytes(g.n(), g.m());
   const std::uint64_t room = available_host_memory();
-  if (room == 0 || bytes > room / 4) return nullptr;
+  if (room == 0 || bytes > room / 4 / ranks_here) return nullptr;
+  if (ranks) {
+    if (o.parts > 1) return nullptr;
+    std::uint64_t budget = o.gpu_memory.bytes();
+    if (!budget) {
+      const auto gpus = static_cast<std::uint64_t>(cuda_device_count());
+      const std::uint64_t sharing = gpus ? (ranks_here + gpus - 1) / gpus : 1;
+      budget = cuda_device_total_memory(device) / 10 * 9 / sharing;
+    }
+    if (in_core_bytes(g.n(), g.m(), per_vertex) > budget) return nullptr;
+  }
   return std::make_shared<stream::InCoreImage>(g, o.threads);
 }
 
@@ -173,8 +192,8 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
   if (room > 0 && adjacency <= room / 2) reader.prefetch();
   const auto src = reader_source(reader);
   const std::uint64_t held_before_image = host_resident_bytes();
-  std::shared_ptr<stream::InCoreImage> image =
-      start_in_core_image(*src, o, !comm || comm->size() == 1);
+  std::shared_ptr<stream::InCoreImage> image = start_in_core_image(
+      *src, o, po.per_vertex, comm, devices.empty() ? po.counter.device : devices.front());
   // 2. The host budget covers the whole process: what it holds already (the program, the row
   //    offsets), the threads, the census, the degree pass and the per-vertex arrays beside the
   //    plan (plan/host_model.hpp). The image's bytes count as held from its start (it may still

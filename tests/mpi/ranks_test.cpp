@@ -8,27 +8,11 @@
 #include <cstdlib>
 #include <string>
 
+#include "mpi_util.hpp"
 #include "test_util.hpp"
 
 namespace tristream::test {
 namespace {
-
-bool have_mpirun() {
-  return std::system("command -v mpirun >/dev/null 2>&1") == 0;
-}
-
-// Runs `mpirun <launch>` with the tristream binary's commands in `args` (each "{bin}" replaced
-// by the binary), as root too, never longer than two minutes.
-RunResult run_mpi(const std::string& args) {
-  std::string cmd = args;
-  for (std::size_t at; (at = cmd.find("{bin}")) != std::string::npos;)
-    cmd.replace(at, 5, q(TRISTREAM_BINARY));
-  return run_shell(
-      "OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 "
-      "OMPI_MCA_rmaps_base_oversubscribe=1 "
-      "timeout 120 mpirun --oversubscribe " +
-      cmd);
-}
 
 class Ranks : public ::testing::Test {
  protected:
@@ -51,13 +35,6 @@ class Ranks : public ::testing::Test {
   TempDir tmp_;
 };
 
-std::string field(const std::string& json, const std::string& key) {
-  const std::size_t at = json.find("\"" + key + "\":");
-  if (at == std::string::npos) return "";
-  const std::size_t v = at + key.size() + 3;
-  return json.substr(v, json.find_first_of(",}", v) - v);
-}
-
 TEST_F(Ranks, EveryRankCountAndSplitEqualsOneProcess) {
   for (const std::string name : {"karate", "skewed"}) {
     const std::string g = graph(name);
@@ -66,7 +43,7 @@ TEST_F(Ranks, EveryRankCountAndSplitEqualsOneProcess) {
       const std::string ref_pv = tmp_.file("ref.csv");
       const RunResult ref = run_cli("count " + q(g) + flags + " --json --per-vertex " + q(ref_pv));
       ASSERT_EQ(ref.status, 0) << ref.err;
-      const std::string want = field(ref.out, "triangles");
+      const std::string want = json_field(ref.out, "triangles");
       ASSERT_FALSE(want.empty()) << ref.out;
       for (int np : {1, 2, 3, 4})
         for (const std::string split : {"static", "dynamic"}) {
@@ -75,10 +52,10 @@ TEST_F(Ranks, EveryRankCountAndSplitEqualsOneProcess) {
           const RunResult r = run_mpi("-np " + std::to_string(np) + " {bin} count " + q(g) + flags +
                                       " --rank-split " + split + " --json --per-vertex " + q(pv));
           ASSERT_EQ(r.status, 0) << r.err;
-          EXPECT_EQ(field(r.out, "triangles"), want) << r.out;
+          EXPECT_EQ(json_field(r.out, "triangles"), want) << r.out;
           if (np > 1) {
-            EXPECT_EQ(field(r.out, "ranks"), std::to_string(np));
-            EXPECT_EQ(field(r.out, "rank_split"), "\"" + split + "\"");
+            EXPECT_EQ(json_field(r.out, "ranks"), std::to_string(np));
+            EXPECT_EQ(json_field(r.out, "rank_split"), "\"" + split + "\"");
           }
           EXPECT_EQ(read_text(pv), read_text(ref_pv));
           // rank 0 alone prints: one JSON line
@@ -96,7 +73,7 @@ TEST_F(Ranks, SeveralWorkersPerRankCountExactly) {
                               " --backend cpu --threads 1 --workers 2 --scheme hash --parts 4 "
                               "--json");
   ASSERT_EQ(r.status, 0) << r.err;
-  EXPECT_EQ(field(r.out, "triangles"), field(ref.out, "triangles"));
+  EXPECT_EQ(json_field(r.out, "triangles"), json_field(ref.out, "triangles"));
 }
 
 TEST_F(Ranks, AFailingRankEndsEveryRank) {

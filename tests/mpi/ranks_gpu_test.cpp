@@ -1,0 +1,55 @@
+// ranks_gpu_test.cpp — `mpirun -np 2 tristream count` on the CUDA backend (the ranks take GPUs
+// local rank mod GPUs: both GPU 0 on a machine of one): in core, where each rank counts a slice
+// of the one unit from the in-core image it decoded while its device started, and at half the
+// in-core footprint with pair, the count and the per-vertex file equal one process's (label gpu;
+// skipped without a GPU, mpirun or a build with MPI).
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "mpi_util.hpp"
+#include "test_util.hpp"
+#include "tristream/counter.hpp"
+
+namespace tristream::test {
+namespace {
+
+TEST(RanksGpu, TwoRanksCountLikeOneProcessInCoreAndOutOfCore) {
+#ifndef TRISTREAM_TEST_MPI
+  GTEST_SKIP() << "tristream was built without MPI (TRISTREAM_ENABLE_MPI), or with a sanitizer";
+#endif
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no usable CUDA device: gpu test skipped";
+  if (!have_mpirun()) GTEST_SKIP() << "mpirun is not installed (scripts/deps.sh installs it)";
+  TempDir tmp;
+  const std::string el = tmp.file("g.el"), g = tmp.file("g.tcsr");
+  write_edge_list(el, skewed_graph(30000, 400000, 23));
+  ASSERT_EQ(run_cli("convert " + q(el) + " -o " + q(g) + " -q").status, 0);
+  const RunResult plan =
+      run_cli("plan " + q(g) + " --parts 1 --gpu-memory 1024T --per-vertex --json");
+  ASSERT_EQ(plan.status, 0) << plan.err;
+  const std::string footprint = json_field(plan.out, "device_bytes");
+  ASSERT_FALSE(footprint.empty()) << plan.out;
+  const std::string ref_pv = tmp.file("ref.csv");
+  const RunResult ref =
+      run_cli("count " + q(g) + " --backend cuda --json --per-vertex " + q(ref_pv));
+  ASSERT_EQ(ref.status, 0) << ref.err;
+  for (const bool in_core : {true, false}) {
+    SCOPED_TRACE(in_core ? "in core" : "pair at half the footprint");
+    const std::string budget =
+        in_core ? "" : " --scheme pair --gpu-memory " + std::to_string(std::stoull(footprint) / 2);
+    const std::string pv = tmp.file("pv.csv");
+    const RunResult r = run_mpi("-np 2 --bind-to none {bin} count " + q(g) +
+                                " --backend cuda --json --per-vertex " + q(pv) + budget);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(json_field(r.out, "triangles"), json_field(ref.out, "triangles")) << r.out;
+    EXPECT_EQ(json_field(r.out, "ranks"), "2") << r.out;
+    EXPECT_EQ(read_text(pv), read_text(ref_pv));
+    if (in_core) {
+      // rank 0 decoded the in-core image (as each rank does in core)
+      EXPECT_NE(json_field(r.out, "image"), "0") << r.out;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace tristream::test
