@@ -13,9 +13,7 @@ void parse_binary(const char* p, std::size_t len, bool wide, Block& out) {
   const std::size_t n = len / rec;
   out.bytes = len;
   EdgeWriter dst(out, n + 1);
-  std::uint64_t loops = 0, max_id = 0;
-  for (std::size_t i = 0; i < n; ++i) {
-    std::uint64_t a, b;
+  auto load = [&](std::size_t i, std::uint64_t& a, std::uint64_t& b) {
     if (wide) {
       std::memcpy(&a, p + 16 * i, 8);
       std::memcpy(&b, p + 16 * i + 8, 8);
@@ -26,6 +24,32 @@ void parse_binary(const char* p, std::size_t len, bool wide, Block& out) {
       a = x;
       b = y;
     }
+  };
+  // 1. While both ids are below 2^32, without a branch on the data: every pair's key is written
+  // and kept unless it is a self-loop (the next one then overwrites it); the larger id of each
+  // kept pair raises max_id. (The order of the two ids is random: a branch on it mispredicted
+  // every other pair.)
+  std::uint64_t max_id = 0;
+  std::size_t i = 0;
+  std::uint64_t* const k0 = dst.key_cursor();
+  std::uint64_t* k = k0;
+  for (; i < n; ++i) {
+    std::uint64_t a, b;
+    load(i, a, b);
+    if ((a | b) >> 32) break;
+    const std::uint64_t lo = a < b ? a : b, hi = a < b ? b : a;
+    const std::uint64_t keep = a != b;
+    *k = lo << 32 | hi;
+    k += keep;
+    const std::uint64_t m = hi & (0 - keep);
+    max_id = m > max_id ? m : max_id;
+  }
+  std::uint64_t loops = i - static_cast<std::uint64_t>(k - k0);
+  dst.set_key_cursor(k);
+  // 2. From the first id of 2^32 or more, one pair at a time (the block becomes records).
+  for (; i < n; ++i) {
+    std::uint64_t a, b;
+    load(i, a, b);
     if (a == b) {
       ++loops;
       continue;

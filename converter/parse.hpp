@@ -91,6 +91,10 @@ class EdgeWriter {
     add_wide(a, b);
   }
   void finish();
+  // The next key's place while the edges are packed keys (null once wide), and the end of the
+  // keys written there directly (a caller's fast path for ids below 2^32).
+  std::uint64_t* key_cursor() const { return kdst_; }
+  void set_key_cursor(std::uint64_t* end) { kdst_ = end; }
 
  private:
   void add_wide(std::uint64_t a, std::uint64_t b);
