@@ -2,8 +2,6 @@
 #include "host_registrations.hpp"
 
 #include <algorithm>
-#include <chrono>
-#include <thread>
 #include <vector>
 
 #include "check.hpp"
@@ -31,16 +29,6 @@ std::vector<void*> HostRegistrations::take(const void* group) {
 void HostRegistrations::remove(const void* p) {
   std::lock_guard<std::mutex> lk(mu_);
   regs_.erase(reinterpret_cast<std::uintptr_t>(p));
-}
-
-void HostRegistrations::wait_for_drivers() const {
-  // Bounded: a piece of 32 MiB holds the driver about 3 ms, so a driver inside a longer call (a
-  // pageable copy) is delayed by about one piece at most, and with several drivers a
-  // registration never waits for all of them to be outside their calls at once.
-  const auto until = std::chrono::steady_clock::now() + std::chrono::milliseconds(4);
-  while (driver_calls_.load(std::memory_order_acquire) > 0 &&
-         std::chrono::steady_clock::now() < until)
-    std::this_thread::yield();
 }
 
 HostRegistrations& host_registrations() {

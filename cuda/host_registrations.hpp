@@ -12,22 +12,16 @@
 // (cudaHostRegisterPortable), so memory that one backend registered is a registered source for
 // every backend of the process, and with several workers (--devices) the host block store and
 // the in-core image register through the first GPU's backend while every GPU copies from them.
-// A registry per backend split only its own backend's copies: a second GPU's copy that crossed
-// two pieces failed.
 //
 // Contract: add() after a successful cudaHostRegister, take() or remove() before
 // cudaHostUnregister; the registrations are disjoint. A registration of the backend's caller may
 // be made of several (group: the caller's pointer; StreamingBackend::register_host registers in
 // pieces). Any thread (the preload's registrar adds while the drivers copy). copy() throws
-// through TS_CUDA_CHECK like any call of the backend. The driver calls (DriverCall) of every
-// backend are counted here too: a registration piece starts when no driver is inside an upload
-// or a launch, or after 4 ms (wait_for_drivers), since a registration holds the driver for its
-// length.
+// through TS_CUDA_CHECK like any call of the backend.
 #pragma once
 
 #include <cuda_runtime_api.h>
 
-#include <atomic>
 #include <cstdint>
 #include <map>
 #include <mutex>
@@ -45,21 +39,6 @@ class HostRegistrations {
   // Copies [src, src + bytes) to dst on `stream`, split at the registrations' edges.
   void copy(void* dst, const void* src, std::uint64_t bytes, cudaStream_t stream) const;
 
-  // A driver's upload or launch under way (RAII), and the wait of a registration for none.
-  class DriverCall {
-   public:
-    explicit DriverCall(HostRegistrations& r) : n_(r.driver_calls_) {
-      n_.fetch_add(1, std::memory_order_acq_rel);
-    }
-    ~DriverCall() { n_.fetch_sub(1, std::memory_order_acq_rel); }
-    DriverCall(const DriverCall&) = delete;
-    DriverCall& operator=(const DriverCall&) = delete;
-
-   private:
-    std::atomic<int>& n_;
-  };
-  void wait_for_drivers() const;
-
  private:
   struct Reg {
     std::uintptr_t end = 0;
@@ -67,7 +46,6 @@ class HostRegistrations {
   };
   mutable std::mutex mu_;
   std::map<std::uintptr_t, Reg> regs_;  // start -> end, group
-  std::atomic<int> driver_calls_{0};    // uploads and launches under way, every backend's
 };
 
 // The process's registry (see above).

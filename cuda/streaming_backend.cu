@@ -23,8 +23,10 @@
 #include <cuda_runtime_api.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdlib>
 #include <string>
+#include <thread>
 
 #include "check.hpp"
 #include "device_block_cache.hpp"
@@ -108,11 +110,11 @@ class CudaStreamingBackend final : public StreamingBackend {
   // A registration holds the driver for its whole length (about 10 GB/s on the H100 machine):
   // the pipeline's launches and copies waited behind the in-core image's row parts (Kronecker
   // 26's first kernel ran 8x its time). So memory is registered in pieces of 32 MiB, each after
-  // the drivers' current uploads and launches (HostRegistrations::DriverCall, every backend's;
-  // at most 4 ms after), and copies are split at the pieces' edges (HostRegistrations::copy; the
-  // registry is the process's, so that every worker's copies are split where any backend
-  // registered). TRISTREAM_REGISTER_PIECE_BYTES (bytes, rounded down to whole pages) sets another
-  // size: the tests' small graphs cross pieces only with small ones.
+  // this backend's driver thread's current upload or launch (driver_calls_; with several GPUs
+  // the others' calls may wait behind a piece), and copies are split at the pieces' edges
+  // (HostRegistrations::copy; the registry is the process's, so that every worker's copies are
+  // split where any backend registered). TRISTREAM_REGISTER_PIECE_BYTES (bytes, rounded down to
+  // whole pages) sets another size: the tests' small graphs cross pieces only with small ones.
   static std::uint64_t register_piece_bytes() {
     constexpr std::uint64_t kPage = 4096;
     const char* env = std::getenv("TRISTREAM_REGISTER_PIECE_BYTES");
@@ -125,7 +127,7 @@ class CudaStreamingBackend final : public StreamingBackend {
     const std::uint64_t piece = register_piece_bytes();
     for (std::uint64_t at = 0; at < bytes; at += piece) {
       const std::uint64_t n = std::min(piece, bytes - at);
-      regs_.wait_for_drivers();
+      while (driver_calls_.load(std::memory_order_acquire) > 0) std::this_thread::yield();
       if (!cuda::cuda_ok(cudaHostRegister(base + at, n, cudaHostRegisterPortable))) {
         // Undo this call's pieces only: the same pointer may be registered already (another
         // worker's registration of it, which stays).
@@ -142,7 +144,14 @@ class CudaStreamingBackend final : public StreamingBackend {
   void unregister_host(void* p) noexcept override {
     for (void* piece : regs_.take(p)) TS_CUDA_CHECK_NOTHROW(cudaHostUnregister(piece));
   }
-  using DriverCall = cuda::HostRegistrations::DriverCall;
+  // The driver thread's uploads and launches, during which no registration piece starts.
+  struct DriverCall {
+    explicit DriverCall(std::atomic<int>& n) : n_(n) { n_.fetch_add(1, std::memory_order_acq_rel); }
+    ~DriverCall() { n_.fetch_sub(1, std::memory_order_acq_rel); }
+    DriverCall(const DriverCall&) = delete;
+    DriverCall& operator=(const DriverCall&) = delete;
+    std::atomic<int>& n_;
+  };
 
   // ---- allocation ----
 
@@ -236,7 +245,7 @@ class CudaStreamingBackend final : public StreamingBackend {
   }
 
   void upload_async(int s, const UnitLayout& L) override {
-    DriverCall call(regs_);
+    DriverCall call(driver_calls_);
     select();
     cuda::UnitSlot& sl = slots_[s];
     NvtxRange r("upload u" + std::to_string(L.unit));
@@ -266,7 +275,7 @@ class CudaStreamingBackend final : public StreamingBackend {
   }
 
   void count_async(int s, const UnitLayout& L) override {
-    DriverCall call(regs_);
+    DriverCall call(driver_calls_);
     select();
     cuda::UnitSlot& sl = slots_[s];
     NvtxRange r("count u" + std::to_string(L.unit));
@@ -505,6 +514,7 @@ class CudaStreamingBackend final : public StreamingBackend {
   bool pageable_host_slots_ = false;  // set_host_slots_pinned(false): a fallback only
   // what the process's backends registered: direct copies split where they cross registrations
   cuda::HostRegistrations& regs_ = cuda::host_registrations();
+  std::atomic<int> driver_calls_{0};  // uploads and launches under way (register_host waits)
   cuda::DeviceCacheMemory cache_;
 };
 
