@@ -14,17 +14,9 @@
 namespace tristream {
 namespace {
 
+using test::json_field;
 using test::q;
 using test::run_cli;
-
-// The text of a top-level JSON number field, "" when absent.
-std::string field(const std::string& json, const std::string& name) {
-  const std::string key = "\"" + name + "\":";
-  const auto at = json.find(key);
-  if (at == std::string::npos) return "";
-  const auto from = at + key.size();
-  return json.substr(from, json.find_first_of(",}", from) - from);
-}
 
 // A count small enough for the CPU with a device budget that forces the census.
 std::string ooc_count(const std::string& path) {
@@ -66,8 +58,8 @@ TEST(CliReindex, AnOlderFileGetsANoteThenReindexMakesTheCountReadTheCensus) {
   EXPECT_NE(before.out.find(want), std::string::npos) << before.out;
   EXPECT_NE(after.out.find(want), std::string::npos) << after.out;
   // The transitivity from the stored wedges is the one the degree pass gave, to the last bit.
-  EXPECT_EQ(field(after.out, "transitivity"), field(before.out, "transitivity"));
-  EXPECT_FALSE(field(after.out, "transitivity").empty());
+  EXPECT_EQ(json_field(after.out, "transitivity"), json_field(before.out, "transitivity"));
+  EXPECT_FALSE(json_field(after.out, "transitivity").empty());
 }
 
 TEST(CliReindex, CountJsonBreaksTheWholeCommandDown) {

@@ -1,5 +1,5 @@
-// mpi_util.hpp — `mpirun` for the tests of MPI ranks (tests/mpi/): whether it exists, a run of
-// the tristream binary under it, and a field of the JSON that rank 0 prints.
+// mpi_util.hpp — `mpirun` for the tests of MPI ranks (tests/mpi/): whether it exists, and a run
+// of the tristream binary under it.
 #pragma once
 
 #include <cstdlib>
@@ -24,14 +24,6 @@ inline RunResult run_mpi(const std::string& args) {
       "OMPI_MCA_rmaps_base_oversubscribe=1 "
       "timeout 120 mpirun --oversubscribe " +
       cmd);
-}
-
-// The text of the first `"key":` value in a JSON line (a number, or a string with its quotes).
-inline std::string json_field(const std::string& json, const std::string& key) {
-  const std::size_t at = json.find("\"" + key + "\":");
-  if (at == std::string::npos) return "";
-  const std::size_t v = at + key.size() + 3;
-  return json.substr(v, json.find_first_of(",}", v) - v);
 }
 
 }  // namespace tristream::test

@@ -164,6 +164,14 @@ void write_text(const std::string& path, const std::string& text) {
   if (!f) throw std::runtime_error("cannot write " + path);
 }
 
+std::string json_field(const std::string& json, const std::string& key) {
+  const std::string k = "\"" + key + "\":";
+  const std::size_t at = json.find(k);
+  if (at == std::string::npos) return "";
+  const std::size_t v = at + k.size();
+  return json.substr(v, json.find_first_of(",}", v) - v);
+}
+
 std::string q(const std::string& s) {
   return "'" + s + "'";
 }

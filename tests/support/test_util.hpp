@@ -63,6 +63,9 @@ void write_text(const std::string& path, const std::string& text);
 std::string read_text(const std::string& path);
 // A path in single quotes, for the shell command lines run_cli takes.
 std::string q(const std::string& s);
+// The text of the first `"key":` value in a JSON line (a number, or a string with its quotes),
+// "" when absent.
+std::string json_field(const std::string& json, const std::string& key);
 void write_edge_list(const std::string& path, const EdgeList& e);
 
 struct RunResult {
