@@ -140,11 +140,7 @@ std::shared_ptr<stream::InCoreImage> start_in_core_image(const GraphSource& g,
   if (ranks) {
     if (o.parts > 1) return nullptr;
     std::uint64_t budget = o.gpu_memory.bytes();
-    if (!budget) {
-      const auto gpus = static_cast<std::uint64_t>(cuda_device_count());
-      const std::uint64_t sharing = gpus ? (ranks_here + gpus - 1) / gpus : 1;
-      budget = cuda_device_total_memory(device) / 10 * 9 / sharing;
-    }
+    if (!budget) budget = cuda_device_total_memory(device) / 10 * 9 / ranks_per_gpu(comm);
     if (in_core_bytes(g.n(), g.m(), per_vertex) > budget) return nullptr;
   }
   return std::make_shared<stream::InCoreImage>(g, o.threads);

@@ -108,10 +108,9 @@ Budgets worker_budgets(const PipelineOptions& options, std::vector<Worker>& work
       x.device_from += " shared by " + std::to_string(sharing) + " workers";
     }
     // Ranks of one machine share its GPUs in turn (local rank mod GPUs).
-    const int gpus = cuda_device_count();
-    if (comm && comm->size() > 1 && gpus > 0 && comm->local_size() > gpus) {
-      const int ranks = (comm->local_size() + gpus - 1) / gpus;
-      x.device_bytes /= static_cast<std::uint64_t>(ranks);
+    const std::uint64_t ranks = ranks_per_gpu(comm);
+    if (ranks > 1) {
+      x.device_bytes /= ranks;
       x.device_from += " shared by up to " + std::to_string(ranks) + " ranks";
     }
     if (first || (x.device_bytes && x.device_bytes < b.device_bytes)) {
@@ -344,6 +343,12 @@ CountReport run_workers(const GraphSource& g, const Plan& plan,
 }
 
 }  // namespace
+
+std::uint64_t ranks_per_gpu(const Communicator* comm) {
+  const auto gpus = static_cast<std::uint64_t>(cuda_device_count());
+  if (!comm || comm->size() <= 1 || gpus == 0) return 1;
+  return (static_cast<std::uint64_t>(comm->local_size()) + gpus - 1) / gpus;
+}
 
 std::vector<int> parse_devices(const std::string& text) {
   std::vector<int> out;

@@ -47,6 +47,10 @@ constexpr unsigned kMaxCpuWorkers = 64;
 std::vector<Worker> make_workers(const PipelineOptions& options, const std::vector<int>& devices,
                                  unsigned cpu_workers, bool hybrid);
 
+// The most ranks of this machine that share one GPU (they take GPUs local rank mod GPUs): 1 for
+// one process, without a GPU, or with a GPU per rank.
+std::uint64_t ranks_per_gpu(const Communicator* comm);
+
 // How the processes share the plan's units (mpi_split): static runs or dynamic batches.
 struct UnitSplit {
   bool dynamic = false;
