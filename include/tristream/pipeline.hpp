@@ -454,6 +454,11 @@ struct PipelineOptions {
   // estimated work left (UnitQueue::set_min_probe_seconds); the tests of the cut-off with slow
   // fake GPUs set 0.
   double cutoff_min_probe_s = 2.0;
+  // In core, GPUs of different devices in one process cut the one unit into a slice each (every
+  // GPU uploads the whole graph and counts its slice). False (the default): one GPU counts the
+  // whole unit, the others take none; measured on four H200s the slices were 2-3x slower than
+  // one GPU (docs/scale-out.md). TRISTREAM_IN_CORE_SLICES=1 sets it for `count`.
+  bool in_core_gpu_slices = false;
   // The in-core unit's host image, decoded while the device started (count_file's, internal:
   // stream/in_core_image.hpp); used when the plan is in core on a device backend, else ignored.
   std::shared_ptr<stream::InCoreImage> in_core_image;

@@ -486,7 +486,8 @@ CountReport count_with_workers(const GraphSource& g, const PipelineOptions& opti
     // In core, the one unit is cut into a slice per worker that is not a cut-off worker, in
     // every process: each uploads the whole graph and counts the triangles of its slice. Workers
     // on one device (`--devices 0,0`) take one slice between them: each slice would upload the
-    // whole graph to that device again, to count on the same chip.
+    // whole graph to that device again, to count on the same chip; and so do the GPUs of one
+    // process, unless options.in_core_gpu_slices.
     std::size_t plain = 0, slicers = 0;
     std::vector<int> sliced_devices;
     for (std::size_t w = 0; w < workers.size(); ++w) {
@@ -499,6 +500,11 @@ CountReport count_with_workers(const GraphSource& g, const PipelineOptions& opti
       if (d >= 0) sliced_devices.push_back(d);
       ++slicers;
     }
+    // Several GPUs of one process take one slice between them unless asked (the option's
+    // comment): a GPU's slice costs the whole graph's upload and the image's registration, and
+    // the slices' kernels are uneven, so one GPU alone counts in core sooner.
+    if (!many && sliced_devices.size() > 1 && !options.in_core_gpu_slices)
+      slicers -= sliced_devices.size() - 1;
     const std::size_t ranks = many ? static_cast<std::size_t>(comm->size()) : 1;
     (void)plan_internal::slice_in_core(plan, static_cast<std::uint32_t>(slicers * ranks),
                                        run.per_vertex);

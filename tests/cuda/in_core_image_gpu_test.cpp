@@ -121,7 +121,8 @@ TEST(InCoreImageGpu, UploadsCrossingRegistrationPiecesAreExact) {
 }
 
 // Several workers (--devices 0,0 and all) copy from memory that the first GPU's backend
-// registered: the in-core image (each GPU counts a slice of it from where it lies) and the host
+// registered: the in-core image (with TRISTREAM_IN_CORE_SLICES=1 each GPU counts a slice of it
+// from where it lies; by default one GPU counts it whole) and the host
 // block store's arena, which every worker reads out of core. With registrations of one page, a
 // second worker's copies cross pieces it did not register itself; they are split like the first
 // worker's (one registry for the process; a copy that crossed two registrations failed with
@@ -135,17 +136,20 @@ TEST(InCoreImageGpu, EveryWorkersCopiesCrossingRegistrationPiecesAreExact) {
   const CountResult one = count(tmp.file("g.tcsr"), base);
   ASSERT_EQ(one.triangles, want);
   const std::uint64_t half = in_core_bytes(g.n(), g.m(), true) / 2;
-  for (const char* devices : {"0,0", "all"})
+  for (const char* devices : {"0,0", "all", "all sliced"})
     for (std::uint64_t gpu_memory : {std::uint64_t{0}, half})
       for (const char* scheme : {"range", "pair"}) {
         if (!gpu_memory && std::string(scheme) != "range") continue;  // (in core: one unit)
         SCOPED_TRACE(std::string(devices) + (gpu_memory ? " out of core " : " in core ") + scheme);
         CountOptions o = cuda_options(true, gpu_memory);
-        o.devices = devices;
+        const bool sliced = std::string(devices) == "all sliced";
+        o.devices = sliced ? "all" : devices;
         o.scheme = scheme;
         ::setenv("TRISTREAM_REGISTER_PIECE_BYTES", "4096", 1);
+        if (sliced) ::setenv("TRISTREAM_IN_CORE_SLICES", "1", 1);
         const CountResult r = count(tmp.file("g.tcsr"), o);
         ::unsetenv("TRISTREAM_REGISTER_PIECE_BYTES");
+        ::unsetenv("TRISTREAM_IN_CORE_SLICES");
         EXPECT_EQ(r.triangles, want);
         EXPECT_EQ(r.per_vertex, one.per_vertex);
         EXPECT_NE(r.stats.find("\"workers\""), std::string::npos) << r.stats;

@@ -34,16 +34,19 @@ TEST(CudaWorkers, EveryMixOfWorkersCountsExactly) {
     const char* name;
     std::vector<int> devices;
     bool hybrid;
+    bool slices = false;  // in core: a slice per GPU (PipelineOptions::in_core_gpu_slices)
   };
   const Mix mixes[] = {{"0,0", {0, 0}, false},
                        {"all", all, false},
+                       {"all, a slice per GPU", all, false, true},
                        {"hybrid", {0}, true},
                        {"0,0 hybrid", {0, 0}, true}};
   for (const Mix& m : mixes)
     for (Scheme s : {Scheme::Range, Scheme::Hash, Scheme::Vertex, Scheme::Pair})
       for (std::uint32_t p : {1u, 3u, 8u}) {
         SCOPED_TRACE(std::string(m.name) + " " + scheme_name(s) + " p=" + std::to_string(p));
-        const PipelineOptions o = popts(s, p);
+        PipelineOptions o = popts(s, p);
+        o.in_core_gpu_slices = m.slices;
         std::vector<Worker> ws = make_workers(o, m.devices, 0, m.hybrid);
         const CountReport r = count_with_workers(*src, o, ws);
         EXPECT_EQ(r.triangles, ref.triangles);

@@ -121,38 +121,47 @@ TEST(Workers, InCoreTheWorkersShareTheUnitBySlices) {
 }
 
 // Workers on one device (`--devices 0,0`) share a slice: a second slice would upload the whole
-// graph to the same chip again. Two workers on device 0 and one on device 1: two slices, counted
-// exactly, each taken by one worker.
+// graph to the same chip again. The GPUs of one process share one too, unless
+// in_core_gpu_slices asks for a slice per device: two workers on device 0 and one on device 1
+// then take two slices. Either way counted exactly, each slice taken by one worker.
 TEST(Workers, InCoreWorkersOnOneDeviceShareASlice) {
   const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(test::skewed_graph(2000, 20000, 7));
   auto src = memory_source(g, 64);
-  for (const std::vector<int>& devices :
-       {std::vector<int>{0, 0}, std::vector<int>{0, 0, 1}, std::vector<int>{0, -1, -1}}) {
-    std::vector<Worker> ws;
-    for (int d : devices) {
-      Worker w{std::make_unique<SlowBackend>(cpu_backend(), 100), false};
-      w.device = d;
-      ws.push_back(std::move(w));
-    }
-    std::size_t slices = 0;
-    std::vector<int> seen;
-    for (int d : devices)
-      if (d < 0 || std::find(seen.begin(), seen.end(), d) == seen.end()) {
-        ++slices;
-        if (d >= 0) seen.push_back(d);
+  for (bool per_device : {false, true})
+    for (const std::vector<int>& devices :
+         {std::vector<int>{0, 0}, std::vector<int>{0, 0, 1}, std::vector<int>{0, 1, 2},
+          std::vector<int>{0, -1, -1}}) {
+      std::vector<Worker> ws;
+      for (int d : devices) {
+        Worker w{std::make_unique<SlowBackend>(cpu_backend(), 100), false};
+        w.device = d;
+        ws.push_back(std::move(w));
       }
-    SCOPED_TRACE(testing::Message() << devices.size() << " workers, " << slices << " slices");
-    const CountReport r = count_with_workers(*src, popts(Scheme::Range, 1, true), ws);
-    EXPECT_EQ(r.triangles, oracle);
-    EXPECT_EQ(per_vertex_mismatches(r.per_vertex, new_of_old, oracle_pv), 0u);
-    ASSERT_EQ(r.plan.units.size(), slices);
-    std::uint64_t units = 0;
-    for (const WorkerStats& w : r.stats.workers) {
-      EXPECT_LE(w.units, 1u);
-      units += w.units;
+      std::size_t slices = 0, gpu_slices = 0;
+      std::vector<int> seen;
+      for (int d : devices)
+        if (d < 0) {
+          ++slices;
+        } else if (std::find(seen.begin(), seen.end(), d) == seen.end()) {
+          ++gpu_slices;
+          seen.push_back(d);
+        }
+      slices += per_device ? gpu_slices : std::min<std::size_t>(gpu_slices, 1);
+      SCOPED_TRACE(testing::Message() << devices.size() << " workers, " << slices << " slices"
+                                      << (per_device ? ", a slice per device" : ""));
+      PipelineOptions o = popts(Scheme::Range, 1, true);
+      o.in_core_gpu_slices = per_device;
+      const CountReport r = count_with_workers(*src, o, ws);
+      EXPECT_EQ(r.triangles, oracle);
+      EXPECT_EQ(per_vertex_mismatches(r.per_vertex, new_of_old, oracle_pv), 0u);
+      ASSERT_EQ(r.plan.units.size(), slices);
+      std::uint64_t units = 0;
+      for (const WorkerStats& w : r.stats.workers) {
+        EXPECT_LE(w.units, 1u);
+        units += w.units;
+      }
+      EXPECT_EQ(units, slices);
     }
-    EXPECT_EQ(units, slices);
-  }
 }
 
 // Several workers report their wall as one worker does: up to the end of the last unit (every
