@@ -149,7 +149,14 @@ void Run::allocate(UnitPreparer& prep) {
       staging_ = stream::row_piece_staging(*image_);
       streamed_ = true;
     } else {
+      // (traced: the wait for the image's decoding, then its registration, which another
+      // worker's may hold; neither is a unit's)
+      const double t0 = now_s();
+      image_->wait();
+      const double t1 = now_s();
+      rec_.span("wait", -1, t0, t1, 0);
       image_->register_with(backend_);
+      rec_.span("register", -1, t1, now_s(), image_->bytes());
     }
   }
   prep.use_in_core_image(image_);
