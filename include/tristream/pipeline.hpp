@@ -459,6 +459,11 @@ struct PipelineOptions {
   // whole unit, the others take none; measured on four H200s the slices were 2-3x slower than
   // one GPU (docs/scale-out.md). TRISTREAM_IN_CORE_SLICES=1 sets it for `count`.
   bool in_core_gpu_slices = false;
+  // Out of core, the host block store's background preload (stream/host_block_store.hpp) builds
+  // every row part ahead of the units when they all fit the block cache. False: no preload, each
+  // unit's blocks are built when it needs them (as with several MPI ranks).
+  // TRISTREAM_NO_PRELOAD=1 sets it false for `count`.
+  bool preload = true;
   // The in-core unit's host image, decoded while the device started (count_file's, internal:
   // stream/in_core_image.hpp); used when the plan is in core on a device backend, else ignored.
   std::shared_ptr<stream::InCoreImage> in_core_image;

@@ -57,6 +57,7 @@ PipelineOptions pipeline_options(const CountOptions& o) {
   po.chunk_spans = o.keep_trace;
   po.rank_split = o.rank_split;
   if (const char* e = std::getenv("TRISTREAM_IN_CORE_SLICES")) po.in_core_gpu_slices = *e == '1';
+  if (const char* e = std::getenv("TRISTREAM_NO_PRELOAD")) po.preload = *e != '1';
   if (!o.devices.empty() && o.backend == "cpu")
     throw Error(ErrorKind::Usage,
                 "--devices names CUDA devices: leave out --backend cpu (or use --workers N)");

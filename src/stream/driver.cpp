@@ -371,12 +371,13 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
     run.allocate(prep);
     // 4. Every unit in order (or as the feed gives them), until SIGINT.
     UnitFeed* feed = options.feed;
-    if (!feed)
-      prep.start_preload(boost.base());
-    else if (feed->preload())
+    if (!feed) {
+      if (options.preload) prep.start_preload(boost.base());
+    } else if (feed->preload()) {
       prep.start_preload(boost.base(), [feed] { feed->preloaded(); });
-    else
+    } else {
       feed->preloaded();
+    }
     for (std::size_t k = 0; !rep.interrupted; ++k) {
       if (!options.feed && k == plan.units.size()) break;
       try {

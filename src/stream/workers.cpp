@@ -263,7 +263,8 @@ CountReport run_workers(const GraphSource& g, const Plan& plan,
   // The workers that preload share their host blocks (workers of one plan: the cut-off
   // workers, which take no preload, may run a copy with a smaller host budget).
   std::vector<bool> preloads(W);
-  for (std::size_t w = 0; w < W; ++w) preloads[w] = runs[w] && preload && !workers[w].cutoff;
+  for (std::size_t w = 0; w < W; ++w)
+    preloads[w] = runs[w] && preload && run.preload && !workers[w].cutoff;
   SharedStores shared;
   shared.of.assign(W, nullptr);
   if (!alone) shared = share_blocks(g, plans, run, workers, preloads, origin);

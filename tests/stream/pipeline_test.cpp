@@ -2,6 +2,7 @@
 // the p = 1 count and the brute-force oracle (totals and per vertex), with small chunks so units
 // span chunks; small host budgets; SIGINT; statistics and traces; .tcsr files.
 #include "pipeline_util.hpp"
+#include "stream/workers.hpp"
 #include "stream_util.hpp"
 
 namespace tristream::stream_test {
@@ -44,6 +45,44 @@ TEST(Pipeline, EveryBuildPathCountsExactly) {
         EXPECT_EQ(r.triangles, oracle);
         EXPECT_EQ(per_vertex_mismatches(r.per_vertex, new_of_old, oracle_pv), 0u);
       }
+}
+
+// Without the background preload (PipelineOptions::preload false, TRISTREAM_NO_PRELOAD=1) every
+// unit builds its blocks when it needs them, from the block cache: the same counts, one worker
+// and several, and no row part is built ahead of a unit (the preload's builds are unit -1's).
+TEST(Pipeline, WithoutThePreloadEveryUnitBuildsItsOwnBlocksExactly) {
+  auto e = test::skewed_graph(1500, 15000, 59);
+  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(e);
+  auto src = memory_source(g, 97);
+  auto built_ahead = [](const CountReport& r) {
+    return std::count_if(r.stats.spans.begin(), r.stats.spans.end(),
+                         [](const TraceSpan& t) { return t.stage == "build" && t.unit < 0; });
+  };
+  for (Scheme s : {Scheme::Range, Scheme::Pair})
+    for (std::uint32_t p : {2u, 7u})
+      for (int workers : {1, 3})
+        for (bool preload : {true, false}) {
+          SCOPED_TRACE(scheme_name(s) + " p=" + std::to_string(p) + " x" + std::to_string(workers) +
+                       (preload ? " preload" : " no preload"));
+          auto o = popts(s, p, true);
+          o.preload = preload;
+          CountReport r;
+          if (workers == 1) {
+            auto be = cpu_backend();
+            r = count_with_backend(*src, o, *be);
+          } else {
+            std::vector<Worker> ws;
+            for (int w = 0; w < workers; ++w) ws.push_back({cpu_backend(), false});
+            r = count_with_workers(*src, o, ws);
+          }
+          EXPECT_EQ(r.triangles, oracle);
+          EXPECT_EQ(per_vertex_mismatches(r.per_vertex, new_of_old, oracle_pv), 0u);
+          EXPECT_EQ(r.stats.units, r.plan.units.size());
+          if (preload)
+            EXPECT_GT(built_ahead(r), 0);  // (every row part fits the block cache here)
+          else
+            EXPECT_EQ(built_ahead(r), 0);
+        }
 }
 
 // Chunks the source holds decoded (the in-core image's: GraphSource::resident_chunk) are built
