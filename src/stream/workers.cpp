@@ -489,23 +489,22 @@ CountReport count_with_workers(const GraphSource& g, const PipelineOptions& opti
     // on one device (`--devices 0,0`) take one slice between them: each slice would upload the
     // whole graph to that device again, to count on the same chip; and so do the GPUs of one
     // process, unless options.in_core_gpu_slices.
-    std::size_t plain = 0, slicers = 0;
-    std::vector<int> sliced_devices;
+    // (Several GPUs of one process: a GPU's slice costs the whole graph's upload and the image's
+    // registration, and the slices' kernels are uneven, so one GPU alone counts in core sooner.)
+    std::size_t plain = 0, cpu_slices = 0;
+    std::vector<int> devices;  // the plain workers' GPUs, each once
     for (std::size_t w = 0; w < workers.size(); ++w) {
       if (cutoff[w]) continue;
       ++plain;
       const int d = workers[w].device;
-      if (d >= 0 &&
-          std::find(sliced_devices.begin(), sliced_devices.end(), d) != sliced_devices.end())
-        continue;
-      if (d >= 0) sliced_devices.push_back(d);
-      ++slicers;
+      if (d < 0)
+        ++cpu_slices;
+      else if (std::find(devices.begin(), devices.end(), d) == devices.end())
+        devices.push_back(d);
     }
-    // Several GPUs of one process take one slice between them unless asked (the option's
-    // comment): a GPU's slice costs the whole graph's upload and the image's registration, and
-    // the slices' kernels are uneven, so one GPU alone counts in core sooner.
-    if (!many && sliced_devices.size() > 1 && !options.in_core_gpu_slices)
-      slicers -= sliced_devices.size() - 1;
+    const std::size_t slicers = cpu_slices + (many || options.in_core_gpu_slices
+                                                  ? devices.size()
+                                                  : std::min<std::size_t>(devices.size(), 1));
     const std::size_t ranks = many ? static_cast<std::size_t>(comm->size()) : 1;
     (void)plan_internal::slice_in_core(plan, static_cast<std::uint32_t>(slicers * ranks),
                                        run.per_vertex);
