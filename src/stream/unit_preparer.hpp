@@ -61,8 +61,9 @@ class UnitPreparer {
   void use_image_for_blocks(InCoreImage* image, double copy_bytes_per_s) {
     if (own_store_) own_store_->use_image(image, copy_bytes_per_s);
   }
-  // Whether no unit goes through a host slot (HostBlockStore::uploads_in_place).
-  bool uploads_in_place() const { return own_store_ && own_store_->uploads_in_place(); }
+  // Whether no unit goes through a host slot (HostBlockStore::uploads_in_place; its own store's
+  // or the shared one's).
+  bool uploads_in_place() const { return store_.uploads_in_place(); }
 
   // Builds unit u into the host slot and fills the slot state. With `staging` (streamed
   // staging, p = 1 only; slot is then null) the unit is built and uploaded piece by piece

@@ -22,6 +22,7 @@
 #include "pipeline_util.hpp"
 #include "plan/plan_wire.hpp"
 #include "stream/clock.hpp"
+#include "stream/in_core_image.hpp"
 #include "stream/unit_queue.hpp"
 #include "stream/workers.hpp"
 
@@ -242,6 +243,57 @@ TEST(Workers, SharedBlockStoreDecompressesEveryChunkOnce) {
         EXPECT_TRUE(store_spans);
       }
     }
+  }
+}
+
+// Out of core with the in-core image, the store the GPUs share takes pair's suffix blocks as
+// views of the image's columns, as one GPU's own store does: no chunk is read and no column
+// copied into the store, every upload comes from registered memory, and the host slots are
+// left unpinned.
+TEST(Workers, SharedStoreViewsTheInCoreImage) {
+  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(test::skewed_graph(3000, 30000, 41));
+  auto src = memory_source(g, 97);
+  for (std::uint32_t p : {3u, 7u}) {
+    SCOPED_TRACE(p);
+    std::vector<Worker> ws;
+    std::vector<FakeBackend*> fakes;
+    for (int d : {0, 1}) {
+      auto fb = std::make_unique<FakeBackend>();
+      if (!fakes.empty()) fb->registrations_of = fakes.front();
+      fakes.push_back(fb.get());
+      Worker w{std::move(fb), false};
+      w.device = d;
+      ws.push_back(std::move(w));
+    }
+    // (after the workers: the image unregisters itself from the first one's backend)
+    auto image = std::make_shared<stream::InCoreImage>(*src, 2);
+    const auto from_image = stream::image_source(*src, *image);
+    PipelineOptions o = popts(Scheme::Pair, p, true);
+    o.in_core_image = image;
+    o.chunk_spans = true;
+    const CountReport r = count_with_workers(*from_image, o, ws);
+    ASSERT_EQ(r.plan.partition.scheme, Scheme::Pair);
+    ASSERT_EQ(r.plan.partition.p, p);
+    EXPECT_EQ(r.triangles, oracle);
+    EXPECT_EQ(per_vertex_mismatches(r.per_vertex, new_of_old, oracle_pv), 0u);
+    ASSERT_EQ(r.stats.workers.size(), 2u);
+    std::uint64_t store_chunk_bytes = 0, store_built = 0;
+    for (const TraceSpan& sp : r.stats.spans)
+      if (sp.worker < 0) {
+        store_chunk_bytes += sp.stage == "decompress" || sp.stage == "read" ? sp.bytes : 0;
+        store_built += sp.stage == "transform" ? sp.bytes : 0;
+      }
+    EXPECT_EQ(store_chunk_bytes, 0u) << "the shared store read chunks instead of viewing the image";
+    EXPECT_LT(store_built, g.m() * sizeof(vid_t)) << "the shared store copied the columns";
+    std::uint64_t units = 0;
+    for (FakeBackend* f : fakes) {
+      EXPECT_EQ(f->unregistered_sources, 0u);
+      EXPECT_EQ(f->host_slot_bytes, 0u);
+      EXPECT_EQ(f->image_mismatches, 0u);
+      EXPECT_FALSE(f->host_slots_pinned) << "host slots pinned though no unit uses them";
+    }
+    for (const WorkerStats& w : r.stats.workers) units += w.units;
+    EXPECT_EQ(units, r.plan.units.size());
   }
 }
 

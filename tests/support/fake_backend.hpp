@@ -24,6 +24,9 @@ class FakeBackend final : public StreamingBackend {
   std::function<void()> on_count;    // in every count_async
   bool row_pieces = false;           // counts_row_pieces' answer
   std::function<bool()> rows_busy_answer;  // rows_busy's (none: never busy)
+  // Registrations are portable, as CUDA's: memory registered through this other fake (the
+  // first GPU's, which the shared store registers through) is a registered source here too.
+  FakeBackend* registrations_of = nullptr;
   // ---- records ----
   std::vector<std::string> calls;  // "allocate", "upload S", "count S", "wait S", "release"
   int max_slots = 0;
@@ -290,15 +293,16 @@ class FakeBackend final : public StreamingBackend {
         return;
       }
     ++direct_copies;
-    std::lock_guard<std::mutex> lk(mu_);
-    auto it = live_.upper_bound(const_cast<unsigned char*>(q));
-    if (it == live_.begin()) {
+    FakeBackend& r = registrations_of ? *registrations_of : *this;
+    std::lock_guard<std::mutex> lk(r.mu_);
+    auto it = r.live_.upper_bound(const_cast<unsigned char*>(q));
+    if (it == r.live_.begin()) {
       ++unregistered_sources;
       return;
     }
     --it;
     const unsigned char* end = it->first + it->second;
-    for (++it; end < q + bytes && it != live_.end() && it->first == end; ++it)
+    for (++it; end < q + bytes && it != r.live_.end() && it->first == end; ++it)
       end = it->first + it->second;
     if (q + bytes > end) ++unregistered_sources;
   }
