@@ -4,8 +4,8 @@
 // the rest, and leaves a slow CPU its probes only; a CPU that cannot help is not run; the
 // hand-out among simulated workers on a simulated clock (the CPU's probes, the cut-off at the
 // tail, never later than the GPU alone, a fair share for a comparable CPU); the host block store
-// the workers share (every chunk decompressed once) and the per-worker decompressed bytes; the
-// unit split between processes; the plan's wire form.
+// the workers share (every chunk decompressed once, pair's row parts viewed in the in-core image)
+// and the per-worker decompressed bytes; the unit split between processes; the plan's wire form.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
