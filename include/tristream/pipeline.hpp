@@ -402,6 +402,10 @@ class UnitFeed {
   // Whether the worker's host block store preloads row parts in plan order (a worker that takes
   // units from the far end of the order would wait for the whole preload).
   virtual bool preload() const { return true; }
+  // The units (plan indices) the worker will take, when they are known before the count (an MPI
+  // rank's static share of the plan): its store then preloads their row parts only. Null: any
+  // unit of the plan.
+  virtual const std::vector<std::size_t>* preload_units() const { return nullptr; }
   // A host block store shared by the workers of the process, preloaded by its owner
   // (stream/shared_blocks.hpp), or null: the worker keeps a store of its own.
   virtual stream::HostBlockStore* shared_store() const { return nullptr; }

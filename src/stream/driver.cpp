@@ -374,7 +374,8 @@ CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& b
     if (!feed) {
       if (options.preload) prep.start_preload(boost.base());
     } else if (feed->preload()) {
-      prep.start_preload(boost.base(), [feed] { feed->preloaded(); });
+      prep.start_preload(
+          boost.base(), [feed] { feed->preloaded(); }, feed->preload_units());
     } else {
       feed->preloaded();
     }

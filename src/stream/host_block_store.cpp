@@ -22,8 +22,36 @@ bool HostBlockStore::uses_store(const Plan& plan) {
          plan.partition.scheme != Scheme::Vertex;
 }
 
-bool HostBlockStore::would_preload(const Plan& plan) {
-  return uses_store(plan) && plan.row_parts_bytes <= plan.block_cache_bytes;
+namespace {
+// The row parts of `units` (every unit's when null) in the order the units first need them, and
+// their bytes.
+std::vector<std::uint32_t> preload_order(const Plan& plan, const std::vector<std::size_t>* units,
+                                         std::uint64_t* bytes) {
+  std::vector<std::uint32_t> order;
+  std::vector<char> seen(plan.partition.p, 0);
+  *bytes = 0;
+  auto add = [&](const WorkUnit& w) {
+    for (std::uint32_t a : {w.i, w.j})
+      if (!seen[a]) {
+        seen[a] = 1;
+        order.push_back(a);
+        *bytes += plan.row_part_bytes.at(a);
+      }
+  };
+  if (units)
+    for (std::size_t u : *units) add(plan.units.at(u));
+  else
+    for (const WorkUnit& w : plan.units) add(w);
+  return order;
+}
+}  // namespace
+
+bool HostBlockStore::would_preload(const Plan& plan, const std::vector<std::size_t>* units) {
+  if (!uses_store(plan)) return false;
+  if (!units) return plan.row_parts_bytes <= plan.block_cache_bytes;
+  std::uint64_t bytes = 0;
+  (void)preload_order(plan, units, &bytes);
+  return bytes <= plan.block_cache_bytes;
 }
 
 HostBlockStore::HostBlockStore(const Plan& plan, BlockBuilder& builder, Recorder& rec,
@@ -181,11 +209,11 @@ bool HostBlockStore::register_part(std::uint32_t a) {
   return true;
 }
 
-// The arena for the row parts' blocks with direct uploads (pair's views of the image take none
-// of their columns' bytes), with room for each block's alignment.
+// The arena for the preloaded row parts' blocks with direct uploads (pair's views of the image
+// take none of their columns' bytes), with room for each block's alignment.
 void HostBlockStore::reserve_arena() {
   const std::uint64_t viewed = image_ ? image_->m() * sizeof(vid_t) : 0;
-  (void)arena_.reserve(plan_.row_parts_bytes - std::min(viewed, plan_.row_parts_bytes) +
+  (void)arena_.reserve(preload_bytes_ - std::min(viewed, preload_bytes_) +
                        2 * std::uint64_t{plan_.partition.p} * plan_.partition.p *
                            PinnedArena::kAlign);
 }
@@ -282,21 +310,14 @@ void HostBlockStore::block_regions(const HostBlock& hb, SlotBlock& sb, bool dire
 // blocks built are pinned for direct uploads while the next row part is built. The chunk
 // cache (plus the host budget's spare room) holds two batches; a chunk shared by two
 // consecutive batches is decompressed once, and the first unit waits for one row part only.
-void HostBlockStore::start_preload(int base_nice) {
+void HostBlockStore::start_preload(int base_nice, const std::vector<std::size_t>* units) {
   base_nice_ = base_nice;
-  if (!enabled_ || !would_preload(plan_)) {  // every block of every row part
+  if (!enabled_ || !would_preload(plan_, units)) {  // every block of every row part it serves
     if (on_preloaded_) on_preloaded_();
     return;
   }
   const Partition& P = plan_.partition;
-  std::vector<std::uint32_t> order;
-  std::vector<char> seen(P.p, 0);
-  for (const auto& w : plan_.units)
-    for (std::uint32_t a : {w.i, w.j})
-      if (!seen[a]) {
-        seen[a] = 1;
-        order.push_back(a);
-      }
+  std::vector<std::uint32_t> order = preload_order(plan_, units, &preload_bytes_);
   part_ready_.assign(P.p, 0);
   direct_ = registrar_ != nullptr;
   preload_running_ = true;

@@ -71,9 +71,10 @@ class HostBlockStore {
   bool enabled() const { return enabled_.load(std::memory_order_relaxed); }
   void disable() { enabled_.store(false, std::memory_order_relaxed); }
   // Whether a store for `plan` takes units' blocks (range, hash or pair, p > 1, a block cache),
-  // and whether it preloads them all (every row part's blocks within the block cache).
+  // and whether it preloads them all (every row part's blocks within the block cache; with
+  // `units`, plan indices, the row parts of those units only).
   static bool uses_store(const Plan& plan);
-  static bool would_preload(const Plan& plan);
+  static bool would_preload(const Plan& plan, const std::vector<std::size_t>* units = nullptr);
   // Direct uploads are on (the preload runs with a registrar).
   bool direct() const { return direct_; }
 
@@ -109,8 +110,10 @@ class HostBlockStore {
   bool views_image() const { return image_ != nullptr; }
 
   // Starts the background preload when every block fits (nothing otherwise). base_nice: the
-  // run's base nice value (stream/clock.hpp's priorities).
-  void start_preload(int base_nice);
+  // run's base nice value (stream/clock.hpp's priorities). units: the plan indices of the units
+  // the store will serve when known before the count (an MPI rank's static share): only their
+  // row parts are preloaded, in the order those units first need them; null: every unit's.
+  void start_preload(int base_nice, const std::vector<std::size_t>* units = nullptr);
   // Waits for the preload; rethrows its failure (a corrupt chunk).
   void finish_preload();
   // Called once when the preload started by start_preload ends (done, failed or stopped), or
@@ -177,6 +180,7 @@ class HostBlockStore {
   int base_nice_ = 0;
   std::atomic<bool> enabled_{false};
   std::uint64_t block_cap_ = 0;
+  std::uint64_t preload_bytes_ = 0;  // the preloaded row parts' bytes (start_preload)
   std::mutex build_mu_;  // the miss path: one row part built at a time, outside the preload
   std::mutex join_mu_;   // the preload's thread, joined once
   std::mutex reg_mu_;    // registrations of blocks outside the arena

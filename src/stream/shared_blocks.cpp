@@ -19,11 +19,11 @@ SharedBlocks::~SharedBlocks() {
   store_.stop_preload();
 }
 
-void SharedBlocks::start(std::function<void()> preloaded) {
+void SharedBlocks::start(std::function<void()> preloaded, const std::vector<std::size_t>* units) {
   // (the preload's registrar keeps the priority of the thread that starts it: a driver's)
   PriorityBoost boost(kDriverBoost);
   store_.on_preloaded(std::move(preloaded));
-  store_.start_preload(boost.base());
+  store_.start_preload(boost.base(), units);
 }
 
 void SharedBlocks::finish(bool interrupted) {

@@ -42,8 +42,9 @@ class SharedBlocks {
 
   HostBlockStore& store() { return store_; }
   // Starts the preload, its driver-side thread raised like a worker's driver; `preloaded` is
-  // called once when it has ended (HostBlockStore::on_preloaded).
-  void start(std::function<void()> preloaded = {});
+  // called once when it has ended (HostBlockStore::on_preloaded); units: the plan indices of the
+  // units the workers will take, when known (HostBlockStore::start_preload; null: every unit).
+  void start(std::function<void()> preloaded = {}, const std::vector<std::size_t>* units = nullptr);
   // Ends the preload: waits for it and rethrows its failure, or (interrupted) stops it.
   void finish(bool interrupted);
   // The store's statistics: decompression, builds, registrations (spans of unit -1).

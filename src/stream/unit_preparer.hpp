@@ -36,15 +36,17 @@ class UnitPreparer {
   // only; with more units in flight (the device block cache) every unit names all its blocks.
   void set_slots(int slots) { reuse_ok_ = slots == 2; }
   // Starts the host block store's preload (base_nice: the run's base nice value; preloaded:
-  // called once it has ended, or at once when none starts); waits for it (rethrowing its
-  // failure); stops it. A shared store's preload is its owner's: not here.
-  void start_preload(int base_nice, std::function<void()> preloaded = {}) {
+  // called once it has ended, or at once when none starts; units: those it will serve, when
+  // known, HostBlockStore::start_preload); waits for it (rethrowing its failure); stops it. A
+  // shared store's preload is its owner's: not here.
+  void start_preload(int base_nice, std::function<void()> preloaded = {},
+                     const std::vector<std::size_t>* units = nullptr) {
     if (!own_store_) {
       if (preloaded) preloaded();
       return;
     }
     own_store_->on_preloaded(std::move(preloaded));
-    own_store_->start_preload(base_nice);
+    own_store_->start_preload(base_nice, units);
   }
   void finish_preload() {
     if (own_store_) own_store_->finish_preload();

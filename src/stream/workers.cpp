@@ -29,11 +29,13 @@ constexpr int kHybridCpuNice = 10;
 // A worker's view of the shared queue.
 class WorkerFeed final : public UnitFeed {
  public:
-  WorkerFeed(UnitQueue& q, int w, bool preload, stream::HostBlockStore* shared)
-      : q_(q), w_(w), preload_(preload), shared_(shared) {}
+  WorkerFeed(UnitQueue& q, int w, bool preload, stream::HostBlockStore* shared,
+             const std::vector<std::size_t>* units)
+      : q_(q), w_(w), preload_(preload), shared_(shared), units_(units) {}
   std::int64_t next() override { return q_.next(w_); }
   void done(std::size_t unit, double) override { q_.done(w_, unit); }
   bool preload() const override { return preload_; }
+  const std::vector<std::size_t>* preload_units() const override { return units_; }
   stream::HostBlockStore* shared_store() const override { return shared_; }
   // (a shared store's end is its owner's to report: run_workers)
   void preloaded() override {
@@ -45,6 +47,7 @@ class WorkerFeed final : public UnitFeed {
   int w_;
   bool preload_;
   stream::HostBlockStore* shared_;
+  const std::vector<std::size_t>* units_;  // this process's units, when known (null: any)
 };
 
 // The host block stores shared by the workers that preload (one process): one for the workers
@@ -58,7 +61,8 @@ struct SharedStores {
 
 SharedStores share_blocks(const GraphSource& g, const std::vector<const Plan*>& plans,
                           const PipelineOptions& run, std::vector<Worker>& workers,
-                          const std::vector<bool>& preloads, double origin) {
+                          const std::vector<bool>& preloads, const std::vector<std::size_t>* units,
+                          double origin) {
   SharedStores out;
   out.of.assign(workers.size(), nullptr);
   const unsigned threads = run.budgets ? run.budgets->threads : resolve_threads(run.threads);
@@ -66,7 +70,8 @@ SharedStores share_blocks(const GraphSource& g, const std::vector<const Plan*>& 
     std::vector<std::size_t> group;
     for (std::size_t w = 0; w < workers.size(); ++w)
       if (preloads[w] && workers[w].backend->device_is_host() == host) group.push_back(w);
-    if (group.size() < 2 || !stream::HostBlockStore::would_preload(*plans[group[0]])) continue;
+    if (group.size() < 2 || !stream::HostBlockStore::would_preload(*plans[group[0]], units))
+      continue;
     HostRegistrar* registrar = host ? nullptr : workers[group[0]].backend.get();
     auto store =
         std::make_unique<stream::SharedBlocks>(g, *plans[group[0]], threads, registrar, origin,
@@ -252,11 +257,13 @@ void reduce_ranks(CountReport& rep, Communicator& comm) {
 // Runs the plan on the workers that run (runs[w]; plans[w] is the plan worker w runs, the
 // shared plan or a copy with a smaller host budget), each on its own thread; returns the merged
 // report. With one worker running and `direct`, it runs the plan alone, without the queue.
-// Rethrows the first failure after every worker stopped.
+// preload_units: the units this process will count, when known before (its preloads hold their
+// row parts only; null: every unit). Rethrows the first failure after every worker stopped.
 CountReport run_workers(const GraphSource& g, const Plan& plan,
                         const std::vector<const Plan*>& plans, const PipelineOptions& run,
                         std::vector<Worker>& workers, const std::vector<bool>& runs,
-                        UnitQueue& queue, bool preload, bool direct) {
+                        UnitQueue& queue, bool preload, bool direct,
+                        const std::vector<std::size_t>* preload_units) {
   const std::size_t W = workers.size();
   std::vector<CountReport> reps(W);
   std::vector<double> offsets(W, 0);
@@ -272,18 +279,18 @@ CountReport run_workers(const GraphSource& g, const Plan& plan,
     preloads[w] = runs[w] && preload && run.preload && !workers[w].cutoff;
   SharedStores shared;
   shared.of.assign(W, nullptr);
-  if (!alone) shared = share_blocks(g, plans, run, workers, preloads, origin);
+  if (!alone) shared = share_blocks(g, plans, run, workers, preloads, preload_units, origin);
   // The cut-off workers wait for the plain workers' preloads (UnitQueue::hold_cutoff): one
   // per worker with a store of its own, one per shared store.
   std::uint32_t holds = static_cast<std::uint32_t>(shared.stores.size());
   for (std::size_t w = 0; w < W; ++w) holds += preloads[w] && !shared.of[w] ? 1 : 0;
   queue.hold_cutoff(holds);
-  for (auto& s : shared.stores) s->start([&queue] { queue.release_cutoff(); });
+  for (auto& s : shared.stores) s->start([&queue] { queue.release_cutoff(); }, preload_units);
   auto body = [&](std::size_t w) {
     try {
       if (workers[w].idle_class) set_thread_idle_class();  // (best effort)
       WorkerFeed feed(queue, static_cast<int>(w), preloads[w],
-                      shared.of[w] ? &shared.of[w]->store() : nullptr);
+                      shared.of[w] ? &shared.of[w]->store() : nullptr, preload_units);
       PipelineOptions wo = run;
       wo.feed = alone ? nullptr : &feed;
       wo.trace_path.clear();
@@ -536,8 +543,10 @@ CountReport count_with_workers(const GraphSource& g, const PipelineOptions& opti
         return true;
       });
     try {
-      // (several processes: no preload, which would read every row part's chunks)
-      CountReport rep = run_workers(g, plan, plans, run, workers, runs, queue, !many, !many);
+      // (several processes: a rank's preload holds the row parts of its static share only; none
+      // with the dynamic split, whose units are not known before: it would read every row part)
+      CountReport rep = run_workers(g, plan, plans, run, workers, runs, queue,
+                                    !many || !split.dynamic, !many, many ? &units : nullptr);
       rep.stats.replans = replans;
       rep.stats.census_s = census.seconds;
       rep.stats.plan_s = plan_s;

@@ -1,7 +1,8 @@
 // ranks_test.cpp — `mpirun -np N tristream count` (src/mpi/): with 1 to 4 ranks on the CPU
-// backend, every scheme and both ways of sharing the units give exactly the single process's
-// count and per-vertex file; a rank that fails ends every rank with its message. Skips when
-// mpirun is missing or tristream was built without MPI.
+// backend, every scheme and both ways of sharing the units (a static share preloads its own row
+// parts, the dynamic one none) give exactly the single process's count and per-vertex file; a rank
+// that fails ends every rank with its message. Skips when mpirun is missing or tristream was built
+// without MPI.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 
@@ -38,7 +39,7 @@ class Ranks : public ::testing::Test {
 TEST_F(Ranks, EveryRankCountAndSplitEqualsOneProcess) {
   for (const std::string name : {"karate", "skewed"}) {
     const std::string g = graph(name);
-    for (const std::string scheme : {"range", "hash", "vertex"}) {
+    for (const std::string scheme : {"range", "hash", "vertex", "pair"}) {
       const std::string flags = " --backend cpu --threads 1 --scheme " + scheme + " --parts 3";
       const std::string ref_pv = tmp_.file("ref.csv");
       const RunResult ref = run_cli("count " + q(g) + flags + " --json --per-vertex " + q(ref_pv));

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <set>
 #include <thread>
 #include <vector>
 
@@ -96,6 +97,53 @@ TEST(HostBlockStore, PreloadRegistersOnceAndUnregistersAll) {
     }
     EXPECT_EQ(reg.live(), 0u);
     EXPECT_EQ(reg.unregistrations(), reg.registrations());
+  }
+}
+
+// A store told which units it will serve (an MPI rank's static share) preloads the row parts of
+// those units only, in the order they first need them, each built once and equal to the naive
+// filter; the others are left to be built on demand. Told every unit, it preloads them all.
+TEST(HostBlockStore, PreloadOfSomeUnitsBuildsTheirRowPartsOnly) {
+  const OrientedGraph g = graph();
+  const auto src = memory_source(g, 256);
+  for (Scheme s : {Scheme::Range, Scheme::Pair}) {
+    SCOPED_TRACE(scheme_name(s));
+    const Plan plan = store_plan(*src, s, 6);
+    ASSERT_GT(plan.units.size(), 4u);
+    // the first quarter of the units (a rank's run: the plan orders them by descending row
+    // part): which row parts they need
+    std::vector<std::size_t> units;
+    std::set<std::uint32_t> parts;
+    for (std::size_t u = 0; u < plan.units.size() / 4; ++u) {
+      units.push_back(u);
+      parts.insert(plan.units[u].i);
+      parts.insert(plan.units[u].j);
+    }
+    ASSERT_LT(parts.size(), plan.partition.p) << "the run needs every row part: no test";
+    for (const bool some : {true, false}) {
+      StoreRig rig(*src, plan, plan.chunk_cache_bytes);
+      EXPECT_TRUE(HostBlockStore::would_preload(plan, some ? &units : nullptr));
+      rig.store.start_preload(0, some ? &units : nullptr);
+      rig.store.finish_preload();
+      std::size_t n = 0;  // (one "build" span of unit -1 per row part)
+      for (const TraceSpan& sp : rig.stats.spans)
+        if (sp.stage == "build" && sp.unit == -1) ++n;
+      EXPECT_EQ(n, some ? parts.size() : std::size_t{plan.partition.p});
+      for (std::size_t u : units) {
+        const WorkUnit& w = plan.units[u];
+        for (const BlockInfo* bi : {&w.a, &w.b, &w.c}) {
+          if (s == Scheme::Pair && bi == &w.a) continue;  // (cut from B by the backend)
+          auto hb = rig.store.cached_block({bi->row_part, bi->col_part}, {}, 0);
+          ASSERT_NE(hb, nullptr);
+          expect_naive(g, plan.partition, *hb, bi->row_part, bi->col_part);
+        }
+      }
+      n = 0;
+      for (const TraceSpan& sp : rig.stats.spans)
+        if (sp.stage == "build") ++n;
+      EXPECT_EQ(n, some ? parts.size() : std::size_t{plan.partition.p})
+          << "a row part of the preloaded units was built again";
+    }
   }
 }
 
