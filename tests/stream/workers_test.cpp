@@ -716,6 +716,26 @@ TEST(Workers, ParseDevices) {
     EXPECT_THROW(parse_devices(bad), Error) << bad;
 }
 
+// A device that cannot start (no GPU on this machine, or fewer than asked) fails the count with
+// its message and the device or usage exit code, never a crash; where the devices exist the
+// count is exact.
+TEST(Workers, SeveralDevicesCountOrFailWithTheirMessage) {
+  test::TempDir tmp;
+  const std::string el = tmp.file("g.el");
+  test::write_edge_list(el, test::complete_graph(7));
+  for (const std::string devices : {"0,1", "0,0,1", "1,0"}) {
+    const test::RunResult r = test::run_cli("count " + test::q(el) + " --devices " + devices);
+    if (r.status == 0) {
+      EXPECT_NE(r.out.find("triangles     35"), std::string::npos) << r.out;
+      continue;
+    }
+    EXPECT_TRUE(r.status == 1 || r.status == 2)
+        << devices << ": status " << r.status << " " << r.err;
+    EXPECT_NE(r.err.find("error:"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("CUDA device"), std::string::npos) << r.err;
+  }
+}
+
 TEST(Workers, BadWorkerOptionsAreUsageErrors) {
   test::TempDir tmp;
   const std::string el = tmp.file("g.el");
