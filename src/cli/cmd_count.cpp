@@ -124,8 +124,9 @@ int cmd_count(int argc, char** argv) {
             "before the GPUs (measured rates)",
             &hybrid)
       .option("rank-split", "", "MODE",
-              "under mpirun: the ranks take contiguous runs of the units (static) or batches "
-              "from a shared counter (dynamic); auto chooses by the estimated finish [auto]",
+              "under mpirun: the ranks take contiguous runs of the units (static: each rank "
+              "preloads the row parts of its own) or batches from a shared counter (dynamic); "
+              "auto chooses by the estimated finish [auto]",
               &rank_split)
       .uint_option("workers", "N", "N CPU workers sharing the units (with --backend cpu) [1]",
                    &workers, 1, 64)
