@@ -465,7 +465,7 @@ struct PipelineOptions {
   bool in_core_gpu_slices = false;
   // Out of core, the host block store's background preload (stream/host_block_store.hpp) builds
   // every row part ahead of the units when they all fit the block cache. False: no preload, each
-  // unit's blocks are built when it needs them (as with several MPI ranks).
+  // unit's blocks are built when it needs them (as MPI ranks with the dynamic split do).
   // TRISTREAM_NO_PRELOAD=1 sets it false for `count`.
   bool preload = true;
   // The in-core unit's host image, decoded while the device started (count_file's, internal:
