@@ -261,6 +261,13 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
   StreamingBackend* backend = workers.front().backend.get();
   const auto budgets0 = Clock::now();
   po.budgets = resolve_budgets(budget_flags(po), backend);
+  // Ranks of one machine share its memory: without --host-memory each takes its share of the
+  // default budget (rank 0's plan, which every rank runs, is made within it).
+  if (comm && comm->local_size() > 1 && !po.host_memory && po.budgets->host_bytes) {
+    po.budgets->host_bytes /= static_cast<std::uint64_t>(comm->local_size());
+    po.budgets->host_from +=
+        ", shared by the " + std::to_string(comm->local_size()) + " ranks on this machine";
+  }
   // A budget below any part of the process fails now, before the work.
   const std::uint64_t host_budget = po.budgets->host_bytes;
   bool keep_image = false;

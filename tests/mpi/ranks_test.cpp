@@ -1,6 +1,7 @@
 // ranks_test.cpp — `mpirun -np N tristream count` (src/mpi/): with 1 to 4 ranks on the CPU
 // backend, every scheme and both ways of sharing the units (a static share preloads its own row
-// parts, the dynamic one none) give exactly the single process's count and per-vertex file; a rank
+// parts, the dynamic one none) give exactly the single process's count and per-vertex file; the
+// ranks of one machine share its default host budget; a rank
 // that fails ends every rank with its message. Skips when mpirun is missing or tristream was built
 // without MPI.
 #include <gtest/gtest.h>
@@ -75,6 +76,26 @@ TEST_F(Ranks, SeveralWorkersPerRankCountExactly) {
                               "--json");
   ASSERT_EQ(r.status, 0) << r.err;
   EXPECT_EQ(json_field(r.out, "triangles"), json_field(ref.out, "triangles"));
+}
+
+// Ranks of one machine share its memory: without --host-memory each plans within its share of
+// the default host budget (two ranks: about half of one process's); with it, each takes it whole.
+TEST_F(Ranks, RanksOfOneMachineShareTheDefaultHostBudget) {
+  const std::string g = graph("karate");
+  auto budget = [&](const std::string& cmd) {
+    const RunResult r = run_mpi(cmd);
+    EXPECT_EQ(r.status, 0) << r.err;
+    const std::string b = json_field(r.out, "host_budget_bytes");
+    EXPECT_FALSE(b.empty()) << r.out;
+    return b.empty() ? 0.0 : std::stod(b);
+  };
+  const std::string count = " {bin} count " + q(g) + " --backend cpu --threads 1 --json";
+  const double one = budget("-np 1" + count), two = budget("-np 2" + count);
+  ASSERT_GT(one, 0.0);
+  // (the available memory moves between the runs: a share within a fifth of half)
+  EXPECT_GT(two, 0.4 * one);
+  EXPECT_LT(two, 0.6 * one);
+  EXPECT_EQ(budget("-np 2" + count + " --host-memory 1G"), 1073741824.0);
 }
 
 TEST_F(Ranks, AFailingRankEndsEveryRank) {
