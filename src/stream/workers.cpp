@@ -78,9 +78,9 @@ SharedStores share_blocks(const GraphSource& g, const std::vector<const Plan*>& 
                                                !run.trace_path.empty() || run.chunk_spans);
     // Out of core, pair's suffix blocks view the in-core image's columns, as with one GPU
     // (registered part by part through the first GPU; portable: every GPU copies from them).
-    const stream::InCoreImage* image = run.in_core_image.get();
+    stream::InCoreImage* image = run.in_core_image.get();
     if (!host && image && image->n() == g.n() && image->m() == g.m())
-      store->store().use_image(run.in_core_image.get(), run.view_copy_bytes_per_s);
+      store->store().use_image(image, run.view_copy_bytes_per_s);
     for (std::size_t w : group) out.of[w] = store.get();
     out.stores.push_back(std::move(store));
   }
