@@ -463,6 +463,12 @@ struct PipelineOptions {
   // whole unit, the others take none; measured on four H200s the slices were 2-3x slower than
   // one GPU (docs/scale-out.md). TRISTREAM_IN_CORE_SLICES=1 sets it for `count`.
   bool in_core_gpu_slices = false;
+  // Several GPUs of one process, the planner choosing the parts: an in-core plan whose kernel
+  // the plan's rates estimate at this many seconds or more is made again at 1/GPUs of its
+  // device bytes (out of core), so that the GPUs share its units instead of one GPU counting it
+  // all (stream/workers.cpp). Negative: never. TRISTREAM_IN_CORE_SPLIT=0 sets it negative for
+  // `count`, =S sets S.
+  double split_in_core_s = 0.5;
   // Out of core, the host block store's background preload (stream/host_block_store.hpp) builds
   // every row part ahead of the units when they all fit the block cache. False: no preload, each
   // unit's blocks are built when it needs them (as MPI ranks with the dynamic split do).

@@ -4,6 +4,7 @@
 // the result in original-id order (api/per_vertex_order.cpp).
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 #include <future>
 #include <numeric>
 #include <tuple>
@@ -57,6 +58,8 @@ PipelineOptions pipeline_options(const CountOptions& o) {
   po.chunk_spans = o.keep_trace;
   po.rank_split = o.rank_split;
   if (const char* e = std::getenv("TRISTREAM_IN_CORE_SLICES")) po.in_core_gpu_slices = *e == '1';
+  if (const char* e = std::getenv("TRISTREAM_IN_CORE_SPLIT"))
+    po.split_in_core_s = std::string(e) == "0" ? -1.0 : std::atof(e);
   if (const char* e = std::getenv("TRISTREAM_NO_PRELOAD")) po.preload = *e != '1';
   if (!o.devices.empty() && o.backend == "cpu")
     throw Error(ErrorKind::Usage,

@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "common/thread_priority.hpp"
+#include "plan/cost.hpp"
 #include "plan/order.hpp"
 #include "plan/plan_wire.hpp"
 #include "stream/clock.hpp"
@@ -147,6 +148,35 @@ bool admit_cutoff(const Plan& plan, const std::vector<std::size_t>& units, std::
   if (spare < need) return false;
   *plain_plan = plan;
   plain_plan->host_budget -= need;
+  return true;
+}
+
+// Several GPUs of one process (gpus of them): an in-core plan whose kernel the plan's rates
+// estimate at options.split_in_core_s or more is made again at 1/gpus of its device bytes, so
+// that the GPUs share its units (more GPUs, smaller units: the last ones end closer together);
+// in core one GPU counts the one unit (count_with_workers), each slice of it costing every GPU
+// the whole graph's upload. Keeps the in-core plan (returns false) when the parts are forced,
+// or the split plan does not fit or is in core again.
+bool split_in_core(const GraphSource& g, const PipelineOptions& options, const PlanOptions& po,
+                   std::size_t gpus, Plan* plan, Census* census) {
+  if (gpus < 2 || options.split_in_core_s < 0 || options.in_core_gpu_slices || po.parts != 0 ||
+      plan->partition.p > 1 || plan->units.size() != 1 ||
+      plan_internal::kernel_seconds(*plan, plan->units[0]) < options.split_in_core_s)
+    return false;
+  PlanOptions shared = po;
+  shared.device_budget = std::max<std::uint64_t>(plan->device_bytes / gpus, 1);
+  Census more;
+  Plan split;
+  try {
+    split = plan_graph(g, shared, &more);
+  } catch (const Error& e) {  // (nothing fits within the host budget; an interrupted census)
+    if (e.kind() != ErrorKind::Usage && e.kind() != ErrorKind::Interrupted) throw;
+    return false;
+  }
+  if (split.partition.p <= 1) return false;
+  more.seconds += census->seconds;
+  *census = std::move(more);
+  *plan = std::move(split);
   return true;
 }
 
@@ -474,7 +504,12 @@ CountReport count_with_workers(const GraphSource& g, const PipelineOptions& opti
   run.budgets = worker_budgets(options, workers, comm);
   PlanOptions po = plan_options(run, *run.budgets, plan_backend(workers));
   std::vector<bool> cutoff;
-  for (const Worker& w : workers) cutoff.push_back(w.cutoff);
+  std::vector<int> gpus;  // the plain workers' GPUs, each once
+  for (const Worker& w : workers) {
+    cutoff.push_back(w.cutoff);
+    if (!w.cutoff && w.device >= 0 && std::find(gpus.begin(), gpus.end(), w.device) == gpus.end())
+      gpus.push_back(w.device);
+  }
   // 2. Plan, share the units, run every worker; on device out-of-memory (one process) plan
   //    again with half the device budget.
   for (std::uint64_t replans = 0;; ++replans) {
@@ -496,6 +531,8 @@ CountReport count_with_workers(const GraphSource& g, const PipelineOptions& opti
       rep.interrupted = true;
       return rep;
     }
+    // Several GPUs of one process and a long in-core count: units they share instead.
+    if (!many) split_in_core(g, options, po, gpus.size(), &plan, &census);
     // In core, the one unit is cut into a slice per worker that is not a cut-off worker, in
     // every process: each uploads the whole graph and counts the triangles of its slice. Workers
     // on one device (`--devices 0,0`) take one slice between them: each slice would upload the
@@ -504,19 +541,14 @@ CountReport count_with_workers(const GraphSource& g, const PipelineOptions& opti
     // (Several GPUs of one process: a GPU's slice costs the whole graph's upload and the image's
     // registration, and the slices' kernels are uneven, so one GPU alone counts in core sooner.)
     std::size_t plain = 0, cpu_slices = 0;
-    std::vector<int> devices;  // the plain workers' GPUs, each once
     for (std::size_t w = 0; w < workers.size(); ++w) {
       if (cutoff[w]) continue;
       ++plain;
-      const int d = workers[w].device;
-      if (d < 0)
-        ++cpu_slices;
-      else if (std::find(devices.begin(), devices.end(), d) == devices.end())
-        devices.push_back(d);
+      if (workers[w].device < 0) ++cpu_slices;
     }
-    const std::size_t slicers = cpu_slices + (many || options.in_core_gpu_slices
-                                                  ? devices.size()
-                                                  : std::min<std::size_t>(devices.size(), 1));
+    const std::size_t slicers =
+        cpu_slices +
+        (many || options.in_core_gpu_slices ? gpus.size() : std::min<std::size_t>(gpus.size(), 1));
     const std::size_t ranks = many ? static_cast<std::size_t>(comm->size()) : 1;
     (void)plan_internal::slice_in_core(plan, static_cast<std::uint32_t>(slicers * ranks),
                                        run.per_vertex);

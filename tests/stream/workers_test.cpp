@@ -165,6 +165,46 @@ TEST(Workers, InCoreWorkersOnOneDeviceShareASlice) {
     }
 }
 
+// Several GPUs of one process and a long in-core count (PipelineOptions::split_in_core_s, 0
+// here: any in-core count is long): planned again at 1/GPUs of its device bytes, so that the
+// GPUs share its units. A negative threshold, a threshold above the estimate, forced parts or one
+// device (`--devices 0,0`) keep the in-core plan. Exact either way.
+TEST(Workers, SeveralGpusSplitALongInCoreCount) {
+  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(test::skewed_graph(2000, 20000, 9));
+  auto src = memory_source(g, 64);
+  struct Case {
+    std::vector<int> devices;
+    double split_s;
+    std::uint32_t parts;
+    bool splits;
+  };
+  const Case cases[] = {{{0, 1}, 0.0, 0, true},   {{0, 1, 2}, 0.0, 0, true},
+                        {{0, 1}, -1.0, 0, false}, {{0, 1}, 1e9, 0, false},
+                        {{0, 1}, 0.0, 1, false},  {{0, 0}, 0.0, 0, false}};
+  for (const Case& c : cases) {
+    SCOPED_TRACE(testing::Message() << c.devices.size() << " workers, split at " << c.split_s
+                                    << " s, parts " << c.parts);
+    std::vector<Worker> ws;
+    for (int d : c.devices) {
+      Worker w{cpu_backend(), false};
+      w.device = d;
+      ws.push_back(std::move(w));
+    }
+    PipelineOptions o = popts(Scheme::Auto, c.parts, true);
+    o.split_in_core_s = c.split_s;
+    const CountReport r = count_with_workers(*src, o, ws);
+    EXPECT_EQ(r.triangles, oracle);
+    EXPECT_EQ(per_vertex_mismatches(r.per_vertex, new_of_old, oracle_pv), 0u);
+    if (c.splits) {
+      EXPECT_GT(r.plan.partition.p, 1u);
+      EXPECT_GE(r.plan.units.size(), c.devices.size());
+    } else {
+      EXPECT_EQ(r.plan.partition.p, 1u);
+    }
+    EXPECT_EQ(r.stats.units, r.plan.units.size());
+  }
+}
+
 // Several workers report their wall as one worker does: up to the end of the last unit (every
 // unit's spans inside it), the memory given back after it as the release; together no more
 // than the call took.
