@@ -195,11 +195,14 @@ TEST(Workers, SeveralGpusSplitALongInCoreCount) {
     const CountReport r = count_with_workers(*src, o, ws);
     EXPECT_EQ(r.triangles, oracle);
     EXPECT_EQ(per_vertex_mismatches(r.per_vertex, new_of_old, oracle_pv), 0u);
+    const bool says = r.plan.reason.find("GPUs share its units") != std::string::npos;
     if (c.splits) {
       EXPECT_GT(r.plan.partition.p, 1u);
       EXPECT_GE(r.plan.units.size(), c.devices.size());
+      EXPECT_TRUE(says) << r.plan.reason;
     } else {
       EXPECT_EQ(r.plan.partition.p, 1u);
+      EXPECT_FALSE(says) << r.plan.reason;
     }
     EXPECT_EQ(r.stats.units, r.plan.units.size());
   }
