@@ -174,9 +174,11 @@ bool split_in_core(const GraphSource& g, const PipelineOptions& options, const P
     return false;
   }
   if (split.partition.p <= 1) return false;
-  split.reason = "in core, one GPU would count the one unit alone; planned at 1/" +
-                 std::to_string(gpus) + " of its device bytes so that the " + std::to_string(gpus) +
-                 " GPUs share its units (TRISTREAM_IN_CORE_SPLIT=0: " + "in core): " + split.reason;
+  const std::string g_s = std::to_string(gpus);
+  split.reason =
+      "in core one GPU would count the one unit alone; planned at 1/" + g_s +
+      " of its device bytes so that the " + g_s +
+      " GPUs share its units (TRISTREAM_IN_CORE_SPLIT=0 keeps it in core): " + split.reason;
   more.seconds += census->seconds;
   *census = std::move(more);
   *plan = std::move(split);
