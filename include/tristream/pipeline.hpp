@@ -466,7 +466,7 @@ struct PipelineOptions {
   // Several GPUs of one process, the planner choosing the parts: an in-core plan whose kernel
   // the plan's rates estimate at this many seconds or more is made again at 1/GPUs of its
   // device bytes (out of core), so that the GPUs share its units instead of one GPU counting it
-  // all (stream/workers.cpp). Negative: never. TRISTREAM_IN_CORE_SPLIT=0 sets it negative for
+  // all (stream/worker_plan.cpp). Negative: never. TRISTREAM_IN_CORE_SPLIT=0 sets it negative for
   // `count`, =S sets S.
   double split_in_core_s = 0.5;
   // Out of core, the host block store's background preload (stream/host_block_store.hpp) builds

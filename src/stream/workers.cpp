@@ -7,17 +7,22 @@
 #include <thread>
 
 #include "common/thread_priority.hpp"
-#include "plan/cost.hpp"
 #include "plan/order.hpp"
-#include "plan/plan_wire.hpp"
 #include "stream/clock.hpp"
 #include "stream/shared_blocks.hpp"
 #include "stream/unit_queue.hpp"
+#include "stream/worker_plan.hpp"
 
 namespace tristream {
 
+using stream::admit_cutoff;
+using stream::make_shared_plan;
 using stream::now_s;
+using stream::plan_backend;
+using stream::share_units;
+using stream::split_in_core;
 using stream::UnitQueue;
+using stream::worker_budgets;
 
 namespace {
 
@@ -86,147 +91,6 @@ SharedStores share_blocks(const GraphSource& g, const std::vector<const Plan*>& 
     out.stores.push_back(std::move(store));
   }
   return out;
-}
-
-// The host budget shared out among the workers (each keeps its own slots and caches).
-Budgets share_host(Budgets b, std::size_t workers) {
-  if (b.host_bytes && workers > 1) {
-    b.host_bytes /= workers;
-    b.host_from += " shared by " + std::to_string(workers) + " workers";
-  }
-  return b;
-}
-
-// The budgets of the workers together: the smallest device budget of the workers with a device
-// of their own, the host budget shared out among the workers that are not cut-off workers (a
-// cut-off worker lives in what their plan leaves: admit_cutoff).
-Budgets worker_budgets(const PipelineOptions& options, std::vector<Worker>& workers,
-                       const Communicator* comm) {
-  Budgets b = options.budgets ? *options.budgets : resolve_budgets(budget_flags(options), nullptr);
-  const auto plain = static_cast<std::size_t>(
-      std::count_if(workers.begin(), workers.end(), [](const Worker& w) { return !w.cutoff; }));
-  const std::size_t sharing_host = plain ? plain : workers.size();
-  if (options.gpu_memory) return share_host(b, sharing_host);
-  bool first = true;
-  for (Worker& w : workers) {
-    if (w.backend->device_is_host()) continue;
-    Budgets x = resolve_budgets(budget_flags(options), w.backend.get());
-    const auto sharing = std::count_if(workers.begin(), workers.end(), [&](const Worker& o) {
-      return w.device >= 0 && o.device == w.device;
-    });
-    if (sharing > 1) {
-      x.device_bytes /= static_cast<std::uint64_t>(sharing);
-      x.device_from += " shared by " + std::to_string(sharing) + " workers";
-    }
-    // Ranks of one machine share its GPUs in turn (local rank mod GPUs).
-    const std::uint64_t ranks = ranks_per_gpu(comm);
-    if (ranks > 1) {
-      x.device_bytes /= ranks;
-      x.device_from += " shared by up to " + std::to_string(ranks) + " ranks";
-    }
-    if (first || (x.device_bytes && x.device_bytes < b.device_bytes)) {
-      b.device_bytes = x.device_bytes;
-      b.device_from = x.device_from;
-      first = false;
-    }
-  }
-  return share_host(b, sharing_host);
-}
-
-// Whether the cut-off workers run: only when a probe could ever be taken (cutoff_may_help) and
-// the plan leaves room beside the plain workers' slots and caches, within the host budget they
-// share, for a cut-off worker's (it keeps slots and caches of its own, never more than the plan's
-// figures). The plain workers' plan (`plain_plan`, a copy of the plan) then gives up that room:
-// its host budget, which sizes their preload's spare room, is smaller by it.
-bool admit_cutoff(const Plan& plan, const std::vector<std::size_t>& units, std::size_t plain,
-                  std::size_t cutoffs, Plan* plain_plan) {
-  if (!cutoffs || !plain || !stream::cutoff_may_help(plan, units)) return false;
-  if (!plan.host_budget) return true;  // no host limit
-  const std::uint64_t used = plan.host_bytes + plan.chunk_cache_bytes + plan.block_cache_bytes;
-  const std::uint64_t spare = plan.host_budget > used ? plan.host_budget - used : 0;
-  const std::uint64_t need = (used * cutoffs + plain - 1) / plain;  // from each plain worker
-  if (spare < need) return false;
-  *plain_plan = plan;
-  plain_plan->host_budget -= need;
-  return true;
-}
-
-// Several GPUs of one process (gpus of them): an in-core plan whose kernel the plan's rates
-// estimate at options.split_in_core_s or more is made again at 1/gpus of its device bytes, so
-// that the GPUs share its units (more GPUs, smaller units: the last ones end closer together);
-// in core one GPU counts the one unit (count_with_workers), each slice of it costing every GPU
-// the whole graph's upload. Keeps the in-core plan (returns false) when the parts are forced,
-// or the split plan does not fit or is in core again.
-bool split_in_core(const GraphSource& g, const PipelineOptions& options, const PlanOptions& po,
-                   std::size_t gpus, Plan* plan, Census* census) {
-  if (gpus < 2 || options.split_in_core_s < 0 || options.in_core_gpu_slices || po.parts != 0 ||
-      plan->partition.p > 1 || plan->units.size() != 1 ||
-      plan_internal::kernel_seconds(*plan, plan->units[0]) < options.split_in_core_s)
-    return false;
-  PlanOptions shared = po;
-  shared.device_budget = std::max<std::uint64_t>(plan->device_bytes / gpus, 1);
-  Census more;
-  Plan split;
-  try {
-    split = plan_graph(g, shared, &more);
-  } catch (const Error& e) {  // (nothing fits within the host budget; an interrupted census)
-    if (e.kind() != ErrorKind::Usage && e.kind() != ErrorKind::Interrupted) throw;
-    return false;
-  }
-  if (split.partition.p <= 1) return false;
-  const std::string g_s = std::to_string(gpus);
-  split.reason =
-      "in core one GPU would count the one unit alone; planned at 1/" + g_s +
-      " of its device bytes so that the " + g_s +
-      " GPUs share its units (TRISTREAM_IN_CORE_SPLIT=0 keeps it in core): " + split.reason;
-  more.seconds += census->seconds;
-  *census = std::move(more);
-  *plan = std::move(split);
-  return true;
-}
-
-// The first worker with a device of its own (the planner plans for it), else the first.
-const StreamingBackend* plan_backend(const std::vector<Worker>& workers) {
-  for (const Worker& w : workers)
-    if (!w.backend->device_is_host()) return w.backend.get();
-  return workers.front().backend.get();
-}
-
-// The plan: made here, or with several processes on rank 0 and broadcast. An interrupted census
-// gives no plan (returns false).
-bool make_shared_plan(const GraphSource& g, const PlanOptions& po, Communicator* comm, Plan* plan,
-                      Census* census) {
-  const bool many = comm && comm->size() > 1;
-  std::string bytes;
-  bool ok = true;
-  if (!many || comm->rank() == 0) {
-    try {
-      *plan = plan_graph(g, po, census);
-    } catch (const Error& e) {
-      if (e.kind() != ErrorKind::Interrupted || many) throw;
-      ok = false;
-    }
-    if (many) bytes = plan_to_bytes(*plan);
-  }
-  if (many) {
-    comm->broadcast(bytes);
-    if (comm->rank() != 0) *plan = plan_from_bytes(bytes);
-  }
-  return ok;
-}
-
-// The units of this process: all of them, its static run, or (dynamic) none yet and a refill
-// that fetches the next batch from the shared counter.
-void share_units(const Plan& plan, Communicator* comm, const std::string& mode,
-                 std::vector<std::size_t>* units, UnitSplit* split) {
-  if (!comm || comm->size() <= 1) {
-    for (std::size_t u = 0; u < plan.units.size(); ++u) units->push_back(u);
-    return;
-  }
-  *split = mpi_split(plan, comm->size(), mode);
-  if (split->dynamic) return;
-  const auto r = static_cast<std::size_t>(comm->rank());
-  for (std::size_t u = split->bounds[r]; u < split->bounds[r + 1]; ++u) units->push_back(u);
 }
 
 // One worker's statistics from its report.
@@ -458,45 +322,6 @@ Communicator* communicator() {
 }
 void set_communicator(Communicator* comm) {
   g_comm = comm;
-}
-
-UnitSplit mpi_split(const Plan& plan, int ranks, const std::string& mode) {
-  if (mode != "auto" && mode != "static" && mode != "dynamic")
-    throw Error(ErrorKind::Usage,
-                "--rank-split: expected auto, static or dynamic, got '" + mode + "'");
-  UnitSplit s;
-  const std::size_t N = plan.units.size();
-  double total = 0, largest = 0;
-  for (const WorkUnit& w : plan.units) {
-    total += std::max(w.work, 1.0);
-    largest = std::max(largest, std::max(w.work, 1.0));
-  }
-  // Contiguous runs closing once they reach their share of the work.
-  auto cut = [&](std::size_t pieces) {
-    std::vector<std::size_t> b{0};
-    double acc = 0;
-    for (std::size_t u = 0; u < N; ++u) {
-      acc += std::max(plan.units[u].work, 1.0);
-      if (b.size() < pieces && acc >= total * static_cast<double>(b.size()) / pieces)
-        b.push_back(u + 1);
-    }
-    while (b.size() <= pieces) b.push_back(N);
-    return b;
-  };
-  const auto R = static_cast<std::size_t>(std::max(1, ranks));
-  s.bounds = cut(R);
-  double worst = 0;
-  for (std::size_t r = 0; r < R; ++r) {
-    double run = 0;
-    for (std::size_t u = s.bounds[r]; u < s.bounds[r + 1]; ++u)
-      run += std::max(plan.units[u].work, 1.0);
-    worst = std::max(worst, run);
-  }
-  if (mode == "dynamic" || (mode == "auto" && worst > total / static_cast<double>(R) + largest)) {
-    s.dynamic = true;
-    s.bounds = cut(std::min<std::size_t>(N, 4 * R));
-  }
-  return s;
 }
 
 CountReport count_with_workers(const GraphSource& g, const PipelineOptions& options,

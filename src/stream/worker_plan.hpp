@@ -1,0 +1,54 @@
+// stream/worker_plan.hpp — the plan of a count over several workers (stream/workers.hpp): the
+// workers' budgets together, the plan made once (on rank 0 and broadcast between processes) and,
+// in core on several GPUs of one process, made again so that they share its units; whether the
+// cut-off workers run beside it; and each process's units. Internal to count_with_workers.
+#pragma once
+
+#include <cstddef>
+#include <string>
+#include <vector>
+
+#include "stream/communicator.hpp"
+#include "stream/workers.hpp"
+#include "tristream/pipeline.hpp"
+#include "tristream/plan.hpp"
+
+namespace tristream::stream {
+
+// The budgets of the workers together: the smallest device budget of the workers with a device
+// of their own, the host budget shared out among the workers that are not cut-off workers (a
+// cut-off worker lives in what their plan leaves: admit_cutoff).
+Budgets worker_budgets(const PipelineOptions& options, std::vector<Worker>& workers,
+                       const Communicator* comm);
+
+// Whether the cut-off workers run: only when a probe could ever be taken (cutoff_may_help) and
+// the plan leaves room beside the plain workers' slots and caches, within the host budget they
+// share, for a cut-off worker's (it keeps slots and caches of its own, never more than the plan's
+// figures). The plain workers' plan (`plain_plan`, a copy of the plan) then gives up that room:
+// its host budget, which sizes their preload's spare room, is smaller by it.
+bool admit_cutoff(const Plan& plan, const std::vector<std::size_t>& units, std::size_t plain,
+                  std::size_t cutoffs, Plan* plain_plan);
+
+// Several GPUs of one process (gpus of them): an in-core plan whose kernel the plan's rates
+// estimate at options.split_in_core_s or more is made again at 1/gpus of its device bytes, so
+// that the GPUs share its units (more GPUs, smaller units: the last ones end closer together);
+// in core one GPU counts the one unit (count_with_workers), each slice of it costing every GPU
+// the whole graph's upload. Keeps the in-core plan (returns false) when the parts are forced,
+// or the split plan does not fit or is in core again.
+bool split_in_core(const GraphSource& g, const PipelineOptions& options, const PlanOptions& po,
+                   std::size_t gpus, Plan* plan, Census* census);
+
+// The first worker with a device of its own (the planner plans for it), else the first.
+const StreamingBackend* plan_backend(const std::vector<Worker>& workers);
+
+// The plan: made here, or with several processes on rank 0 and broadcast. An interrupted census
+// gives no plan (returns false).
+bool make_shared_plan(const GraphSource& g, const PlanOptions& po, Communicator* comm, Plan* plan,
+                      Census* census);
+
+// The units of this process: all of them, its static run, or (dynamic) none yet and a refill
+// that fetches the next batch from the shared counter.
+void share_units(const Plan& plan, Communicator* comm, const std::string& mode,
+                 std::vector<std::size_t>* units, UnitSplit* split);
+
+}  // namespace tristream::stream
