@@ -56,13 +56,13 @@ __global__ void __launch_bounds__(kBlock)
     }
     g.sync();
     if (mark) {
-      found += walk_row<PV>(t, u, g, s_walk, lo, hi, [&](vid_t x) {
+      found += walk_row<PV, true>(t, u, g, s_walk, lo, hi, [&](vid_t x) {
         x -= base;
         return (bits[x >> 5] >> (x & 31)) & 1u;
       });
     } else {
-      found +=
-          walk_row<PV>(t, u, g, s_walk, lo, hi, [&](vid_t x) { return contains_bf(b, len, x); });
+      found += walk_row<PV, true>(t, u, g, s_walk, lo, hi,
+                                  [&](vid_t x) { return contains_bf(b, len, x); });
     }
     g.sync();
     for (std::uint64_t i = threadIdx.x; mark && i < len; i += kBlock) bits[(b[i] - base) >> 5] = 0;

@@ -176,17 +176,65 @@ __device__ __forceinline__ void add_per_vertex(const Task& t, std::uint64_t u, v
 // round-robin (neighbouring threads read neighbouring addresses). Each item w is tested with
 // `member(w)` after a range check against [lo, hi]; hits call `hit(id, w)` where id is the list's
 // tag. `lists(i, id, beg, len)` describes list i of [first, last): its tag, and the column
-// indices [beg, beg + len) into `col`.
+// indices [beg, beg + len) into `col`. With NARROW, a batch of fewer than 2^31 items (all but
+// freak ones) is walked in 32-bit arithmetic, each list's items addressed from one pointer
+// (walk_batch32): fewer instructions per item, where the walk is bound by instructions (long
+// lists, skewed graphs), but more registers, which costs the light-row tiles their occupancy
+// (docs/kernels.md).
 
 template <int G>
 struct WalkScratch {
-  ull pre[G + 1];  // exclusive prefix of the list lengths, then the total
-  eid_t beg[G];    // first column index of each list
-  vid_t id[G];     // each list's tag
+  union {
+    ull pre[G + 1];         // exclusive prefix of the list lengths, then the total
+    unsigned pre32[G + 1];  // the same in 32 bits (a batch of fewer than 2^31 items)
+  };
+  union {
+    eid_t beg[G];        // first column index of each list
+    const vid_t* at[G];  // 32-bit batches: list j's item k is at[j][k] (col + beg - pre)
+  };
+  vid_t id[G];  // each list's tag
   ull scan_tmp[G / 32 + 1];
 };
 
-template <class Group, class Lists, class Member, class Hit>
+// One batch of walk_lists in 32 bits: s.pre32 and s.at filled for its nv lists, `sum` < 2^31
+// items. Thread r takes items r, r + G, ...; the list of an item found as walk_lists does.
+template <int G, class Member, class Hit>
+__device__ __forceinline__ ull walk_batch32(const WalkScratch<G>& s, int r, int nv, unsigned sum,
+                                            vid_t lo, vid_t hi, const Member& member,
+                                            const Hit& hit) {
+  constexpr int kUnroll = 4;
+  ull found = 0;
+  int j = 0;
+  for (unsigned k0 = static_cast<unsigned>(r); k0 < sum; k0 += kUnroll * G) {
+    vid_t w[kUnroll];
+    int jj[kUnroll];
+#pragma unroll
+    for (int q = 0; q < kUnroll; ++q) {
+      const unsigned k = k0 + static_cast<unsigned>(q * G);
+      jj[q] = -1;
+      if (k < sum) {
+        if (s.pre32[j + 1] <= k) {
+          if (j + 8 < nv && s.pre32[j + 8] <= k)
+            j += last_le<unsigned>(s.pre32 + j + 8, nv - j - 8, k) + 8;
+          else
+            while (s.pre32[j + 1] <= k) ++j;
+        }
+        jj[q] = j;
+        w[q] = s.at[j][k];
+      }
+    }
+#pragma unroll
+    for (int q = 0; q < kUnroll; ++q) {
+      if (jj[q] >= 0 && w[q] >= lo && w[q] <= hi && member(w[q])) {
+        ++found;
+        hit(s.id[jj[q]], w[q]);
+      }
+    }
+  }
+  return found;
+}
+
+template <bool NARROW, class Group, class Lists, class Member, class Hit>
 __device__ __forceinline__ ull walk_lists(const Group& g, WalkScratch<Group::G>& s, eid_t first,
                                           eid_t last, const Lists& lists, const vid_t* col,
                                           vid_t lo, vid_t hi, const Member& member,
@@ -203,6 +251,18 @@ __device__ __forceinline__ ull walk_lists(const Group& g, WalkScratch<Group::G>&
     ull sum;
     const ull pre = g.exclusive_scan(len, &sum, s.scan_tmp);
     g.sync();  // the previous batch's readers are done with s
+    if (NARROW && sum < (1ull << 31)) {
+      if (r < nv) {
+        s.pre32[r] = static_cast<unsigned>(pre);
+        s.at[r] = reinterpret_cast<const vid_t*>(reinterpret_cast<std::uintptr_t>(col + beg) -
+                                                 pre * sizeof(vid_t));
+        s.id[r] = id;
+      }
+      if (r == 0) s.pre32[nv] = static_cast<unsigned>(sum);
+      g.sync();
+      found += walk_batch32<G>(s, r, nv, static_cast<unsigned>(sum), lo, hi, member, hit);
+      continue;
+    }
     if (r < nv) {
       s.pre[r] = pre;
       s.beg[r] = beg;
@@ -246,12 +306,12 @@ __device__ __forceinline__ ull walk_lists(const Group& g, WalkScratch<Group::G>&
 }
 
 // The walk of row u of A: the lists C(v), v in A(u), tagged v; w in B(u) is a triangle.
-template <bool PV, class Group, class Member>
+template <bool PV, bool NARROW, class Group, class Member>
 __device__ __forceinline__ ull walk_row(const Task& t, std::uint64_t u, const Group& g,
                                         WalkScratch<Group::G>& s, vid_t lo, vid_t hi,
                                         const Member& member) {
   const DevView A = t.A, C = t.C;
-  return walk_lists(
+  return walk_lists<NARROW>(
       g, s, A.off[u], A.off[u + 1],
       [&](eid_t e, vid_t& v, eid_t& beg, ull& len) {
         v = A.col[e];

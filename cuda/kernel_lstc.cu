@@ -35,8 +35,8 @@ __global__ void __launch_bounds__(kBlock)
       const int len = static_cast<int>(min(static_cast<eid_t>(kTile), be - tb));
       for (int i = threadIdx.x; i < len; i += kBlock) s_tile[i] = t.B.col[tb + i];
       g.sync();
-      found += walk_row<PV>(t, u, g, s_walk, s_tile[0], s_tile[len - 1],
-                            [&](vid_t x) { return contains_bf(s_tile, len, x); });
+      found += walk_row<PV, false>(t, u, g, s_walk, s_tile[0], s_tile[len - 1],
+                                   [&](vid_t x) { return contains_bf(s_tile, len, x); });
       g.sync();
     }
   }

@@ -18,8 +18,9 @@
 //      segment in windows: the next 32 rows' degrees are loaded and scanned, and the window is
 //      the longest run of rows with at most 32 edges of A and 64 entries of B in total (heavy rows
 //      count as empty). Lane e takes edge e of the window: its row's tag (0..31) and v.
-//   2. The window's B lists go into one hash table in shared memory (128 slots, at most half
-//      full) keyed by (id, tag): one insert per entry, one clear per window, not per row.
+//   2. The window's B lists go into one hash table in shared memory keyed by (id, tag): 256
+//      slots of 32 bits where every id is below 2^27 - 1 (at most a quarter full), else 128 of
+//      64 bits (at most half full); one insert per entry, one clear per window, not per row.
 //   3. The lists C(v) of the window's edges (empty ones dropped, the rest numbered 0..s-1) are
 //      walked as one flat sequence, 32 consecutive items per round: item k0 + lane. The lists
 //      starting inside a round are consecutive, so the lane's list is the round's first list plus
@@ -45,35 +46,47 @@ namespace {
 constexpr int kWarps = 8;          // warps per block
 constexpr unsigned kWindowA = 32;  // edges of A per window (one per lane)
 constexpr unsigned kWindowB = 64;  // entries of B per window (two per lane)
-constexpr unsigned kSlots = 128;   // table slots per warp (>= 2 * kWindowB)
-constexpr ull kFree = ~0ull;       // an empty slot (ids are < 2^32, tags < 32)
+// Table slots per warp: 128 (half full at most) with 64-bit keys, 256 (a quarter full: a missing
+// key, most probes, reads 1.4 slots on average against 2.5) with 32-bit ones, in the same bytes.
+template <class Key>
+constexpr unsigned kSlots = sizeof(Key) == 8 ? 128 : 256;
+// A table slot holds the key (w << 5 | tag): 64 bits, or 32 where every id is below 2^27 - 1
+// (KeyOf<unsigned>: half the shared-memory bytes and one compare per probe). All ones is free.
+template <class Key>
+constexpr Key kFree = ~Key{0};
+constexpr std::uint64_t kNarrowKeyIds = (std::uint64_t{1} << 27) - 1;  // col_space bound
 constexpr unsigned kFull = 0xffffffffu;
 constexpr unsigned kRounds = 2;  // rounds of 32 items per step: loads in flight per lane
 constexpr eid_t kLongList = eid_t{1} << 26;  // 32 lists below this: items fit 32 bits
 
 static_assert(kLiteMax <= kWindowA && kLiteMax <= kWindowB, "a light row fits a window");
 
+template <class Key>
 __device__ __forceinline__ unsigned slot_of(vid_t w, unsigned tag) {
-  return ((w ^ (tag * 0x9e3779b9u)) * 0x85ebca6bu) >> 25;  // 7 bits: kSlots = 128
+  return ((w ^ (tag * 0x9e3779b9u)) * 0x85ebca6bu) >> (sizeof(Key) == 8 ? 25 : 24);  // kSlots
 }
 
-__device__ __forceinline__ ull key_of(vid_t w, unsigned tag) {
-  return (static_cast<ull>(w) << 5) | tag;
+template <class Key>
+__device__ __forceinline__ Key key_of(vid_t w, unsigned tag) {
+  return (static_cast<Key>(w) << 5) | tag;
 }
 
-__device__ __forceinline__ void insert(ull* table, vid_t w, unsigned tag) {
-  unsigned h = slot_of(w, tag);
-  while (atomicCAS(table + h, kFree, key_of(w, tag)) != kFree) h = (h + 1) & (kSlots - 1);
+template <class Key>
+__device__ __forceinline__ void insert(Key* table, vid_t w, unsigned tag) {
+  unsigned h = slot_of<Key>(w, tag);
+  while (atomicCAS(table + h, kFree<Key>, key_of<Key>(w, tag)) != kFree<Key>)
+    h = (h + 1) & (kSlots<Key> - 1);
 }
 
-__device__ __forceinline__ bool lookup(const ull* table, vid_t w, unsigned tag) {
-  const ull key = key_of(w, tag);
-  unsigned h = slot_of(w, tag);
+template <class Key>
+__device__ __forceinline__ bool lookup(const Key* table, vid_t w, unsigned tag) {
+  const Key key = key_of<Key>(w, tag);
+  unsigned h = slot_of<Key>(w, tag);
   for (;;) {
-    const ull y = table[h];
+    const Key y = table[h];
     if (y == key) return true;
-    if (y == kFree) return false;
-    h = (h + 1) & (kSlots - 1);
+    if (y == kFree<Key>) return false;
+    h = (h + 1) & (kSlots<Key> - 1);
   }
 }
 
@@ -100,15 +113,16 @@ struct WarpLists {
 // by bin_rows in core: half the bytes per random lookup). EVICT_FIRST: C's columns are loaded
 // with the evict-first hint (ld.global.cs; each list is read once per in-edge, far apart in
 // time, so keeping them only pushes out the offsets). MINB: blocks per SM the registers must
-// allow (8 = 32 registers, full occupancy).
-template <bool PV, class COff, bool EVICT_FIRST, int MINB>
+// allow (8 = 32 registers, full occupancy). Key: the table's slots (unsigned only when
+// t.col_space <= kNarrowKeyIds).
+template <bool PV, class COff, bool EVICT_FIRST, int MINB, class Key>
 __global__ void __launch_bounds__(kWarps * 32, MINB)
     trust_lite_kernel(Task t, const COff* c_off, ull* counter, ull segments, ull seg_rows,
                       bool prune) {
-  __shared__ ull s_table[kWarps][kSlots];
+  __shared__ Key s_table[kWarps][kSlots<Key>];
   __shared__ WarpLists s_lists[kWarps];
   const unsigned lane = threadIdx.x & 31;
-  ull* const table = s_table[threadIdx.x >> 5];
+  Key* const table = s_table[threadIdx.x >> 5];
   WarpLists& L = s_lists[threadIdx.x >> 5];
   const bool same_ab = t.A.off == t.B.off && t.A.col == t.B.col;
   const bool in_core = prune && same_ab;  // (prune: LaunchEnv::after_v)
@@ -154,7 +168,7 @@ __global__ void __launch_bounds__(kWarps * 32, MINB)
       if (ea == 0) continue;
         // 2. Lane e's edge (e < ea): its row's tag and v; the table of the window's B lists.
 #pragma unroll
-      for (unsigned i = lane; i < kSlots; i += 32) table[i] = kFree;
+      for (unsigned i = lane; i < kSlots<Key>; i += 32) table[i] = kFree<Key>;
       __syncwarp();
       const unsigned tag = row_of(ia, k, lane);
       vid_t v = kEmpty;
@@ -164,7 +178,7 @@ __global__ void __launch_bounds__(kWarps * 32, MINB)
         if (lane < ea) v = t.A.col[base + (lane - ex)];
       }
       if (same_ab) {
-        if (lane < ea) insert(table, v, tag);
+        if (lane < ea) insert<Key>(table, v, tag);
       } else {
 #pragma unroll
         for (unsigned q = 0; q < kWindowB / 32; ++q) {
@@ -172,12 +186,12 @@ __global__ void __launch_bounds__(kWarps * 32, MINB)
           const unsigned bt = row_of(ib, k, j);
           const eid_t base = __shfl_sync(kFull, b0, bt & 31);
           const unsigned ex = __shfl_sync(kFull, ib - db, bt & 31);
-          if (j < eb) insert(table, t.B.col[base + (j - ex)], bt);
+          if (j < eb) insert<Key>(table, t.B.col[base + (j - ex)], bt);
         }
       }
       // w closes a triangle with the edge u -> v of window row tg when (w, tg) is in the table.
       auto test = [&](vid_t w, unsigned tg, vid_t v_of_edge) {
-        if (lookup(table, w, tg)) {
+        if (lookup<Key>(table, w, tg)) {
           ++found;
           if (PV) add_per_vertex(t, r0 + tg, v_of_edge, w);
         }
@@ -246,18 +260,21 @@ __global__ void __launch_bounds__(kWarps * 32, MINB)
   add_warp_total(t.total, found);
 }
 
-// cfg bits: 1 evict-first loads of C's columns, 2 at most 32 registers (8 blocks per SM).
+// cfg bits: 1 evict-first loads of C's columns, 2 at most 32 registers (8 blocks per SM), 4
+// 32-bit table keys (only with 1 and 2: the shipping choice; the others are benchmark switches).
 template <bool PV, class COff>
 const void* pick_cfg(int cfg) {
   switch (cfg) {
     case 0:
-      return reinterpret_cast<const void*>(&trust_lite_kernel<PV, COff, false, 1>);
+      return reinterpret_cast<const void*>(&trust_lite_kernel<PV, COff, false, 1, ull>);
     case 1:
-      return reinterpret_cast<const void*>(&trust_lite_kernel<PV, COff, true, 1>);
+      return reinterpret_cast<const void*>(&trust_lite_kernel<PV, COff, true, 1, ull>);
     case 2:
-      return reinterpret_cast<const void*>(&trust_lite_kernel<PV, COff, false, 8>);
+      return reinterpret_cast<const void*>(&trust_lite_kernel<PV, COff, false, 8, ull>);
+    case 3:
+      return reinterpret_cast<const void*>(&trust_lite_kernel<PV, COff, true, 8, ull>);
     default:
-      return reinterpret_cast<const void*>(&trust_lite_kernel<PV, COff, true, 8>);
+      return reinterpret_cast<const void*>(&trust_lite_kernel<PV, COff, true, 8, unsigned>);
   }
 }
 const void* pick_kernel(bool pv, bool narrow, int cfg) {
@@ -269,18 +286,19 @@ const void* pick_kernel(bool pv, bool narrow, int cfg) {
 
 namespace {
 
-// Benchmark switches, "lite-FLAGS" (plain "lite" is "lite-sb"): s loads C's columns evict-first;
-// b caps the registers at 32 for 8 blocks per SM; x turns the in-core pruning of each row's last
-// edge off; 6 keeps C's offsets 64-bit; q and h hand out 4 and 16 segments of rows per warp
-// instead of 8. docs/kernels.md has what each was worth.
+// Benchmark switches, "lite-FLAGS" (plain "lite" is "lite-sbk"): s loads C's columns
+// evict-first; b caps the registers at 32 for 8 blocks per SM; k keys the table in 32 bits where
+// the ids allow (with s and b only); x turns the in-core pruning of each row's last edge off; 6
+// keeps C's offsets 64-bit; q and h hand out 4 and 16 segments of rows per warp instead of 8.
+// docs/kernels.md has what each was worth.
 struct LiteFlags {
-  bool evict_first, cap_registers, prune, wide;
+  bool evict_first, cap_registers, narrow_keys, prune, wide;
   std::uint64_t segments_per_warp;
 };
 LiteFlags lite_flags(const std::string& variant) {
-  const std::string f = variant.size() > 4 ? variant.substr(5) : std::string("sb");
+  const std::string f = variant.size() > 4 ? variant.substr(5) : std::string("sbk");
   auto has = [&](char c) { return f.find(c) != std::string::npos; };
-  return {has('s'), has('b'), !has('x'), has('6'), has('q') ? 4u : has('h') ? 16u : 8u};
+  return {has('s'), has('b'), has('k'), !has('x'), has('6'), has('q') ? 4u : has('h') ? 16u : 8u};
 }
 
 }  // namespace
@@ -294,7 +312,8 @@ void launch_trust_lite(const Task& t, const LaunchEnv& env, cudaStream_t stream,
                        const std::uint32_t* c_off32) {
   if (t.rows == 0) return;
   const LiteFlags f = lite_flags(env.variant);
-  const int cfg = (f.evict_first ? 1 : 0) | (f.cap_registers ? 2 : 0);
+  int cfg = (f.evict_first ? 1 : 0) | (f.cap_registers ? 2 : 0);
+  if (cfg == 3 && f.narrow_keys && t.col_space > 0 && t.col_space <= kNarrowKeyIds) cfg = 4;
   const void* kernel = pick_kernel(env.per_vertex, c_off32 != nullptr, cfg);
   const int grid = resident_blocks(kernel, kWarps * 32, 0, env);
   // Eight segments per warp: dynamic enough that no warp runs long after the others (four left
