@@ -4,10 +4,11 @@
 // views satisfying csr.hpp's preconditions; 64-bit offsets and counts.
 //
 // Method: for each row u, B(u) is hashed once into a table in shared memory (open addressing
-// with linear probing, Fibonacci hashing, at most half full), then every w in C(v), v in A(u),
-// probes it; the probes walk the wedges of u as one flat, coalesced sequence (walk_row).
+// with linear probing, Fibonacci hashing, an eighth full where the table's room allows, at most
+// half full), then every w in C(v), v in A(u), probes it; the probes walk the wedges of u as one
+// flat, coalesced sequence (walk_row).
 //   - rows with |B(u)| <= kWarpMax (100, TRUST's threshold) are handled by one warp each, with a
-//     256-entry table per warp, and those with |B(u)| <= 16 by half a warp each (two rows in
+//     1024-entry table per warp, and those with |B(u)| <= 16 by half a warp each (two rows in
 //     flight per warp: light rows are bound by the latency of their few dependent loads);
 //   - longer rows by a whole block (kBlock threads) with a table of up to kTable entries;
 //   - rows whose B(u) does not fit the block's table "spill": the probes binary-search B(u) in
@@ -41,7 +42,7 @@ namespace tristream::cuda::detail {
 namespace {
 
 constexpr int kWarpMax = 100;
-constexpr int kWarpTable = 512;  // >= 4 * kWarpMax, power of two
+constexpr int kWarpTable = 1024;  // >= 8 * kWarpMax, power of two
 constexpr int kWarpsPerBlock = 8;
 constexpr int kBlock = 512;
 constexpr int kTable = 8192;  // block table entries (32 KB)
@@ -78,11 +79,12 @@ __device__ __forceinline__ bool probe(const vid_t* table, int log2, vid_t x) {
   }
 }
 
-// The table for a list of len ids (2 len <= 2^max_log2): the smallest power of two >= 4 len, at
-// least 64, at most 2^max_log2 entries. A quarter full, a probe that misses (most do) reads 1.4
-// slots on average against 2.5 half full (linear probing).
+// The table for a list of len ids (2 len <= 2^max_log2): the smallest power of two >= 8 len, at
+// least 128, at most 2^max_log2 entries. Linear probing reads (1 + 1 / (1 - f)^2) / 2 slots for a
+// key that is absent (most probes) at fill f: 1.15 an eighth full, 1.39 a quarter, 2.5 half;
+// measured, Kronecker 22 trust:in 35.0 / 29.6 / 27.9 ms (docs/kernels.md).
 __device__ __forceinline__ int table_log2(std::uint64_t len, int max_log2) {
-  const unsigned need = static_cast<unsigned>(len < 16 ? 16 : len) * 4;
+  const unsigned need = static_cast<unsigned>(len < 16 ? 16 : len) * 8;
   const int log2 = 32 - __clz(need - 1);
   return log2 < max_log2 ? log2 : max_log2;
 }
@@ -146,8 +148,8 @@ template <bool PV, bool IN, int T>
 __global__ void __launch_bounds__(kWarpsPerBlock * 32)
     trust_tile_kernel(Task t, InIndex in, const vid_t* rows, const ull* nrows, ull* counter) {
   constexpr int kTiles = kWarpsPerBlock * 32 / T;
-  constexpr int kTableSize = T == 32 ? kWarpTable : 4 * T;
-  constexpr int kTileLog2 = T == 32 ? 9 : (T == 16 ? 6 : 5);
+  constexpr int kTableSize = T == 32 ? kWarpTable : 8 * T;
+  constexpr int kTileLog2 = T == 32 ? 10 : (T == 16 ? 7 : 6);
   static_assert(1 << kTileLog2 == kTableSize, "tile table size");
   __shared__ WalkScratch<T> s_walk[kTiles];
   __shared__ vid_t s_table[kTiles][kTableSize];

@@ -18,9 +18,10 @@
 //      segment in windows: the next 32 rows' degrees are loaded and scanned, and the window is
 //      the longest run of rows with at most 32 edges of A and 64 entries of B in total (heavy rows
 //      count as empty). Lane e takes edge e of the window: its row's tag (0..31) and v.
-//   2. The window's B lists go into one hash table in shared memory keyed by (id, tag): 256
-//      slots of 32 bits where every id is below 2^27 - 1 (at most a quarter full), else 128 of
-//      64 bits (at most half full); one insert per entry, one clear per window, not per row.
+//   2. The window's B lists go into one hash table in shared memory keyed by (id, tag): 512
+//      slots of 32 bits where every id is below 2^27 - 1 (at most an eighth full), else 128 of
+//      64 bits (at most half full); one insert per entry; the table is cleared once, and each
+//      window frees the slots it took (not a clear per window or per row).
 //   3. The lists C(v) of the window's edges (empty ones dropped, the rest numbered 0..s-1) are
 //      walked as one flat sequence, 32 consecutive items per round: item k0 + lane. The lists
 //      starting inside a round are consecutive, so the lane's list is the round's first list plus
@@ -46,10 +47,10 @@ namespace {
 constexpr int kWarps = 8;          // warps per block
 constexpr unsigned kWindowA = 32;  // edges of A per window (one per lane)
 constexpr unsigned kWindowB = 64;  // entries of B per window (two per lane)
-// Table slots per warp: 128 (half full at most) with 64-bit keys, 256 (a quarter full: a missing
-// key, most probes, reads 1.4 slots on average against 2.5) with 32-bit ones, in the same bytes.
+// Table slots per warp: 128 (half full at most) with 64-bit keys, 512 (an eighth full: a missing
+// key, most probes, reads 1.15 slots on average against 2.5) with 32-bit ones.
 template <class Key>
-constexpr unsigned kSlots = sizeof(Key) == 8 ? 128 : 256;
+constexpr int kSlotsLog2 = sizeof(Key) == 8 ? 7 : 9;
 // A table slot holds the key (w << 5 | tag): 64 bits, or 32 where every id is below 2^27 - 1
 // (KeyOf<unsigned>: half the shared-memory bytes and one compare per probe). All ones is free.
 template <class Key>
@@ -61,9 +62,9 @@ constexpr eid_t kLongList = eid_t{1} << 26;  // 32 lists below this: items fit 3
 
 static_assert(kLiteMax <= kWindowA && kLiteMax <= kWindowB, "a light row fits a window");
 
-template <class Key>
+template <int BITS>
 __device__ __forceinline__ unsigned slot_of(vid_t w, unsigned tag) {
-  return ((w ^ (tag * 0x9e3779b9u)) * 0x85ebca6bu) >> (sizeof(Key) == 8 ? 25 : 24);  // kSlots
+  return ((w ^ (tag * 0x9e3779b9u)) * 0x85ebca6bu) >> (32 - BITS);
 }
 
 template <class Key>
@@ -71,22 +72,24 @@ __device__ __forceinline__ Key key_of(vid_t w, unsigned tag) {
   return (static_cast<Key>(w) << 5) | tag;
 }
 
-template <class Key>
-__device__ __forceinline__ void insert(Key* table, vid_t w, unsigned tag) {
-  unsigned h = slot_of<Key>(w, tag);
+// Returns the slot taken (the window's end frees it).
+template <class Key, int BITS>
+__device__ __forceinline__ unsigned insert(Key* table, vid_t w, unsigned tag) {
+  unsigned h = slot_of<BITS>(w, tag);
   while (atomicCAS(table + h, kFree<Key>, key_of<Key>(w, tag)) != kFree<Key>)
-    h = (h + 1) & (kSlots<Key> - 1);
+    h = (h + 1) & ((1u << BITS) - 1);
+  return h;
 }
 
-template <class Key>
+template <class Key, int BITS>
 __device__ __forceinline__ bool lookup(const Key* table, vid_t w, unsigned tag) {
   const Key key = key_of<Key>(w, tag);
-  unsigned h = slot_of<Key>(w, tag);
+  unsigned h = slot_of<BITS>(w, tag);
   for (;;) {
     const Key y = table[h];
     if (y == key) return true;
     if (y == kFree<Key>) return false;
-    h = (h + 1) & (kSlots<Key> - 1);
+    h = (h + 1) & ((1u << BITS) - 1);
   }
 }
 
@@ -115,11 +118,11 @@ struct WarpLists {
 // time, so keeping them only pushes out the offsets). MINB: blocks per SM the registers must
 // allow (8 = 32 registers, full occupancy). Key: the table's slots (unsigned only when
 // t.col_space <= kNarrowKeyIds).
-template <bool PV, class COff, bool EVICT_FIRST, int MINB, class Key>
+template <bool PV, class COff, bool EVICT_FIRST, int MINB, class Key, int BITS = kSlotsLog2<Key>>
 __global__ void __launch_bounds__(kWarps * 32, MINB)
     trust_lite_kernel(Task t, const COff* c_off, ull* counter, ull segments, ull seg_rows,
-                      bool prune) {
-  __shared__ Key s_table[kWarps][kSlots<Key>];
+                      bool prune, bool clear_each) {
+  __shared__ Key s_table[kWarps][(1u << BITS)];
   __shared__ WarpLists s_lists[kWarps];
   const unsigned lane = threadIdx.x & 31;
   Key* const table = s_table[threadIdx.x >> 5];
@@ -129,6 +132,11 @@ __global__ void __launch_bounds__(kWarps * 32, MINB)
   // c_off[v] indexes c_col: the narrowed offsets start at 0, the wide ones are C's own.
   const vid_t* const c_col = sizeof(COff) == sizeof(eid_t) ? t.C.col : t.C.col + t.C.off[0];
   auto load_w = [&](eid_t i) -> vid_t { return EVICT_FIRST ? __ldcs(c_col + i) : c_col[i]; };
+  // The table is cleared once; each window frees the slots it took (at most two per lane),
+  // instead of clearing all of them.
+  for (unsigned i = lane; i < (1u << BITS); i += 32) table[i] = kFree<Key>;
+  __syncwarp();
+  constexpr unsigned kNoSlot = ~0u;
   ull found = 0;
   for (;;) {
     ull seg = 0;
@@ -166,10 +174,11 @@ __global__ void __launch_bounds__(kWarps * 32, MINB)
       r += k;
       if (r < r_end) fetch(r);
       if (ea == 0) continue;
-        // 2. Lane e's edge (e < ea): its row's tag and v; the table of the window's B lists.
-#pragma unroll
-      for (unsigned i = lane; i < kSlots<Key>; i += 32) table[i] = kFree<Key>;
-      __syncwarp();
+      // 2. Lane e's edge (e < ea): its row's tag and v; the table of the window's B lists.
+      if (clear_each) {  // (benchmark switch `c`: the whole table cleared per window)
+        for (unsigned i = lane; i < (1u << BITS); i += 32) table[i] = kFree<Key>;
+        __syncwarp();
+      }
       const unsigned tag = row_of(ia, k, lane);
       vid_t v = kEmpty;
       {
@@ -177,8 +186,11 @@ __global__ void __launch_bounds__(kWarps * 32, MINB)
         const unsigned ex = __shfl_sync(kFull, ia - da, tag & 31);
         if (lane < ea) v = t.A.col[base + (lane - ex)];
       }
+      unsigned mine[kWindowB / 32];  // the slots this lane took
+#pragma unroll
+      for (unsigned q = 0; q < kWindowB / 32; ++q) mine[q] = kNoSlot;
       if (same_ab) {
-        if (lane < ea) insert<Key>(table, v, tag);
+        if (lane < ea) mine[0] = insert<Key, BITS>(table, v, tag);
       } else {
 #pragma unroll
         for (unsigned q = 0; q < kWindowB / 32; ++q) {
@@ -186,12 +198,19 @@ __global__ void __launch_bounds__(kWarps * 32, MINB)
           const unsigned bt = row_of(ib, k, j);
           const eid_t base = __shfl_sync(kFull, b0, bt & 31);
           const unsigned ex = __shfl_sync(kFull, ib - db, bt & 31);
-          if (j < eb) insert<Key>(table, t.B.col[base + (j - ex)], bt);
+          if (j < eb) mine[q] = insert<Key, BITS>(table, t.B.col[base + (j - ex)], bt);
         }
       }
+      // (after the window's last lookup, every lane's)
+      auto free_mine = [&] {
+        __syncwarp();
+#pragma unroll
+        for (unsigned q = 0; q < kWindowB / 32; ++q)
+          if (mine[q] != kNoSlot && !clear_each) table[mine[q]] = kFree<Key>;
+      };
       // w closes a triangle with the edge u -> v of window row tg when (w, tg) is in the table.
       auto test = [&](vid_t w, unsigned tg, vid_t v_of_edge) {
-        if (lookup<Key>(table, w, tg)) {
+        if (lookup<Key, BITS>(table, w, tg)) {
           ++found;
           if (PV) add_per_vertex(t, r0 + tg, v_of_edge, w);
         }
@@ -211,6 +230,7 @@ __global__ void __launch_bounds__(kWarps * 32, MINB)
         // lane walks its own list.
         __syncwarp();
         for (eid_t i = c0; i < c1; ++i) test(load_w(i), tag, v);
+        free_mine();
         __syncwarp();
         continue;
       }
@@ -254,6 +274,7 @@ __global__ void __launch_bounds__(kWarps * 32, MINB)
         for (unsigned q = 0; q < kRounds; ++q)
           if (w[q] != kEmpty) test(w[q], L.tag[j[q]], PV ? L.v[j[q]] : 0);
       }
+      free_mine();
       __syncwarp();  // the table and lists are rebuilt by the next window
     }
   }
@@ -288,17 +309,24 @@ namespace {
 
 // Benchmark switches, "lite-FLAGS" (plain "lite" is "lite-sbk"): s loads C's columns
 // evict-first; b caps the registers at 32 for 8 blocks per SM; k keys the table in 32 bits where
-// the ids allow (with s and b only); x turns the in-core pruning of each row's last edge off; 6
+// the ids allow (with s and b only); c clears the whole table per window instead of freeing the
+// slots the window took; x turns the in-core pruning of each row's last edge off; 6
 // keeps C's offsets 64-bit; q and h hand out 4 and 16 segments of rows per warp instead of 8.
 // docs/kernels.md has what each was worth.
 struct LiteFlags {
-  bool evict_first, cap_registers, narrow_keys, prune, wide;
+  bool evict_first, cap_registers, narrow_keys, prune, wide, clear_each;
   std::uint64_t segments_per_warp;
 };
 LiteFlags lite_flags(const std::string& variant) {
   const std::string f = variant.size() > 4 ? variant.substr(5) : std::string("sbk");
   auto has = [&](char c) { return f.find(c) != std::string::npos; };
-  return {has('s'), has('b'), has('k'), !has('x'), has('6'), has('q') ? 4u : has('h') ? 16u : 8u};
+  return {has('s'),
+          has('b'),
+          has('k'),
+          !has('x'),
+          has('6'),
+          has('c'),
+          has('q') ? 4u : has('h') ? 16u : 8u};
 }
 
 }  // namespace
@@ -328,7 +356,8 @@ void launch_trust_lite(const Task& t, const LaunchEnv& env, cudaStream_t stream,
   // The edge to a row's largest neighbour closes no triangle when A = B are rows of the oriented
   // C (in core, or a row piece of it: LaunchEnv::after_v).
   bool prune = f.prune && env.after_v;
-  void* args[] = {&task, &c_off, &counter, &segments, &seg_rows, &prune};
+  bool clear_each = f.clear_each;
+  void* args[] = {&task, &c_off, &counter, &segments, &seg_rows, &prune, &clear_each};
   TS_CUDA_CHECK(cudaLaunchKernel(kernel, dim3(static_cast<unsigned>(grid)), dim3(kWarps * 32), args,
                                  0, stream));
 }
