@@ -254,6 +254,20 @@ void expect_per_vertex(const EdgeList& e, const std::string& what) {
   }
 }
 
+// Three hubs and 30,000 leaves adjacent to all three: the lowest hub has 30,000 in-edges and two
+// out-neighbours (one block row of trust:in walking 30,000 short lists); 3 triangles per leaf
+// plus the hubs' own (per vertex too, against the CPU counter: each hub in 60,001, each leaf in
+// 3).
+TEST(CudaKernels, HubRowsWithManyInEdges) {
+  SKIP_WITHOUT_GPU();
+  constexpr vid_t kLeaves = 30000;
+  EdgeList e = {{0, 1}, {0, 2}, {1, 2}};
+  for (vid_t i = 3; i < 3 + kLeaves; ++i)
+    for (vid_t h = 0; h < 3; ++h) e.emplace_back(h, i);
+  expect_all_kernels(orient(e).csr.view(), count_t{3} * kLeaves + 1, "three hubs");
+  expect_per_vertex(e, "three hubs");
+}
+
 TEST(CudaKernels, PerVertex) {
   SKIP_WITHOUT_GPU();
   expect_per_vertex(test::complete_graph(40), "K40");
