@@ -14,7 +14,8 @@
 #   environment: BUILD_DIR [build], WORK [bench/out/kernel_suite] (graphs are kept there and
 #   reused), KERNELS [auto,lstc,trust,trust:lite,trust:t32,trust:in,wedge,gui,bitmap],
 #   PROFILE_KERNELS [auto,trust,trust:lite,trust:in,lstc,wedge,gui,bitmap], REPS [5],
-#   NCU (path of ncu; "none" skips the profile)
+#   NCU (path of ncu; "none" skips the profile), TRISTREAM and KERNELS_BENCH (prebuilt binaries,
+#   e.g. built elsewhere and copied to the GPU machine: then nothing is built)
 # Exit status: 0, or 1 when a count disagreed (MISMATCH) or a step failed.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -27,13 +28,18 @@ REPS=${REPS:-5}
 . scripts/deps.sh
 tristream_find_cuda
 
-# 1. The build: the CLI (to generate) and the benchmark.
-if [ ! -f "$BUILD_DIR/build.ninja" ] && [ ! -f "$BUILD_DIR/Makefile" ]; then
-  cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRISTREAM_BUILD_BENCH=ON >&2
+# 1. The build: the CLI (to generate) and the benchmark, unless both are given.
+if [ -n "${TRISTREAM:-}" ] && [ -n "${KERNELS_BENCH:-}" ]; then
+  T=$TRISTREAM
+  B=$KERNELS_BENCH
+else
+  if [ ! -f "$BUILD_DIR/build.ninja" ] && [ ! -f "$BUILD_DIR/Makefile" ]; then
+    cmake -S . -B "$BUILD_DIR" -G Ninja -DCMAKE_BUILD_TYPE=Release -DTRISTREAM_BUILD_BENCH=ON >&2
+  fi
+  cmake --build "$BUILD_DIR" -j "$(nproc)" --target tristream kernels_bench >&2
+  T="$BUILD_DIR/tristream"
+  B="$BUILD_DIR/bench/kernels_bench"
 fi
-cmake --build "$BUILD_DIR" -j "$(nproc)" --target tristream kernels_bench >&2
-T="$BUILD_DIR/tristream"
-B="$BUILD_DIR/bench/kernels_bench"
 [ -x "$B" ] || { echo "kernel_suite: $B was not built (Google Benchmark missing?)" >&2; exit 1; }
 
 # 2. The suite's graphs, by `tristream generate` (kept between runs).
