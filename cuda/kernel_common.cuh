@@ -199,7 +199,7 @@ struct WalkScratch {
 // One batch of walk_lists in 32 bits: s.pre32 and s.at filled for its nv lists, `sum` < 2^31
 // items. Thread r takes items r, r + G, ...; the list of an item found as walk_lists does. (The
 // same steps as walk_lists' 64-bit loop; one template for both made nvcc compile the 64-bit walk
-// of lstc and of trust's light-row tiles 2-24% slower: bench/RESULTS.md, CUDA kernels.)
+// of lstc and of trust's light-row tiles up to 25% slower: bench/RESULTS.md, CUDA kernels.)
 template <int G, class Member, class Hit>
 __device__ __forceinline__ ull walk_batch32(const WalkScratch<G>& s, int r, int nv, unsigned sum,
                                             vid_t lo, vid_t hi, const Member& member,
