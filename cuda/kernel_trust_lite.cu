@@ -52,7 +52,7 @@ constexpr unsigned kWindowB = 64;  // entries of B per window (two per lane)
 template <class Key>
 constexpr int kSlotsLog2 = sizeof(Key) == 8 ? 7 : 9;
 // A table slot holds the key (w << 5 | tag): 64 bits, or 32 where every id is below 2^27 - 1
-// (KeyOf<unsigned>: half the shared-memory bytes and one compare per probe). All ones is free.
+// (Key = unsigned: half the shared-memory bytes and one compare per probe). All ones is free.
 template <class Key>
 constexpr Key kFree = ~Key{0};
 constexpr std::uint64_t kNarrowKeyIds = (std::uint64_t{1} << 27) - 1;  // col_space bound
