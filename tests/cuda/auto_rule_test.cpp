@@ -19,19 +19,12 @@ namespace tristream {
 namespace {
 
 #ifdef TRISTREAM_HAVE_CUDA
-OrientedGraph generated(const GenerateOptions& o) {
-  test::EdgeList e;
-  for (const auto& x : generate_edges(o))
-    e.emplace_back(static_cast<vid_t>(x.first), static_cast<vid_t>(x.second));
-  return orient_edge_list(std::uint64_t{1} << o.scale, e);
-}
-
 // `auto` in core (docs/kernels.md): gui for the meshes (short rows joining nearby ids), trust:lite
 // for even degrees over random ids (uniform, sparse or not, and community), trust:in for skew.
 // choose_kernel is host code: no device needed.
 TEST(AutoRule, PicksGuiForMeshesOnly) {
   auto choice = [](const GenerateOptions& o) {
-    const OrientedGraph g = generated(o);
+    const OrientedGraph g = test::generated_graph(o);
     const CsrView v = g.csr.view();
     cuda::HostViews h;
     h.a_cols = v.cols;
@@ -61,7 +54,7 @@ TEST(AutoRule, PicksGuiForMeshesOnly) {
 TEST(AutoRule, PicksTrustInForPairUnitsThatSaveProbes) {
   // the choices of the units (i, j) of p equal row ranges, weighted by A's edges
   auto choices = [](const GenerateOptions& o, std::uint32_t p) {
-    const OrientedGraph g = generated(o);
+    const OrientedGraph g = test::generated_graph(o);
     const CsrView v = g.csr.view();
     const std::uint64_t n = v.rows;
     std::map<std::string, std::uint64_t> edges;

@@ -15,18 +15,11 @@
 namespace tristream {
 namespace {
 
-OrientedGraph generated(const GenerateOptions& o) {
-  test::EdgeList e;
-  for (const auto& x : generate_edges(o))
-    e.emplace_back(static_cast<vid_t>(x.first), static_cast<vid_t>(x.second));
-  return orient_edge_list(std::uint64_t{1} << o.scale, e);
-}
-
 TEST(GraphSuite, GenerateArgumentsMakeTheSameGraph) {
   test::TempDir dir;
   for (const auto& shape : cuda::suite_shapes()) {
     SCOPED_TRACE(shape);
-    const OrientedGraph g = generated(cuda::suite_shape(shape, 11));
+    const OrientedGraph g = test::generated_graph(cuda::suite_shape(shape, 11));
     const count_t t = make_cpu_counter()->count(g.csr.view());
     const std::string file = dir.file(shape + ".tcsr");
     const auto gen = test::run_cli("generate " + cuda::suite_generate_args(shape, 11) + " -q -o " +
@@ -45,7 +38,8 @@ TEST(GraphSuite, ClosedFormsEqualTheCpuCounter) {
       SCOPED_TRACE(std::string(mesh) + " scale " + std::to_string(scale));
       const auto closed = cuda::suite_closed_form(mesh, scale);
       ASSERT_TRUE(closed.has_value());
-      EXPECT_EQ(make_cpu_counter()->count(generated(cuda::suite_shape(mesh, scale)).csr.view()),
+      EXPECT_EQ(make_cpu_counter()->count(
+                    test::generated_graph(cuda::suite_shape(mesh, scale)).csr.view()),
                 *closed);
     }
   EXPECT_FALSE(cuda::suite_closed_form("kronecker", 12).has_value());
@@ -63,11 +57,11 @@ TEST(GraphSuite, ShapesHaveTheirDegrees) {
     return *std::max_element(deg.begin(), deg.end());
   };
   const unsigned s = 12;
-  EXPECT_EQ(max_degree(generated(cuda::suite_shape("hub", s))), (1u << s) - 1);
-  EXPECT_GT(max_degree(generated(cuda::suite_shape("powerlaw", s))), (1u << s) / 4);
-  EXPECT_EQ(max_degree(generated(cuda::suite_shape("mesh2d", s))), 6u);
-  EXPECT_EQ(max_degree(generated(cuda::suite_shape("mesh3d", s))), 14u);
-  EXPECT_LT(max_degree(generated(cuda::suite_shape("uniform", s))), 80u);
+  EXPECT_EQ(max_degree(test::generated_graph(cuda::suite_shape("hub", s))), (1u << s) - 1);
+  EXPECT_GT(max_degree(test::generated_graph(cuda::suite_shape("powerlaw", s))), (1u << s) / 4);
+  EXPECT_EQ(max_degree(test::generated_graph(cuda::suite_shape("mesh2d", s))), 6u);
+  EXPECT_EQ(max_degree(test::generated_graph(cuda::suite_shape("mesh3d", s))), 14u);
+  EXPECT_LT(max_degree(test::generated_graph(cuda::suite_shape("uniform", s))), 80u);
 }
 
 }  // namespace

@@ -25,13 +25,6 @@ const std::vector<std::string> kKernels = {"auto",          "lstc",     "trust",
     if (cuda_device_count() == 0) GTEST_SKIP() << "no usable CUDA device: gpu test skipped"; \
   } while (0)
 
-OrientedGraph generated(const GenerateOptions& o) {
-  test::EdgeList e;
-  for (const auto& x : generate_edges(o))
-    e.emplace_back(static_cast<vid_t>(x.first), static_cast<vid_t>(x.second));
-  return orient_edge_list(std::uint64_t{1} << o.scale, e);
-}
-
 // Every kernel's total and per-vertex counts on g equal the CPU counter's (and `expected` when
 // given); returns the CPU total.
 count_t expect_every_kernel(const OrientedGraph& g, const std::string& what,
@@ -64,7 +57,7 @@ TEST(KernelShapes, EveryKernelOnEveryShapeEqualsTheCpuCounter) {
     for (const auto& shape : cuda::suite_shapes()) {
       const std::string what = shape + " scale " + std::to_string(scale);
       SCOPED_TRACE(what);
-      const OrientedGraph g = generated(cuda::suite_shape(shape, scale));
+      const OrientedGraph g = test::generated_graph(cuda::suite_shape(shape, scale));
       ASSERT_GT(g.m(), 0u);
       const count_t t = expect_every_kernel(g, what, cuda::suite_closed_form(shape, scale));
       EXPECT_GT(t, 0u);
@@ -88,12 +81,12 @@ TEST(KernelShapes, ClosedFormsOnEveryKernel) {
       const std::uint64_t size = 4096 / groups + (c < 4096 % groups ? 1 : 0);
       cliques += size * (size - 1) * (size - 2) / 6;
     }
-    expect_every_kernel(generated(o), std::to_string(groups) + " cliques", cliques);
+    expect_every_kernel(test::generated_graph(o), std::to_string(groups) + " cliques", cliques);
   }
   // the meshes at odd and even scales
   for (const unsigned scale : {9u, 12u, 15u})
     for (const char* mesh : {"mesh2d", "mesh3d"})
-      expect_every_kernel(generated(cuda::suite_shape(mesh, scale)),
+      expect_every_kernel(test::generated_graph(cuda::suite_shape(mesh, scale)),
                           std::string(mesh) + " scale " + std::to_string(scale),
                           cuda::suite_closed_form(mesh, scale));
 }

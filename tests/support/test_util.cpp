@@ -80,6 +80,13 @@ OrientedGraph case_graph(const GraphCase& c, std::uint64_t seed) {
   return orient_edge_list(vertex_count(e), e);
 }
 
+OrientedGraph generated_graph(const GenerateOptions& o) {
+  EdgeList e;
+  for (const auto& x : generate_edges(o))
+    e.emplace_back(static_cast<vid_t>(x.first), static_cast<vid_t>(x.second));
+  return orient_edge_list(std::uint64_t{1} << o.scale, e);
+}
+
 std::string case_name(const GraphCase& c) {
   return std::string(c.skewed ? "skewed" : "random") + "_n" + std::to_string(c.n);
 }

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "tristream/csr.hpp"
+#include "tristream/generate.hpp"
 #include "tristream/plan.hpp"
 
 namespace tristream::test {
@@ -36,6 +37,10 @@ struct GraphCase {
 };
 OrientedGraph case_graph(const GraphCase& c, std::uint64_t seed);
 std::string case_name(const GraphCase& c);
+
+// The graph `tristream generate` makes with options o (generate_edges), oriented; its vertices are
+// the 2^o.scale ids.
+OrientedGraph generated_graph(const GenerateOptions& o);
 
 // Number of vertices spanned by an edge list (max id + 1).
 std::uint64_t vertex_count(const EdgeList& e);
