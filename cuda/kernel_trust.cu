@@ -47,6 +47,7 @@ constexpr int kWarpsPerBlock = 8;
 constexpr int kBlock = 512;
 constexpr int kTable = 8192;  // block table entries (32 KB)
 constexpr int kTableLog2 = 13;
+static_assert(1 << kTableLog2 == kTable, "block table size");
 
 __device__ __forceinline__ unsigned hash_slot(vid_t x, int shift) {
   return (x * 2654435769u) >> shift;
