@@ -94,6 +94,7 @@ std::string PipelineStats::to_json() const {
       .add("exposed_transfer_s", exposed_transfer_s)
       .add("overlap", overlap);
   if (ranks > 1) o.add("ranks", ranks).add("rank_split", rank_split);
+  if (!cutoff.empty()) o.add("cutoff", cutoff);
   if (!workers.empty()) {
     std::string arr = "[";
     for (std::size_t w = 0; w < workers.size(); ++w) {
@@ -124,7 +125,9 @@ std::string PipelineStats::summary() const {
                 wall_s, kernel.busy_s, decompress.busy_s, transform.busy_s, upload.busy_s,
                 fmt_gb(upload.bytes).c_str(), exposed_transfer_s, overlap * 100.0,
                 replans ? (", " + std::to_string(replans) + " re-plan(s)").c_str() : "");
-  return buf;
+  std::string out = buf;
+  if (!cutoff.empty()) out += "; cut-off worker " + cutoff;
+  return out;
 }
 
 void PipelineStats::write_trace(const std::string& path) const {

@@ -70,6 +70,9 @@ struct PipelineStats {
   // MPI ranks (src/mpi/): the ranks that counted (1 = one process).
   int ranks = 1;
   std::string rank_split;  // with several ranks: "static" or "dynamic"
+  // With a cut-off worker (--hybrid's CPU): "admitted", or "not admitted: " and why
+  // (stream/worker_plan.hpp: admit_cutoff); empty without one.
+  std::string cutoff;
 
   // Computes exposed_transfer_s and overlap from the spans (kernel and upload) and wall_s.
   void finish_from_spans();

@@ -3,6 +3,7 @@
 #include "stream/worker_plan.hpp"
 
 #include <algorithm>
+#include <cstdio>
 
 #include "plan/cost.hpp"
 #include "plan/plan_wire.hpp"
@@ -59,21 +60,54 @@ Budgets worker_budgets(const PipelineOptions& options, std::vector<Worker>& work
   return share_host(b, sharing_host);
 }
 
-// Whether the cut-off workers run: only when a probe could ever be taken (cutoff_may_help) and
-// the plan leaves room beside the plain workers' slots and caches, within the host budget they
-// share, for a cut-off worker's (it keeps slots and caches of its own, never more than the plan's
-// figures). The plain workers' plan (`plain_plan`, a copy of the plan) then gives up that room:
-// its host budget, which sizes their preload's spare room, is smaller by it.
+double plain_workers_seconds(const Plan& plan, const std::vector<std::size_t>& units,
+                             std::size_t plain) {
+  double makespan = 0;
+  (void)plan_internal::estimated_exposed_upload(plan, &makespan);
+  if (!units.empty()) {  // this process's share of the plan's work
+    double all = 0, mine = 0;
+    for (const WorkUnit& u : plan.units) all += std::max(u.work, 1.0);
+    for (std::size_t u : units) mine += std::max(plan.units.at(u).work, 1.0);
+    makespan *= all > 0 ? mine / all : 1.0;
+  }
+  return makespan / static_cast<double>(std::max<std::size_t>(plain, 1));
+}
+
+// Whether the cut-off workers run: only when a probe could ever be taken (cutoff_may_help), the
+// plain workers' estimated seconds reach min_probe_s / kAdmitSlack (else the first probe's rule,
+// UnitQueue::set_min_probe_seconds, would refuse every unit, and the cut-off worker would only
+// cost the others its queue and its start), and the plan leaves room beside the plain workers'
+// slots and caches, within the host budget they share, for a cut-off worker's (it keeps slots and
+// caches of its own, never more than the plan's figures). The plain workers' plan (`plain_plan`,
+// a copy of the plan) then gives up that room: its host budget, which sizes their preload's spare
+// room, is smaller by it.
 bool admit_cutoff(const Plan& plan, const std::vector<std::size_t>& units, std::size_t plain,
-                  std::size_t cutoffs, Plan* plain_plan) {
-  if (!cutoffs || !plain || !stream::cutoff_may_help(plan, units)) return false;
-  if (!plan.host_budget) return true;  // no host limit
-  const std::uint64_t used = plan.host_bytes + plan.chunk_cache_bytes + plan.block_cache_bytes;
-  const std::uint64_t spare = plan.host_budget > used ? plan.host_budget - used : 0;
-  const std::uint64_t need = (used * cutoffs + plain - 1) / plain;  // from each plain worker
-  if (spare < need) return false;
-  *plain_plan = plan;
-  plain_plan->host_budget -= need;
+                  std::size_t cutoffs, double min_probe_s, Plan* plain_plan, std::string* why) {
+  auto no = [&](std::string reason) {
+    if (why) *why = "not admitted: " + reason;
+    return false;
+  };
+  if (!cutoffs || !plain) return no("no other worker");
+  if (!stream::cutoff_may_help(plan, units))
+    return no("no unit small enough for a probe (in core, or a few units of similar work)");
+  const double est = plain_workers_seconds(plan, units, plain);
+  if (min_probe_s > 0 && kAdmitSlack * est < min_probe_s) {
+    char buf[160];
+    std::snprintf(buf, sizeof buf,
+                  "the other workers' estimated %.2f s of counting are too few for a probe "
+                  "(%.2f s or more)",
+                  est, min_probe_s / kAdmitSlack);
+    return no(buf);
+  }
+  if (plan.host_budget) {
+    const std::uint64_t used = plan.host_bytes + plan.chunk_cache_bytes + plan.block_cache_bytes;
+    const std::uint64_t spare = plan.host_budget > used ? plan.host_budget - used : 0;
+    const std::uint64_t need = (used * cutoffs + plain - 1) / plain;  // from each plain worker
+    if (spare < need) return no("no room in the host budget beside the other workers' plan");
+    *plain_plan = plan;
+    plain_plan->host_budget -= need;
+  }
+  if (why) *why = "admitted";
   return true;
 }
 

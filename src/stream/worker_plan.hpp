@@ -21,13 +21,29 @@ namespace tristream::stream {
 Budgets worker_budgets(const PipelineOptions& options, std::vector<Worker>& workers,
                        const Communicator* comm);
 
-// Whether the cut-off workers run: only when a probe could ever be taken (cutoff_may_help) and
-// the plan leaves room beside the plain workers' slots and caches, within the host budget they
-// share, for a cut-off worker's (it keeps slots and caches of its own, never more than the plan's
-// figures). The plain workers' plan (`plain_plan`, a copy of the plan) then gives up that room:
-// its host budget, which sizes their preload's spare room, is smaller by it.
+// The seconds the plain workers' kernels and uploads take on `units` (empty: the whole plan),
+// estimated at the plan's rates (plan/cost.hpp: estimated_exposed_upload), shared among `plain`
+// workers.
+double plain_workers_seconds(const Plan& plan, const std::vector<std::size_t>& units,
+                             std::size_t plain);
+
+// How far the plan's estimate may fall short of the measured seconds before admit_cutoff turns
+// away a cut-off worker that the first probe's rule would have let probe: the measured rates
+// include the host's reading and building, which the plan's rates leave out.
+constexpr double kAdmitSlack = 2.0;
+
+// Whether the cut-off workers run: only when a probe could ever be taken (cutoff_may_help), the
+// plain workers' estimated seconds (plain_workers_seconds) reach min_probe_s / kAdmitSlack
+// (below, the first probe's rule refuses every unit: UnitQueue::set_min_probe_seconds; 0 turns
+// the test off), and the plan leaves room beside the plain workers' slots and caches, within the
+// host budget they share, for a cut-off worker's (it keeps slots and caches of its own, never
+// more than the plan's figures). The plain workers' plan (`plain_plan`, a copy of the plan) then
+// gives up that room: its host budget, which sizes their preload's spare room, is smaller by it.
+// Not admitted, the plain workers run as they would without them (one alone: its plan directly).
+// *why (optional): "admitted", or "not admitted: " and the reason (PipelineStats::cutoff).
 bool admit_cutoff(const Plan& plan, const std::vector<std::size_t>& units, std::size_t plain,
-                  std::size_t cutoffs, Plan* plain_plan);
+                  std::size_t cutoffs, double min_probe_s, Plan* plain_plan,
+                  std::string* why = nullptr);
 
 // Several GPUs of one process (gpus of them): an in-core plan whose kernel the plan's rates
 // estimate at options.split_in_core_s or more is made again at 1/gpus of its device bytes, so

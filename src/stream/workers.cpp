@@ -388,7 +388,14 @@ CountReport count_with_workers(const GraphSource& g, const PipelineOptions& opti
     share_units(plan, comm, options.rank_split, &units, &split);
     // The cut-off workers run only when they may help and fit beside the others.
     Plan plain_plan;
-    const bool admitted = admit_cutoff(plan, units, plain, workers.size() - plain, &plain_plan);
+    // (the plan's rates are a GPU's: with a plain worker on the host, no bound by seconds)
+    bool plain_gpus = true;
+    for (std::size_t w = 0; w < workers.size(); ++w)
+      plain_gpus = plain_gpus && (cutoff[w] || workers[w].device >= 0);
+    std::string cutoff_why;
+    const bool admitted =
+        admit_cutoff(plan, units, plain, workers.size() - plain,
+                     plain_gpus ? options.cutoff_min_probe_s : 0.0, &plain_plan, &cutoff_why);
     std::vector<bool> runs;
     std::vector<const Plan*> plans;
     for (bool c : cutoff) {
@@ -413,6 +420,7 @@ CountReport count_with_workers(const GraphSource& g, const PipelineOptions& opti
       rep.stats.census_s = census.seconds;
       rep.stats.plan_s = plan_s;
       rep.stats.planned_ahead_s = ahead_s;
+      if (plain < workers.size()) rep.stats.cutoff = cutoff_why;
       rep.census = census.empty() ? "none" : census.stored ? "stored" : "pass";
       if (many) {
         reduce_ranks(rep, *comm);

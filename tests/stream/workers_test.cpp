@@ -24,6 +24,7 @@
 #include "stream/clock.hpp"
 #include "stream/in_core_image.hpp"
 #include "stream/unit_queue.hpp"
+#include "stream/worker_plan.hpp"
 #include "stream/workers.hpp"
 
 namespace tristream::stream_test {
@@ -590,6 +591,71 @@ TEST(Workers, CutoffMayHelpNeedsASmallUnit) {
   EXPECT_FALSE(stream::cutoff_may_help(even, {}));
   even.units.resize(40, even.units.front());
   EXPECT_TRUE(stream::cutoff_may_help(even, {}));
+}
+
+// The cut-off worker runs only when the plain workers' estimated seconds (the plan's rates) reach
+// min_probe_s / kAdmitSlack: below, its first probe could never be taken, and it is not admitted.
+TEST(Workers, ACutoffWorkerIsNotAdmittedWhenTheOthersEndBeforeAProbeCould) {
+  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(test::skewed_graph(600, 5000, 3));
+  auto src = memory_source(g, 64);
+  const Plan plan = plan_graph(*src, resolve_plan_options(popts(Scheme::Range, 8, false), nullptr));
+  ASSERT_TRUE(stream::cutoff_may_help(plan, {}));
+  const double est = stream::plain_workers_seconds(plan, {}, 1);
+  ASSERT_GT(est, 0);
+  EXPECT_NEAR(stream::plain_workers_seconds(plan, {}, 2), est / 2, 1e-12 * est);
+  std::vector<std::size_t> first_half;
+  for (std::size_t u = 0; u < plan.units.size() / 2; ++u) first_half.push_back(u);
+  EXPECT_LT(stream::plain_workers_seconds(plan, first_half, 1), est);
+  Plan plain_plan;
+  std::string why;
+  EXPECT_TRUE(stream::admit_cutoff(plan, {}, 1, 1, 0.0, &plain_plan, &why));  // 0: no bound
+  EXPECT_EQ(why, "admitted");
+  EXPECT_TRUE(
+      stream::admit_cutoff(plan, {}, 1, 1, 0.99 * stream::kAdmitSlack * est, &plain_plan, &why));
+  EXPECT_FALSE(
+      stream::admit_cutoff(plan, {}, 1, 1, 1.01 * stream::kAdmitSlack * est, &plain_plan, &why));
+  EXPECT_NE(why.find("not admitted: the other workers' estimated"), std::string::npos) << why;
+  // Two plain workers share the seconds: the same bound turns the cut-off worker away sooner.
+  EXPECT_FALSE(
+      stream::admit_cutoff(plan, {}, 2, 1, 0.99 * stream::kAdmitSlack * est, &plain_plan, &why));
+  // In core (one unit) nothing is small enough for a probe, whatever the bound.
+  const Plan one = plan_graph(*src, resolve_plan_options(popts(Scheme::Range, 1, false), nullptr));
+  EXPECT_FALSE(stream::admit_cutoff(one, {}, 1, 1, 0.0, &plain_plan, &why));
+  EXPECT_NE(why.find("no unit small enough"), std::string::npos) << why;
+}
+
+// Not admitted (the plan's rates are a GPU's, so the bound applies where every other worker is a
+// GPU: a CPU worker beside the cut-off one is never turned away by it), the GPU worker runs the
+// plan alone (every unit, the count exact) and the report
+// says why the cut-off worker did not run, in the JSON and in the one-line summary.
+TEST(Workers, ANotAdmittedCutoffWorkerLeavesTheCountToTheOthers) {
+  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(test::skewed_graph(600, 5000, 3));
+  auto src = memory_source(g, 64);
+  PipelineOptions o = popts(Scheme::Range, 8, true);
+  o.cutoff_min_probe_s = 1e6;  // (far beyond any estimate of this graph)
+  auto gpu = std::make_unique<FakeBackend>();
+  FakeBackend* fake = gpu.get();
+  std::vector<Worker> ws;
+  ws.push_back({std::move(gpu), false, 0});  // (a GPU: device 0)
+  ws.push_back({cpu_backend(), true});
+  const CountReport r = count_with_workers(*src, o, ws);
+  EXPECT_EQ(r.triangles, oracle);
+  EXPECT_EQ(per_vertex_mismatches(r.per_vertex, new_of_old, oracle_pv), 0u);
+  ASSERT_EQ(r.stats.workers.size(), 2u);
+  EXPECT_EQ(r.stats.workers[0].units, r.plan.units.size());
+  EXPECT_EQ(r.stats.workers[1].units, 0u);
+  EXPECT_EQ(fake->image_mismatches, 0u);
+  EXPECT_EQ(r.stats.cutoff.rfind("not admitted: the other workers' estimated", 0), 0u)
+      << r.stats.cutoff;
+  EXPECT_NE(r.stats.to_json().find("\"cutoff\":\"not admitted"), std::string::npos);
+  EXPECT_NE(r.stats.summary().find("cut-off worker not admitted"), std::string::npos);
+  // The same beside a plain worker on the host (device -1): no bound by seconds, admitted.
+  std::vector<Worker> host;
+  host.push_back({std::make_unique<FakeBackend>(), false});
+  host.push_back({cpu_backend(), true});
+  const CountReport h = count_with_workers(*src, o, host);
+  EXPECT_EQ(h.triangles, oracle);
+  EXPECT_EQ(h.stats.cutoff, "admitted");
 }
 
 // The queue's hand-out among simulated workers on a simulated clock: each worker counts its units
