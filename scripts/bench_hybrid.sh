@@ -81,6 +81,7 @@ row = {"graph": graph, "budget": budget, "config": config,
        "seconds": float(t1) - float(t0), "triangles": d["triangles"], "edges": d["edges"],
        "scheme": st.get("scheme"), "parts": st.get("parts"), "units": st.get("units"),
        "wall_s": st.get("wall_s"), "pipeline_s": (d.get("timing") or {}).get("pipeline"),
+       "cutoff": st.get("cutoff"),
        "workers": [{"device": w["device"], "units": w["units"], "busy_s": w["busy_s"],
                     "work": w.get("work", 0)}
                    for w in st.get("workers", [])]}
@@ -200,6 +201,8 @@ for k in keys:
         total = sum(w["work"] for w in h["workers"]) or 1.0
         took = ("%d units, %.1f%% of the work" % (cut[0]["units"], 100.0 * cut[0]["work"] / total)
                 if cut else "-")
+        if h.get("cutoff"):  # admitted or not (stats.cutoff), the reason cut short
+            took += "; " + h["cutoff"].split(" (")[0]
     counting.append("| %s | %s | %s | %.0f | %.1f | %s | %.3fx | %s | %s |" % (
         k[0], k[1], " | ".join("%.3f" % pipe[c] if pipe[c] is not None else "-"
                                for c in ["gpu", "hybrid", "cpu"]),

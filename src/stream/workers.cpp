@@ -391,7 +391,7 @@ CountReport count_with_workers(const GraphSource& g, const PipelineOptions& opti
     // (the plan's rates are a GPU's: with a plain worker on the host, no bound by seconds)
     bool plain_gpus = true;
     for (std::size_t w = 0; w < workers.size(); ++w)
-      plain_gpus = plain_gpus && (cutoff[w] || workers[w].device >= 0);
+      plain_gpus = plain_gpus && (cutoff[w] || !workers[w].backend->device_is_host());
     std::string cutoff_why;
     const bool admitted =
         admit_cutoff(plan, units, plain, workers.size() - plain,

@@ -47,6 +47,9 @@ TEST(CudaWorkers, EveryMixOfWorkersCountsExactly) {
         SCOPED_TRACE(std::string(m.name) + " " + scheme_name(s) + " p=" + std::to_string(p));
         PipelineOptions o = popts(s, p);
         o.in_core_gpu_slices = m.slices;
+        // (no bound on the GPUs' seconds: the cut-off CPU is admitted where a probe may help, so
+        // that it may count beside the GPU on a graph this small)
+        o.cutoff_min_probe_s = 0;
         std::vector<Worker> ws = make_workers(o, m.devices, 0, m.hybrid);
         const CountReport r = count_with_workers(*src, o, ws);
         EXPECT_EQ(r.triangles, ref.triangles);
@@ -56,7 +59,32 @@ TEST(CudaWorkers, EveryMixOfWorkersCountsExactly) {
         if (ws.size() > 1) {
           EXPECT_EQ(units, r.plan.units.size());
         }
+        if (m.hybrid) {
+          EXPECT_FALSE(r.stats.cutoff.empty());
+        }
       }
+}
+
+// --hybrid with the default bound (PipelineOptions::cutoff_min_probe_s, two seconds): beside a
+// GPU whose count of this small graph is estimated at milliseconds, the cut-off CPU is not
+// admitted, and the GPU counts every unit alone, exactly.
+TEST(CudaWorkers, TheHybridCpuIsNotAdmittedBesideAShortGpuCount) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no usable CUDA device: gpu test skipped";
+  const OrientedGraph g = orient_edge_list(5000, test::skewed_graph(5000, 60000, 7));
+  auto src = memory_source(g, 777);
+  auto cpu = make_cpu_streaming_backend(make_cpu_counter());
+  const CountReport ref = count_with_backend(*src, popts(Scheme::Range, 1), *cpu);
+  const PipelineOptions o = popts(Scheme::Range, 8);
+  std::vector<Worker> ws = make_workers(o, {}, 0, true);  // (the default device, as `count`)
+  ASSERT_EQ(ws.size(), 2u);
+  const CountReport r = count_with_workers(*src, o, ws);
+  EXPECT_EQ(r.triangles, ref.triangles);
+  EXPECT_EQ(r.per_vertex, ref.per_vertex);
+  EXPECT_EQ(r.stats.cutoff.rfind("not admitted: the other workers' estimated", 0), 0u)
+      << r.stats.cutoff;
+  ASSERT_EQ(r.stats.workers.size(), 2u);
+  EXPECT_EQ(r.stats.workers[0].units, r.plan.units.size());
+  EXPECT_EQ(r.stats.workers[1].units, 0u);
 }
 
 }  // namespace

@@ -624,9 +624,9 @@ TEST(Workers, ACutoffWorkerIsNotAdmittedWhenTheOthersEndBeforeAProbeCould) {
   EXPECT_NE(why.find("no unit small enough"), std::string::npos) << why;
 }
 
-// Not admitted (the plan's rates are a GPU's, so the bound applies where every other worker is a
-// GPU: a CPU worker beside the cut-off one is never turned away by it), the GPU worker runs the
-// plan alone (every unit, the count exact) and the report
+// Not admitted (the plan's rates are a GPU's, so the bound applies where every other worker has
+// a device of its own: a CPU worker beside the cut-off one is never turned away by it), the GPU
+// worker runs the plan alone (every unit, the count exact) and the report
 // says why the cut-off worker did not run, in the JSON and in the one-line summary.
 TEST(Workers, ANotAdmittedCutoffWorkerLeavesTheCountToTheOthers) {
   const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(test::skewed_graph(600, 5000, 3));
@@ -636,7 +636,7 @@ TEST(Workers, ANotAdmittedCutoffWorkerLeavesTheCountToTheOthers) {
   auto gpu = std::make_unique<FakeBackend>();
   FakeBackend* fake = gpu.get();
   std::vector<Worker> ws;
-  ws.push_back({std::move(gpu), false, 0});  // (a GPU: device 0)
+  ws.push_back({std::move(gpu), false});  // (a device of its own: FakeBackend)
   ws.push_back({cpu_backend(), true});
   const CountReport r = count_with_workers(*src, o, ws);
   EXPECT_EQ(r.triangles, oracle);
@@ -649,9 +649,9 @@ TEST(Workers, ANotAdmittedCutoffWorkerLeavesTheCountToTheOthers) {
       << r.stats.cutoff;
   EXPECT_NE(r.stats.to_json().find("\"cutoff\":\"not admitted"), std::string::npos);
   EXPECT_NE(r.stats.summary().find("cut-off worker not admitted"), std::string::npos);
-  // The same beside a plain worker on the host (device -1): no bound by seconds, admitted.
+  // The same beside a plain worker on the host (the CPU backend): no bound by seconds, admitted.
   std::vector<Worker> host;
-  host.push_back({std::make_unique<FakeBackend>(), false});
+  host.push_back({cpu_backend(), false});
   host.push_back({cpu_backend(), true});
   const CountReport h = count_with_workers(*src, o, host);
   EXPECT_EQ(h.triangles, oracle);
