@@ -52,7 +52,55 @@ __device__ __forceinline__ ull intersect(const Task& t, std::uint64_t u, vid_t v
   return found;
 }
 
-template <bool PV>
+// |B(u) ∩ C(v)| with B(u) in registers (b: R ids, kEmpty past its end, which no id equals) and
+// C(v), of at most R ids, loaded at once: every pair compared, no dependent loads (the thread
+// class's lists on meshes are a handful of ids each, where a binary search is a chain of loads).
+template <bool PV, int R>
+__device__ __forceinline__ ull intersect_registers(const Task& t, std::uint64_t u, vid_t v,
+                                                   const vid_t (&b)[R], const vid_t* c,
+                                                   std::uint64_t lc) {
+  vid_t w[R];
+#pragma unroll
+  for (int k = 0; k < R; ++k) w[k] = static_cast<std::uint64_t>(k) < lc ? c[k] : kEmpty;
+  ull found = 0;
+#pragma unroll
+  for (int k = 0; k < R; ++k) {
+    bool hit = false;
+#pragma unroll
+    for (int j = 0; j < R; ++j) hit |= w[k] == b[j];
+    if (hit && w[k] != kEmpty) {
+      ++found;
+      if (PV) add_per_vertex(t, u, v, w[k]);
+    }
+  }
+  return found;
+}
+
+// Row u of the thread class: B(u) (lb <= R ids) in registers; each C(v) of at most R ids
+// compared pair by pair, a longer one searched for B(u)'s ids.
+template <bool PV, int R>
+__device__ __forceinline__ ull thread_row_registers(const Task& t, std::uint64_t u, eid_t bb,
+                                                    std::uint64_t lb) {
+  vid_t b[R];
+#pragma unroll
+  for (int k = 0; k < R; ++k) b[k] = static_cast<std::uint64_t>(k) < lb ? t.B.col[bb + k] : kEmpty;
+  ull found = 0;
+  for (eid_t e = t.A.off[u]; e < t.A.off[u + 1]; ++e) {
+    const vid_t v = t.A.col[e];
+    const eid_t cb = t.C.off[v];
+    const std::uint64_t lc = t.C.off[v + 1] - cb;
+    if (lc <= static_cast<std::uint64_t>(R))
+      found += intersect_registers<PV, R>(t, u, v, b, t.C.col + cb, lc);
+    else
+      found += intersect<PV>(t, u, v, t.B.col + bb, lb, t.C.col + cb, lc, 0, 1);
+  }
+  return found;
+}
+
+// The thread class: one thread per row (|B(u)| <= kThreadMax). REG (the default): B(u) in
+// registers, 4 of them where |B(u)| <= 4 (2D meshes), else kThreadMax; otherwise (`gui:bs`, a
+// benchmark switch) every intersection by binary search.
+template <bool PV, bool REG>
 __global__ void __launch_bounds__(256)
     gui_thread_kernel(Task t, const vid_t* rows, const ull* nrows) {
   const ull n = *nrows;
@@ -62,11 +110,15 @@ __global__ void __launch_bounds__(256)
     const std::uint64_t u = rows[i];
     const eid_t bb = t.B.off[u];
     const std::uint64_t lb = t.B.off[u + 1] - bb;
-    for (eid_t e = t.A.off[u]; e < t.A.off[u + 1]; ++e) {
-      const vid_t v = t.A.col[e];
-      const eid_t cb = t.C.off[v];
-      found += intersect<PV>(t, u, v, t.B.col + bb, lb, t.C.col + cb, t.C.off[v + 1] - cb, 0, 1);
-    }
+    if (REG)
+      found += lb <= 4 ? thread_row_registers<PV, 4>(t, u, bb, lb)
+                       : thread_row_registers<PV, static_cast<int>(kThreadMax)>(t, u, bb, lb);
+    else
+      for (eid_t e = t.A.off[u]; e < t.A.off[u + 1]; ++e) {
+        const vid_t v = t.A.col[e];
+        const eid_t cb = t.C.off[v];
+        found += intersect<PV>(t, u, v, t.B.col + bb, lb, t.C.col + cb, t.C.off[v + 1] - cb, 0, 1);
+      }
   }
   add_warp_total(t.total, found);
 }
@@ -143,6 +195,7 @@ __global__ void __launch_bounds__(kBlock)
 
 template <bool PV>
 void launch(const Task& t, const LaunchEnv& env) {
+  const bool reg = env.variant != "bs";  // (`gui:bs`: the thread class by binary search)
   AsyncBuffer<vid_t> lists(3 * t.rows, env.stream);
   AsyncBuffer<ull> counts(3, env.stream);
   const std::uint64_t bounds[3] = {kThreadMax, kWarpMax, ~0ull};
@@ -161,7 +214,7 @@ void launch(const Task& t, const LaunchEnv& env) {
     TS_CUDA_CHECK_LAUNCH();
   }
   {
-    auto* const k = &gui_thread_kernel<PV>;
+    auto* const k = reg ? &gui_thread_kernel<PV, true> : &gui_thread_kernel<PV, false>;
     const int grid = resident_blocks(reinterpret_cast<const void*>(k), 256, 0, env);
     k<<<grid, 256, 0, fork.stream(2)>>>(t, lists.get(), counts.get());
     TS_CUDA_CHECK_LAUNCH();

@@ -16,9 +16,9 @@
 namespace tristream {
 namespace {
 
-const std::vector<std::string> kKernels = {"auto",          "lstc",     "trust", "trust:lite",
-                                           "trust:t32",     "trust:in", "wedge", "wedge:nocorner",
-                                           "trust:lite-sb", "gui",      "bitmap"};
+const std::vector<std::string> kKernels = {"auto",          "lstc",     "trust",  "trust:lite",
+                                           "trust:t32",     "trust:in", "wedge",  "wedge:nocorner",
+                                           "trust:lite-sb", "gui",      "gui:bs", "bitmap"};
 
 #define SKIP_WITHOUT_GPU()                                                                   \
   do {                                                                                       \
