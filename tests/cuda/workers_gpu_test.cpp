@@ -1,8 +1,11 @@
 // workers_gpu_test.cpp — several workers with the CUDA backend (stream/workers.hpp): two CUDA
 // workers on one device, every device (--devices all), and the GPU with the CPU beside it
 // (--hybrid) give exactly the CPU's count and per-vertex counts, for every scheme, in core and
-// out of core (label gpu; skipped without a GPU).
+// out of core; beside a GPU count estimated too short for a probe the hybrid's CPU is not
+// admitted (label gpu; skipped without a GPU).
 #include <gtest/gtest.h>
+
+#include <memory>
 
 #include "stream/workers.hpp"
 #include "test_util.hpp"
@@ -22,12 +25,27 @@ PipelineOptions popts(Scheme s, std::uint32_t p) {
   return o;
 }
 
+// The graph of these tests (a skewed graph of 5,000 vertices), its source and the CPU's count
+// of it (on the heap: the source refers to the graph).
+struct Reference {
+  OrientedGraph g;
+  std::unique_ptr<GraphSource> src;
+  CountReport ref;
+};
+std::unique_ptr<Reference> reference() {
+  auto r = std::make_unique<Reference>();
+  r->g = orient_edge_list(5000, test::skewed_graph(5000, 60000, 7));
+  r->src = memory_source(r->g, 777);
+  auto cpu = make_cpu_streaming_backend(make_cpu_counter());
+  r->ref = count_with_backend(*r->src, popts(Scheme::Range, 1), *cpu);
+  return r;
+}
+
 TEST(CudaWorkers, EveryMixOfWorkersCountsExactly) {
   if (cuda_device_count() == 0) GTEST_SKIP() << "no usable CUDA device: gpu test skipped";
-  const OrientedGraph g = orient_edge_list(5000, test::skewed_graph(5000, 60000, 7));
-  auto src = memory_source(g, 777);
-  auto cpu = make_cpu_streaming_backend(make_cpu_counter());
-  const CountReport ref = count_with_backend(*src, popts(Scheme::Range, 1), *cpu);
+  const auto x = reference();
+  const GraphSource* src = x->src.get();
+  const CountReport& ref = x->ref;
   std::vector<int> all;
   for (int d = 0; d < cuda_device_count(); ++d) all.push_back(d);
   struct Mix {
@@ -70,10 +88,9 @@ TEST(CudaWorkers, EveryMixOfWorkersCountsExactly) {
 // admitted, and the GPU counts every unit alone, exactly.
 TEST(CudaWorkers, TheHybridCpuIsNotAdmittedBesideAShortGpuCount) {
   if (cuda_device_count() == 0) GTEST_SKIP() << "no usable CUDA device: gpu test skipped";
-  const OrientedGraph g = orient_edge_list(5000, test::skewed_graph(5000, 60000, 7));
-  auto src = memory_source(g, 777);
-  auto cpu = make_cpu_streaming_backend(make_cpu_counter());
-  const CountReport ref = count_with_backend(*src, popts(Scheme::Range, 1), *cpu);
+  const auto x = reference();
+  const GraphSource* src = x->src.get();
+  const CountReport& ref = x->ref;
   const PipelineOptions o = popts(Scheme::Range, 8);
   std::vector<Worker> ws = make_workers(o, {}, 0, true);  // (the default device, as `count`)
   ASSERT_EQ(ws.size(), 2u);

@@ -1,7 +1,8 @@
 // workers_test.cpp — the count over several workers (stream/workers.hpp): several CPU workers
 // give exactly the single worker's count and per-vertex counts for every scheme; the hybrid
 // queue's cut-off hands a slow GPU (a CPU backend that sleeps per unit) few units and the CPU
-// the rest, and leaves a slow CPU its probes only; a CPU that cannot help is not run; the
+// the rest, and leaves a slow CPU its probes only; a CPU that cannot help is not run (no unit
+// small enough for a probe, or the GPUs' estimated seconds too few: stats.cutoff says which); the
 // hand-out among simulated workers on a simulated clock (the CPU's probes, the cut-off at the
 // tail, never later than the GPU alone, a fair share for a comparable CPU); the host block store
 // the workers share (every chunk decompressed once, pair's row parts viewed in the in-core image)
@@ -418,6 +419,28 @@ TEST(Workers, CutoffRule) {
   EXPECT_FALSE(cutoff_takes(1, 0, 0, 1, 0, 10));       // nothing left for the others
 }
 
+// A fake GPU (FakeBackend: a device of its own) and the cut-off CPU beside it, counting `o`'s
+// plan of src: the count and per-vertex counts exact, the GPU every unit and the CPU none.
+CountReport fake_gpu_counts_alone(const GraphSource& src, const PipelineOptions& o,
+                                  std::uint64_t oracle, const std::vector<vid_t>& new_of_old,
+                                  const std::vector<std::uint64_t>& oracle_pv) {
+  auto gpu = std::make_unique<FakeBackend>();
+  FakeBackend* fake = gpu.get();
+  std::vector<Worker> ws;
+  ws.push_back({std::move(gpu), false});
+  ws.push_back({cpu_backend(), true});
+  CountReport r = count_with_workers(src, o, ws);
+  EXPECT_EQ(r.triangles, oracle);
+  EXPECT_EQ(per_vertex_mismatches(r.per_vertex, new_of_old, oracle_pv), 0u);
+  EXPECT_EQ(r.stats.workers.size(), 2u);
+  if (r.stats.workers.size() == 2) {
+    EXPECT_EQ(r.stats.workers[0].units, r.plan.units.size());
+    EXPECT_EQ(r.stats.workers[1].units, 0u);
+  }
+  EXPECT_EQ(fake->image_mismatches, 0u);
+  return r;
+}
+
 // A fake GPU and the CPU beside it on plans where the CPU cannot help (in core: one unit; two
 // hash parts: eight units of similar work): the CPU worker is not run at all, the GPU counts
 // every unit, exactly.
@@ -429,18 +452,8 @@ TEST(Workers, ACpuThatCannotHelpIsNotRun) {
     const PipelineOptions o = popts(s, p, true);
     const Plan plan = plan_graph(*src, resolve_plan_options(o, nullptr));
     ASSERT_FALSE(stream::cutoff_may_help(plan, {}));
-    auto gpu = std::make_unique<FakeBackend>();
-    FakeBackend* fake = gpu.get();
-    std::vector<Worker> ws;
-    ws.push_back({std::move(gpu), false});
-    ws.push_back({cpu_backend(), true});
-    const CountReport r = count_with_workers(*src, o, ws);
-    EXPECT_EQ(r.triangles, oracle);
-    EXPECT_EQ(per_vertex_mismatches(r.per_vertex, new_of_old, oracle_pv), 0u);
-    ASSERT_EQ(r.stats.workers.size(), 2u);
-    EXPECT_EQ(r.stats.workers[0].units, r.plan.units.size());
-    EXPECT_EQ(r.stats.workers[1].units, 0u);
-    EXPECT_EQ(fake->image_mismatches, 0u);
+    const CountReport r = fake_gpu_counts_alone(*src, o, oracle, new_of_old, oracle_pv);
+    EXPECT_EQ(r.stats.cutoff.rfind("not admitted: no unit small enough", 0), 0u) << r.stats.cutoff;
   }
 }
 
@@ -633,18 +646,7 @@ TEST(Workers, ANotAdmittedCutoffWorkerLeavesTheCountToTheOthers) {
   auto src = memory_source(g, 64);
   PipelineOptions o = popts(Scheme::Range, 8, true);
   o.cutoff_min_probe_s = 1e6;  // (far beyond any estimate of this graph)
-  auto gpu = std::make_unique<FakeBackend>();
-  FakeBackend* fake = gpu.get();
-  std::vector<Worker> ws;
-  ws.push_back({std::move(gpu), false});  // (a device of its own: FakeBackend)
-  ws.push_back({cpu_backend(), true});
-  const CountReport r = count_with_workers(*src, o, ws);
-  EXPECT_EQ(r.triangles, oracle);
-  EXPECT_EQ(per_vertex_mismatches(r.per_vertex, new_of_old, oracle_pv), 0u);
-  ASSERT_EQ(r.stats.workers.size(), 2u);
-  EXPECT_EQ(r.stats.workers[0].units, r.plan.units.size());
-  EXPECT_EQ(r.stats.workers[1].units, 0u);
-  EXPECT_EQ(fake->image_mismatches, 0u);
+  const CountReport r = fake_gpu_counts_alone(*src, o, oracle, new_of_old, oracle_pv);
   EXPECT_EQ(r.stats.cutoff.rfind("not admitted: the other workers' estimated", 0), 0u)
       << r.stats.cutoff;
   EXPECT_NE(r.stats.to_json().find("\"cutoff\":\"not admitted"), std::string::npos);
