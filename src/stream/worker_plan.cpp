@@ -73,14 +73,8 @@ double plain_workers_seconds(const Plan& plan, const std::vector<std::size_t>& u
   return makespan / static_cast<double>(std::max<std::size_t>(plain, 1));
 }
 
-// Whether the cut-off workers run: only when a probe could ever be taken (cutoff_may_help), the
-// plain workers' estimated seconds reach min_probe_s / kAdmitSlack (else the first probe's rule,
-// UnitQueue::set_min_probe_seconds, would refuse every unit, and the cut-off worker would only
-// cost the others its queue and its start), and the plan leaves room beside the plain workers'
-// slots and caches, within the host budget they share, for a cut-off worker's (it keeps slots and
-// caches of its own, never more than the plan's figures). The plain workers' plan (`plain_plan`,
-// a copy of the plan) then gives up that room: its host budget, which sizes their preload's spare
-// room, is smaller by it.
+// (the three conditions in the order of stream/worker_plan.hpp's contract; the first refusal is
+// the reason given)
 bool admit_cutoff(const Plan& plan, const std::vector<std::size_t>& units, std::size_t plain,
                   std::size_t cutoffs, double min_probe_s, Plan* plain_plan, std::string* why) {
   auto no = [&](std::string reason) {

@@ -371,10 +371,12 @@ CountReport count_with_workers(const GraphSource& g, const PipelineOptions& opti
     // (Several GPUs of one process: a GPU's slice costs the whole graph's upload and the image's
     // registration, and the slices' kernels are uneven, so one GPU alone counts in core sooner.)
     std::size_t plain = 0, cpu_slices = 0;
+    bool plain_gpus = true;  // every plain worker has a device of its own (admit_cutoff, below)
     for (std::size_t w = 0; w < workers.size(); ++w) {
       if (cutoff[w]) continue;
       ++plain;
       if (workers[w].device < 0) ++cpu_slices;
+      plain_gpus = plain_gpus && !workers[w].backend->device_is_host();
     }
     const std::size_t slicers =
         cpu_slices +
@@ -389,9 +391,6 @@ CountReport count_with_workers(const GraphSource& g, const PipelineOptions& opti
     // The cut-off workers run only when they may help and fit beside the others.
     Plan plain_plan;
     // (the plan's rates are a GPU's: with a plain worker on the host, no bound by seconds)
-    bool plain_gpus = true;
-    for (std::size_t w = 0; w < workers.size(); ++w)
-      plain_gpus = plain_gpus && (cutoff[w] || !workers[w].backend->device_is_host());
     std::string cutoff_why;
     const bool admitted =
         admit_cutoff(plan, units, plain, workers.size() - plain,
