@@ -67,8 +67,10 @@ void run_jobs(Queue& q, const std::atomic<bool>& sort_blocks) {
     auto b = std::make_unique<Block>();
     try {
       job.second(*b);
-      if (sort_blocks.load(std::memory_order_relaxed) && !b->error) sort_block(*b);
-      b->sorted = sort_blocks.load(std::memory_order_relaxed) && !b->error;
+      // The flag read once: a block marked sorted must have been sorted (the spill trusts it).
+      const bool sort = sort_blocks.load(std::memory_order_relaxed) && !b->error;
+      if (sort) sort_block(*b);
+      b->sorted = sort;
     } catch (...) {
       b->failure = std::current_exception();
     }
