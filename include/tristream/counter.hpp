@@ -28,6 +28,10 @@ struct CounterOptions {
   // CPU: added to the nice value of the counting threads (the CPU beside GPUs counts below the
   // threads that feed them); 0 = as the creating thread.
   int nice = 0;
+  // CPU: the counting threads put themselves in Linux's idle scheduling class (SCHED_IDLE) as
+  // they start, so they run only on cores no other thread wants; the thread that makes the
+  // counter keeps its class (it is not slowed by the cores being busy).
+  bool idle_class = false;
 };
 
 class Counter {

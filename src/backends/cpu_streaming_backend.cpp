@@ -23,9 +23,11 @@ namespace {
 
 class CpuBackend final : public StreamingBackend {
  public:
-  CpuBackend(std::unique_ptr<Counter> counter, int nice) : counter_(std::move(counter)) {
+  CpuBackend(std::unique_ptr<Counter> counter, int nice, bool idle_class)
+      : counter_(std::move(counter)) {
     TS_CHECK(counter_ != nullptr, "the CPU streaming backend needs a counter");
-    worker_ = std::thread([this, nice] {
+    worker_ = std::thread([this, nice, idle_class] {
+      if (idle_class) (void)set_thread_idle_class();    // (best effort)
       if (nice) set_thread_nice(thread_nice() + nice);  // (best effort)
       loop();
     });
@@ -236,7 +238,8 @@ class CpuBackend final : public StreamingBackend {
 std::unique_ptr<StreamingBackend> make_cpu_streaming_backend(std::unique_ptr<Counter> counter,
                                                              const CpuBackendOptions& options) {
   if (!counter) counter = make_cpu_counter(options.counter);
-  return std::make_unique<CpuBackend>(std::move(counter), options.counter.nice);
+  return std::make_unique<CpuBackend>(std::move(counter), options.counter.nice,
+                                      options.counter.idle_class);
 }
 
 }  // namespace tristream

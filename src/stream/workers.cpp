@@ -296,23 +296,15 @@ std::vector<Worker> make_workers(const PipelineOptions& options, const std::vect
     out.push_back({make_cpu_streaming_backend(make_cpu_counter(options.counter)), false, -1});
   if (out.empty()) out.push_back({make_streaming_backend(options), false, -1});
   if (hybrid) {
-    // The CPU counts only on the cores the threads that feed the GPUs leave idle: its backend is
-    // made on a thread of the idle scheduling class, so that its counting threads inherit it.
+    // The CPU counts only on the cores the threads that feed the GPUs leave idle: its counting
+    // threads enter the idle scheduling class as they start (the nice offset stays where that
+    // fails). They are made here, at the normal class: made by an idle-class thread, their
+    // creation waited for a free core while the startup kept every core busy.
     CpuBackendOptions c;
     c.counter = options.counter;
     c.counter.nice = kHybridCpuNice;
-    std::unique_ptr<StreamingBackend> cpu;
-    std::exception_ptr failed;
-    std::thread([&] {
-      try {
-        set_thread_idle_class();  // (best effort: the nice offset stays where it fails)
-        cpu = make_cpu_streaming_backend(make_cpu_counter(c.counter), c);
-      } catch (...) {
-        failed = std::current_exception();
-      }
-    }).join();
-    if (failed) std::rethrow_exception(failed);
-    out.push_back({std::move(cpu), true, -1, true});
+    c.counter.idle_class = true;
+    out.push_back({make_cpu_streaming_backend(make_cpu_counter(c.counter), c), true, -1, true});
   }
   return out;
 }
