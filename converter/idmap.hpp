@@ -30,6 +30,10 @@ class IdMap {
   // Dense sets: a direct table (4 bytes per id up to the largest), for the fastest lookups;
   // table()[x] equals (*this)(x) for x in the set. Null without one.
   void make_table(unsigned threads);
+  // The bytes make_table would take (0: sparse sets, which get none).
+  std::uint64_t table_bytes() const {
+    return dense_ && n_ <= (std::uint64_t{1} << 32) ? bits_.size() * 64 * 4 : 0;
+  }
   const std::uint32_t* table() const { return table_.capacity() ? table_.data() : nullptr; }
   void drop_table() { table_.release(); }
 

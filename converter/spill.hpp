@@ -50,9 +50,10 @@ struct MergedEdges {
 };
 
 // Merges all runs of the store (at most 64 at a time, then in parallel over key ranges cut at
-// quantiles of a sample) into `out`, mapping the ids through idmap; the runs are freed. The
+// quantiles of a sample) into `out`, mapping the ids through idmap (through its direct table
+// while the merge runs, when that takes at most an eighth of `limit`); the runs are freed. The
 // result's order is the key order, whatever the thread count.
-void merge_runs(std::vector<std::unique_ptr<Run>>& runs, const IdMap& idmap, unsigned threads,
+void merge_runs(std::vector<std::unique_ptr<Run>>& runs, IdMap& idmap, unsigned threads,
                 std::uint64_t limit, const std::string& tmp_dir, MergedEdges& out);
 
 }  // namespace tristream::conv

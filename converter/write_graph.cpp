@@ -104,12 +104,16 @@ Ranking rank_vertices(std::uint64_t n, const BigBuffer<std::uint32_t>& degree, I
 
 // An edge key (a << 32 | b) oriented: (row << 32 | col) with row = the lower rank.
 struct Orienter {
+  // Keys are oriented this far ahead of their use (prefetch): the second ids come in no order.
+  static constexpr std::size_t kAhead = 32;
   const std::uint32_t* rank;
   std::uint64_t operator()(std::uint64_t k) const {
     const std::uint64_t ra = rank[k >> 32], rb = rank[k & 0xffffffffu];
     const std::uint64_t flip = (ra ^ rb) & (std::uint64_t{0} - static_cast<std::uint64_t>(ra > rb));
     return ((ra ^ flip) << 32) | (rb ^ flip);  // (no branch: either order is as likely)
   }
+  // Starts loading the rank of key k's second id (the first ids come in order).
+  void prefetch(std::uint64_t k) const { __builtin_prefetch(rank + (k & 0xffffffffu)); }
 };
 
 // Step 2 from a spill file: the out-degrees of G+ as row offsets.
@@ -119,9 +123,14 @@ std::vector<eid_t> orient_and_count(const KeySource& src, std::uint64_t n, Orien
   BigBuffer<std::uint32_t> fill(n + 1);  // out-degree per row
   fill.resize(n);
   src.for_each_block(block, [&](const std::uint64_t* k, std::size_t cnt) {
+    // (each key's rank is prefetched kAhead keys before, its row's count half as far)
+    constexpr std::size_t kAhead = Orienter::kAhead, kRowAhead = kAhead / 2;
     parallel_for(threads, cnt, 1 << 16, [&](std::size_t lo, std::size_t hi, unsigned) {
-      for (std::size_t i = lo; i < hi; ++i)
+      for (std::size_t i = lo; i < hi; ++i) {
+        if (i + kAhead < hi) orient.prefetch(k[i + kAhead]);
+        if (i + kRowAhead < hi) __builtin_prefetch(&fill[orient(k[i + kRowAhead]) >> 32], 1);
         __atomic_fetch_add(&fill[orient(k[i]) >> 32], 1u, __ATOMIC_RELAXED);
+      }
     });
   });
   std::vector<eid_t> offsets(n + 1, 0);
@@ -242,6 +251,7 @@ std::unique_ptr<TempFile> bucket_rows(const KeySource& src, const std::vector<ei
       for (std::size_t p = lo; p < hi; ++p) {
         const ChunkRange c = chunk_range(cnt, pieces, p);
         for (std::uint64_t i = c.lo; i < c.hi; ++i) {
+          if (i + Orienter::kAhead < c.hi) orient.prefetch(k[i + Orienter::kAhead]);
           oriented[i] = orient(k[i]);
           range[i] = static_cast<std::uint32_t>(range_of(oriented[i]));
           ++at[p * ranges + range[i]];
@@ -282,7 +292,10 @@ void gather_range(const KeySource& src, const TempFile* buckets, eid_t base, eid
   }
   std::uint64_t filled = 0;
   src.for_each_block(block, [&](const std::uint64_t* k, std::size_t cnt) {
-    for (std::size_t i = 0; i < cnt; ++i) buf[filled++] = orient(k[i]);
+    for (std::size_t i = 0; i < cnt; ++i) {
+      if (i + Orienter::kAhead < cnt) orient.prefetch(k[i + Orienter::kAhead]);
+      buf[filled++] = orient(k[i]);
+    }
   });
   TS_CHECK(filled == range_m, "range lost edges");
 }
