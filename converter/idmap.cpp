@@ -56,7 +56,7 @@ std::uint64_t IdMap::sparse_lookup(std::uint64_t x) const {
 }
 
 void IdMap::make_table(unsigned threads) {
-  if (!dense_ || n_ > (std::uint64_t{1} << 32)) return;
+  if (table_bytes() == 0) return;
   const std::size_t W = bits_.size();
   table_.reserve(W * 64);
   table_.resize(W * 64);
