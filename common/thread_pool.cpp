@@ -29,12 +29,12 @@ unsigned resolve_threads(unsigned threads) {
   return threads ? threads : usable_cpus();
 }
 
-ThreadPool::ThreadPool(unsigned threads, std::optional<int> nice, const Spawn& spawn) {
+ThreadPool::ThreadPool(unsigned threads, const ThreadStart& start, const Spawn& spawn) {
   threads = resolve_threads(threads);
   workers_.reserve(threads - 1);
   for (unsigned t = 1; t < threads; ++t) {
-    std::function<void()> body = [this, nice] {
-      if (nice) (void)set_thread_nice(*nice);
+    std::function<void()> body = [this, start] {
+      start.apply();
       loop();
     };
     try {

@@ -24,6 +24,8 @@
 #include <thread>
 #include <vector>
 
+#include "common/thread_priority.hpp"
+
 namespace tristream {
 
 // The CPUs this process may run on: its affinity mask (taskset, cpusets, an MPI launcher's
@@ -58,7 +60,10 @@ class ThreadPool {
   // nice: the workers' nice value (set_thread_nice, common/thread_priority.hpp); none: they keep
   // their creator's. Throws Error when a worker cannot be started (none is left running).
   explicit ThreadPool(unsigned threads, std::optional<int> nice = std::nullopt,
-                      const Spawn& spawn = {});
+                      const Spawn& spawn = {})
+      : ThreadPool(threads, ThreadStart{nice}, spawn) {}
+  // start: what each worker sets for itself as it starts (common/thread_priority.hpp).
+  ThreadPool(unsigned threads, const ThreadStart& start, const Spawn& spawn = {});
   ~ThreadPool();
   ThreadPool(const ThreadPool&) = delete;
   ThreadPool& operator=(const ThreadPool&) = delete;

@@ -31,6 +31,11 @@ bool set_thread_nice(int value) {
 #endif
 }
 
+void ThreadStart::apply() const {
+  if (idle_class) (void)set_thread_idle_class();
+  if (nice) (void)set_thread_nice(*nice);
+}
+
 bool set_thread_idle_class() {
 #ifdef __linux__
   sched_param p{};

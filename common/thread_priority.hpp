@@ -8,7 +8,19 @@
 // back up: threads meant to run above a base are created before their creator lowers itself.
 #pragma once
 
+#include <optional>
+
 namespace tristream {
+
+// What a thread sets for itself as it starts (best effort): the idle scheduling class, then a
+// nice value (none: its creator's). Set by the thread itself, so that its creator keeps its own
+// class (an idle-class creator would wait for a free core to start each thread).
+struct ThreadStart {
+  std::optional<int> nice;
+  bool idle_class = false;
+  // Applies it to the calling thread.
+  void apply() const;
+};
 
 // The calling thread's nice value (0 where unsupported).
 int thread_nice();

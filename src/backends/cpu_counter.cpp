@@ -17,8 +17,6 @@
 //   - merge:   otherwise a branch-light linear merge, O(|B(u)| + |C(v)|).
 #include <algorithm>
 #include <atomic>
-#include <functional>
-#include <thread>
 #include <vector>
 
 #include "common/interrupt.hpp"
@@ -111,21 +109,13 @@ struct Worker {
   }
 };
 
-// A pool worker that enters the idle scheduling class before its loop (best effort).
-std::thread idle_spawn(std::function<void()> body) {
-  return std::thread([b = std::move(body)] {
-    (void)set_thread_idle_class();
-    b();
-  });
-}
-
 class CpuCounter final : public Counter {
  public:
   explicit CpuCounter(const CounterOptions& options)
       : threads_(resolve_threads(options.threads)),
-        pool_(threads_,
-              options.nice ? std::optional<int>(thread_nice() + options.nice) : std::nullopt,
-              options.idle_class ? idle_spawn : ThreadPool::Spawn()) {}
+        pool_(threads_, ThreadStart{options.nice ? std::optional<int>(thread_nice() + options.nice)
+                                                 : std::nullopt,
+                                    options.idle_class}) {}
 
   std::string backend() const override { return "cpu"; }
   std::string describe() const override {

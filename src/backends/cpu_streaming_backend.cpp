@@ -27,8 +27,8 @@ class CpuBackend final : public StreamingBackend {
       : counter_(std::move(counter)) {
     TS_CHECK(counter_ != nullptr, "the CPU streaming backend needs a counter");
     worker_ = std::thread([this, nice, idle_class] {
-      if (idle_class) (void)set_thread_idle_class();    // (best effort)
-      if (nice) set_thread_nice(thread_nice() + nice);  // (best effort)
+      ThreadStart{nice ? std::optional<int>(thread_nice() + nice) : std::nullopt, idle_class}
+          .apply();
       loop();
     });
   }
