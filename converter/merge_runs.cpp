@@ -14,6 +14,35 @@ namespace {
 
 constexpr std::size_t kFanIn = 64;  // runs merged at a time
 
+// Whether every run holds packed keys: the merges then compare and move 8-byte keys.
+bool all_packed(const std::vector<std::unique_ptr<Run>>& runs) {
+  for (const auto& r : runs)
+    if (!r->packed) return false;
+  return true;
+}
+
+// The runs merged into one, as records R (std::uint64_t when all of them are packed).
+template <typename R>
+std::unique_ptr<Run> merge_group(const std::vector<std::unique_ptr<Run>>& runs, std::uint64_t limit,
+                                 const std::string& tmp_dir) {
+  std::vector<std::unique_ptr<RunReader<R>>> readers;
+  std::vector<RunReader<R>*> ptrs;
+  for (const auto& r : runs) {
+    readers.push_back(std::make_unique<RunReader<R>>(
+        *r->file, r->segments, io_records(limit, runs.size(), sizeof(R)), r->packed));
+    ptrs.push_back(readers.back().get());
+  }
+  auto run = std::make_unique<Run>();
+  run->file = std::make_unique<TempFile>(tmp_dir);
+  run->packed = sizeof(R) == 8;
+  RunWriter<R> w(*run->file, io_records(limit, 1, sizeof(R)));
+  merge_unique<R>(ptrs, [&](const R& e) { w.push(e); });
+  w.flush();
+  run->edges = w.count();
+  run->segments = {w.segment()};
+  return run;
+}
+
 // Step 1: merges groups of kFanIn runs (one after another) until one pass can take them all.
 void reduce_runs(std::vector<std::unique_ptr<Run>>& runs, std::uint64_t limit,
                  const std::string& tmp_dir) {
@@ -26,23 +55,10 @@ void reduce_runs(std::vector<std::unique_ptr<Run>>& runs, std::uint64_t limit,
         next.push_back(std::move(runs[i]));
         continue;
       }
-      std::vector<std::unique_ptr<RunReader<Edge64>>> readers;
-      std::vector<RunReader<Edge64>*> ptrs;
-      for (std::size_t k = i; k < j; ++k) {
-        readers.push_back(std::make_unique<RunReader<Edge64>>(
-            *runs[k]->file, runs[k]->segments, io_records(limit, j - i, sizeof(Edge64))));
-        ptrs.push_back(readers.back().get());
-      }
-      auto run = std::make_unique<Run>();
-      run->file = std::make_unique<TempFile>(tmp_dir);
-      RunWriter<Edge64> w(*run->file, io_records(limit, 1, sizeof(Edge64)));
-      merge_unique<Edge64>(ptrs, [&](const Edge64& e) { w.push(e); });
-      w.flush();
-      run->edges = w.count();
-      run->segments = {w.segment()};
-      readers.clear();
-      for (std::size_t k = i; k < j; ++k) runs[k].reset();
-      next.push_back(std::move(run));
+      std::vector<std::unique_ptr<Run>> group;
+      for (std::size_t k = i; k < j; ++k) group.push_back(std::move(runs[k]));
+      next.push_back(all_packed(group) ? merge_group<std::uint64_t>(group, limit, tmp_dir)
+                                       : merge_group<Edge64>(group, limit, tmp_dir));
     }
     runs = std::move(next);
   }
@@ -100,6 +116,10 @@ class KeyMapper {
     if (size_ == kBatch) map(emit);
   }
   template <typename Emit>
+  void add(std::uint64_t key, Emit&& emit) {
+    add(Edge64{key >> 32, key & 0xffffffffu}, emit);
+  }
+  template <typename Emit>
   void flush(Emit&& emit) {
     map(emit);
     if (run_) __atomic_fetch_add(&degree_[run_a_], run_, __ATOMIC_RELAXED);
@@ -141,6 +161,41 @@ class KeyMapper {
   std::uint32_t run_ = 0;  // edges counted for run_a_ and not yet added
 };
 
+// Step 3 for one part: merges its slice of every run (records R), maps the ids, counts the
+// degrees and writes its keys from position first[p] on (memory or file); returns the keys.
+template <typename R>
+std::uint64_t merge_part(std::vector<std::unique_ptr<Run>>& runs, const KeyRanges& k, std::size_t p,
+                         const IdMap& idmap, const std::uint32_t* table, std::uint64_t limit,
+                         MergedEdges& out) {
+  const std::size_t P = k.parts;
+  std::vector<std::unique_ptr<RunReader<R>>> readers;
+  std::vector<RunReader<R>*> ptrs;
+  for (std::size_t r = 0; r < runs.size(); ++r) {
+    readers.push_back(std::make_unique<RunReader<R>>(
+        *runs[r]->file, runs[r]->slice(k.pos[r][p], k.pos[r][p + 1]),
+        io_records(limit, runs.size() * P, sizeof(R)), runs[r]->packed));
+    ptrs.push_back(readers.back().get());
+  }
+  std::unique_ptr<RunWriter<std::uint64_t>> uw;
+  if (!out.in_memory)
+    uw = std::make_unique<RunWriter<std::uint64_t>>(*out.file, io_records(limit, P, 8), k.first[p]);
+  std::uint64_t* dst = out.in_memory ? out.keys.data() + k.first[p] : nullptr;
+  std::uint64_t c = 0;
+  auto emit = [&](std::uint64_t key) {
+    if ((c & 0xffff) == 0) throw_if_interrupted();  // parallel_for carries it out
+    if (uw)
+      uw->push(key);
+    else
+      dst[c] = key;
+    ++c;
+  };
+  KeyMapper mapper(idmap, table, out.degree.data());
+  merge_unique<R>(ptrs, [&](const R& e) { mapper.add(e, emit); });
+  mapper.flush(emit);
+  if (uw) uw->flush();
+  return c;
+}
+
 }  // namespace
 
 void merge_runs(std::vector<std::unique_ptr<Run>>& runs, IdMap& idmap, unsigned threads,
@@ -154,10 +209,11 @@ void merge_runs(std::vector<std::unique_ptr<Run>>& runs, IdMap& idmap, unsigned 
   // 2. Key ranges, one per worker.
   const KeyRanges k = cut_key_ranges(runs, bound, threads);
   const std::size_t P = k.parts;
-  // 3. Each part merges its slice of every run, maps the ids, counts the degrees and writes its
-  //    keys from position first[p] on (memory or file). The ids map through the direct table
-  //    when it is small beside the limit: one load per id instead of the bitmap's word, its rank
-  //    and a popcount (the second ids come in no order: each lookup is a cache miss).
+  // 3. Each part merges its slice of every run (packed keys when every run holds them), maps the
+  //    ids, counts the degrees and writes its keys from position first[p] on (memory or file).
+  //    The ids map through the direct table when it is small beside the limit: one load per id
+  //    instead of the bitmap's word, its rank and a popcount (the second ids come in no order:
+  //    each lookup is a cache miss).
   if (idmap.table_bytes() <= limit / 8) idmap.make_table(threads);
   const std::uint32_t* const table = idmap.table();
   if (out.in_memory)
@@ -166,37 +222,12 @@ void merge_runs(std::vector<std::unique_ptr<Run>>& runs, IdMap& idmap, unsigned 
     out.file = std::make_unique<TempFile>(tmp_dir);
   out.degree.reserve(n + 1);
   out.degree.resize(n);
+  const bool packed = all_packed(runs);
   std::vector<std::uint64_t> count(P, 0);
   parallel_for(threads, P, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
-    for (std::size_t p = lo; p < hi; ++p) {
-      std::vector<std::unique_ptr<RunReader<Edge64>>> readers;
-      std::vector<RunReader<Edge64>*> ptrs;
-      for (std::size_t r = 0; r < runs.size(); ++r) {
-        readers.push_back(std::make_unique<RunReader<Edge64>>(
-            *runs[r]->file, runs[r]->slice(k.pos[r][p], k.pos[r][p + 1]),
-            io_records(limit, runs.size() * P, sizeof(Edge64))));
-        ptrs.push_back(readers.back().get());
-      }
-      std::unique_ptr<RunWriter<std::uint64_t>> uw;
-      if (!out.in_memory)
-        uw = std::make_unique<RunWriter<std::uint64_t>>(*out.file, io_records(limit, P, 8),
-                                                        k.first[p]);
-      std::uint64_t* dst = out.in_memory ? out.keys.data() + k.first[p] : nullptr;
-      std::uint64_t c = 0;
-      auto emit = [&](std::uint64_t key) {
-        if ((c & 0xffff) == 0) throw_if_interrupted();  // parallel_for carries it out
-        if (uw)
-          uw->push(key);
-        else
-          dst[c] = key;
-        ++c;
-      };
-      KeyMapper mapper(idmap, table, out.degree.data());
-      merge_unique<Edge64>(ptrs, [&](const Edge64& e) { mapper.add(e, emit); });
-      mapper.flush(emit);
-      if (uw) uw->flush();
-      count[p] = c;
-    }
+    for (std::size_t p = lo; p < hi; ++p)
+      count[p] = packed ? merge_part<std::uint64_t>(runs, k, p, idmap, table, limit, out)
+                        : merge_part<Edge64>(runs, k, p, idmap, table, limit, out);
   });
   // 4. Pack the parts together (memory) or list them as segments (file).
   std::uint64_t m = 0;

@@ -3,11 +3,13 @@
 // the unique edges to the shared tail that writes the .tcsr file.
 //
 // In memory (the parsed records, 16 bytes each, fit 7/10 of the limit): in_memory.hpp.
-// Out of core: each parsed block is sorted by its worker and groups of blocks are merged into
-// sorted runs on disk (spill.hpp); at the end the runs are merged into the unique edge stream in
-// compact ids, kept in memory if it fits, else in a spill file (merge_runs). Both paths then
-// share the tail (write_graph.hpp); the output is the same bytes either way, and for any thread
-// count, because every stage sees the blocks in input order and sorts by key.
+// Out of core: groups of blocks become sorted runs on disk (spill.hpp): while every id is below
+// 2^32 and the ids are dense, a group's packed keys are sorted by the in-memory sorter; else
+// each parsed block is sorted by its worker and a group's blocks are merged. At the end the runs
+// are merged into the unique edge stream in compact ids, kept in memory if it fits, else in a spill
+// file (merge_runs). Both paths then share the tail (write_graph.hpp); the output is the same bytes
+// either way, and for any thread count, because every stage sees the blocks in input order and
+// sorts by key.
 //
 // Per-vertex memory: about 48 bytes per vertex (ids 8, degree 4, rank 4, ranking keys and their
 // sort buffer 16, out-degree 4 then offsets 8, permutation 8 handed to the writer). Out of core,
@@ -120,7 +122,7 @@ class Driver {
       tail = finish_in_memory(m);
     } else {
       if (!spilling_) start_spilling();
-      store_->spill(held_);
+      spill_held();
       tail = finish_out_of_core(m);
     }
     // 3. The summary.
@@ -179,8 +181,21 @@ class Driver {
     // In memory up to 7/10 of the limit: the switch needs a fifth more (see start_spilling), and
     // the jobs in flight and the spill buffers the rest.
     if (!spilling_ && held_records_ * record_bytes() > edge_limit() / 10 * 7) start_spilling();
-    if (spilling_ && held_bytes_ > edge_limit() / 2) spill_held();
+    if (!spilling_) return;
+    // Packed spills sort like the in-memory path (10 bytes an edge at the peak); the others need
+    // room for each block's ids and the merge's output.
+    if (!spill_flag_ && !packed_spills()) {  // (a wide block, or the ids no longer dense)
+      spill_flag_ = true;
+      spill_sorted_groups();
+    }
+    if (packed_spills() ? held_records_ * 10 > edge_limit() / 10 * 7
+                        : held_bytes_ > edge_limit() / 2)
+      spill_held();
   }
+
+  // Whether spills take packed keys (spill.hpp): no wide block so far, and the ids dense. Else
+  // the workers sort their blocks for the spills' merges.
+  bool packed_spills() const { return !wide_ && dense_ids(); }
 
   // --names: maps the block's local ids to ids of the whole input. The blocks come in input order
   // and list their names in order of first appearance, so the ids follow the order in which the
@@ -205,7 +220,7 @@ class Driver {
   }
 
   void spill_held() {
-    store_->spill(held_);
+    store_->spill(held_, max_id_, dense_ids());
     held_bytes_ = held_records_ = 0;
   }
 
@@ -235,13 +250,24 @@ class Driver {
     return held_records_ * record_bytes() <= std::max<std::uint64_t>(edge_limit(), 1);
   }
 
-  // Switches to out-of-core conversion: from now on workers sort their blocks, and the blocks
-  // held so far are sorted and spilled in groups of a fifth of the limit, so that the ids a sort
-  // adds (up to 16 bytes per edge) never take memory beyond the limit.
+  // Switches to out-of-core conversion. Packed spills take the blocks held so far at once. Else
+  // from now on workers sort their blocks, and the blocks held so far are sorted and spilled in
+  // groups (spill_sorted_groups), so that the ids a sort adds (up to 16 bytes per edge) never
+  // take memory beyond the limit.
   void start_spilling() {
     spilling_ = true;
+    if (packed_spills()) {
+      progress_.stage("sorting edges for out-of-core conversion");
+      spill_held();
+      return;
+    }
     spill_flag_ = true;
     progress_.stage("sorting blocks for out-of-core conversion");
+    spill_sorted_groups();
+  }
+
+  // The blocks held so far sorted and spilled in groups of a fifth of the limit.
+  void spill_sorted_groups() {
     std::vector<std::unique_ptr<Block>> rest = std::move(held_);
     held_.clear();
     held_bytes_ = held_records_ = 0;
@@ -300,7 +326,7 @@ class Driver {
     stage_done("last spill");
     progress_.stage("merging sorted runs");
     IdMap idmap;
-    idmap.from_sorted(store_->take_ids());
+    store_->make_idmap(idmap);
     const std::uint64_t n = idmap.n();
     check_vertices(n);
     CloseBehind close_behind;  // (declared first: joined after e is gone)

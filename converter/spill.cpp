@@ -1,26 +1,121 @@
 // spill.cpp — blocks of parsed edges into sorted runs on disk, and their ids into the id set
-// (spill.hpp). Both merges run in parallel over key ranges.
+// (spill.hpp): packed keys through the in-memory sorter, else sorted blocks merged in parallel
+// over key ranges.
 #include "spill.hpp"
 
 #include <cstring>
 
 #include "merge.hpp"
+#include "sort.hpp"
 
 namespace tristream::conv {
+namespace {
 
-void SpillStore::spill(std::vector<std::unique_ptr<Block>>& blocks) {
-  for (auto& b : blocks)
-    if (!b->sorted) {
-      sort_block(*b);
-      b->sorted = true;
-    }
+// Sets bit x (several workers at once; a bit already set costs a load, not a locked write).
+inline void mark(std::uint64_t* bits, std::uint64_t x) {
+  std::uint64_t* w = bits + (x >> 6);
+  const std::uint64_t m = std::uint64_t{1} << (x & 63);
+  if (!(__atomic_load_n(w, __ATOMIC_RELAXED) & m)) __atomic_fetch_or(w, m, __ATOMIC_RELAXED);
+}
+
+}  // namespace
+
+void SpillStore::spill(std::vector<std::unique_ptr<Block>>& blocks, std::uint64_t max_id,
+                       bool dense) {
   if (blocks.empty()) return;
+  bool packed = dense && max_id < (std::uint64_t{1} << 32) && ids_.empty();
+  for (const auto& b : blocks) packed = packed && !b->wide;
+  if (packed) {
+    spill_packed(blocks, max_id);
+    return;
+  }
+  ids_to_array();
+  parallel_for(threads_, blocks.size(), 1, [&](std::size_t lo, std::size_t hi, unsigned) {
+    for (std::size_t i = lo; i < hi; ++i)
+      if (!blocks[i]->sorted) {
+        sort_block(*blocks[i]);
+        blocks[i]->sorted = true;
+      }
+  });
   auto run = std::make_unique<Run>();
   run->file = std::make_unique<TempFile>(tmp_dir_);
   merge_edges(blocks, *run);
   merge_ids(blocks);
   blocks.clear();
   runs_.push_back(std::move(run));
+}
+
+// Packed keys: 1. the bitmap grown to max_id; 2. every block's keys sorted into one buffer,
+// repeats removed (sort.hpp), each block freed once scattered and each bucket's ids marked while
+// it is in cache; 3. the sorted buckets written at their places, in parallel.
+void SpillStore::spill_packed(std::vector<std::unique_ptr<Block>>& blocks, std::uint64_t max_id) {
+  const std::size_t words = static_cast<std::size_t>(max_id / 64 + 1);
+  if (words > bits_.capacity()) {
+    BigBuffer<std::uint64_t> grown(std::max(words, 2 * bits_.capacity()));
+    if (bits_.size()) std::memcpy(grown.data(), bits_.data(), bits_.size() * 8);
+    bits_ = std::move(grown);
+  }
+  bits_.resize(std::max(bits_.size(), words));
+  std::uint64_t* const bits = bits_.data();
+  SpanSortInput in;
+  std::size_t n = 0;
+  for (const auto& b : blocks) {
+    in.spans.push_back({b->keys.data(), b->keys.size()});
+    n += b->keys.size();
+  }
+  in.max_key = max_id >= 1 ? (max_id - 1) << 32 | max_id : 0;  // a < b <= max_id
+  in.release = [&](std::size_t i) { blocks[i].reset(); };
+  in.on_bucket = [bits](const std::uint64_t* k, std::size_t cnt, unsigned) {
+    // The first ids come in order (one mark per run of them), the second ones in none: their
+    // words are fetched ahead.
+    constexpr std::size_t kAhead = 16;
+    std::uint64_t last = ~std::uint64_t{0};
+    for (std::size_t i = 0; i < cnt; ++i) {
+      if (i + kAhead < cnt) __builtin_prefetch(bits + ((k[i + kAhead] & 0xffffffffu) >> 6));
+      if ((k[i] >> 32) != last) {
+        last = k[i] >> 32;
+        mark(bits, last);
+      }
+      mark(bits, k[i] & 0xffffffffu);
+    }
+  };
+  BigBuffer<std::uint64_t> out(n + 1);
+  const SortedRuns sorted = sort_unique_spans(in, out, threads_);
+  blocks.clear();
+  auto run = std::make_unique<Run>();
+  run->packed = true;
+  run->file = std::make_unique<TempFile>(tmp_dir_);
+  const std::size_t B = sorted.start.size();
+  std::vector<std::uint64_t> at(B + 1, 0);
+  for (std::size_t b = 0; b < B; ++b) at[b + 1] = at[b] + sorted.count[b];
+  parallel_for(threads_, B, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
+    for (std::size_t b = lo; b < hi; ++b)
+      if (sorted.count[b])
+        run->file->write_at(at[b] * 8, out.data() + sorted.start[b], sorted.count[b] * 8);
+  });
+  run->edges = at[B];
+  run->segments = {Segment{0, at[B]}};
+  runs_.push_back(std::move(run));
+}
+
+// The bitmap's ids into the sorted array (once a spill cannot take packed keys).
+void SpillStore::ids_to_array() {
+  if (!bits_.capacity()) return;
+  std::uint64_t n = 0;
+  for (const std::uint64_t w : bits_) n += static_cast<std::uint64_t>(__builtin_popcountll(w));
+  ids_.reserve(n + 1);
+  for (std::size_t w = 0; w < bits_.size(); ++w)
+    for (std::uint64_t word = bits_[w]; word; word &= word - 1)
+      ids_.push_back((static_cast<std::uint64_t>(w) << 6) +
+                     static_cast<std::uint64_t>(__builtin_ctzll(word)));
+  bits_.release();
+}
+
+void SpillStore::make_idmap(IdMap& idmap) {
+  if (bits_.capacity())
+    idmap.from_bitmap(std::move(bits_));
+  else
+    idmap.from_sorted(std::move(ids_));
 }
 
 // Edges: each key range writes its own segment of the run file, placed by the input counts (its

@@ -1,7 +1,11 @@
-// spill.hpp — converter internals: the out-of-core store. Groups of parsed blocks are merged (in
-// parallel over key ranges) into sorted runs of unique edges on disk, in original 64-bit ids;
-// the sorted set of all ids seen is kept in memory (8 bytes per vertex). merge_runs then merges
-// the runs into the unique edge stream in compact ids with the vertex degrees.
+// spill.hpp — converter internals: the out-of-core store. Groups of parsed blocks become sorted
+// runs of unique edges on disk, in original ids, and the set of all ids seen is kept in memory.
+// While every id is below 2^32 and the ids are dense (a bitmap of them is small beside the
+// limit), a group's packed keys are sorted by the in-memory sorter (sort.hpp) and written as a run
+// of packed keys (8 bytes an edge), and the ids are bits of a bitmap; otherwise the blocks are
+// sorted one by one and merged (in parallel over key ranges) into a run of Edge64 records, and
+// the ids are a sorted array (8 bytes per vertex). merge_runs then merges the runs into the unique
+// edge stream in compact ids with the vertex degrees.
 #pragma once
 
 #include <cstdint>
@@ -21,20 +25,25 @@ class SpillStore {
   // `limit` sizes the stream buffers (io_records); spill files go to tmp_dir.
   SpillStore(unsigned threads, std::uint64_t limit, std::string tmp_dir)
       : threads_(threads), limit_(limit), tmp_dir_(std::move(tmp_dir)) {}
-  // Merges the blocks (sorting the unsorted ones first) into one new run and their ids into the
-  // id set, then clears `blocks`. Nothing happens for no blocks.
-  void spill(std::vector<std::unique_ptr<Block>>& blocks);
+  // Turns the blocks into one new run and their ids into the id set, then clears `blocks`.
+  // `max_id` bounds every id spilled so far and now; `dense`: a bitmap of max_id + 1 bits may
+  // hold the ids (it is small beside the limit). Nothing happens for no blocks.
+  void spill(std::vector<std::unique_ptr<Block>>& blocks, std::uint64_t max_id, bool dense);
   std::vector<std::unique_ptr<Run>>& runs() { return runs_; }
-  // The sorted unique ids of all spilled blocks (moved out).
-  BigBuffer<std::uint64_t> take_ids() { return std::move(ids_); }
+  // The id map of all spilled blocks' ids (the set is moved out).
+  void make_idmap(IdMap& idmap);
 
  private:
+  void spill_packed(std::vector<std::unique_ptr<Block>>& blocks, std::uint64_t max_id);
+  void ids_to_array();
   void merge_edges(std::vector<std::unique_ptr<Block>>& blocks, Run& run);
   void merge_ids(std::vector<std::unique_ptr<Block>>& blocks);
   unsigned threads_;
   std::uint64_t limit_;
   std::string tmp_dir_;
   std::vector<std::unique_ptr<Run>> runs_;
+  // The id set: bits_ while every spill was packed, else ids_ (sorted, unique).
+  BigBuffer<std::uint64_t> bits_;
   BigBuffer<std::uint64_t> ids_;
 };
 

@@ -12,6 +12,11 @@ std::size_t io_records(std::uint64_t limit, std::size_t streams, std::size_t rec
 Edge64 Run::at(std::uint64_t i) const {
   for (const Segment& g : segments) {
     if (i < g.count) {
+      if (packed) {
+        std::uint64_t k = 0;
+        TS_CHECK(file->read_at((g.first + i) * 8, &k, 8) == 8, "spill file shorter than written");
+        return Edge64{k >> 32, k & 0xffffffffu};
+      }
       Edge64 e;
       TS_CHECK(file->read_at((g.first + i) * sizeof(Edge64), &e, sizeof e) == sizeof e,
                "spill file shorter than written");

@@ -23,12 +23,20 @@ struct Segment {
 std::size_t io_records(std::uint64_t limit, std::size_t streams, std::size_t record_bytes);
 
 // A sorted run on disk: segments of one file read one after another through a buffer.
+// T is the record read: Edge64 or a packed key (std::uint64_t, a << 32 | b). With `packed`, the
+// file holds packed keys (8 bytes a record); a reader of Edge64 then unpacks them as it reads.
 // Precondition: the file outlives the reader.
 template <typename T>
 class RunReader {
  public:
-  RunReader(const TempFile& f, std::vector<Segment> segments, std::size_t buffer_records)
-      : f_(f), segs_(std::move(segments)), buf_(std::max<std::size_t>(buffer_records, 16)) {
+  RunReader(const TempFile& f, std::vector<Segment> segments, std::size_t buffer_records,
+            bool packed = sizeof(T) == 8)
+      : f_(f),
+        segs_(std::move(segments)),
+        buf_(std::max<std::size_t>(buffer_records, 16)),
+        unpack_(packed && sizeof(T) != 8) {
+    static_assert(sizeof(T) == 8 || sizeof(T) == sizeof(Edge64), "a key or an Edge64");
+    if (unpack_) keys_.resize(buf_.size());
     fill();
   }
   bool valid() const { return pos_ < len_; }
@@ -48,6 +56,17 @@ class RunReader {
     const Segment& s = segs_[seg_];
     const std::size_t want =
         static_cast<std::size_t>(std::min<std::uint64_t>(buf_.size(), s.count - next_));
+    if constexpr (sizeof(T) == sizeof(Edge64)) {
+      if (unpack_) {
+        const std::size_t got = f_.read_at((s.first + next_) * 8, keys_.data(), want * 8);
+        TS_CHECK(got == want * 8, "spill file shorter than written");
+        for (std::size_t i = 0; i < want; ++i)
+          buf_[i] = Edge64{keys_[i] >> 32, keys_[i] & 0xffffffffu};
+        len_ = want;
+        next_ += want;
+        return;
+      }
+    }
     const std::size_t got =
         f_.read_at((s.first + next_) * sizeof(T), buf_.data(), want * sizeof(T));
     TS_CHECK(got == want * sizeof(T), "spill file shorter than written");
@@ -59,6 +78,8 @@ class RunReader {
   std::size_t seg_ = 0;
   std::uint64_t next_ = 0;  // records read from the current segment
   std::vector<T> buf_;
+  bool unpack_;  // packed keys read into keys_, then unpacked into buf_
+  std::vector<std::uint64_t> keys_;
   std::size_t pos_ = 0, len_ = 0;
 };
 
@@ -89,11 +110,14 @@ class RunWriter {
   std::vector<T> buf_;
 };
 
-// A sorted run of unique edges (original ids) on disk.
+// A sorted run of unique edges (original ids) on disk: Edge64 records, or packed keys a << 32 | b
+// (8 bytes an edge; both ids below 2^32), which sort in the same order.
 struct Run {
   std::unique_ptr<TempFile> file;
   std::vector<Segment> segments;  // sorted one after another
   std::uint64_t edges = 0;
+  bool packed = false;
+  std::size_t record_bytes() const { return packed ? 8 : sizeof(Edge64); }
 
   // Record i of the run (its segments laid end to end). Precondition: i < edges.
   Edge64 at(std::uint64_t i) const;

@@ -155,7 +155,7 @@ class TempFile {
   TempFile& operator=(const TempFile&) = delete;
   int fd() const { return fd_; }
   // Writes bytes at offset (pwrite); throws Error(Internal) naming --tmp-dir on failure.
-  // One writer at a time.
+  // Several threads may write at once, each its own range.
   void write_at(std::uint64_t offset, const void* data, std::size_t bytes);
   // Reads bytes at offset (pread); returns the bytes read (short only at the end of the file).
   std::size_t read_at(std::uint64_t offset, void* data, std::size_t bytes) const;

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <future>
 #include <memory>
 #include <thread>
 
@@ -18,12 +19,13 @@ namespace {
 
 constexpr std::size_t kBlock = std::size_t{1} << 22;  // keys per block read from a spill file
 
-// Keys per block read from a spill file within `limit`: a block costs 28 bytes per key while
-// bucketing (the read buffer, oriented and grouped keys 8 each, the range 4), an eighth of the
-// limit at most. The blocks' size never changes the output (each range is sorted).
+// Keys per block read from a spill file within `limit`: a block costs 44 bytes per key while
+// bucketing (two read buffers, the oriented keys and two buffers of grouped keys 8 each, the
+// range 4), an eighth of the limit at most. The blocks' size never changes the output (each
+// range is sorted).
 std::size_t key_block(std::uint64_t limit) {
   return static_cast<std::size_t>(
-      std::clamp<std::uint64_t>(limit / 8 / 28, std::uint64_t{1} << 14, kBlock));
+      std::clamp<std::uint64_t>(limit / 8 / 44, std::uint64_t{1} << 14, kBlock));
 }
 
 // Rank order: vertex v gets rank[v]; perm[r] is the original id of rank r.
@@ -241,11 +243,20 @@ std::unique_ptr<TempFile> bucket_rows(const KeySource& src, const std::vector<ei
   };
   const std::size_t pieces = std::max(1u, ctx.threads);
   const std::size_t block = key_block(ctx.limit);
-  BigBuffer<std::uint64_t> oriented(block), grouped(block);
+  BigBuffer<std::uint64_t> oriented(block),
+      grouped_buf[2] = {BigBuffer<std::uint64_t>(block), BigBuffer<std::uint64_t>(block)};
   BigBuffer<std::uint32_t> range(block);
   std::vector<std::uint64_t> at(pieces * ranges);  // piece p's next place for range r
-  std::vector<std::uint64_t> group(ranges + 1);
+  std::vector<std::uint64_t> group_buf[2] = {std::vector<std::uint64_t>(ranges + 1),
+                                             std::vector<std::uint64_t>(ranges + 1)};
+  // A block's groups are written on a thread of their own while the next block is grouped into
+  // the other buffer. (Declared after the buffers: on an exception its destructor waits.)
+  std::future<void> written;
+  std::size_t j = 0;
   src.for_each_block(block, [&](const std::uint64_t* k, std::size_t cnt) {
+    BigBuffer<std::uint64_t>& grouped = grouped_buf[j & 1];
+    std::vector<std::uint64_t>& group = group_buf[j & 1];
+    ++j;
     std::fill(at.begin(), at.end(), 0);
     parallel_for(ctx.threads, pieces, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
       for (std::size_t p = lo; p < hi; ++p) {
@@ -268,13 +279,17 @@ std::unique_ptr<TempFile> bucket_rows(const KeySource& src, const std::vector<ei
           grouped[at[p * ranges + range[i]]++] = oriented[i];
       }
     });
-    for (std::size_t r = 0; r < ranges; ++r) {
-      const std::uint64_t len = group[r + 1] - group[r];
-      if (len == 0) continue;
-      buckets->write_at(cursor[r] * 8, grouped.data() + group[r], len * 8);
-      cursor[r] += len;
-    }
+    if (written.valid()) written.get();
+    written = std::async(std::launch::async, [&buckets, &cursor, &grouped, &group, ranges] {
+      for (std::size_t r = 0; r < ranges; ++r) {
+        const std::uint64_t len = group[r + 1] - group[r];
+        if (len == 0) continue;
+        buckets->write_at(cursor[r] * 8, grouped.data() + group[r], len * 8);
+        cursor[r] += len;
+      }
+    });
   });
+  if (written.valid()) written.get();
   stage_done("bucket rows");
   return buckets;
 }
@@ -282,12 +297,18 @@ std::unique_ptr<TempFile> bucket_rows(const KeySource& src, const std::vector<ei
 // Step 5 for one range: gather its oriented keys into buf (from the bucket file, or by a pass
 // over the source when it is the only range).
 void gather_range(const KeySource& src, const TempFile* buckets, eid_t base, eid_t range_m,
-                  Orienter orient, std::size_t block, BigBuffer<std::uint64_t>& buf) {
+                  Orienter orient, std::size_t block, unsigned threads,
+                  BigBuffer<std::uint64_t>& buf) {
   if (buf.capacity() < range_m + 1) buf.reserve(range_m + 1);
   buf.resize(range_m);
-  if (buckets) {
-    TS_CHECK(buckets->read_at(base * 8, buf.data(), range_m * 8) == range_m * 8,
-             "bucket file shorter than written");
+  if (buckets) {  // (in pieces of 2^20 keys read by all threads: one reader is slower than the
+                  // disk)
+    parallel_for(
+        threads, range_m, std::size_t{1} << 20, [&](std::size_t lo, std::size_t hi, unsigned) {
+          TS_CHECK(
+              buckets->read_at((base + lo) * 8, buf.data() + lo, (hi - lo) * 8) == (hi - lo) * 8,
+              "bucket file shorter than written");
+        });
     return;
   }
   std::uint64_t filled = 0;
@@ -400,7 +421,7 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
     const eid_t base = offsets[r0], range_m = offsets[r1] - base;
     BigBuffer<std::uint64_t>* keys = src.mem;  // in memory: sorted already
     if (!src.mem) {
-      gather_range(src, buckets.get(), base, range_m, orient, key_block(ctx.limit), buf);
+      gather_range(src, buckets.get(), base, range_m, orient, key_block(ctx.limit), threads, buf);
       if (ri + 1 == ranges) {  // (the last range: the keys' files are read no more)
         if (buckets)
           close_behind.add(std::move(buckets));

@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <string>
 #include <vector>
 
@@ -27,7 +28,8 @@ struct KeySource {
   const TempFile* file = nullptr;
   std::vector<Segment> segments;
   std::uint64_t count = 0;
-  // fn(keys, count) for consecutive blocks of at most `block` keys.
+  // fn(keys, count) for consecutive blocks of at most `block` keys. From a file, a thread reads
+  // the next block while fn takes the current one (two buffers of `block` keys).
   template <typename Fn>
   void for_each_block(std::size_t block, Fn&& fn) const {
     if (mem) {
@@ -36,14 +38,24 @@ struct KeySource {
         fn(mem->data() + i, static_cast<std::size_t>(std::min<std::uint64_t>(block, count - i)));
       return;
     }
-    BigBuffer<std::uint64_t> buf(block);
+    std::vector<Segment> pieces;  // (in keys of the file)
     for (const Segment& g : segments)
-      for (std::uint64_t i = 0; i < g.count; i += block) {
-        const std::size_t k = static_cast<std::size_t>(std::min<std::uint64_t>(block, g.count - i));
-        const std::size_t got = file->read_at((g.first + i) * 8, buf.data(), k * 8);
-        TS_CHECK(got == k * 8, "spill file shorter than written");
-        fn(buf.data(), k);
-      }
+      for (std::uint64_t i = 0; i < g.count; i += block)
+        pieces.push_back(Segment{g.first + i, std::min<std::uint64_t>(block, g.count - i)});
+    BigBuffer<std::uint64_t> buf[2] = {BigBuffer<std::uint64_t>(block),
+                                       BigBuffer<std::uint64_t>(block)};
+    auto read = [this, &pieces, &buf](std::size_t j) {
+      const std::size_t k = static_cast<std::size_t>(pieces[j].count);
+      const std::size_t got = file->read_at(pieces[j].first * 8, buf[j & 1].data(), k * 8);
+      TS_CHECK(got == k * 8, "spill file shorter than written");
+    };
+    std::future<void> next;  // (declared after buf: on an exception its destructor waits)
+    if (!pieces.empty()) next = std::async(std::launch::async, read, std::size_t{0});
+    for (std::size_t j = 0; j < pieces.size(); ++j) {
+      next.get();
+      if (j + 1 < pieces.size()) next = std::async(std::launch::async, read, j + 1);
+      fn(buf[j & 1].data(), static_cast<std::size_t>(pieces[j].count));
+    }
   }
 };
 

@@ -24,9 +24,9 @@
 #   KEEP_INPUTS   1 keeps the generated inputs in WORK for the next invocation (one row per
 #                 invocation, e.g. under a time limit per command) [0: each is removed after use]
 # Disk: one input at a time is kept (scale 26: text 18 GB, binary 17 GB, the bin64 input of
-# edge factor 27 29 GB), plus the output and, out of core, spill files: the runs (16 bytes per
-# unique edge) with the merged stream (8), then the stream with the row buckets (8): about 45 GB
-# at most at scale 26 under an 8G limit. Writes WORK/results.md and WORK/stages.txt.
+# edge factor 27 29 GB), plus the output and, out of core, spill files: the runs (8 bytes per
+# unique edge; 16 for ids of 2^32 or more) with the merged stream (8), then the stream with the
+# row buckets (8): about 38 GB at most at scale 26 under an 8G limit. Writes WORK/results.md and WORK/stages.txt.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 SCALE=${1:-26}

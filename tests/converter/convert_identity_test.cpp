@@ -1,7 +1,8 @@
 // convert_identity_test.cpp — the converter writes the same bytes whatever the route: a file
 // parsed in place from its mapping or the same bytes on standard input (piped or redirected),
 // any thread count, any memory limit (in memory or out of core, small parse jobs or large);
-// blocks whose ids cross 2^32 (packed keys turned into records mid-block); one sort bucket too
+// blocks whose ids cross 2^32 (packed keys turned into records mid-block); out-of-core spills
+// that change route mid-input (packed keys, then sparse ids, then wide ids); one sort bucket too
 // large for one hash table; jobs cut at CRLF and lone CR line ends; plain lines that leave the
 // parser's fast path; and the in-memory peak memory per edge.
 #include <fcntl.h>
@@ -175,6 +176,38 @@ TEST(ConvertIdentity, IdsCrossing2To32InsideABlock) {
     o.tmp_dir = d.path();
     convert(d.file("x.el"), d.file("many.tcsr"), o);
     EXPECT_EQ(read_text(d.file("many.tcsr")), read_text(d.file("one.tcsr"))) << limit;
+  }
+}
+
+TEST(ConvertIdentity, PackedSpillsThenSparseIdsThenWideIds) {
+  // Out of core, the spills change route mid-input: the first part (small dense ids) spills packed
+  // keys with the ids in a bitmap; then ids near 2^31 make the bitmap too large beside the limit
+  // (the ids go into the sorted array, the blocks are sorted and merged); then ids above 2^32
+  // make the blocks wide. Repeats (some reversed) cross the parts, so the final merge removes
+  // them across packed and record runs. Every route gives the in-memory conversion's bytes.
+  TempDir d;
+  const test::EdgeList base = test::random_graph(6000, 90000, 13);
+  std::vector<OrigEdge> e;
+  std::uint64_t i = 0;
+  for (auto [a, b] : base) {
+    const std::uint64_t part = 3 * i++ / base.size();  // 0, 1, 2
+    const std::uint64_t off =
+        part == 0 ? 0 : (part == 1 ? std::uint64_t{1} << 31 : std::uint64_t{1} << 33);
+    e.emplace_back(a + off, b + off);
+    if (i % 7 == 0) e.emplace_back(base[i / 2].second, base[i / 2].first);  // a repeat, reversed
+  }
+  std::string text;
+  for (auto [a, b] : e) text += std::to_string(a) + " " + std::to_string(b) + "\n";
+  write_text(d.file("x.el"), text);
+  convert(d.file("x.el"), d.file("one.tcsr"), quiet(1));
+  EXPECT_EQ(edge_set(d.file("one.tcsr")), clean(e));
+  for (unsigned threads : {1u, 3u}) {
+    ConvertOptions o = quiet(threads);
+    o.memory_limit = 256 << 10;
+    o.tmp_dir = d.path();
+    const ConvertSummary s = convert(d.file("x.el"), d.file("spilled.tcsr"), o);
+    EXPECT_TRUE(s.out_of_core);
+    EXPECT_EQ(read_text(d.file("spilled.tcsr")), read_text(d.file("one.tcsr"))) << threads;
   }
 }
 
