@@ -199,7 +199,8 @@ std::uint64_t merge_part(std::vector<std::unique_ptr<Run>>& runs, const KeyRange
 }  // namespace
 
 void merge_runs(std::vector<std::unique_ptr<Run>>& runs, IdMap& idmap, unsigned threads,
-                std::uint64_t limit, const std::string& tmp_dir, MergedEdges& out) {
+                std::uint64_t limit, const std::string& tmp_dir, CloseBehind& close_behind,
+                MergedEdges& out) {
   const std::uint64_t n = idmap.n();
   // 1. Few enough runs for one pass.
   reduce_runs(runs, limit, tmp_dir);
@@ -247,6 +248,7 @@ void merge_runs(std::vector<std::unique_ptr<Run>>& runs, IdMap& idmap, unsigned 
   }
   out.source.count = m;
   idmap.drop_table();
+  for (auto& r : runs) close_behind.add(std::move(r->file));
   runs.clear();
 }
 

@@ -331,7 +331,7 @@ class Driver {
     check_vertices(n);
     CloseBehind close_behind;  // (declared first: joined after e is gone)
     MergedEdges e;
-    merge_runs(store_->runs(), idmap, threads_, edge_limit(), tmp_dir_, e);
+    merge_runs(store_->runs(), idmap, threads_, edge_limit(), tmp_dir_, close_behind, e);
     m_out = e.source.count;
     stage_done("merge runs");
     // The rows of G+ are filled by ranges when the keys stay on disk; their file closes behind
