@@ -237,17 +237,9 @@ std::unique_ptr<TempFile> bucket_rows(const KeySource& src, const std::vector<ei
   auto buckets = std::make_unique<TempFile>(ctx.tmp_dir);
   std::vector<std::uint64_t> cursor(ranges);  // the next key of each range's region
   for (std::size_t r = 0; r < ranges; ++r) cursor[r] = offsets[start[r]];
-  // The range of an oriented key: the last r with start[r] <= its row (a search over the few
-  // ranges without branches: the rows come in no order).
   auto range_of = [&](std::uint64_t o) {
-    const std::uint64_t row = o >> 32;
-    std::size_t base = 0, len = ranges;
-    while (len > 1) {
-      const std::size_t half = len / 2;
-      base = start[base + half] <= row ? base + half : base;
-      len -= half;
-    }
-    return base;
+    return static_cast<std::size_t>(std::upper_bound(start.begin(), start.end(), o >> 32) -
+                                    start.begin() - 1);
   };
   const std::size_t pieces = std::max(1u, ctx.threads);
   const std::size_t block = key_block(ctx.limit);

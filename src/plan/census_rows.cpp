@@ -118,11 +118,8 @@ class StoredCensusRows final : public CensusRows {
 
   void mark_edges(const std::uint64_t* keys, std::size_t count) override {
     if (!supported_) return;
-    for (std::size_t i = 0; i < count; ++i) {
-      // (the columns come in no order: their entries fetched some way ahead)
-      if (i + kAhead < count) __builtin_prefetch(&vert_[static_cast<vid_t>(keys[i + kAhead])]);
+    for (std::size_t i = 0; i < count; ++i)
       mark(static_cast<vid_t>(keys[i]), 1u << bucket_of(c_.vertex_bounds, keys[i] >> 32));
-    }
   }
 
   void count_rows(unsigned t, std::uint64_t r0, std::uint64_t r1, const vid_t* cols) override {
