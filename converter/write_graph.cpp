@@ -259,24 +259,29 @@ std::unique_ptr<TempFile> bucket_rows(const KeySource& src, const std::vector<ei
     ++j;
     std::fill(at.begin(), at.end(), 0);
     parallel_for(ctx.threads, pieces, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
+      // (each piece counts into an array of its own: the pieces' rows of `at` share cache lines)
+      std::vector<std::uint64_t> own(ranges);
       for (std::size_t p = lo; p < hi; ++p) {
         const ChunkRange c = chunk_range(cnt, pieces, p);
+        std::fill(own.begin(), own.end(), 0);
         for (std::uint64_t i = c.lo; i < c.hi; ++i) {
           if (i + Orienter::kAhead < c.hi) orient.prefetch(k[i + Orienter::kAhead]);
           oriented[i] = orient(k[i]);
           range[i] = static_cast<std::uint32_t>(range_of(oriented[i]));
-          ++at[p * ranges + range[i]];
+          ++own[range[i]];
         }
+        std::copy(own.begin(), own.end(), at.begin() + static_cast<std::ptrdiff_t>(p * ranges));
         if (ctx.options.observer)  // its first look at these edges
           ctx.options.observer->mark_edges(oriented.data() + c.lo, c.hi - c.lo);
       }
     });
     bucket_places(at, pieces, ranges, group.data());
     parallel_for(ctx.threads, pieces, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
+      std::vector<std::uint64_t> place(ranges);  // (likewise)
       for (std::size_t p = lo; p < hi; ++p) {
         const ChunkRange c = chunk_range(cnt, pieces, p);
-        for (std::uint64_t i = c.lo; i < c.hi; ++i)
-          grouped[at[p * ranges + range[i]]++] = oriented[i];
+        std::copy_n(at.begin() + static_cast<std::ptrdiff_t>(p * ranges), ranges, place.begin());
+        for (std::uint64_t i = c.lo; i < c.hi; ++i) grouped[place[range[i]]++] = oriented[i];
       }
     });
     if (written.valid()) written.get();
