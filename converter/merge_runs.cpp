@@ -28,8 +28,8 @@ std::unique_ptr<Run> merge_group(const std::vector<std::unique_ptr<Run>>& runs, 
   std::vector<std::unique_ptr<RunReader<R>>> readers;
   std::vector<RunReader<R>*> ptrs;
   for (const auto& r : runs) {
-    readers.push_back(std::make_unique<RunReader<R>>(
-        *r->file, r->segments, io_records(limit, runs.size(), sizeof(R)), r->packed));
+    readers.push_back(
+        std::make_unique<RunReader<R>>(*r, r->segments, io_records(limit, runs.size(), sizeof(R))));
     ptrs.push_back(readers.back().get());
   }
   auto run = std::make_unique<Run>();
@@ -171,9 +171,9 @@ std::uint64_t merge_part(std::vector<std::unique_ptr<Run>>& runs, const KeyRange
   std::vector<std::unique_ptr<RunReader<R>>> readers;
   std::vector<RunReader<R>*> ptrs;
   for (std::size_t r = 0; r < runs.size(); ++r) {
-    readers.push_back(std::make_unique<RunReader<R>>(
-        *runs[r]->file, runs[r]->slice(k.pos[r][p], k.pos[r][p + 1]),
-        io_records(limit, runs.size() * P, sizeof(R)), runs[r]->packed));
+    readers.push_back(
+        std::make_unique<RunReader<R>>(*runs[r], runs[r]->slice(k.pos[r][p], k.pos[r][p + 1]),
+                                       io_records(limit, runs.size() * P, sizeof(R))));
     ptrs.push_back(readers.back().get());
   }
   std::unique_ptr<RunWriter<std::uint64_t>> uw;
@@ -204,9 +204,12 @@ void merge_runs(std::vector<std::unique_ptr<Run>>& runs, IdMap& idmap, unsigned 
   const std::uint64_t n = idmap.n();
   // 1. Few enough runs for one pass.
   reduce_runs(runs, limit, tmp_dir);
-  std::uint64_t bound = 0;
-  for (auto& r : runs) bound += r->edges;
-  out.in_memory = bound * 16 <= limit;  // the keys and their sort buffer
+  std::uint64_t bound = 0, held = 0;
+  for (auto& r : runs) {
+    bound += r->edges;
+    held += r->keys.capacity() * 8;  // (a run kept in memory)
+  }
+  out.in_memory = bound * 16 + held <= limit;  // the keys and their sort buffer
   // 2. Key ranges, one per worker.
   const KeyRanges k = cut_key_ranges(runs, bound, threads);
   const std::size_t P = k.parts;
@@ -249,7 +252,7 @@ void merge_runs(std::vector<std::unique_ptr<Run>>& runs, IdMap& idmap, unsigned 
   out.source.count = m;
   idmap.drop_table();
   for (auto& r : runs) close_behind.add(std::move(r->file));
-  runs.clear();
+  runs.clear();  // (a run in memory is unmapped here)
 }
 
 }  // namespace tristream::conv

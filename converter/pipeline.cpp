@@ -122,7 +122,9 @@ class Driver {
       tail = finish_in_memory(m);
     } else {
       if (!spilling_) start_spilling();
-      spill_held();
+      // The last group stays in memory (packed keys): the merge reads it there.
+      store_->spill(held_, max_id_, dense_ids(), /*keep=*/true);
+      held_bytes_ = held_records_ = 0;
       tail = finish_out_of_core(m);
     }
     // 3. The summary.

@@ -21,12 +21,12 @@ inline void mark(std::uint64_t* bits, std::uint64_t x) {
 }  // namespace
 
 void SpillStore::spill(std::vector<std::unique_ptr<Block>>& blocks, std::uint64_t max_id,
-                       bool dense) {
+                       bool dense, bool keep) {
   if (blocks.empty()) return;
   bool packed = dense && max_id < (std::uint64_t{1} << 32) && ids_.empty();
   for (const auto& b : blocks) packed = packed && !b->wide;
   if (packed) {
-    spill_packed(blocks, max_id);
+    spill_packed(blocks, max_id, keep);
     return;
   }
   ids_to_array();
@@ -47,8 +47,10 @@ void SpillStore::spill(std::vector<std::unique_ptr<Block>>& blocks, std::uint64_
 
 // Packed keys: 1. the bitmap grown to max_id; 2. every block's keys sorted into one buffer,
 // repeats removed (sort.hpp), each block freed once scattered and each bucket's ids marked while
-// it is in cache; 3. the sorted buckets written at their places, in parallel.
-void SpillStore::spill_packed(std::vector<std::unique_ptr<Block>>& blocks, std::uint64_t max_id) {
+// it is in cache; 3. the sorted buckets written at their places, in parallel (with `keep`, kept
+// in memory as they lie instead).
+void SpillStore::spill_packed(std::vector<std::unique_ptr<Block>>& blocks, std::uint64_t max_id,
+                              bool keep) {
   const std::size_t words = static_cast<std::size_t>(max_id / 64 + 1);
   if (words > bits_.capacity()) {
     BigBuffer<std::uint64_t> grown(std::max(words, 2 * bits_.capacity()));
@@ -84,8 +86,16 @@ void SpillStore::spill_packed(std::vector<std::unique_ptr<Block>>& blocks, std::
   blocks.clear();
   auto run = std::make_unique<Run>();
   run->packed = true;
-  run->file = std::make_unique<TempFile>(tmp_dir_);
   const std::size_t B = sorted.start.size();
+  if (keep) {  // (the buckets, in order, are the run's segments)
+    for (std::size_t b = 0; b < B; ++b)
+      if (sorted.count[b]) run->segments.push_back(Segment{sorted.start[b], sorted.count[b]});
+    run->edges = sorted.total;
+    run->keys = std::move(out);
+    runs_.push_back(std::move(run));
+    return;
+  }
+  run->file = std::make_unique<TempFile>(tmp_dir_);
   std::vector<std::uint64_t> at(B + 1, 0);
   for (std::size_t b = 0; b < B; ++b) at[b + 1] = at[b] + sorted.count[b];
   parallel_for(threads_, B, 1, [&](std::size_t lo, std::size_t hi, unsigned) {

@@ -27,14 +27,17 @@ class SpillStore {
       : threads_(threads), limit_(limit), tmp_dir_(std::move(tmp_dir)) {}
   // Turns the blocks into one new run and their ids into the id set, then clears `blocks`.
   // `max_id` bounds every id spilled so far and now; `dense`: a bitmap of max_id + 1 bits may
-  // hold the ids (it is small beside the limit). Nothing happens for no blocks.
-  void spill(std::vector<std::unique_ptr<Block>>& blocks, std::uint64_t max_id, bool dense);
+  // hold the ids (it is small beside the limit). `keep`: a run of packed keys stays in memory
+  // (the last spill: merge_runs reads it there; 8 bytes per held edge). Nothing happens for no
+  // blocks.
+  void spill(std::vector<std::unique_ptr<Block>>& blocks, std::uint64_t max_id, bool dense,
+             bool keep = false);
   std::vector<std::unique_ptr<Run>>& runs() { return runs_; }
   // The id map of all spilled blocks' ids (the set is moved out).
   void make_idmap(IdMap& idmap);
 
  private:
-  void spill_packed(std::vector<std::unique_ptr<Block>>& blocks, std::uint64_t max_id);
+  void spill_packed(std::vector<std::unique_ptr<Block>>& blocks, std::uint64_t max_id, bool keep);
   void ids_to_array();
   void merge_edges(std::vector<std::unique_ptr<Block>>& blocks, Run& run);
   void merge_ids(std::vector<std::unique_ptr<Block>>& blocks);

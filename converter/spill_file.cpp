@@ -1,6 +1,8 @@
 // spill_file.cpp — random access into sorted runs on disk (spill_file.hpp).
 #include "spill_file.hpp"
 
+#include <cstring>
+
 namespace tristream::conv {
 
 std::size_t io_records(std::uint64_t limit, std::size_t streams, std::size_t record_bytes) {
@@ -9,17 +11,27 @@ std::size_t io_records(std::uint64_t limit, std::size_t streams, std::size_t rec
       std::clamp<std::uint64_t>(per, 4096 / record_bytes, (4u << 20) / record_bytes));
 }
 
+void Run::read(std::uint64_t first, std::size_t count, void* dst) const {
+  const std::size_t rb = record_bytes();
+  if (!file) {
+    TS_CHECK(first + count <= keys.capacity(), "run read out of range");
+    std::memcpy(dst, keys.data() + first, count * 8);
+    return;
+  }
+  TS_CHECK(file->read_at(first * rb, dst, count * rb) == count * rb,
+           "spill file shorter than written");
+}
+
 Edge64 Run::at(std::uint64_t i) const {
   for (const Segment& g : segments) {
     if (i < g.count) {
       if (packed) {
         std::uint64_t k = 0;
-        TS_CHECK(file->read_at((g.first + i) * 8, &k, 8) == 8, "spill file shorter than written");
+        read(g.first + i, 1, &k);
         return Edge64{k >> 32, k & 0xffffffffu};
       }
       Edge64 e;
-      TS_CHECK(file->read_at((g.first + i) * sizeof(Edge64), &e, sizeof e) == sizeof e,
-               "spill file shorter than written");
+      read(g.first + i, 1, &e);
       return e;
     }
     i -= g.count;

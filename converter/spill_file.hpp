@@ -22,20 +22,40 @@ struct Segment {
 // together take a sixteenth of `limit`, each between 4 KiB and 4 MiB.
 std::size_t io_records(std::uint64_t limit, std::size_t streams, std::size_t record_bytes);
 
-// A sorted run on disk: segments of one file read one after another through a buffer.
-// T is the record read: Edge64 or a packed key (std::uint64_t, a << 32 | b). With `packed`, the
-// file holds packed keys (8 bytes a record); a reader of Edge64 then unpacks them as it reads.
-// Precondition: the file outlives the reader.
+// A sorted run of unique edges (original ids): Edge64 records, or packed keys a << 32 | b (8
+// bytes an edge; both ids below 2^32), which sort in the same order. On disk (file), or, for
+// packed keys, in memory (keys: the last spill, which need not be written).
+struct Run {
+  std::unique_ptr<TempFile> file;
+  BigBuffer<std::uint64_t> keys;  // without a file: the segments index these keys
+  std::vector<Segment> segments;  // sorted one after another
+  std::uint64_t edges = 0;
+  bool packed = false;
+  std::size_t record_bytes() const { return packed ? 8 : sizeof(Edge64); }
+  // Copies records [first, first + count) (as stored) to dst.
+  void read(std::uint64_t first, std::size_t count, void* dst) const;
+
+  // Record i of the run (its segments laid end to end). Precondition: i < edges.
+  Edge64 at(std::uint64_t i) const;
+  // The first index whose record is not below key.
+  std::uint64_t lower_bound(const Edge64& key) const;
+  // Records [lo, hi) as segments.
+  std::vector<Segment> slice(std::uint64_t lo, std::uint64_t hi) const;
+};
+
+// Segments of a run read one after another through a buffer. T is the record read: Edge64 or a
+// packed key (std::uint64_t); a reader of Edge64 unpacks a run of packed keys as it reads.
+// Precondition: the run outlives the reader.
 template <typename T>
 class RunReader {
  public:
-  RunReader(const TempFile& f, std::vector<Segment> segments, std::size_t buffer_records,
-            bool packed = sizeof(T) == 8)
-      : f_(f),
+  RunReader(const Run& run, std::vector<Segment> segments, std::size_t buffer_records)
+      : run_(run),
         segs_(std::move(segments)),
         buf_(std::max<std::size_t>(buffer_records, 16)),
-        unpack_(packed && sizeof(T) != 8) {
+        unpack_(run.packed && sizeof(T) != 8) {
     static_assert(sizeof(T) == 8 || sizeof(T) == sizeof(Edge64), "a key or an Edge64");
+    TS_CHECK(run.packed || sizeof(T) != 8, "records read as packed keys");
     if (unpack_) keys_.resize(buf_.size());
     fill();
   }
@@ -56,24 +76,18 @@ class RunReader {
     const Segment& s = segs_[seg_];
     const std::size_t want =
         static_cast<std::size_t>(std::min<std::uint64_t>(buf_.size(), s.count - next_));
-    if constexpr (sizeof(T) == sizeof(Edge64)) {
-      if (unpack_) {
-        const std::size_t got = f_.read_at((s.first + next_) * 8, keys_.data(), want * 8);
-        TS_CHECK(got == want * 8, "spill file shorter than written");
+    if (unpack_) {
+      run_.read(s.first + next_, want, keys_.data());
+      if constexpr (sizeof(T) == sizeof(Edge64))
         for (std::size_t i = 0; i < want; ++i)
           buf_[i] = Edge64{keys_[i] >> 32, keys_[i] & 0xffffffffu};
-        len_ = want;
-        next_ += want;
-        return;
-      }
+    } else {
+      run_.read(s.first + next_, want, buf_.data());
     }
-    const std::size_t got =
-        f_.read_at((s.first + next_) * sizeof(T), buf_.data(), want * sizeof(T));
-    TS_CHECK(got == want * sizeof(T), "spill file shorter than written");
     len_ = want;
     next_ += want;
   }
-  const TempFile& f_;
+  const Run& run_;
   std::vector<Segment> segs_;
   std::size_t seg_ = 0;
   std::uint64_t next_ = 0;  // records read from the current segment
@@ -108,23 +122,6 @@ class RunWriter {
   TempFile& f_;
   std::uint64_t first_, written_ = 0;
   std::vector<T> buf_;
-};
-
-// A sorted run of unique edges (original ids) on disk: Edge64 records, or packed keys a << 32 | b
-// (8 bytes an edge; both ids below 2^32), which sort in the same order.
-struct Run {
-  std::unique_ptr<TempFile> file;
-  std::vector<Segment> segments;  // sorted one after another
-  std::uint64_t edges = 0;
-  bool packed = false;
-  std::size_t record_bytes() const { return packed ? 8 : sizeof(Edge64); }
-
-  // Record i of the run (its segments laid end to end). Precondition: i < edges.
-  Edge64 at(std::uint64_t i) const;
-  // The first index whose record is not below key.
-  std::uint64_t lower_bound(const Edge64& key) const;
-  // Records [lo, hi) as segments.
-  std::vector<Segment> slice(std::uint64_t lo, std::uint64_t hi) const;
 };
 
 }  // namespace tristream::conv
