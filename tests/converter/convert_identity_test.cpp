@@ -95,6 +95,22 @@ std::string messy_text(std::uint64_t seed) {
   return s;
 }
 
+// base's edges, edge i with both ids shifted by off(i).
+template <typename Off>
+std::vector<OrigEdge> shifted(const test::EdgeList& base, Off off) {
+  std::vector<OrigEdge> e;
+  for (std::size_t i = 0; i < base.size(); ++i)
+    e.emplace_back(base[i].first + off(i), base[i].second + off(i));
+  return e;
+}
+
+// The edges as a plain edge list, one "a b" line each.
+std::string plain_text(const std::vector<OrigEdge>& e) {
+  std::string text;
+  for (auto [a, b] : e) text += std::to_string(a) + " " + std::to_string(b) + "\n";
+  return text;
+}
+
 TEST(ConvertIdentity, StandardInputIsByteIdenticalToTheMappedFile) {
   TempDir d;
   write_text(d.file("g.el"), messy_text(5));
@@ -158,16 +174,10 @@ TEST(ConvertIdentity, IdsCrossing2To32InsideABlock) {
   // (small jobs under a 4M limit) are packed or wide on their own.
   TempDir d;
   const test::EdgeList base = test::random_graph(4000, 60000, 11);
-  std::vector<OrigEdge> e;
-  std::uint64_t i = 0;
-  for (auto [a, b] : base) {
-    const bool high = (i++ / 1000) % 3 == 2;
-    const std::uint64_t off = high ? (std::uint64_t{1} << 32) - 2000 : 0;
-    e.emplace_back(a + off, b + off);
-  }
-  std::string text;
-  for (auto [a, b] : e) text += std::to_string(a) + " " + std::to_string(b) + "\n";
-  write_text(d.file("x.el"), text);
+  const std::vector<OrigEdge> e = shifted(base, [](std::size_t i) {
+    return (i / 1000) % 3 == 2 ? (std::uint64_t{1} << 32) - 2000 : 0;
+  });
+  write_text(d.file("x.el"), plain_text(e));
   convert(d.file("x.el"), d.file("one.tcsr"), quiet(1));
   EXPECT_EQ(edge_set(d.file("one.tcsr")), clean(e));
   for (std::uint64_t limit : {std::uint64_t{4} << 20, std::uint64_t{128} << 10}) {
@@ -183,22 +193,19 @@ TEST(ConvertIdentity, PackedSpillsThenSparseIdsThenWideIds) {
   // Out of core, the spills change route mid-input: the first part (small dense ids) spills packed
   // keys with the ids in a bitmap; then ids near 2^31 make the bitmap too large beside the limit
   // (the ids go into the sorted array, the blocks are sorted and merged); then ids above 2^32
-  // make the blocks wide. Repeats (some reversed) cross the parts, so the final merge removes
-  // them across packed and record runs. Every route gives the in-memory conversion's bytes.
+  // make the blocks wide. Repeats of the first part's edges, reversed, come last, so the final
+  // merge removes them across packed and record runs. Every route gives the in-memory
+  // conversion's bytes.
   TempDir d;
   const test::EdgeList base = test::random_graph(6000, 90000, 13);
-  std::vector<OrigEdge> e;
-  std::uint64_t i = 0;
-  for (auto [a, b] : base) {
-    const std::uint64_t part = 3 * i++ / base.size();  // 0, 1, 2
-    const std::uint64_t off =
-        part == 0 ? 0 : (part == 1 ? std::uint64_t{1} << 31 : std::uint64_t{1} << 33);
-    e.emplace_back(a + off, b + off);
-    if (i % 7 == 0) e.emplace_back(base[i / 2].second, base[i / 2].first);  // a repeat, reversed
-  }
-  std::string text;
-  for (auto [a, b] : e) text += std::to_string(a) + " " + std::to_string(b) + "\n";
-  write_text(d.file("x.el"), text);
+  std::vector<OrigEdge> e = shifted(base, [&](std::size_t i) {
+    const std::size_t part = 3 * i / base.size();  // 0, 1, 2
+    return part == 0 ? 0 : (part == 1 ? std::uint64_t{1} << 31 : std::uint64_t{1} << 33);
+  });
+  // Repeats of the first part's edges, reversed, at the end (in the wide part's spills).
+  for (std::size_t i = 0; i < base.size() / 3; i += 7)
+    e.emplace_back(base[i].second, base[i].first);
+  write_text(d.file("x.el"), plain_text(e));
   convert(d.file("x.el"), d.file("one.tcsr"), quiet(1));
   EXPECT_EQ(edge_set(d.file("one.tcsr")), clean(e));
   for (unsigned threads : {1u, 3u}) {
