@@ -1,6 +1,7 @@
-// spill_file.hpp — converter internals: sorted runs of records in spill files. A Segment is a
-// stretch of records of one file; a Run is a sorted sequence laid out as segments; RunReader
-// streams a run through a buffer and RunWriter appends records through one.
+// spill_file.hpp — converter internals: sorted runs of records in spill files (or, the last
+// spill's, in memory). A Segment is a stretch of records of one file (or of the run's keys); a
+// Run is a sorted sequence laid out as segments; RunReader streams a run through a buffer and
+// RunWriter appends records to a file through one.
 #pragma once
 
 #include <algorithm>
