@@ -302,18 +302,12 @@ std::unique_ptr<TempFile> bucket_rows(const KeySource& src, const std::vector<ei
 // Step 5 for one range: gather its oriented keys into buf (from the bucket file, or by a pass
 // over the source when it is the only range).
 void gather_range(const KeySource& src, const TempFile* buckets, eid_t base, eid_t range_m,
-                  Orienter orient, std::size_t block, unsigned threads,
-                  BigBuffer<std::uint64_t>& buf) {
+                  Orienter orient, std::size_t block, BigBuffer<std::uint64_t>& buf) {
   if (buf.capacity() < range_m + 1) buf.reserve(range_m + 1);
   buf.resize(range_m);
-  if (buckets) {  // (in pieces of 2^20 keys read by all threads: one reader is slower than the
-                  // disk)
-    parallel_for(
-        threads, range_m, std::size_t{1} << 20, [&](std::size_t lo, std::size_t hi, unsigned) {
-          TS_CHECK(
-              buckets->read_at((base + lo) * 8, buf.data() + lo, (hi - lo) * 8) == (hi - lo) * 8,
-              "bucket file shorter than written");
-        });
+  if (buckets) {
+    TS_CHECK(buckets->read_at(base * 8, buf.data(), range_m * 8) == range_m * 8,
+             "bucket file shorter than written");
     return;
   }
   std::uint64_t filled = 0;
@@ -426,7 +420,7 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
     const eid_t base = offsets[r0], range_m = offsets[r1] - base;
     BigBuffer<std::uint64_t>* keys = src.mem;  // in memory: sorted already
     if (!src.mem) {
-      gather_range(src, buckets.get(), base, range_m, orient, key_block(ctx.limit), threads, buf);
+      gather_range(src, buckets.get(), base, range_m, orient, key_block(ctx.limit), buf);
       if (ri + 1 == ranges) {  // (the last range: the keys' files are read no more)
         if (buckets)
           close_behind.add(std::move(buckets));
