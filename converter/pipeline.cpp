@@ -123,7 +123,7 @@ class Driver {
     } else {
       if (!spilling_) start_spilling();
       // The last group stays in memory (packed keys): the merge reads it there.
-      store_->spill(held_, max_id_, dense_ids(), /*keep=*/true);
+      store_->spill(held_, max_id_, packed_spills(), /*keep=*/true);
       held_bytes_ = held_records_ = 0;
       tail = finish_out_of_core(m);
     }
@@ -222,7 +222,7 @@ class Driver {
   }
 
   void spill_held() {
-    store_->spill(held_, max_id_, dense_ids());
+    store_->spill(held_, max_id_, packed_spills());
     held_bytes_ = held_records_ = 0;
   }
 

@@ -21,11 +21,12 @@ inline void mark(std::uint64_t* bits, std::uint64_t x) {
 }  // namespace
 
 void SpillStore::spill(std::vector<std::unique_ptr<Block>>& blocks, std::uint64_t max_id,
-                       bool dense, bool keep) {
+                       bool packed, bool keep) {
   if (blocks.empty()) return;
-  bool packed = dense && max_id < (std::uint64_t{1} << 32) && ids_.empty();
-  for (const auto& b : blocks) packed = packed && !b->wide;
   if (packed) {
+    bool narrow = max_id < (std::uint64_t{1} << 32) && ids_.empty();
+    for (const auto& b : blocks) narrow = narrow && !b->wide;
+    TS_CHECK(narrow, "packed spill of wide blocks or after a spill of records");
     spill_packed(blocks, max_id, keep);
     return;
   }

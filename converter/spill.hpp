@@ -26,11 +26,13 @@ class SpillStore {
   SpillStore(unsigned threads, std::uint64_t limit, std::string tmp_dir)
       : threads_(threads), limit_(limit), tmp_dir_(std::move(tmp_dir)) {}
   // Turns the blocks into one new run and their ids into the id set, then clears `blocks`.
-  // `max_id` bounds every id spilled so far and now; `dense`: a bitmap of max_id + 1 bits may
-  // hold the ids (it is small beside the limit). `keep`: a run of packed keys stays in memory
-  // (the last spill: merge_runs reads it there; 8 bytes per held edge). Nothing happens for no
-  // blocks.
-  void spill(std::vector<std::unique_ptr<Block>>& blocks, std::uint64_t max_id, bool dense,
+  // `max_id` bounds every id spilled so far and now. `packed`: the blocks' packed keys are
+  // sorted in memory and their ids marked in the bitmap (the caller's choice, Driver::
+  // packed_spills: every block so far packed, max_id below 2^32, a bitmap of max_id + 1 bits
+  // small beside the limit; once false, false for the rest of the input). `keep`: a run of packed
+  // keys stays in memory (the last spill: merge_runs reads it there; 8 bytes per held edge).
+  // Nothing happens for no blocks.
+  void spill(std::vector<std::unique_ptr<Block>>& blocks, std::uint64_t max_id, bool packed,
              bool keep = false);
   std::vector<std::unique_ptr<Run>>& runs() { return runs_; }
   // The id map of all spilled blocks' ids (the set is moved out).
