@@ -31,6 +31,10 @@ bool set_thread_nice(int value) {
 #endif
 }
 
+ThreadStart ThreadStart::below_caller(int step, bool idle_class) {
+  return ThreadStart{step ? std::optional<int>(thread_nice() + step) : std::nullopt, idle_class};
+}
+
 void ThreadStart::apply() const {
   if (idle_class) (void)set_thread_idle_class();
   if (nice) (void)set_thread_nice(*nice);

@@ -20,6 +20,8 @@ struct ThreadStart {
   bool idle_class = false;
   // Applies it to the calling thread.
   void apply() const;
+  // `step` nice levels below the calling thread (0: its creator's value), idle class or not.
+  static ThreadStart below_caller(int step, bool idle_class);
 };
 
 // The calling thread's nice value (0 where unsupported).

@@ -113,9 +113,7 @@ class CpuCounter final : public Counter {
  public:
   explicit CpuCounter(const CounterOptions& options)
       : threads_(resolve_threads(options.threads)),
-        pool_(threads_, ThreadStart{options.nice ? std::optional<int>(thread_nice() + options.nice)
-                                                 : std::nullopt,
-                                    options.idle_class}) {}
+        pool_(threads_, ThreadStart::below_caller(options.nice, options.idle_class)) {}
 
   std::string backend() const override { return "cpu"; }
   std::string describe() const override {

@@ -27,8 +27,7 @@ class CpuBackend final : public StreamingBackend {
       : counter_(std::move(counter)) {
     TS_CHECK(counter_ != nullptr, "the CPU streaming backend needs a counter");
     worker_ = std::thread([this, nice, idle_class] {
-      ThreadStart{nice ? std::optional<int>(thread_nice() + nice) : std::nullopt, idle_class}
-          .apply();
+      ThreadStart::below_caller(nice, idle_class).apply();
       loop();
     });
   }
