@@ -19,6 +19,7 @@
 #include "common/thread_pool.hpp"
 #include "converter/parse.hpp"
 #include "converter/sort.hpp"
+#include "converter/sort_rows.hpp"
 #include "converter/util.hpp"
 
 namespace {

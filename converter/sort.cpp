@@ -1,4 +1,5 @@
-// sort.cpp — the parallel radix sort with repeats removed (sort.hpp, util.hpp).
+// sort.cpp — the parallel radix sort with repeats removed (sort.hpp, util.hpp), and the parts it
+// shares with the row sorts (sort_parts.hpp).
 #include "sort.hpp"
 
 #include <algorithm>
@@ -6,6 +7,7 @@
 #include <cstring>
 
 #include "scatter.hpp"
+#include "sort_parts.hpp"
 #include "tristream/error.hpp"
 
 namespace tristream::conv {
@@ -33,9 +35,9 @@ int digit_windows(std::uint64_t varying, int shifts[8], int& width) {
   return best;
 }
 
-template <typename T>
-T* radix_sort_low_bits(T* data, std::size_t k, int bits, std::vector<T>& scratch,
-                       bool may_split = true);
+}  // namespace
+
+namespace sort_parts {
 
 // Keys per part that a core sorts in its cache (the part and its scratch, 8 bytes a key).
 constexpr std::size_t kCachedSort = std::size_t{1} << 16;
@@ -124,13 +126,21 @@ T* radix_sort_low_bits(T* data, std::size_t k, int bits, std::vector<T>& scratch
   return src;
 }
 
+template std::uint32_t* radix_sort_low_bits(std::uint32_t*, std::size_t, int,
+                                            std::vector<std::uint32_t>&, bool);
+template std::uint64_t* radix_sort_low_bits(std::uint64_t*, std::size_t, int,
+                                            std::vector<std::uint64_t>&, bool);
+
+}  // namespace sort_parts
+
+namespace {
+
+using namespace sort_parts;
+
 // Up to this many threads the runs are joined by moving them inside the sort's buffer (one
 // thread's memmove); more threads copy them into a second buffer in parallel, faster there than
 // one thread even with that buffer's pages faulted in afresh.
 constexpr unsigned kInPlaceThreads = 4;
-
-// Below this many keys one std::sort does it.
-constexpr std::size_t kSmallSort = std::size_t{1} << 16;
 
 // Buckets of up to this many keys (a hash table of twice as many slots fits a core's cache) are
 // deduplicated by hashing when the order inside a run does not matter.
@@ -233,20 +243,10 @@ SortedRuns sort_small(const SpanSortInput& in, std::size_t n, BigBuffer<std::uin
   return r;
 }
 
-// Steps 1 and 2 of both sorts: slices of the spans for the histogram and scatter passes (one
-// per thread), the top digit, the histograms per slice (orienting the keys on the way) and where
-// each slice's keys of each bucket go (cursor, from bucket_start).
-struct Plan {
-  std::vector<std::size_t> first;  // slice s: spans [first[s], first[s + 1])
-  std::size_t slices = 0, B = 0;
-  int shift = 0;
-  std::vector<std::size_t> cursor;  // slice s, bucket b: cursor[s * B + b]
-  std::vector<std::size_t> bucket_start;
-};
+}  // namespace
 
-// With in.drop_read, returns to the OS the 2 MiB pieces of the buffer that lie wholly between
-// slice s's first span and the end of its span i (every key there scattered by this worker);
-// *done: where the pieces dropped so far end.
+namespace sort_parts {
+
 void drop_scattered(const SpanSortInput& in, const Plan& p, std::size_t s, std::size_t i,
                     std::uintptr_t* done) {
   constexpr std::uintptr_t kPiece = std::uintptr_t{2} << 20;
@@ -258,13 +258,6 @@ void drop_scattered(const SpanSortInput& in, const Plan& p, std::size_t s, std::
   if (to < *done + kPiece) return;
   drop_pages(reinterpret_cast<void*>(*done), to - *done);
   *done = to;
-}
-
-template <typename Fn>
-void each_slice(const Plan& p, unsigned t, Fn&& fn) {
-  parallel_for(t, p.slices, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
-    for (std::size_t s = lo; s < hi; ++s) fn(s);
-  });
 }
 
 Plan make_plan(const SpanSortInput& in, std::size_t n, unsigned t) {
@@ -317,7 +310,7 @@ Plan make_plan(const SpanSortInput& in, std::size_t n, unsigned t) {
   return p;
 }
 
-}  // namespace
+}  // namespace sort_parts
 
 int sort_shift(std::uint64_t max_key) {
   const int bits = max_key ? 64 - __builtin_clzll(max_key) : 0;
@@ -376,66 +369,6 @@ SortedRuns sort_unique_spans(const SpanSortInput& in, BigBuffer<std::uint64_t>& 
   });
   for (std::size_t c : r.count) r.total += c;
   return r;
-}
-
-bool rows_fit_narrow(std::uint64_t max_key, int col_bits) {
-  const int shift = sort_shift(max_key);
-  return max_key && shift >= 32 && (shift - 32) + col_bits <= 32;
-}
-
-std::size_t sort_rows_narrow(const SpanSortInput& in, int col_bits, BigBuffer<std::uint32_t>& cols,
-                             std::uint32_t* fill, unsigned threads) {
-  std::size_t n = 0;
-  for (const KeySpan& s : in.spans) n += s.count;
-  TS_CHECK(n >= kSmallSort && rows_fit_narrow(in.max_key, col_bits) && cols.capacity() >= n,
-           "narrow row sort out of its range");
-  // 1, 2. The slices, the top digit (in the row) and the histograms.
-  const unsigned t = std::max(threads, 1u);
-  const Plan p = make_plan(in, n, t);
-  const int shift = p.shift, low = p.shift - 32;
-  const std::uint64_t col_mask = (std::uint64_t{1} << col_bits) - 1;
-  const std::uint64_t low_mask = (std::uint64_t{1} << low) - 1;
-  // 3. Scatter as 32 bits: the row below the digit, then the column.
-  small_pages(cols.data(), cols.capacity() * sizeof(std::uint32_t));
-  drop_pages(cols.data(), cols.capacity() * sizeof(std::uint32_t));
-  cols.resize(n);
-  std::vector<std::size_t> cursor = p.cursor;
-  each_slice(p, t, [&](std::size_t s) {
-    LineScatter<std::uint32_t> o(cols.data(), cursor.data() + s * p.B, p.B);
-    std::uintptr_t dropped = 0;
-    for (std::size_t i = p.first[s]; i < p.first[s + 1]; ++i) {
-      const std::uint64_t* k = in.spans[i].data;
-      for (std::size_t j = 0; j < in.spans[i].count; ++j) {
-        const std::uint64_t x = k[j];
-        o.put(x >> shift,
-              static_cast<std::uint32_t>((((x >> 32) & low_mask) << col_bits) | (x & col_mask)));
-      }
-      if (in.release) in.release(i);
-      drop_scattered(in, p, s, i, &dropped);
-    }
-    o.finish();
-  });
-  // 4. Each bucket sorted on its own, its rows counted, the row bits cleared.
-  std::atomic<bool> repeat{false};
-  std::vector<std::vector<std::uint32_t>> scratch(t);
-  parallel_for(t, p.B, 1, [&](std::size_t lo, std::size_t hi, unsigned w) {
-    for (std::size_t b = lo; b < hi; ++b) {
-      std::uint32_t* f = cols.data() + p.bucket_start[b];
-      const std::size_t k = p.bucket_start[b + 1] - p.bucket_start[b];
-      const std::uint32_t* sorted = radix_sort_low_bits(f, k, low + col_bits, scratch[w]);
-      const std::uint64_t row0 = static_cast<std::uint64_t>(b) << low;
-      bool twice = false;
-      for (std::size_t i = 0; i < k; ++i) {
-        const std::uint32_t x = sorted[i];
-        twice |= i > 0 && x == sorted[i - 1];
-        ++fill[row0 | (x >> col_bits)];
-        f[i] = x & static_cast<std::uint32_t>(col_mask);
-      }
-      if (twice) repeat = true;
-    }
-  });
-  TS_CHECK(!repeat, "duplicate oriented edges");
-  return n;
 }
 
 void join_runs(const SortedRuns& runs, BigBuffer<std::uint64_t>& out,

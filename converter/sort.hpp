@@ -62,21 +62,6 @@ SortedRuns sort_unique_spans(const SpanSortInput& in, BigBuffer<std::uint64_t>& 
 // are at least 2^16 of them (fewer are sorted as one bucket).
 int sort_shift(std::uint64_t max_key);
 
-// Whether sort_rows_narrow takes oriented keys (row << 32 | col, every col below 2^col_bits) up to
-// max_key: the sort's digit lies in the row, and the row's bits below it with the column's fit in
-// 32 bits (graphs of up to about 2^22 vertices).
-bool rows_fit_narrow(std::uint64_t max_key, int col_bits);
-
-// Sorts the keys of in.spans, oriented (rows of G+) or already row << 32 | col, straight into the
-// columns: the scatter writes each key as 32 bits (the row's bits below the digit, then the
-// column) into cols (filled in small pages, so 4 bytes a key), each bucket is sorted on its own
-// and its rows counted into fill (zeroed by the caller, an entry per row), leaving cols[0, m) the
-// columns of the rows in order. Preconditions: in.max_key given, rows_fit_narrow(in.max_key,
-// col_bits), at least 2^16 keys, no repeats (checked), cols.capacity() at least the keys. Returns
-// the number of keys.
-std::size_t sort_rows_narrow(const SpanSortInput& in, int col_bits, BigBuffer<std::uint32_t>& cols,
-                             std::uint32_t* fill, unsigned threads);
-
 // Moves the runs together into keys[0, runs.total) (keys' contents discarded; capacity at least
 // out.size()): up to 4 threads by moving them left inside out, which then becomes keys (no fresh
 // pages); more threads copy them in parallel, dropping out's pages as they go (out is then empty).

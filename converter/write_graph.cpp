@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "common/interrupt.hpp"
+#include "sort_rows.hpp"
 #include "tristream/format.hpp"
 
 namespace tristream::conv {
@@ -147,9 +148,11 @@ std::vector<eid_t> orient_and_count(const KeySource& src, std::uint64_t n, Orien
 // Steps 2 and 5 in memory: the rows of G+ sorted, the keys oriented by the sort while it takes
 // its histogram (the keys' pages dropped as they are scattered); the out-degrees counted from
 // each sorted bucket while it is in cache (a bucket holds whole rows when the sort's digit lies
-// in the row; else a pass over the sorted keys counts them). Up to about 2^22 vertices the sort
-// writes the columns themselves, 4 bytes a key, into `narrow` (*src.mem is then released); else
-// *src.mem holds the m sorted oriented keys. Returns the row offsets.
+// in the row; else a pass over the sorted keys counts them). From 2^16 edges with whole rows per
+// bucket the sort writes the columns themselves, 4 bytes a key, into `narrow` (*src.mem is then
+// released): up to about 2^22 vertices packed with the row's low bits and sorted as 32 bits, above
+// that sorted by column and placed at their rows. Else (small or very dense graphs) *src.mem
+// holds the m sorted oriented keys. Returns the row offsets.
 std::vector<eid_t> sort_rows_in_memory(const KeySource& src, std::uint64_t n,
                                        const std::uint32_t* rank, unsigned threads,
                                        std::uint64_t& max_out_degree,
@@ -176,6 +179,10 @@ std::vector<eid_t> sort_rows_in_memory(const KeySource& src, std::uint64_t n,
   if (m >= (std::uint64_t{1} << 16) && rows_fit_narrow(in.max_key, col_bits)) {
     narrow.reserve(m + 1);
     sort_rows_narrow(in, col_bits, narrow, fill.data(), threads);
+    keys.release();
+  } else if (m >= (std::uint64_t{1} << 16) && sort_shift(in.max_key) >= 32) {
+    narrow.reserve(m + 1);
+    sort_rows_wide(in, narrow, fill.data(), threads);
     keys.release();
   } else {
     if (whole_rows)
@@ -377,7 +384,7 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
 
   // 2. Orient and count the rows of G+ (in memory: sort them too).
   std::vector<eid_t> offsets;
-  BigBuffer<std::uint32_t> narrow;  // in memory, up to about 2^22 vertices: the columns
+  BigBuffer<std::uint32_t> narrow;  // in memory (sort_rows_in_memory): the columns
   if (src.mem) {
     progress.stage("sorting rows");
     offsets = sort_rows_in_memory(src, n, ranking.rank.data(), threads, res.max_out_degree, narrow);
@@ -451,14 +458,15 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
       });
     const JoinOnExit join{census};
     progress.stage("compressing and writing");
-    // In runs of rows of at least 2^24 edges (the writer compresses a run of a batch or more
-    // where it lies), checking for interrupts between (the writer removes its temporary).
+    // In runs of rows of at least 2^28 edges (the writer compresses a run of a batch or more
+    // where it lies, its chunks flowing through the workers without a barrier inside the run),
+    // checking for interrupts between (the writer removes its temporary).
     for (std::uint64_t r = r0; r < r1;) {
       throw_if_interrupted();
       const auto first = offsets.begin() + static_cast<std::ptrdiff_t>(r + 1);
       const auto last = offsets.begin() + static_cast<std::ptrdiff_t>(r1 + 1);
       const std::uint64_t end = static_cast<std::uint64_t>(
-          std::lower_bound(first, last, offsets[r] + (eid_t{1} << 24)) - offsets.begin());
+          std::lower_bound(first, last, offsets[r] + (eid_t{1} << 28)) - offsets.begin());
       writer.append_rows(cols + (offsets[r] - base), offsets.data() + r, std::min(end, r1) - r);
       r = std::min(end, r1);
     }

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <condition_variable>
 #include <cstring>
 #include <mutex>
 
@@ -53,92 +54,118 @@ ChunkWriter::ChunkWriter(unsigned threads, const WriteOptions& options, std::uin
 
 ChunkWriter::~ChunkWriter() = default;
 
+template <typename RowOf>
+void ChunkWriter::compress_one(const ChunkJob& job, const std::vector<eid_t>& offsets,
+                               const RowOf& row_of, unsigned worker, unsigned char* frame,
+                               std::size_t bound, ChunkInfo& c, std::uint64_t& sum) {
+  // 1. The chunk's rows, its ids delta-coded: the first id of a row (or of the chunk) as
+  //    col - row, then differences within the row.
+  const eid_t e0 = job.first_edge, e1 = e0 + job.edges;
+  c.first_edge = e0;
+  c.edges = job.edges;
+  c.first_row = row_of(e0);
+  c.rows = row_of(e1 - 1) - c.first_row + 1;
+  c.raw_size = job.edges * sizeof(vid_t);
+  const vid_t* src = job.ids;
+  if (delta_ && job.own) {
+    // In place, from the chunk's end, so each difference still sees its original left
+    // neighbour (the raw ids are not needed once the chunk is compressed).
+    vid_t* ids = job.own;
+    std::uint64_t r = c.first_row + c.rows - 1;
+    for (eid_t e = e1; e-- > e0;) {
+      while (offsets[r] > e) --r;
+      const vid_t col = ids[e - e0];
+      ids[e - e0] =
+          (e == e0 || e == offsets[r]) ? col - static_cast<vid_t>(r) : col - ids[e - e0 - 1];
+    }
+  } else if (delta_) {
+    std::vector<vid_t>& coded = coded_[worker];
+    if (coded.size() < job.edges) coded.resize(std::max<std::uint64_t>(job.edges, chunk_edges_));
+    std::uint64_t r = c.first_row;
+    eid_t row_end = offsets[r + 1];
+    for (eid_t e = e0; e < e1; ++e) {
+      const bool first = e == e0 || e == offsets[r];
+      const vid_t col = src[e - e0];
+      coded[e - e0] = first ? col - static_cast<vid_t>(r) : col - src[e - e0 - 1];
+      if (e + 1 == row_end && e + 1 < e1) {
+        do ++r;
+        while (offsets[r + 1] == offsets[r]);  // rows without edges
+        row_end = offsets[r + 1];
+      }
+    }
+    src = coded.data();
+  }
+  // 2. The frame and its checksum.
+  const std::size_t size = ZSTD_compress2(cctx_[worker].get(), frame, bound, src, c.raw_size);
+  check_zstd(size, "compression failed");
+  c.compressed_size = size;
+  sum = xxh64(frame, size);
+}
+
 void ChunkWriter::write(const std::vector<ChunkJob>& jobs, const std::vector<eid_t>& offsets,
-                        ThreadPool& pool, int fd, const std::string& path) {
+                        ThreadPool& pool, int fd, const std::string& path, std::size_t window) {
   const std::size_t count = jobs.size();
   if (count == 0) return;
-  // The frames' buffers, kept from batch to batch and never zero-filled (only the bytes zstd
-  // writes are touched).
+  // The frames' buffers, a ring of `window` kept from call to call and never zero-filled (only
+  // the bytes zstd writes are touched): chunk i compresses into frames_[i % W] once chunk i - W
+  // is written.
+  const std::size_t W = std::clamp<std::size_t>(window, 1, count);
   const std::size_t bound = ZSTD_compressBound(chunk_edges_ * sizeof(vid_t));
-  while (frames_.size() < count) frames_.emplace_back(new unsigned char[bound]);
+  while (frames_.size() < W) frames_.emplace_back(new unsigned char[bound]);
   std::vector<ChunkInfo> infos(count);
   std::vector<std::uint64_t> sums(count);
   // The frames finished and not yet written; `next` is the first not written, `writing` whether
-  // a worker is writing now (only one at a time, in order).
+  // a worker is writing now (only one at a time, in order); `failed` once a worker has thrown
+  // (the workers waiting for a frame's buffer then give up).
   std::mutex mu;
+  std::condition_variable written;
   std::vector<char> done(count, 0);
   std::size_t next = 0;
-  bool writing = false;
+  bool writing = false, failed = false;
   auto row_of = [&](eid_t e) {
     return static_cast<std::uint64_t>(std::upper_bound(offsets.begin(), offsets.end(), e) -
                                       offsets.begin()) -
            1;
   };
   pool.for_each_item(count, [&](std::size_t i, unsigned worker) {
-    // 1. The chunk's rows, its ids delta-coded: the first id of a row (or of the chunk) as
-    //    col - row, then differences within the row.
-    const ChunkJob& job = jobs[i];
-    const eid_t e0 = job.first_edge, e1 = e0 + job.edges;
-    ChunkInfo& c = infos[i];
-    c.first_edge = e0;
-    c.edges = job.edges;
-    c.first_row = row_of(e0);
-    c.rows = row_of(e1 - 1) - c.first_row + 1;
-    c.raw_size = job.edges * sizeof(vid_t);
-    const vid_t* src = job.ids;
-    if (delta_ && job.own) {
-      // In place, from the chunk's end, so each difference still sees its original left
-      // neighbour (the raw ids are not needed once the chunk is compressed).
-      vid_t* ids = job.own;
-      std::uint64_t r = c.first_row + c.rows - 1;
-      for (eid_t e = e1; e-- > e0;) {
-        while (offsets[r] > e) --r;
-        const vid_t col = ids[e - e0];
-        ids[e - e0] =
-            (e == e0 || e == offsets[r]) ? col - static_cast<vid_t>(r) : col - ids[e - e0 - 1];
-      }
-    } else if (delta_) {
-      std::vector<vid_t>& coded = coded_[worker];
-      if (coded.size() < job.edges) coded.resize(std::max<std::uint64_t>(job.edges, chunk_edges_));
-      std::uint64_t r = c.first_row;
-      eid_t row_end = offsets[r + 1];
-      for (eid_t e = e0; e < e1; ++e) {
-        const bool first = e == e0 || e == offsets[r];
-        const vid_t col = src[e - e0];
-        coded[e - e0] = first ? col - static_cast<vid_t>(r) : col - src[e - e0 - 1];
-        if (e + 1 == row_end && e + 1 < e1) {
-          do ++r;
-          while (offsets[r + 1] == offsets[r]);  // rows without edges
-          row_end = offsets[r + 1];
-        }
-      }
-      src = coded.data();
+    // 0. The frame's buffer free: chunk i - W written. (The items come in order, so the worker
+    //    with chunk `next` never waits here: the chunks are written without a barrier.)
+    if (i >= W) {
+      std::unique_lock<std::mutex> lk(mu);
+      written.wait(lk, [&] { return next + W > i || failed; });
+      if (failed) return;
     }
-    // 2. The frame and its checksum.
-    unsigned char* const frame = frames_[i].get();
-    const std::size_t size = ZSTD_compress2(cctx_[worker].get(), frame, bound, src, c.raw_size);
-    check_zstd(size, "compression failed");
-    c.compressed_size = size;
-    sums[i] = xxh64(frame, size);
-    // 3. Written in order: the worker that finds the next frame finished writes it and every
-    //    finished one after it, outside the lock.
-    std::unique_lock<std::mutex> lk(mu);
-    done[i] = 1;
-    if (writing) return;
-    writing = true;
-    while (next < count && done[next]) {
-      const std::size_t k = next;
-      lk.unlock();
-      infos[k].file_offset = file_pos;
-      write_all(fd, frames_[k].get(), infos[k].compressed_size, path);
-      file_pos += infos[k].compressed_size;
-      // (under a cgroup memory limit the written frames leave the page cache: WriteBehind)
-      if (!behind_) behind_.emplace(fd, cgroup_memory_limit());
-      behind_->wrote(infos[k].compressed_size);
-      lk.lock();
-      ++next;
+    try {
+      compress_one(jobs[i], offsets, row_of, worker, frames_[i % W].get(), bound, infos[i],
+                   sums[i]);
+      // 3. Written in order: the worker that finds the next frame finished writes it and every
+      //    finished one after it, outside the lock.
+      std::unique_lock<std::mutex> lk(mu);
+      done[i] = 1;
+      if (writing) return;
+      writing = true;
+      while (next < count && done[next]) {
+        const std::size_t k = next;
+        lk.unlock();
+        infos[k].file_offset = file_pos;
+        write_all(fd, frames_[k % W].get(), infos[k].compressed_size, path);
+        file_pos += infos[k].compressed_size;
+        // (under a cgroup memory limit the written frames leave the page cache: WriteBehind)
+        if (!behind_) behind_.emplace(fd, cgroup_memory_limit());
+        behind_->wrote(infos[k].compressed_size);
+        lk.lock();
+        ++next;
+        written.notify_all();
+      }
+      writing = false;
+    } catch (...) {
+      {
+        const std::lock_guard<std::mutex> lk(mu);
+        failed = true;
+      }
+      written.notify_all();
+      throw;
     }
-    writing = false;
   });
   TS_CHECK(next == count, "chunk frames left unwritten");
   for (std::size_t i = 0; i < count; ++i) {

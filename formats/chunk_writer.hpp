@@ -1,7 +1,8 @@
-// chunk_writer.hpp — tcsr internals: compresses batches of adjacency chunks on a pool's workers
+// chunk_writer.hpp — tcsr internals: compresses runs of adjacency chunks on a pool's workers
 // and appends their frames to the file in chunk order as they finish: the worker that finishes
 // the next chunk to write writes it and every finished one after it while the others go on
-// compressing, so the writes overlap the compression instead of following it. A chunk in the
+// compressing, so the writes overlap the compression instead of following it; a window of frame
+// buffers bounds the memory instead of a barrier between batches. A chunk in the
 // writer's own buffer is delta-coded in place; one in a caller's memory (read where it lies, no
 // copy) into the worker's own buffer. The file's bytes depend only on the chunks, never on the
 // thread count or the batches. Writeback of the frames is started as they are written
@@ -46,16 +47,25 @@ class ChunkWriter {
   ChunkWriter& operator=(const ChunkWriter&) = delete;
 
   // Compresses the jobs on the pool (at most `threads` workers) and appends their frames at
-  // file_pos, in order. Preconditions: the jobs are consecutive chunks of at most chunk_edges
-  // edges, offsets holds the row offsets of every row with an edge in them.
+  // file_pos, in order, with at most `window` frames held at once (compressed and not yet
+  // written): a worker waits for a frame's buffer rather than for the others' chunks, so any
+  // number of jobs flows without a barrier. Preconditions: the jobs are consecutive chunks of at
+  // most chunk_edges edges, offsets holds the row offsets of every row with an edge in them.
   void write(const std::vector<ChunkJob>& jobs, const std::vector<eid_t>& offsets, ThreadPool& pool,
-             int fd, const std::string& path);
+             int fd, const std::string& path, std::size_t window);
 
   std::uint64_t file_pos = 0;  // where the next frame goes (set by the owner first)
   std::vector<ChunkInfo> chunks;
   std::vector<std::uint64_t> frame_checksums;
 
  private:
+  // Steps 1 and 2 for one job: its ids delta-coded (with options.delta), compressed into frame
+  // (bound bytes), its info and the frame's checksum filled in.
+  template <typename RowOf>
+  void compress_one(const ChunkJob& job, const std::vector<eid_t>& offsets, const RowOf& row_of,
+                    unsigned worker, unsigned char* frame, std::size_t bound, ChunkInfo& c,
+                    std::uint64_t& sum);
+
   struct CCtxDeleter {
     void operator()(ZSTD_CCtx* c) const { ZSTD_freeCCtx(c); }
   };
@@ -63,7 +73,7 @@ class ChunkWriter {
   std::uint64_t chunk_edges_;
   std::vector<std::unique_ptr<ZSTD_CCtx, CCtxDeleter>> cctx_;  // one per worker
   std::vector<std::vector<vid_t>> coded_;                      // one per worker (delta)
-  std::vector<std::unique_ptr<unsigned char[]>> frames_;       // one per chunk of a batch
+  std::vector<std::unique_ptr<unsigned char[]>> frames_;       // the window's ring of frames
   std::optional<WriteBehind> behind_;  // the frames' writeback (made at the first write)
 };
 

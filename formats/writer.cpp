@@ -31,7 +31,8 @@ namespace {
 
 using namespace detail;
 
-// Raw bytes of chunks buffered before a batch is compressed (at least one chunk per thread).
+// Raw bytes of chunks buffered before a batch is compressed (at least one chunk per thread); as
+// many frames are held at most while a run is compressed where it lies.
 constexpr std::uint64_t kBatchBytes = 64ull << 20;
 constexpr std::uint64_t kMaxBatchChunks = 4096;
 
@@ -159,8 +160,9 @@ struct Writer::Impl {
   // The ids of checked rows: counted for the header, then into the batch, which is compressed
   // whenever it fills. With in_place, a run that fills the batch is compressed where it lies: the
   // pending ids topped up to whole chunks, then the run's whole chunks read in place (no copy,
-  // each delta-coded into its worker's own chunk buffer), a batch at a time, the pending chunks in
-  // the first; the rest is kept.
+  // each delta-coded into its worker's own chunk buffer), the pending chunks first, all handed
+  // to the chunk writer at once (its window of a batch of frames bounds the memory, with no
+  // barrier between batches); the rest is kept.
   void take_ids(const vid_t* cols, std::uint64_t count) {
     if (count_in_degrees)
       for (std::uint64_t i = 0; i < count; ++i) ++in_degree[cols[i]];
@@ -183,10 +185,8 @@ struct Writer::Impl {
     eid_t e = pending_first;
     for (std::uint64_t at = 0; at < pending.size(); at += chunk_edges, e += chunk_edges)
       jobs.push_back({pending.data() + at, pending.data() + at, e, chunk_edges});
-    for (; count >= chunk_edges; cols += chunk_edges, count -= chunk_edges, e += chunk_edges) {
+    for (; count >= chunk_edges; cols += chunk_edges, count -= chunk_edges, e += chunk_edges)
       jobs.push_back({cols, nullptr, e, chunk_edges});
-      if (jobs.size() == batch_chunks) write_jobs(jobs);
-    }
     write_jobs(jobs);
     pending.assign(cols, cols + count);
     pending_first = e;
@@ -194,7 +194,7 @@ struct Writer::Impl {
 
   void write_jobs(std::vector<ChunkJob>& jobs) {
     cw->file_pos = file_pos;
-    cw->write(jobs, offsets, *pool, fd, tmp);
+    cw->write(jobs, offsets, *pool, fd, tmp, batch_chunks);
     file_pos = cw->file_pos;
     jobs.clear();
   }

@@ -2,15 +2,22 @@
 // a time (the ids gathered into batches), all rows in one call (whole chunks compressed where
 // they lie), or runs of uneven length (pending chunks topped up and compressed beside the
 // caller's), with any thread count, any writer memory (batches of a few chunks or many), with
-// and without delta coding; and the rows read back are the rows written.
+// and without delta coding; and the rows read back are the rows written. A frame's write that
+// fails while workers wait for the chunk writer's window of frame buffers is an error, not a hang.
 #include <gtest/gtest.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <csignal>
 #include <cstdint>
 #include <string>
 #include <vector>
 
+#include "common/thread_pool.hpp"
+#include "formats/chunk_writer.hpp"
 #include "test_util.hpp"
 #include "tristream/csr.hpp"
+#include "tristream/error.hpp"
 #include "tristream/format.hpp"
 
 namespace tristream {
@@ -67,6 +74,46 @@ TEST(WriterBatches, RowsInAnyRunsGiveTheSameBytes) {
     EXPECT_EQ(back.csr.cols, g.csr.cols);
     EXPECT_EQ(back.perm, g.perm);
   }
+}
+
+TEST(WriterBatches, AWriteFailingWhileWorkersWaitForTheWindowIsAnErrorNotAHang) {
+  // The chunk writer with a window of one frame and three workers: the workers with the second and
+  // third chunks wait for the first's frame to be written, and that write fails (a pipe without a
+  // reader): every worker gives up and the write's error is thrown. In a child process with an
+  // alarm, so that a hang fails the test instead of stalling it.
+  const std::uint64_t chunk_edges = 1024, edges = 16 * chunk_edges;
+  std::vector<vid_t> ids(edges);
+  std::vector<eid_t> offsets(edges + 1);
+  for (std::uint64_t e = 0; e < edges; ++e) ids[e] = static_cast<vid_t>(e + 1);
+  for (std::uint64_t r = 0; r <= edges; ++r) offsets[r] = r;
+  std::vector<tcsr::detail::ChunkJob> jobs;
+  for (std::uint64_t e = 0; e < edges; e += chunk_edges)
+    jobs.push_back({ids.data() + e, nullptr, e, chunk_edges});
+  const pid_t pid = ::fork();
+  ASSERT_GE(pid, 0);
+  if (pid == 0) {
+    ::alarm(30);
+    std::signal(SIGPIPE, SIG_IGN);
+    int fds[2];
+    if (::pipe(fds) != 0) ::_exit(4);
+    ::close(fds[0]);
+    tcsr::WriteOptions o;
+    tcsr::detail::ChunkWriter cw(3, o, chunk_edges);
+    ThreadPool pool(3);
+    int code = 3;  // no error
+    try {
+      cw.write(jobs, offsets, pool, fds[1], "pipe", 1);
+    } catch (const Error& err) {
+      code = std::string(err.what()).find("write failed") != std::string::npos ? 0 : 1;
+    } catch (...) {
+      code = 2;
+    }
+    ::_exit(code);
+  }
+  int st = 0;
+  ASSERT_EQ(::waitpid(pid, &st, 0), pid);
+  ASSERT_TRUE(WIFEXITED(st)) << "the writer hung (killed by the alarm)";
+  EXPECT_EQ(WEXITSTATUS(st), 0) << "3: no error, 1: another error, 2: not an Error";
 }
 
 }  // namespace

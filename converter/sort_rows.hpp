@@ -1,0 +1,39 @@
+// sort_rows.hpp — converter internals: the in-memory sorts of the oriented rows of G+, straight
+// from edge keys (row << 32 | col, or a << 32 | b oriented by a rank table on the way) into the
+// 4-byte columns of the rows in order, each row's length counted, no 8-byte sorted copy kept.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+#include "sort.hpp"
+#include "util.hpp"
+
+namespace tristream::conv {
+
+// Whether sort_rows_narrow takes oriented keys (row << 32 | col, every col below 2^col_bits) up to
+// max_key: the sort's digit lies in the row, and the row's bits below it with the column's fit in
+// 32 bits (graphs of up to about 2^22 vertices).
+bool rows_fit_narrow(std::uint64_t max_key, int col_bits);
+
+// Sorts the keys of in.spans, oriented (rows of G+) or already row << 32 | col, straight into the
+// columns: the scatter writes each key as 32 bits (the row's bits below the digit, then the
+// column) into cols (filled in small pages, so 4 bytes a key), each bucket is sorted on its own
+// and its rows counted into fill (zeroed by the caller, an entry per row), leaving cols[0, m) the
+// columns of the rows in order. Preconditions: in.max_key given, rows_fit_narrow(in.max_key,
+// col_bits), at least 2^16 keys, no repeats (checked), cols.capacity() at least the keys. Returns
+// the number of keys.
+std::size_t sort_rows_narrow(const SpanSortInput& in, int col_bits, BigBuffer<std::uint32_t>& cols,
+                             std::uint32_t* fill, unsigned threads);
+
+// The same for graphs of any size: the scatter writes the keys (8 bytes each, into a buffer of
+// its own filled in small pages); each bucket (whole rows) is then sorted by column (LSD radix,
+// one or two digits) and its columns placed at their rows of cols by a stable counting sort on
+// the row, its rows counted into fill, its pages dropped once placed (so about 8 bytes a key at
+// the peak, cols' 4 included). Preconditions: in.max_key given with sort_shift(in.max_key) >= 32,
+// at least 2^16 keys, no repeats (checked), cols.capacity() at least the keys. Returns the number
+// of keys.
+std::size_t sort_rows_wide(const SpanSortInput& in, BigBuffer<std::uint32_t>& cols,
+                           std::uint32_t* fill, unsigned threads);
+
+}  // namespace tristream::conv
