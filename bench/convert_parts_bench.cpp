@@ -5,8 +5,8 @@
 //   build/bench/convert_parts_bench [--benchmark_filter=Parse]
 // The data: Kronecker-like edges (ids skewed towards small values, 2^21 vertices), 4 Mi edges
 // as a text edge list ("u v" lines) and as uint64 pairs; 32 Mi random 42-bit keys with 5%
-// repeats for the sorter; 32 Mi unique keys row << 32 | col (row < col < 2^21) for the sort of rows
-// straight into 32-bit columns. Thread counts: 1 and every core.
+// repeats for the sorter; 32 Mi unique keys row << 32 | col (row < col < 2^21 for the narrow sort
+// of rows straight into 32-bit columns, < 2^24 for the wide one). Thread counts: 1 and every core.
 #include <benchmark/benchmark.h>
 
 #include <algorithm>
@@ -133,38 +133,42 @@ void BM_SortUnique(benchmark::State& state) {
                           static_cast<std::int64_t>(state.iterations()));
 }
 
-// The rows of G+ sorted straight into their columns (the in-memory sort of rows up to about 2^22
-// vertices; the keys restored before every iteration, outside the timing).
-void BM_SortRowsNarrow(benchmark::State& state) {
+// Unique edge keys row << 32 | col (row < col < rows: skewed rows, uniform columns), shuffled.
+std::vector<std::uint64_t> row_keys(std::uint64_t rows, std::uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::uint64_t> v(kKeys);
+  for (std::size_t i = 0; i < kKeys; ++i) {
+    std::uint64_t a = skewed_id(rng) & (rows - 1), b = rng() & (rows - 1);
+    if (a == b) b = (b + 1) & (rows - 1);
+    v[i] = a < b ? a << 32 | b : b << 32 | a;
+  }
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  std::shuffle(v.begin(), v.end(), rng);
+  return v;
+}
+
+// The rows of G+ sorted straight into their columns, by sort_rows_narrow (rows up to about 2^22
+// vertices) or sort_rows_wide (any); the keys restored before every iteration, outside the timing.
+void sort_rows_bench(benchmark::State& state, const std::vector<std::uint64_t>& input,
+                     std::uint64_t rows, bool wide) {
   const unsigned threads =
       state.range(0) ? static_cast<unsigned>(state.range(0)) : resolve_threads(0);
-  constexpr std::uint64_t kRows = std::uint64_t{1} << 21;
-  static const std::vector<std::uint64_t> input = [] {
-    std::mt19937_64 rng(4);
-    std::vector<std::uint64_t> v(kKeys);
-    for (std::size_t i = 0; i < kKeys; ++i) {
-      std::uint64_t a = skewed_id(rng), b = rng() & (kRows - 1);
-      if (a == b) b = (b + 1) & (kRows - 1);
-      v[i] = a < b ? a << 32 | b : b << 32 | a;
-    }
-    std::sort(v.begin(), v.end());
-    v.erase(std::unique(v.begin(), v.end()), v.end());
-    std::shuffle(v.begin(), v.end(), rng);
-    return v;
-  }();
+  const int col_bits = 64 - __builtin_clzll(rows - 1);
   BigBuffer<std::uint64_t> keys(input.size() + 1);
-  BigBuffer<std::uint32_t> cols(input.size() + 1), fill(kRows + 1);
+  BigBuffer<std::uint32_t> cols(input.size() + 1), fill(rows + 1);
   for (auto _ : state) {
     state.PauseTiming();
     keys.resize(input.size());
     std::memcpy(keys.data(), input.data(), input.size() * sizeof(std::uint64_t));
-    fill.resize(kRows);
-    std::memset(fill.data(), 0, kRows * sizeof(std::uint32_t));
+    fill.resize(rows);
+    std::memset(fill.data(), 0, rows * sizeof(std::uint32_t));
     state.ResumeTiming();
     SpanSortInput in;
     in.spans.push_back({keys.data(), input.size()});
-    in.max_key = (kRows - 2) << 32 | (kRows - 1);
-    benchmark::DoNotOptimize(sort_rows_narrow(in, 21, cols, fill.data(), threads));
+    in.max_key = (rows - 2) << 32 | (rows - 1);
+    benchmark::DoNotOptimize(wide ? sort_rows_wide(in, cols, fill.data(), threads)
+                                  : sort_rows_narrow(in, col_bits, cols, fill.data(), threads));
   }
   state.SetBytesProcessed(static_cast<std::int64_t>(input.size() * sizeof(std::uint64_t)) *
                           static_cast<std::int64_t>(state.iterations()));
@@ -172,11 +176,24 @@ void BM_SortRowsNarrow(benchmark::State& state) {
                           static_cast<std::int64_t>(state.iterations()));
 }
 
+void BM_SortRowsNarrow(benchmark::State& state) {
+  constexpr std::uint64_t kRows = std::uint64_t{1} << 21;
+  static const std::vector<std::uint64_t> input = row_keys(kRows, 4);
+  sort_rows_bench(state, input, kRows, false);
+}
+
+void BM_SortRowsWide(benchmark::State& state) {
+  constexpr std::uint64_t kRows = std::uint64_t{1} << 24;
+  static const std::vector<std::uint64_t> input = row_keys(kRows, 5);
+  sort_rows_bench(state, input, kRows, true);
+}
+
 // Arg: threads (0 = every core).
 BENCHMARK(BM_ParseText)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_ParseBinary64)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_SortUnique)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
 BENCHMARK(BM_SortRowsNarrow)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
+BENCHMARK(BM_SortRowsWide)->Arg(1)->Arg(0)->Unit(benchmark::kMillisecond)->UseRealTime();
 
 }  // namespace
 
