@@ -325,26 +325,13 @@ SortedRuns sort_unique_spans(const SpanSortInput& in, BigBuffer<std::uint64_t>& 
   if (n < kSmallSort) return sort_small(in, n, out);
   // 1, 2. The slices, the top digit and the histograms.
   const unsigned t = std::max(threads, 1u);
-  Plan p = make_plan(in, n, t);
+  const Plan p = make_plan(in, n, t);
   const std::size_t B = p.B;
   const int shift = p.shift;
   const std::vector<std::size_t>& bucket_start = p.bucket_start;
-  // 3. Scatter into out. Every slice fills B places from their starts, so with small pages the
-  //    pages of out touched stay near the keys written; each span is released once scattered.
-  small_pages(out.data(), out.capacity() * sizeof(std::uint64_t));
-  drop_pages(out.data(), out.capacity() * sizeof(std::uint64_t));
-  out.resize(n);
-  each_slice(p, t, [&](std::size_t s) {
-    LineScatter<std::uint64_t> o(out.data(), p.cursor.data() + s * B, B);
-    std::uintptr_t dropped = 0;
-    for (std::size_t i = p.first[s]; i < p.first[s + 1]; ++i) {
-      const std::uint64_t* k = in.spans[i].data;
-      for (std::size_t j = 0; j < in.spans[i].count; ++j) o.put(k[j] >> shift, k[j]);
-      if (in.release) in.release(i);
-      drop_scattered(in, p, s, i, &dropped);
-    }
-    o.finish();
-  });
+  // 3. Scatter into out (small pages: those touched stay near the keys written); each span is
+  //    released once scattered.
+  scatter_spans(in, p, t, n, out, [](std::uint64_t x) { return x; });
   // 4. Each bucket sorted on its own (the higher bits are equal), repeats removed.
   SortedRuns r;
   r.start.assign(bucket_start.begin(), bucket_start.end() - 1);

@@ -1,12 +1,13 @@
 // sort_parts.hpp — converter internals shared by the sorts of sort.cpp and sort_rows.cpp: the
 // in-bucket LSD radix over the varying bits, and the plan of a sort over spans (its slices, top
-// digit and per-slice histograms, the keys oriented on the way) with the scatter's helpers.
+// digit and per-slice histograms, the keys oriented on the way) with its scatter.
 #pragma once
 
 #include <cstddef>
 #include <cstdint>
 #include <vector>
 
+#include "scatter.hpp"
 #include "sort.hpp"
 #include "util.hpp"
 
@@ -49,6 +50,32 @@ template <typename Fn>
 void each_slice(const Plan& p, unsigned t, Fn&& fn) {
   parallel_for(t, p.slices, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
     for (std::size_t s = lo; s < hi; ++s) fn(s);
+  });
+}
+
+// Step 3 of the sorts: every key x of in.spans scattered by its top digit (x >> p.shift) into out,
+// as value(x), slice by slice on t threads (each slice fills its places of every bucket from the
+// plan's cursors; out is filled in small pages, so that its pages touched stay near the keys
+// written); each span released (in.release) and, with in.drop_read, its pages dropped once
+// scattered. out is resized to the n keys.
+template <typename T, typename Value>
+void scatter_spans(const SpanSortInput& in, const Plan& p, unsigned t, std::size_t n,
+                   BigBuffer<T>& out, Value value) {
+  small_pages(out.data(), out.capacity() * sizeof(T));
+  drop_pages(out.data(), out.capacity() * sizeof(T));
+  out.resize(n);
+  std::vector<std::size_t> cursor = p.cursor;
+  const int shift = p.shift;
+  each_slice(p, t, [&](std::size_t s) {
+    LineScatter<T> o(out.data(), cursor.data() + s * p.B, p.B);
+    std::uintptr_t dropped = 0;
+    for (std::size_t i = p.first[s]; i < p.first[s + 1]; ++i) {
+      const std::uint64_t* k = in.spans[i].data;
+      for (std::size_t j = 0; j < in.spans[i].count; ++j) o.put(k[j] >> shift, value(k[j]));
+      if (in.release) in.release(i);
+      drop_scattered(in, p, s, i, &dropped);
+    }
+    o.finish();
   });
 }
 

@@ -27,28 +27,12 @@ std::size_t sort_rows_narrow(const SpanSortInput& in, int col_bits, BigBuffer<st
   // 1, 2. The slices, the top digit (in the row) and the histograms.
   const unsigned t = std::max(threads, 1u);
   const Plan p = make_plan(in, n, t);
-  const int shift = p.shift, low = p.shift - 32;
+  const int low = p.shift - 32;
   const std::uint64_t col_mask = (std::uint64_t{1} << col_bits) - 1;
   const std::uint64_t low_mask = (std::uint64_t{1} << low) - 1;
   // 3. Scatter as 32 bits: the row below the digit, then the column.
-  small_pages(cols.data(), cols.capacity() * sizeof(std::uint32_t));
-  drop_pages(cols.data(), cols.capacity() * sizeof(std::uint32_t));
-  cols.resize(n);
-  std::vector<std::size_t> cursor = p.cursor;
-  each_slice(p, t, [&](std::size_t s) {
-    LineScatter<std::uint32_t> o(cols.data(), cursor.data() + s * p.B, p.B);
-    std::uintptr_t dropped = 0;
-    for (std::size_t i = p.first[s]; i < p.first[s + 1]; ++i) {
-      const std::uint64_t* k = in.spans[i].data;
-      for (std::size_t j = 0; j < in.spans[i].count; ++j) {
-        const std::uint64_t x = k[j];
-        o.put(x >> shift,
-              static_cast<std::uint32_t>((((x >> 32) & low_mask) << col_bits) | (x & col_mask)));
-      }
-      if (in.release) in.release(i);
-      drop_scattered(in, p, s, i, &dropped);
-    }
-    o.finish();
+  scatter_spans(in, p, t, n, cols, [&](std::uint64_t x) {
+    return static_cast<std::uint32_t>((((x >> 32) & low_mask) << col_bits) | (x & col_mask));
   });
   // 4. Each bucket sorted on its own, its rows counted, the row bits cleared.
   std::atomic<bool> repeat{false};
@@ -196,25 +180,10 @@ std::size_t sort_rows_wide(const SpanSortInput& in, BigBuffer<std::uint32_t>& co
   // 1, 2. The slices, the top digit (in the row) and the histograms.
   const unsigned t = std::max(threads, 1u);
   const Plan p = make_plan(in, n, t);
-  const int shift = p.shift;
-  const std::size_t rows_per_bucket = std::size_t{1} << (shift - 32);
+  const std::size_t rows_per_bucket = std::size_t{1} << (p.shift - 32);
   // 3. Scatter the keys by their top digit: each bucket holds whole rows.
   BigBuffer<std::uint64_t> keys(n + 1);
-  small_pages(keys.data(), keys.capacity() * sizeof(std::uint64_t));
-  drop_pages(keys.data(), keys.capacity() * sizeof(std::uint64_t));
-  keys.resize(n);
-  std::vector<std::size_t> cursor = p.cursor;
-  each_slice(p, t, [&](std::size_t s) {
-    LineScatter<std::uint64_t> o(keys.data(), cursor.data() + s * p.B, p.B);
-    std::uintptr_t dropped = 0;
-    for (std::size_t i = p.first[s]; i < p.first[s + 1]; ++i) {
-      const std::uint64_t* k = in.spans[i].data;
-      for (std::size_t j = 0; j < in.spans[i].count; ++j) o.put(k[j] >> shift, k[j]);
-      if (in.release) in.release(i);
-      drop_scattered(in, p, s, i, &dropped);
-    }
-    o.finish();
-  });
+  scatter_spans(in, p, t, n, keys, [](std::uint64_t x) { return x; });
   // 4. Each bucket, in parts that fit a core's cache: sorted by column, its columns placed at
   //    their rows of cols (where the bucket starts), its rows counted; then the bucket's keys'
   //    pages dropped (so that cols grows as the keys shrink).
