@@ -5,7 +5,6 @@
 #include <atomic>
 #include <vector>
 
-#include "scatter.hpp"
 #include "sort_parts.hpp"
 #include "tristream/error.hpp"
 
