@@ -6,7 +6,6 @@
 #include <atomic>
 #include <cstring>
 
-#include "scatter.hpp"
 #include "sort_parts.hpp"
 #include "tristream/error.hpp"
 

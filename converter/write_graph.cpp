@@ -459,8 +459,8 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
     const JoinOnExit join{census};
     progress.stage("compressing and writing");
     // In runs of rows of at least 2^28 edges (the writer compresses a run of a batch or more
-    // where it lies, its chunks flowing through the workers without a barrier inside the run),
-    // checking for interrupts between (the writer removes its temporary).
+    // where it lies, its chunks flowing through the workers without a barrier inside the run;
+    // it stops at an interrupt between chunks and removes its temporary).
     for (std::uint64_t r = r0; r < r1;) {
       throw_if_interrupted();
       const auto first = offsets.begin() + static_cast<std::ptrdiff_t>(r + 1);

@@ -12,6 +12,7 @@
 #include <mutex>
 
 #include "common/host_memory_policy.hpp"
+#include "common/interrupt.hpp"
 #include "tristream/error.hpp"
 #include "xxh64.hpp"
 
@@ -136,6 +137,7 @@ void ChunkWriter::write(const std::vector<ChunkJob>& jobs, const std::vector<eid
       if (failed) return;
     }
     try {
+      throw_if_interrupted();  // (SIGINT/SIGTERM: between chunks, however long the run)
       compress_one(jobs[i], offsets, row_of, worker, frames_[i % W].get(), bound, infos[i],
                    sums[i]);
       // 3. Written in order: the worker that finds the next frame finished writes it and every

@@ -49,7 +49,8 @@ class ChunkWriter {
   // Compresses the jobs on the pool (at most `threads` workers) and appends their frames at
   // file_pos, in order, with at most `window` frames held at once (compressed and not yet
   // written): a worker waits for a frame's buffer rather than for the others' chunks, so any
-  // number of jobs flows without a barrier. Preconditions: the jobs are consecutive chunks of at
+  // number of jobs flows without a barrier. SIGINT/SIGTERM (common/interrupt.hpp) stops it
+  // between chunks with Error(Interrupted). Preconditions: the jobs are consecutive chunks of at
   // most chunk_edges edges, offsets holds the row offsets of every row with an edge in them.
   void write(const std::vector<ChunkJob>& jobs, const std::vector<eid_t>& offsets, ThreadPool& pool,
              int fd, const std::string& path, std::size_t window);

@@ -1,5 +1,5 @@
-// sort_rows_test.cpp — the in-memory row sorts (converter/sort.hpp): sort_rows_narrow (rows packed
-// with their columns into 32 bits, graphs of up to about 2^22 vertices) and sort_rows_wide
+// sort_rows_test.cpp — the in-memory row sorts (converter/sort_rows.hpp): sort_rows_narrow (rows
+// packed with their columns into 32 bits, graphs of up to about 2^22 vertices) and sort_rows_wide
 // (columns placed at their rows by a counting sort, any graph) give, for seeded unique edge keys
 // row << 32 | col (row < col < n) in spans of uneven sizes, exactly the columns of a std::sort of
 // the keys and every row's count; with a rank table the keys are oriented first; a repeated key

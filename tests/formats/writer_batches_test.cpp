@@ -3,7 +3,8 @@
 // they lie), or runs of uneven length (pending chunks topped up and compressed beside the
 // caller's), with any thread count, any writer memory (batches of a few chunks or many), with
 // and without delta coding; and the rows read back are the rows written. A frame's write that
-// fails while workers wait for the chunk writer's window of frame buffers is an error, not a hang.
+// fails while workers wait for the chunk writer's window of frame buffers is an error, not a hang,
+// and an interrupt stops a run between chunks.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -13,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "common/interrupt.hpp"
 #include "common/thread_pool.hpp"
 #include "formats/chunk_writer.hpp"
 #include "test_util.hpp"
@@ -76,44 +78,81 @@ TEST(WriterBatches, RowsInAnyRunsGiveTheSameBytes) {
   }
 }
 
+// 16 chunks of 1024 edges for the chunk writer, one edge per row.
+struct ChunkRun {
+  static constexpr std::uint64_t kChunkEdges = 1024, kEdges = 16 * kChunkEdges;
+  std::vector<vid_t> ids = std::vector<vid_t>(kEdges);
+  std::vector<eid_t> offsets = std::vector<eid_t>(kEdges + 1);
+  std::vector<tcsr::detail::ChunkJob> jobs;
+  ChunkRun() {
+    for (std::uint64_t e = 0; e < kEdges; ++e) ids[e] = static_cast<vid_t>(e + 1);
+    for (std::uint64_t r = 0; r <= kEdges; ++r) offsets[r] = r;
+    for (std::uint64_t e = 0; e < kEdges; e += kChunkEdges)
+      jobs.push_back({ids.data() + e, nullptr, e, kChunkEdges});
+  }
+};
+
+// Runs fn in a child process under a 30 s alarm (a hang fails the test instead of stalling it);
+// the child exits with fn's value. Returns the child's exit status, or -1 when it did not exit.
+template <typename Fn>
+int in_child(Fn fn) {
+  const pid_t pid = ::fork();
+  if (pid < 0) return -2;
+  if (pid == 0) {
+    ::alarm(30);
+    ::_exit(fn());
+  }
+  int st = 0;
+  if (::waitpid(pid, &st, 0) != pid || !WIFEXITED(st)) return -1;
+  return WEXITSTATUS(st);
+}
+
 TEST(WriterBatches, AWriteFailingWhileWorkersWaitForTheWindowIsAnErrorNotAHang) {
   // The chunk writer with a window of one frame and three workers: the workers with the second and
   // third chunks wait for the first's frame to be written, and that write fails (a pipe without a
-  // reader): every worker gives up and the write's error is thrown. In a child process with an
-  // alarm, so that a hang fails the test instead of stalling it.
-  const std::uint64_t chunk_edges = 1024, edges = 16 * chunk_edges;
-  std::vector<vid_t> ids(edges);
-  std::vector<eid_t> offsets(edges + 1);
-  for (std::uint64_t e = 0; e < edges; ++e) ids[e] = static_cast<vid_t>(e + 1);
-  for (std::uint64_t r = 0; r <= edges; ++r) offsets[r] = r;
-  std::vector<tcsr::detail::ChunkJob> jobs;
-  for (std::uint64_t e = 0; e < edges; e += chunk_edges)
-    jobs.push_back({ids.data() + e, nullptr, e, chunk_edges});
-  const pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    ::alarm(30);
+  // reader): every worker gives up and the write's error is thrown.
+  const ChunkRun run;
+  const int status = in_child([&] {
     std::signal(SIGPIPE, SIG_IGN);
     int fds[2];
-    if (::pipe(fds) != 0) ::_exit(4);
+    if (::pipe(fds) != 0) return 4;
     ::close(fds[0]);
-    tcsr::WriteOptions o;
-    tcsr::detail::ChunkWriter cw(3, o, chunk_edges);
+    tcsr::detail::ChunkWriter cw(3, tcsr::WriteOptions{}, ChunkRun::kChunkEdges);
     ThreadPool pool(3);
-    int code = 3;  // no error
     try {
-      cw.write(jobs, offsets, pool, fds[1], "pipe", 1);
+      cw.write(run.jobs, run.offsets, pool, fds[1], "pipe", 1);
     } catch (const Error& err) {
-      code = std::string(err.what()).find("write failed") != std::string::npos ? 0 : 1;
+      return std::string(err.what()).find("write failed") != std::string::npos ? 0 : 1;
     } catch (...) {
-      code = 2;
+      return 2;
     }
-    ::_exit(code);
-  }
-  int st = 0;
-  ASSERT_EQ(::waitpid(pid, &st, 0), pid);
-  ASSERT_TRUE(WIFEXITED(st)) << "the writer hung (killed by the alarm)";
-  EXPECT_EQ(WEXITSTATUS(st), 0) << "3: no error, 1: another error, 2: not an Error";
+    return 3;
+  });
+  EXPECT_EQ(status, 0) << "-1: hung; 3: no error, 1: another error, 2: not an Error";
+}
+
+TEST(WriterBatches, AnInterruptStopsARunBetweenChunks) {
+  // SIGINT before a run of 16 chunks: the chunk writer stops with Error(Interrupted), nothing
+  // written, no worker left waiting.
+  const ChunkRun run;
+  const int status = in_child([&] {
+    install_interrupt_handlers();
+    std::raise(SIGINT);
+    int fds[2];
+    if (::pipe(fds) != 0) return 4;
+    tcsr::detail::ChunkWriter cw(3, tcsr::WriteOptions{}, ChunkRun::kChunkEdges);
+    ThreadPool pool(3);
+    try {
+      cw.write(run.jobs, run.offsets, pool, fds[1], "pipe", 1);
+    } catch (const Error& err) {
+      return err.kind() == ErrorKind::Interrupted && cw.file_pos == 0 ? 0 : 1;
+    } catch (...) {
+      return 2;
+    }
+    return 3;
+  });
+  EXPECT_EQ(status, 0)
+      << "-1: hung; 3: no error, 1: another error or frames written, 2: not an Error";
 }
 
 }  // namespace
