@@ -55,10 +55,14 @@ ChunkWriter::ChunkWriter(unsigned threads, const WriteOptions& options, std::uin
 
 ChunkWriter::~ChunkWriter() = default;
 
-template <typename RowOf>
 void ChunkWriter::compress_one(const ChunkJob& job, const std::vector<eid_t>& offsets,
-                               const RowOf& row_of, unsigned worker, unsigned char* frame,
-                               std::size_t bound, ChunkInfo& c, std::uint64_t& sum) {
+                               unsigned worker, unsigned char* frame, std::size_t bound,
+                               ChunkInfo& c, std::uint64_t& sum) {
+  auto row_of = [&](eid_t e) {
+    return static_cast<std::uint64_t>(std::upper_bound(offsets.begin(), offsets.end(), e) -
+                                      offsets.begin()) -
+           1;
+  };
   // 1. The chunk's rows, its ids delta-coded: the first id of a row (or of the chunk) as
   //    col - row, then differences within the row.
   const eid_t e0 = job.first_edge, e1 = e0 + job.edges;
@@ -123,11 +127,6 @@ void ChunkWriter::write(const std::vector<ChunkJob>& jobs, const std::vector<eid
   std::vector<char> done(count, 0);
   std::size_t next = 0;
   bool writing = false, failed = false;
-  auto row_of = [&](eid_t e) {
-    return static_cast<std::uint64_t>(std::upper_bound(offsets.begin(), offsets.end(), e) -
-                                      offsets.begin()) -
-           1;
-  };
   pool.for_each_item(count, [&](std::size_t i, unsigned worker) {
     // 0. The frame's buffer free: chunk i - W written. (The items come in order, so the worker
     //    with chunk `next` never waits here: the chunks are written without a barrier.)
@@ -138,8 +137,7 @@ void ChunkWriter::write(const std::vector<ChunkJob>& jobs, const std::vector<eid
     }
     try {
       throw_if_interrupted();  // (SIGINT/SIGTERM: between chunks, however long the run)
-      compress_one(jobs[i], offsets, row_of, worker, frames_[i % W].get(), bound, infos[i],
-                   sums[i]);
+      compress_one(jobs[i], offsets, worker, frames_[i % W].get(), bound, infos[i], sums[i]);
       // 3. Written in order: the worker that finds the next frame finished writes it and every
       //    finished one after it, outside the lock.
       std::unique_lock<std::mutex> lk(mu);

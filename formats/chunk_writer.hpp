@@ -62,10 +62,8 @@ class ChunkWriter {
  private:
   // Steps 1 and 2 for one job: its ids delta-coded (with options.delta), compressed into frame
   // (bound bytes), its info and the frame's checksum filled in.
-  template <typename RowOf>
-  void compress_one(const ChunkJob& job, const std::vector<eid_t>& offsets, const RowOf& row_of,
-                    unsigned worker, unsigned char* frame, std::size_t bound, ChunkInfo& c,
-                    std::uint64_t& sum);
+  void compress_one(const ChunkJob& job, const std::vector<eid_t>& offsets, unsigned worker,
+                    unsigned char* frame, std::size_t bound, ChunkInfo& c, std::uint64_t& sum);
 
   struct CCtxDeleter {
     void operator()(ZSTD_CCtx* c) const { ZSTD_freeCCtx(c); }
