@@ -70,9 +70,9 @@ struct RowScratch {
 
 // Step 4 of sort_rows_wide for the keys k[0, cnt) of rows row0 + [0, R) (row0 a multiple of R, a
 // power of two; columns below 2^col_bits): the keys sorted by column (LSD, one or two digits,
-// through scratch and back into k), then placed at their rows in out by a stable counting sort on
-// the row, so that every row's columns come out sorted; the rows counted into fill. Idx counts
-// the keys. Returns whether a row holds a column twice.
+// through scratch and, with two, back into k), then placed at their rows in out by a stable
+// counting sort on the row, so that every row's columns come out sorted; the rows counted into
+// fill. Idx counts the keys. Returns whether a row holds a column twice.
 template <typename Idx>
 bool place_rows(std::uint64_t* k, std::size_t cnt, std::uint64_t row0, std::size_t R, int col_bits,
                 std::vector<Idx>& at, std::vector<Idx>& hist, std::uint32_t* fill,
@@ -104,21 +104,16 @@ bool place_rows(std::uint64_t* k, std::size_t cnt, std::uint64_t row0, std::size
   for (std::size_t r = 0; r < R; ++r)
     if (at[r]) fill[row0 + r] = static_cast<std::uint32_t>(at[r]);  // (rows past n have none)
   exclusive(at.data(), R);
-  // 2. By column: the low digit into scratch, the high digit back into k.
-  const std::uint64_t* src = k;
+  // 2. By column: the low digit into scratch, the high digit (if any) back into k.
+  exclusive(h0, D0);
+  if (scratch.size() < cnt) scratch.resize(cnt);
+  std::uint64_t* const tmp = scratch.data();
+  for (std::size_t i = 0; i < cnt; ++i) tmp[h0[k[i] & m0]++] = k[i];
+  const std::uint64_t* src = tmp;
   if (b1 > 0) {
-    exclusive(h0, D0);
     exclusive(h1, D1);
-    if (scratch.size() < cnt) scratch.resize(cnt);
-    std::uint64_t* const tmp = scratch.data();
-    for (std::size_t i = 0; i < cnt; ++i) tmp[h0[k[i] & m0]++] = k[i];
     for (std::size_t i = 0; i < cnt; ++i) k[h1[(tmp[i] >> b0) & m1]++] = tmp[i];
-  } else if (b0 > 0) {
-    exclusive(h0, D0);
-    if (scratch.size() < cnt) scratch.resize(cnt);
-    std::uint64_t* const tmp = scratch.data();
-    for (std::size_t i = 0; i < cnt; ++i) tmp[h0[k[i] & m0]++] = k[i];
-    src = tmp;
+    src = k;
   }
   // 3. Stable by row, as 32-bit columns; a repeat lies next to its twin.
   for (std::size_t i = 0; i < cnt; ++i)

@@ -86,6 +86,7 @@ void check(bool wide, std::uint64_t n, std::size_t m, unsigned threads, std::uin
 
 TEST(SortRowsWide, EqualsStdSortOfTheKeys) {
   for (unsigned threads : {1u, 3u}) {
+    check(true, 4096, 70000, threads, 10);            // columns of 12 bits: one digit
     check(true, 4099, 70000, threads, 1);             // the fewest vertices: two rows per bucket
     check(true, 100003, 200000, threads, 2);          // a few rows per bucket
     check(true, (1u << 23) + 5, 300000, threads, 3);  // thousands of rows per bucket
