@@ -148,11 +148,11 @@ std::vector<eid_t> orient_and_count(const KeySource& src, std::uint64_t n, Orien
 // Steps 2 and 5 in memory: the rows of G+ sorted, the keys oriented by the sort while it takes
 // its histogram (the keys' pages dropped as they are scattered); the out-degrees counted from
 // each sorted bucket while it is in cache (a bucket holds whole rows when the sort's digit lies
-// in the row; else a pass over the sorted keys counts them). From 2^16 edges with whole rows per
-// bucket the sort writes the columns themselves, 4 bytes a key, into `narrow` (*src.mem is then
-// released): up to about 2^22 vertices packed with the row's low bits and sorted as 32 bits, above
-// that sorted by column and placed at their rows. Else (small or very dense graphs) *src.mem
-// holds the m sorted oriented keys. Returns the row offsets.
+// in the row, or all of them below 2^16 edges; else a pass over the sorted keys counts them).
+// From 2^16 edges with whole rows per bucket the sort writes the columns themselves, 4 bytes a key,
+// into `narrow` (*src.mem is then released): up to about 2^22 vertices packed with the row's low
+// bits and sorted as 32 bits, above that sorted by column and placed at their rows. Else (small or
+// very dense graphs) *src.mem holds the m sorted oriented keys. Returns the row offsets.
 std::vector<eid_t> sort_rows_in_memory(const KeySource& src, std::uint64_t n,
                                        const std::uint32_t* rank, unsigned threads,
                                        std::uint64_t& max_out_degree,
@@ -175,17 +175,16 @@ std::vector<eid_t> sort_rows_in_memory(const KeySource& src, std::uint64_t n,
   BigBuffer<std::uint32_t> fill(n + 1);  // out-degree per row
   fill.resize(n);
   const int col_bits = n >= 2 ? 64 - __builtin_clzll(n - 1) : 1;
-  const bool whole_rows = m < (std::uint64_t{1} << 16) || sort_shift(in.max_key) >= 32;
-  if (m >= (std::uint64_t{1} << 16) && rows_fit_narrow(in.max_key, col_bits)) {
+  const bool small = m < (std::uint64_t{1} << 16);  // sorted as one bucket
+  if (!small && sort_shift(in.max_key) >= 32) {     // every bucket holds whole rows
     narrow.reserve(m + 1);
-    sort_rows_narrow(in, col_bits, narrow, fill.data(), threads);
-    keys.release();
-  } else if (m >= (std::uint64_t{1} << 16) && sort_shift(in.max_key) >= 32) {
-    narrow.reserve(m + 1);
-    sort_rows_wide(in, narrow, fill.data(), threads);
+    if (rows_fit_narrow(in.max_key, col_bits))
+      sort_rows_narrow(in, col_bits, narrow, fill.data(), threads);
+    else
+      sort_rows_wide(in, narrow, fill.data(), threads);
     keys.release();
   } else {
-    if (whole_rows)
+    if (small)
       in.on_bucket = [&](const std::uint64_t* k, std::size_t cnt, unsigned) {
         for (std::size_t i = 0; i < cnt; ++i) ++fill[k[i] >> 32];
       };
@@ -194,7 +193,7 @@ std::vector<eid_t> sort_rows_in_memory(const KeySource& src, std::uint64_t n,
     TS_CHECK(runs.total == m, "duplicate oriented edges");
     join_runs(runs, sorted, keys, threads);  // no repeats: sorted's memory becomes keys'
     sorted.release();
-    if (!whole_rows)
+    if (!small)
       for (std::uint64_t i = 0; i < m; ++i) ++fill[keys[i] >> 32];
   }
   std::vector<eid_t> offsets(n + 1, 0);
