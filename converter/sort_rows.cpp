@@ -65,7 +65,7 @@ constexpr std::size_t kPartKeys = std::size_t{1} << 15;
 struct RowScratch {
   std::vector<std::uint32_t> at32, hist32;
   std::vector<std::uint64_t> at64, hist64, tmp, split;
-  std::vector<std::size_t> part;
+  std::vector<std::size_t> part, cur;
 };
 
 // Step 4 of sort_rows_wide for the keys k[0, cnt) of rows row0 + [0, R) (row0 a multiple of R, a
@@ -151,8 +151,8 @@ bool place_bucket(std::uint64_t* k, std::size_t cnt, std::uint64_t row0, std::si
   for (std::size_t i = 0; i < cnt; ++i) ++s.part[(((k[i] >> 32) & row_mask) >> sh) + 1];
   for (std::size_t x = 0; x < P; ++x) s.part[x + 1] += s.part[x];
   if (s.split.size() < cnt) s.split.resize(cnt);
-  std::vector<std::size_t> cur(s.part.begin(), s.part.end() - 1);
-  for (std::size_t i = 0; i < cnt; ++i) s.split[cur[((k[i] >> 32) & row_mask) >> sh]++] = k[i];
+  s.cur.assign(s.part.begin(), s.part.end() - 1);
+  for (std::size_t i = 0; i < cnt; ++i) s.split[s.cur[((k[i] >> 32) & row_mask) >> sh]++] = k[i];
   bool twice = false;
   for (std::size_t x = 0; x < P; ++x) {
     const std::size_t at = s.part[x], len = s.part[x + 1] - at;
