@@ -75,22 +75,28 @@ std::vector<std::string> cgroup_levels(const std::string& mount, const std::stri
   return out;
 }
 
-std::uint64_t available_host_memory(const ReadText& read) {
-  // (a room of 0 under a limit is known; MemAvailable's 0 means unknown)
-  std::optional<std::uint64_t> avail;
-  if (const auto meminfo = read("/proc/meminfo"))
-    if (const std::uint64_t m = parse_mem_available(*meminfo)) avail = m;
+std::optional<std::uint64_t> cgroup_memory_room(const ReadText& read) {
+  std::optional<std::uint64_t> least;
   auto lower_to = [&](std::optional<std::uint64_t> room) {
-    if (room && (!avail || *room < *avail)) avail = room;
+    if (room && (!least || *room < *least)) least = room;
   };
-  const auto self = read("/proc/self/cgroup");
-  const CgroupPaths groups = parse_self_cgroup(self.value_or(""));
+  const CgroupPaths groups = parse_self_cgroup(read("/proc/self/cgroup").value_or(""));
   if (groups.v2)
     for (const std::string& dir : cgroup_levels("/sys/fs/cgroup", *groups.v2))
       lower_to(room_at(read, dir, "memory.max", "memory.current"));
   if (groups.v1)
     for (const std::string& dir : cgroup_levels("/sys/fs/cgroup/memory", *groups.v1))
       lower_to(room_at(read, dir, "memory.limit_in_bytes", "memory.usage_in_bytes"));
+  return least;
+}
+
+std::uint64_t available_host_memory(const ReadText& read) {
+  // (a room of 0 under a limit is known; MemAvailable's 0 means unknown)
+  std::optional<std::uint64_t> avail;
+  if (const auto meminfo = read("/proc/meminfo"))
+    if (const std::uint64_t m = parse_mem_available(*meminfo)) avail = m;
+  const std::optional<std::uint64_t> room = cgroup_memory_room(read);
+  if (room && (!avail || *room < *avail)) avail = room;
   return avail.value_or(0);
 }
 
@@ -124,6 +130,10 @@ std::uint64_t cgroup_memory_limit(const ReadText& read) {
     for (const std::string& dir : cgroup_levels("/sys/fs/cgroup/memory", *groups.v1))
       take(dir + "/memory.limit_in_bytes");
   return tightest;
+}
+
+std::optional<std::uint64_t> cgroup_memory_room() {
+  return cgroup_memory_room(read_real);
 }
 
 std::uint64_t cgroup_memory_limit() {

@@ -38,6 +38,13 @@ std::uint64_t available_host_memory(const ReadText& read);
 // The same over the real files.
 std::uint64_t available_host_memory();
 
+// The least room (limit - usage) under the cgroup memory limits on the process, at its group and
+// every group above it (v2 memory.max - memory.current, v1 memory.limit_in_bytes -
+// memory.usage_in_bytes); none when no group has a limit. The usage counts the page cache the
+// group is charged for, so this falls as the files the process writes are cached.
+std::optional<std::uint64_t> cgroup_memory_room(const ReadText& read);
+std::optional<std::uint64_t> cgroup_memory_room();
+
 // The tightest cgroup memory limit (v2 or v1) on the process, at its group or any group above
 // (0: none). The page cache of the files it writes is charged against it, so writers of large
 // files keep their dirty pages few (common/write_behind.hpp).

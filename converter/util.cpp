@@ -80,7 +80,7 @@ TempFile::TempFile(const std::string& dir) {
     throw Error(ErrorKind::Input, (dir.empty() ? std::string(".") : dir) +
                                       ": cannot create a spill file: " + std::strerror(errno));
   ::unlink(buf.data());
-  behind_.emplace(fd_, cgroup_memory_limit());
+  behind_.emplace(fd_, WriteBehind::Use::Scratch, cgroup_memory_limit());
 }
 
 TempFile::~TempFile() {

@@ -145,8 +145,9 @@ std::size_t parallel_sort_unique_u64(BigBuffer<std::uint64_t>& keys, BigBuffer<s
 std::uint32_t* narrow_in_place(BigBuffer<std::uint64_t>& keys, unsigned threads);
 
 // A spill file in `dir`, unlinked as soon as it is created: only the open descriptor refers to
-// it, so it disappears on success, on failure and even when the process is killed. Under a
-// cgroup memory limit what it writes leaves the page cache as it goes (WriteBehind).
+// it, so it disappears on success, on failure and even when the process is killed. What it writes
+// stays in the page cache (read back from memory) unless the process's memory group is tight,
+// where it leaves the cache as it goes (WriteBehind, a scratch file).
 class TempFile {
  public:
   explicit TempFile(const std::string& dir);

@@ -150,8 +150,9 @@ void ChunkWriter::write(const std::vector<ChunkJob>& jobs, const std::vector<eid
         infos[k].file_offset = file_pos;
         write_all(fd, frames_[k % W].get(), infos[k].compressed_size, path);
         file_pos += infos[k].compressed_size;
-        // (under a cgroup memory limit the written frames leave the page cache: WriteBehind)
-        if (!behind_) behind_.emplace(fd, cgroup_memory_limit());
+        // (their writeback started at once; in a tight memory group they leave the page cache:
+        // WriteBehind)
+        if (!behind_) behind_.emplace(fd, WriteBehind::Use::Output, cgroup_memory_limit());
         behind_->wrote(infos[k].compressed_size);
         lk.lock();
         ++next;

@@ -134,6 +134,26 @@ TEST(HostMemoryPolicy, CgroupLimitIsTheTightestAtAnyLevel) {
   EXPECT_EQ(cgroup_memory_limit(files({})), 0u);
 }
 
+// The least room under any limit on the way up (v2 or v1; the page cache counts in the usage);
+// none without a limit, whatever MemAvailable says.
+TEST(HostMemoryPolicy, CgroupRoomIsTheLeastUnderAnyLimit) {
+  EXPECT_EQ(cgroup_memory_room(files({{"/proc/self/cgroup", "0::/outer/inner\n"},
+                                      {"/sys/fs/cgroup/outer/inner/memory.max", "1000\n"},
+                                      {"/sys/fs/cgroup/outer/inner/memory.current", "400\n"},
+                                      {"/sys/fs/cgroup/outer/memory.max", "5000\n"},
+                                      {"/sys/fs/cgroup/outer/memory.current", "4800\n"}})),
+            std::optional<std::uint64_t>(200));
+  EXPECT_EQ(cgroup_memory_room(
+                files({{"/proc/self/cgroup", "5:memory:/docker/abc\n"},
+                       {"/sys/fs/cgroup/memory/docker/abc/memory.limit_in_bytes", "6000\n"},
+                       {"/sys/fs/cgroup/memory/docker/abc/memory.usage_in_bytes", "7000\n"}})),
+            std::optional<std::uint64_t>(0));
+  EXPECT_EQ(cgroup_memory_room(files({{"/proc/meminfo", kMeminfo},
+                                      {"/proc/self/cgroup", "0::/job\n"},
+                                      {"/sys/fs/cgroup/job/memory.max", "max\n"}})),
+            std::nullopt);
+}
+
 TEST(HostMemoryPolicy, NothingReadableIsUnknown) {
   EXPECT_EQ(available_host_memory(files({})), 0u);
   EXPECT_EQ(available_host_memory(

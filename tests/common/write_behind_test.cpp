@@ -1,7 +1,8 @@
-// write_behind_test.cpp — common/write_behind: a file written through WriteBehind with `drop`
-// keeps only a few steps in the page cache while it is written (mincore over a mapping of the
-// file counts its cached pages) and none after finish(); without `drop` nothing is dropped; the
-// bytes read back are the bytes written either way, also with several writers at once.
+// write_behind_test.cpp — common/write_behind: a file written through WriteBehind while its memory
+// group is tight keeps only a few steps in the page cache while it is written (mincore over a
+// mapping of the file counts its cached pages) and none after finish(); while the group has room
+// nothing is dropped, and a group that turns tight drops from then on; the bytes read back are the
+// bytes written either way, also with several writers at once.
 #include "common/write_behind.hpp"
 
 #include <fcntl.h>
@@ -11,6 +12,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <optional>
 #include <thread>
 #include <vector>
 
@@ -97,15 +99,68 @@ TEST_F(WriteBehindTest, WithoutDropTheCacheIsLeftAlone) {
   expect_content(fd_);
 }
 
-// Inside a cgroup limit the step is a 64th of it, between 1 and 8 MiB; without one, 8 MiB and
-// nothing dropped (a 56 MiB group caches about 2 MiB of the file).
-TEST_F(WriteBehindTest, TheStepFollowsTheCgroupLimit) {
+// Inside a cgroup limit the step is a 64th of it, between 1 and 8 MiB (a tight 56 MiB group caches
+// about 2 MiB of the file).
+TEST_F(WriteBehindTest, ATightGroupDropsInStepsOfA64thOfItsLimit) {
   if (in_memory_fs_) GTEST_SKIP() << "the temporary directory is in memory: nothing to drop";
-  WriteBehind small(fd_, std::uint64_t{56} << 20);  // a 1 MiB step
+  const std::uint64_t limit = std::uint64_t{56} << 20;  // a 1 MiB step
+  WriteBehind small(fd_, WriteBehind::Use::Scratch, limit,
+                    [] { return std::optional<std::uint64_t>(std::uint64_t{2} << 20); });
   for (std::uint64_t at = 0; at < kFile; at += kPiece) write_piece(fd_, at, small);
+  EXPECT_TRUE(small.tight());
   EXPECT_LE(cached_bytes(fd_, kFile), 3 * kStep);
   small.finish();
   EXPECT_LE(cached_bytes(fd_, kFile), kStep / 4);
+  expect_content(fd_);
+}
+
+// A group with room (here 3/4 of its limit free) drops nothing: the file is read back from memory.
+TEST_F(WriteBehindTest, AGroupWithRoomKeepsAScratchFileCached) {
+  if (in_memory_fs_) GTEST_SKIP() << "the temporary directory is in memory";
+  const std::uint64_t limit = std::uint64_t{1} << 30;
+  int reads = 0;
+  WriteBehind wb(fd_, WriteBehind::Use::Scratch, limit, [&] {
+    ++reads;
+    return std::optional<std::uint64_t>(limit / 4 * 3);
+  });
+  for (std::uint64_t at = 0; at < kFile; at += kPiece) write_piece(fd_, at, wb);
+  wb.finish();
+  EXPECT_FALSE(wb.tight());
+  EXPECT_GE(reads, 5);                             // (the room read at every step's end)
+  EXPECT_GE(cached_bytes(fd_, kFile), kFile / 2);  // (a machine short of memory may evict some)
+  expect_content(fd_);
+}
+
+// The room falling below a quarter of the limit halfway through: from then on the file is
+// dropped as it goes, the pages written while there was room included, and none stay after
+// finish().
+TEST_F(WriteBehindTest, AGroupTurningTightDropsFromThenOn) {
+  if (in_memory_fs_) GTEST_SKIP() << "the temporary directory is in memory: nothing to drop";
+  const std::uint64_t limit = std::uint64_t{256} << 20;  // a 4 MiB step
+  std::uint64_t room = limit / 2;
+  WriteBehind wb(fd_, WriteBehind::Use::Scratch, limit,
+                 [&] { return std::optional<std::uint64_t>(room); });
+  std::uint64_t at = 0;
+  for (; at < kFile / 2; at += kPiece) write_piece(fd_, at, wb);
+  EXPECT_FALSE(wb.tight());
+  EXPECT_GE(cached_bytes(fd_, kFile / 2), kFile / 4);
+  room = limit / 4 - 1;
+  for (; at < kFile; at += kPiece) write_piece(fd_, at, wb);
+  EXPECT_TRUE(wb.tight());
+  EXPECT_LE(cached_bytes(fd_, kFile), 3 * (limit / 64));
+  wb.finish();
+  EXPECT_LE(cached_bytes(fd_, kFile), kStep / 4);
+  expect_content(fd_);
+}
+
+// Without a limit the group is never tight, whatever the room function says.
+TEST_F(WriteBehindTest, WithoutALimitNothingIsDropped) {
+  if (in_memory_fs_) GTEST_SKIP() << "the temporary directory is in memory";
+  WriteBehind wb(fd_, WriteBehind::Use::Output, 0, [] { return std::optional<std::uint64_t>(0); });
+  for (std::uint64_t at = 0; at < kFile; at += kPiece) write_piece(fd_, at, wb);
+  wb.finish();
+  EXPECT_FALSE(wb.tight());
+  EXPECT_GE(cached_bytes(fd_, kFile), kFile / 2);
   expect_content(fd_);
 }
 
