@@ -118,7 +118,27 @@ void TempFile::write_at(std::uint64_t offset, const void* data, std::size_t byte
   behind_->wrote(total);
 }
 
-std::size_t TempFile::read_at(std::uint64_t offset, void* data, std::size_t bytes) const {
+std::size_t TempFile::read_at(std::uint64_t offset, void* data, std::size_t bytes,
+                              unsigned threads) const {
+  constexpr std::size_t kPiece = std::size_t{8} << 20;
+  if (threads > 1 && bytes >= 2 * kPiece) {
+    const std::size_t pieces = std::min<std::size_t>(threads, bytes / kPiece);
+    const std::size_t per = (bytes + pieces - 1) / pieces;
+    std::vector<std::size_t> got(pieces, 0);
+    parallel_for(threads, pieces, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
+      for (std::size_t p = lo; p < hi; ++p) {
+        const std::size_t at = p * per, len = std::min(per, bytes - at);
+        got[p] = read_at(offset + at, static_cast<char*>(data) + at, len);
+      }
+    });
+    // (the bytes up to the first short piece: the end of the file)
+    std::size_t done = 0;
+    for (std::size_t p = 0; p < pieces; ++p) {
+      done += got[p];
+      if (got[p] < std::min(per, bytes - p * per)) break;
+    }
+    return done;
+  }
   char* p = static_cast<char*>(data);
   std::size_t done = 0;
   while (done < bytes) {

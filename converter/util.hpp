@@ -159,7 +159,10 @@ class TempFile {
   // Several threads may write at once, each its own range.
   void write_at(std::uint64_t offset, const void* data, std::size_t bytes);
   // Reads bytes at offset (pread); returns the bytes read (short only at the end of the file).
-  std::size_t read_at(std::uint64_t offset, void* data, std::size_t bytes) const;
+  // With threads > 1 a large read is cut into pieces of at least 8 MiB read at once (reads of one
+  // file run in parallel; from the page cache one thread copies a few GB/s).
+  std::size_t read_at(std::uint64_t offset, void* data, std::size_t bytes,
+                      unsigned threads = 1) const;
 
  private:
   int fd_ = -1;

@@ -29,6 +29,12 @@ std::size_t key_block(std::uint64_t limit) {
       std::clamp<std::uint64_t>(limit / 8 / 44, std::uint64_t{1} << 14, kBlock));
 }
 
+// Threads that read a block from a spill file while the others take the block before (reads
+// from the page cache scale with threads; one copies a few GB/s).
+unsigned read_threads(unsigned threads) {
+  return std::max(1u, std::min(threads / 4, 4u));
+}
+
 // Rank order: vertex v gets rank[v]; perm[r] is the original id of rank r.
 struct Ranking {
   BigBuffer<std::uint32_t> rank;
@@ -125,7 +131,7 @@ std::vector<eid_t> orient_and_count(const KeySource& src, std::uint64_t n, Orien
                                     std::uint64_t& max_out_degree) {
   BigBuffer<std::uint32_t> fill(n + 1);  // out-degree per row
   fill.resize(n);
-  src.for_each_block(block, [&](const std::uint64_t* k, std::size_t cnt) {
+  src.for_each_block(block, read_threads(threads), [&](const std::uint64_t* k, std::size_t cnt) {
     // (each key's rank is prefetched kAhead keys before, its row's count half as far)
     constexpr std::size_t kAhead = Orienter::kAhead, kRowAhead = kAhead / 2;
     parallel_for(threads, cnt, 1 << 16, [&](std::size_t lo, std::size_t hi, unsigned) {
@@ -259,7 +265,8 @@ std::unique_ptr<TempFile> bucket_rows(const KeySource& src, const std::vector<ei
   // the other buffer. (Declared after the buffers: on an exception its destructor waits.)
   std::future<void> written;
   std::size_t j = 0;
-  src.for_each_block(block, [&](const std::uint64_t* k, std::size_t cnt) {
+  const unsigned readers = read_threads(ctx.threads);
+  src.for_each_block(block, readers, [&](const std::uint64_t* k, std::size_t cnt) {
     BigBuffer<std::uint64_t>& grouped = grouped_buf[j & 1];
     std::vector<std::uint64_t>& group = group_buf[j & 1];
     ++j;
@@ -308,16 +315,17 @@ std::unique_ptr<TempFile> bucket_rows(const KeySource& src, const std::vector<ei
 // Step 5 for one range: gather its oriented keys into buf (from the bucket file, or by a pass
 // over the source when it is the only range).
 void gather_range(const KeySource& src, const TempFile* buckets, eid_t base, eid_t range_m,
-                  Orienter orient, std::size_t block, BigBuffer<std::uint64_t>& buf) {
+                  Orienter orient, std::size_t block, unsigned threads,
+                  BigBuffer<std::uint64_t>& buf) {
   if (buf.capacity() < range_m + 1) buf.reserve(range_m + 1);
   buf.resize(range_m);
   if (buckets) {
-    TS_CHECK(buckets->read_at(base * 8, buf.data(), range_m * 8) == range_m * 8,
+    TS_CHECK(buckets->read_at(base * 8, buf.data(), range_m * 8, threads) == range_m * 8,
              "bucket file shorter than written");
     return;
   }
   std::uint64_t filled = 0;
-  src.for_each_block(block, [&](const std::uint64_t* k, std::size_t cnt) {
+  src.for_each_block(block, read_threads(threads), [&](const std::uint64_t* k, std::size_t cnt) {
     for (std::size_t i = 0; i < cnt; ++i) {
       if (i + Orienter::kAhead < cnt) orient.prefetch(k[i + Orienter::kAhead]);
       buf[filled++] = orient(k[i]);
@@ -426,7 +434,7 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
     const eid_t base = offsets[r0], range_m = offsets[r1] - base;
     BigBuffer<std::uint64_t>* keys = src.mem;  // in memory: sorted already
     if (!src.mem) {
-      gather_range(src, buckets.get(), base, range_m, orient, key_block(ctx.limit), buf);
+      gather_range(src, buckets.get(), base, range_m, orient, key_block(ctx.limit), threads, buf);
       if (ri + 1 == ranges) {  // (the last range: the keys' files are read no more)
         if (buckets)
           close_behind.add(std::move(buckets));

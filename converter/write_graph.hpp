@@ -29,9 +29,10 @@ struct KeySource {
   std::vector<Segment> segments;
   std::uint64_t count = 0;
   // fn(keys, count) for consecutive blocks of at most `block` keys. From a file, a thread reads
-  // the next block while fn takes the current one (two buffers of `block` keys).
+  // the next block (in pieces on `read_threads` threads) while fn takes the current one (two
+  // buffers of `block` keys).
   template <typename Fn>
-  void for_each_block(std::size_t block, Fn&& fn) const {
+  void for_each_block(std::size_t block, unsigned read_threads, Fn&& fn) const {
     if (mem) {
       TS_CHECK(runs.empty(), "keys in runs are read by write_graph alone");
       for (std::uint64_t i = 0; i < count; i += block)
@@ -44,9 +45,10 @@ struct KeySource {
         pieces.push_back(Segment{g.first + i, std::min<std::uint64_t>(block, g.count - i)});
     BigBuffer<std::uint64_t> buf[2] = {BigBuffer<std::uint64_t>(block),
                                        BigBuffer<std::uint64_t>(block)};
-    auto read = [this, &pieces, &buf](std::size_t j) {
+    auto read = [this, &pieces, &buf, read_threads](std::size_t j) {
       const std::size_t k = static_cast<std::size_t>(pieces[j].count);
-      const std::size_t got = file->read_at(pieces[j].first * 8, buf[j & 1].data(), k * 8);
+      const std::size_t got =
+          file->read_at(pieces[j].first * 8, buf[j & 1].data(), k * 8, read_threads);
       TS_CHECK(got == k * 8, "spill file shorter than written");
     };
     std::future<void> next;  // (declared after buf: on an exception its destructor waits)
