@@ -294,7 +294,10 @@ std::unique_ptr<TempFile> bucket_rows(const KeySource& src, const std::vector<ei
       for (std::size_t p = lo; p < hi; ++p) {
         const ChunkRange c = chunk_range(cnt, pieces, p);
         std::copy_n(at.begin() + static_cast<std::ptrdiff_t>(p * ranges), ranges, place.begin());
-        for (std::uint64_t i = c.lo; i < c.hi; ++i) grouped[place[range[i]]++] = oriented[i];
+        // (stored with their rows counted from the range's first: the range's row sort takes
+        // rows below 2^32 from 0)
+        for (std::uint64_t i = c.lo; i < c.hi; ++i)
+          grouped[place[range[i]]++] = oriented[i] - (start[range[i]] << 32);
       }
     });
     if (written.valid()) written.get();
@@ -312,8 +315,8 @@ std::unique_ptr<TempFile> bucket_rows(const KeySource& src, const std::vector<ei
   return buckets;
 }
 
-// Step 5 for one range: gather its oriented keys into buf (from the bucket file, or by a pass
-// over the source when it is the only range).
+// Step 5 for one range: gather its oriented keys into buf (from the bucket file, where their rows
+// count from the range's first, or by a pass over the source when it is the only range).
 void gather_range(const KeySource& src, const TempFile* buckets, eid_t base, eid_t range_m,
                   Orienter orient, std::size_t block, unsigned threads,
                   BigBuffer<std::uint64_t>& buf) {
@@ -332,6 +335,41 @@ void gather_range(const KeySource& src, const TempFile* buckets, eid_t base, eid
     }
   });
   TS_CHECK(filled == range_m, "range lost edges");
+}
+
+// Step 5 out of core: a range's oriented keys (rows counted from the range's first, `rows` of
+// them; columns below n; in any order) sorted by the row sorts (sort_rows.hpp) straight into
+// their 4-byte columns in `cols` (from the range's first edge on), the keys' pages returned as
+// they are scattered; each row's count checked against the range's offsets. False (nothing
+// done) where the row sorts do not apply: fewer than 2^16 keys, or rows too few for a bucket to
+// hold whole rows (the caller then sorts 8-byte keys).
+bool sort_range_rows(BigBuffer<std::uint64_t>& keys, std::uint64_t rows, std::uint64_t n,
+                     const eid_t* offsets, unsigned threads, BigBuffer<std::uint32_t>& cols) {
+  const std::uint64_t m = keys.size();
+  SpanSortInput in;
+  in.max_key = (rows - 1) << 32 | (n - 1);
+  if (m < (std::uint64_t{1} << 16) || sort_shift(in.max_key) < 32) return false;
+  // 1. The keys as spans of at most 16 MiB, at least one per thread, dropped as scattered.
+  constexpr std::uint64_t kPiece = std::uint64_t{1} << 21;
+  const std::uint64_t piece =
+      std::clamp<std::uint64_t>((m + threads - 1) / std::max(threads, 1u), 1, kPiece);
+  for (std::uint64_t i = 0; i < m; i += piece)
+    in.spans.push_back({keys.data() + i, static_cast<std::size_t>(std::min(piece, m - i))});
+  in.drop_read = true;
+  // 2. Sorted into the columns, rows counted.
+  BigBuffer<std::uint32_t> fill(rows + 1);
+  fill.resize(rows);
+  if (cols.capacity() < m + 1) cols.reserve(m + 1);
+  const int col_bits = n >= 2 ? 64 - __builtin_clzll(n - 1) : 1;
+  if (rows_fit_narrow(in.max_key, col_bits))
+    sort_rows_narrow(in, col_bits, cols, fill.data(), threads);
+  else
+    sort_rows_wide(in, cols, fill.data(), threads);
+  keys.resize(0);
+  // 3. Each row as long as its offsets say.
+  for (std::uint64_t r = 0; r < rows; ++r)
+    TS_CHECK(fill[r] == offsets[r + 1] - offsets[r], "out-degrees do not add up");
+  return true;
 }
 
 // Step 5b: the observer's looks at rows [r0, r1) (columns cols from offsets[r0]): the marks when
@@ -429,11 +467,16 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
   // 5. Range by range: gather the keys, sort them (rows in order, each row sorted), take the
   //    columns and stream the rows into the writer.
   BigBuffer<std::uint64_t> buf, tmp;
+  BigBuffer<std::uint32_t> range_cols;
   for (std::size_t ri = 0; ri < ranges; ++ri) {
     const std::uint64_t r0 = start[ri], r1 = start[ri + 1];
     const eid_t base = offsets[r0], range_m = offsets[r1] - base;
-    BigBuffer<std::uint64_t>* keys = src.mem;  // in memory: sorted already
-    if (!src.mem) {
+    // The columns: in memory sorted as such (narrow) or packed in place into the sorted keys;
+    // out of core written by the range's row sort, or packed in place likewise.
+    const vid_t* cols = nullptr;
+    if (src.mem) {
+      cols = narrow.capacity() ? narrow.data() : narrow_in_place(*src.mem, threads);
+    } else {
       gather_range(src, buckets.get(), base, range_m, orient, key_block(ctx.limit), threads, buf);
       if (ri + 1 == ranges) {  // (the last range: the keys' files are read no more)
         if (buckets)
@@ -441,15 +484,17 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
         else if (ctx.source_read)
           ctx.source_read();
       }
-      keys = &buf;
       progress.stage("sorting rows");
-      if (tmp.capacity() < range_m + 1) tmp.reserve(range_m + 1);
-      // (oriented keys row << 32 | col with row < col < n)
-      parallel_sort_unique_u64(*keys, tmp, threads, n >= 2 ? (r1 - 1) << 32 | (n - 1) : 0);
-      TS_CHECK(keys->size() == range_m, "duplicate oriented edges");
+      // (oriented keys (row - r0) << 32 | col with col < n)
+      if (sort_range_rows(buf, r1 - r0, n, offsets.data() + r0, threads, range_cols)) {
+        cols = range_cols.data();
+      } else {
+        if (tmp.capacity() < range_m + 1) tmp.reserve(range_m + 1);
+        parallel_sort_unique_u64(buf, tmp, threads, n >= 2 ? (r1 - r0 - 1) << 32 | (n - 1) : 0);
+        TS_CHECK(buf.size() == range_m, "duplicate oriented edges");
+        cols = narrow_in_place(buf, threads);
+      }
     }
-    // The columns (sorted as such, or packed in place into the keys' memory).
-    const vid_t* cols = narrow.capacity() ? narrow.data() : narrow_in_place(*keys, threads);
     stage_done(src.mem ? "columns" : "sort rows");
     // The census of the range on threads of its own while the writer compresses the same rows,
     // so that it fills the moments the writer leaves a core idle.
@@ -489,8 +534,9 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
   }
   // The rows' buffers are returned to the OS on a thread of their own while the file is finished
   // (its last sections written and synced to disk).
-  std::thread free_rows([&narrow, &buf, &tmp, mem = src.mem] {
+  std::thread free_rows([&narrow, &range_cols, &buf, &tmp, mem = src.mem] {
     narrow.release();
+    range_cols.release();
     buf.release();
     tmp.release();
     if (mem) mem->release();
