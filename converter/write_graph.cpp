@@ -249,9 +249,18 @@ std::unique_ptr<TempFile> bucket_rows(const KeySource& src, const std::vector<ei
   auto buckets = std::make_unique<TempFile>(ctx.tmp_dir);
   std::vector<std::uint64_t> cursor(ranges);  // the next key of each range's region
   for (std::size_t r = 0; r < ranges; ++r) cursor[r] = offsets[start[r]];
+  // (the range whose rows hold o's row: a binary search whose steps move by a conditional
+  // move, not a branch, which the keys' random rows would mispredict half the time)
   auto range_of = [&](std::uint64_t o) {
-    return static_cast<std::size_t>(std::upper_bound(start.begin(), start.end(), o >> 32) -
-                                    start.begin() - 1);
+    const std::uint64_t row = o >> 32;
+    const std::uint64_t* base = start.data();
+    std::size_t len = ranges;  // (start[0] == 0 <= row < start[ranges])
+    while (len > 1) {
+      const std::size_t half = len / 2;
+      base = base[half] <= row ? base + half : base;
+      len -= half;
+    }
+    return static_cast<std::size_t>(base - start.data());
   };
   const std::size_t pieces = std::max(1u, ctx.threads);
   const std::size_t block = key_block(ctx.limit);
