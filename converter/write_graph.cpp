@@ -533,6 +533,9 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
     }
     if (census.joinable()) census.join();
     if (census_error) std::rethrow_exception(census_error);
+    // (the range's columns leave memory before the next range's keys come in: a range falling
+    // back to the 8-byte sort must find its 16 bytes per edge free)
+    if (range_cols.capacity()) drop_pages(range_cols.data(), range_cols.capacity() * sizeof(vid_t));
     stage_done(observer ? "census, compress and write rows" : "compress and write rows");
   }
   throw_if_interrupted();
