@@ -397,6 +397,14 @@ void join_runs(const SortedRuns& runs, BigBuffer<std::uint64_t>& out,
   keys.resize(m);
 }
 
+std::vector<KeySpan> key_spans(std::uint64_t* keys, std::size_t n, unsigned threads) {
+  const unsigned t = std::max(threads, 1u);
+  const std::size_t piece = std::clamp<std::size_t>((n + t - 1) / t, 1, std::size_t{1} << 21);
+  std::vector<KeySpan> spans;
+  for (std::size_t i = 0; i < n; i += piece) spans.push_back({keys + i, std::min(piece, n - i)});
+  return spans;
+}
+
 void radix_sort_u64(std::uint64_t* data, std::size_t k, std::vector<std::uint64_t>& scratch) {
   const std::uint64_t* sorted = radix_sort_low_bits(data, k, 64, scratch);
   if (sorted != data) std::memcpy(data, sorted, k * sizeof(std::uint64_t));
@@ -411,13 +419,10 @@ std::size_t parallel_sort_unique_u64(BigBuffer<std::uint64_t>& keys, BigBuffer<s
     return keys.size();
   }
   TS_CHECK(tmp.capacity() >= n, "sort buffer too small");
-  // The keys as spans of at most 16 MiB (at least a span per thread), each one's pages dropped
-  // once scattered, so that keys and tmp together stay near 8 bytes per key.
-  const unsigned t = std::max(threads, 1u);
-  const std::size_t piece = std::min<std::size_t>(std::size_t{1} << 21, (n + t - 1) / t);
+  // The keys as spans, each one's pages dropped once scattered, so that keys and tmp together stay
+  // near 8 bytes per key.
   SpanSortInput in;
-  for (std::size_t i = 0; i < n; i += piece)
-    in.spans.push_back({keys.data() + i, std::min(piece, n - i)});
+  in.spans = key_spans(keys.data(), n, threads);
   in.max_key = max_key;
   in.drop_read = true;
   const SortedRuns runs = sort_unique_spans(in, tmp, threads);

@@ -21,6 +21,10 @@ struct KeySpan {
   std::size_t count = 0;
 };
 
+// keys[0, n) as spans of at most 2^21 keys (16 MiB) and at least one per thread, in order: the
+// input of a sort whose scatter returns the keys' pages as it goes (SpanSortInput::drop_read).
+std::vector<KeySpan> key_spans(std::uint64_t* keys, std::size_t n, unsigned threads);
+
 struct SpanSortInput {
   std::vector<KeySpan> spans;  // the keys (read once, by the scatter)
   std::uint64_t max_key = 0;   // a bound of the largest key, 0 = unknown (then a pass finds it)

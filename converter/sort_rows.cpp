@@ -12,6 +12,20 @@ namespace tristream::conv {
 
 using namespace sort_parts;
 
+namespace {
+
+// The bits of the columns of keys up to max_key (its low 32 bits).
+int col_bits_of(std::uint64_t max_key) {
+  const std::uint64_t max_col = max_key & 0xffffffffu;
+  return max_col ? 64 - __builtin_clzll(max_col) : 0;
+}
+
+}  // namespace
+
+bool rows_sortable(std::uint64_t max_key, std::size_t m) {
+  return m >= kSmallSort && max_key && sort_shift(max_key) >= 32;
+}
+
 bool rows_fit_narrow(std::uint64_t max_key, int col_bits) {
   const int shift = sort_shift(max_key);
   return max_key && shift >= 32 && (shift - 32) + col_bits <= 32;
@@ -169,8 +183,7 @@ std::size_t sort_rows_wide(const SpanSortInput& in, BigBuffer<std::uint32_t>& co
                            std::uint32_t* fill, unsigned threads) {
   std::size_t n = 0;
   for (const KeySpan& s : in.spans) n += s.count;
-  TS_CHECK(n >= kSmallSort && in.max_key && sort_shift(in.max_key) >= 32 && cols.capacity() >= n,
-           "wide row sort out of its range");
+  TS_CHECK(rows_sortable(in.max_key, n) && cols.capacity() >= n, "wide row sort out of its range");
   // 1, 2. The slices, the top digit (in the row) and the histograms.
   const unsigned t = std::max(threads, 1u);
   const Plan p = make_plan(in, n, t);
@@ -185,8 +198,7 @@ std::size_t sort_rows_wide(const SpanSortInput& in, BigBuffer<std::uint32_t>& co
   drop_pages(cols.data(), cols.capacity() * sizeof(std::uint32_t));
   cols.resize(n);
   std::atomic<bool> repeat{false};
-  const std::uint64_t max_col = in.max_key & 0xffffffffu;
-  const int col_bits = max_col ? 64 - __builtin_clzll(max_col) : 0;
+  const int col_bits = col_bits_of(in.max_key);
   std::vector<RowScratch> scratch(t);
   parallel_for(t, p.B, 1, [&](std::size_t lo, std::size_t hi, unsigned w) {
     for (std::size_t b = lo; b < hi; ++b) {
@@ -201,6 +213,13 @@ std::size_t sort_rows_wide(const SpanSortInput& in, BigBuffer<std::uint32_t>& co
   });
   TS_CHECK(!repeat, "duplicate oriented edges");
   return n;
+}
+
+std::size_t sort_rows(const SpanSortInput& in, BigBuffer<std::uint32_t>& cols, std::uint32_t* fill,
+                      unsigned threads) {
+  const int col_bits = col_bits_of(in.max_key);
+  return rows_fit_narrow(in.max_key, col_bits) ? sort_rows_narrow(in, col_bits, cols, fill, threads)
+                                               : sort_rows_wide(in, cols, fill, threads);
 }
 
 }  // namespace tristream::conv

@@ -11,6 +11,10 @@
 
 namespace tristream::conv {
 
+// Whether the row sorts take m oriented keys up to max_key: at least 2^16 of them, and the sort's
+// digit in the row (every bucket holds whole rows).
+bool rows_sortable(std::uint64_t max_key, std::size_t m);
+
 // Whether sort_rows_narrow takes oriented keys (row << 32 | col, every col below 2^col_bits) up to
 // max_key: the sort's digit lies in the row, and the row's bits below it with the column's fit in
 // 32 bits (graphs of up to about 2^22 vertices).
@@ -35,5 +39,11 @@ std::size_t sort_rows_narrow(const SpanSortInput& in, int col_bits, BigBuffer<st
 // of keys.
 std::size_t sort_rows_wide(const SpanSortInput& in, BigBuffer<std::uint32_t>& cols,
                            std::uint32_t* fill, unsigned threads);
+
+// sort_rows_narrow where the rows fit it (rows_fit_narrow, the columns' bits those of
+// in.max_key's low 32 bits), else sort_rows_wide. Preconditions: rows_sortable(in.max_key, keys),
+// no repeats (checked), cols.capacity() at least the keys. Returns the number of keys.
+std::size_t sort_rows(const SpanSortInput& in, BigBuffer<std::uint32_t>& cols, std::uint32_t* fill,
+                      unsigned threads);
 
 }  // namespace tristream::conv

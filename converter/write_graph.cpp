@@ -166,28 +166,16 @@ std::vector<eid_t> sort_rows_in_memory(const KeySource& src, std::uint64_t n,
   BigBuffer<std::uint64_t>& keys = *src.mem;
   const std::uint64_t m = src.count;
   SpanSortInput in;
-  if (!src.runs.empty()) {
-    in.spans = src.runs;
-  } else {
-    constexpr std::uint64_t kPiece = std::uint64_t{1} << 21;  // 16 MiB of keys
-    const std::uint64_t piece =
-        std::clamp<std::uint64_t>((m + threads - 1) / std::max(threads, 1u), 1, kPiece);
-    for (std::uint64_t i = 0; i < m; i += piece)
-      in.spans.push_back({keys.data() + i, static_cast<std::size_t>(std::min(piece, m - i))});
-  }
+  in.spans = src.runs.empty() ? key_spans(keys.data(), m, threads) : src.runs;
   in.max_key = n >= 2 ? (n - 2) << 32 | (n - 1) : 1;  // (row < col < n)
   in.orient = rank;
   in.drop_read = true;                   // the keys' pages, as they are scattered
   BigBuffer<std::uint32_t> fill(n + 1);  // out-degree per row
   fill.resize(n);
-  const int col_bits = n >= 2 ? 64 - __builtin_clzll(n - 1) : 1;
   const bool small = m < (std::uint64_t{1} << 16);  // sorted as one bucket
-  if (!small && sort_shift(in.max_key) >= 32) {     // every bucket holds whole rows
+  if (rows_sortable(in.max_key, m)) {
     narrow.reserve(m + 1);
-    if (rows_fit_narrow(in.max_key, col_bits))
-      sort_rows_narrow(in, col_bits, narrow, fill.data(), threads);
-    else
-      sort_rows_wide(in, narrow, fill.data(), threads);
+    sort_rows(in, narrow, fill.data(), threads);
     keys.release();
   } else {
     if (small)
@@ -357,23 +345,15 @@ bool sort_range_rows(BigBuffer<std::uint64_t>& keys, std::uint64_t rows, std::ui
   const std::uint64_t m = keys.size();
   SpanSortInput in;
   in.max_key = (rows - 1) << 32 | (n - 1);
-  if (m < (std::uint64_t{1} << 16) || sort_shift(in.max_key) < 32) return false;
-  // 1. The keys as spans of at most 16 MiB, at least one per thread, dropped as scattered.
-  constexpr std::uint64_t kPiece = std::uint64_t{1} << 21;
-  const std::uint64_t piece =
-      std::clamp<std::uint64_t>((m + threads - 1) / std::max(threads, 1u), 1, kPiece);
-  for (std::uint64_t i = 0; i < m; i += piece)
-    in.spans.push_back({keys.data() + i, static_cast<std::size_t>(std::min(piece, m - i))});
+  if (!rows_sortable(in.max_key, m)) return false;
+  // 1. The keys as spans, dropped as scattered.
+  in.spans = key_spans(keys.data(), m, threads);
   in.drop_read = true;
   // 2. Sorted into the columns, rows counted.
   BigBuffer<std::uint32_t> fill(rows + 1);
   fill.resize(rows);
   if (cols.capacity() < m + 1) cols.reserve(m + 1);
-  const int col_bits = n >= 2 ? 64 - __builtin_clzll(n - 1) : 1;
-  if (rows_fit_narrow(in.max_key, col_bits))
-    sort_rows_narrow(in, col_bits, cols, fill.data(), threads);
-  else
-    sort_rows_wide(in, cols, fill.data(), threads);
+  sort_rows(in, cols, fill.data(), threads);
   keys.resize(0);
   // 3. Each row as long as its offsets say.
   for (std::uint64_t r = 0; r < rows; ++r)
