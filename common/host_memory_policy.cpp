@@ -20,17 +20,45 @@ std::optional<std::uint64_t> parse_u64(const std::string& text) {
   return std::stoull(v);
 }
 
-// The room under one group's limit (limit - usage); none without a limit.
-std::optional<std::uint64_t> room_at(const ReadText& read, const std::string& dir,
-                                     const char* limit_name, const char* usage_name) {
-  const auto limit_text = read(dir + "/" + limit_name);
-  if (!limit_text) return std::nullopt;
-  const auto limit = parse_u64(*limit_text);
+// A group's limit from its file's text: none for "max", junk, or v1's value near 2^63.
+std::optional<std::uint64_t> limit_in(const std::optional<std::string>& text) {
+  const auto limit = text ? parse_u64(*text) : std::nullopt;
   if (!limit || *limit >= (std::uint64_t{1} << 62)) return std::nullopt;
-  std::uint64_t usage = 0;
-  if (const auto usage_text = read(dir + "/" + usage_name))
-    usage = parse_u64(*usage_text).value_or(0);
-  return *limit > usage ? *limit - usage : 0;
+  return limit;
+}
+
+// A memory group's limit and usage files.
+struct GroupFiles {
+  std::string limit, usage;
+};
+
+// The files of the process's memory groups, from its own group up to the root: cgroup v2
+// (memory.max, memory.current), then v1 (memory.limit_in_bytes, memory.usage_in_bytes).
+std::vector<GroupFiles> memory_group_files(const ReadText& read) {
+  std::vector<GroupFiles> out;
+  const CgroupPaths groups = parse_self_cgroup(read("/proc/self/cgroup").value_or(""));
+  if (groups.v2)
+    for (const std::string& dir : cgroup_levels("/sys/fs/cgroup", *groups.v2))
+      out.push_back({dir + "/memory.max", dir + "/memory.current"});
+  if (groups.v1)
+    for (const std::string& dir : cgroup_levels("/sys/fs/cgroup/memory", *groups.v1))
+      out.push_back({dir + "/memory.limit_in_bytes", dir + "/memory.usage_in_bytes"});
+  return out;
+}
+
+// The least room under the groups' limits; none when no group has one.
+std::optional<std::uint64_t> least_room(const ReadText& read,
+                                        const std::vector<GroupFiles>& groups) {
+  std::optional<std::uint64_t> least;
+  for (const GroupFiles& g : groups) {
+    const auto limit = limit_in(read(g.limit));
+    if (!limit) continue;
+    std::uint64_t usage = 0;
+    if (const auto usage_text = read(g.usage)) usage = parse_u64(*usage_text).value_or(0);
+    const std::uint64_t room = *limit > usage ? *limit - usage : 0;
+    if (!least || room < *least) least = room;
+  }
+  return least;
 }
 
 }  // namespace
@@ -76,18 +104,7 @@ std::vector<std::string> cgroup_levels(const std::string& mount, const std::stri
 }
 
 std::optional<std::uint64_t> cgroup_memory_room(const ReadText& read) {
-  std::optional<std::uint64_t> least;
-  auto lower_to = [&](std::optional<std::uint64_t> room) {
-    if (room && (!least || *room < *least)) least = room;
-  };
-  const CgroupPaths groups = parse_self_cgroup(read("/proc/self/cgroup").value_or(""));
-  if (groups.v2)
-    for (const std::string& dir : cgroup_levels("/sys/fs/cgroup", *groups.v2))
-      lower_to(room_at(read, dir, "memory.max", "memory.current"));
-  if (groups.v1)
-    for (const std::string& dir : cgroup_levels("/sys/fs/cgroup/memory", *groups.v1))
-      lower_to(room_at(read, dir, "memory.limit_in_bytes", "memory.usage_in_bytes"));
-  return least;
+  return least_room(read, memory_group_files(read));
 }
 
 std::uint64_t available_host_memory(const ReadText& read) {
@@ -116,24 +133,16 @@ std::uint64_t available_host_memory() {
 
 std::uint64_t cgroup_memory_limit(const ReadText& read) {
   std::uint64_t tightest = 0;
-  auto take = [&](const std::string& file) {
-    const auto text = read(file);
-    const auto limit = text ? parse_u64(*text) : std::nullopt;
-    if (limit && *limit < (std::uint64_t{1} << 62) && (!tightest || *limit < tightest))
+  for (const GroupFiles& g : memory_group_files(read))
+    if (const auto limit = limit_in(read(g.limit)); limit && (!tightest || *limit < tightest))
       tightest = std::max<std::uint64_t>(*limit, 1);
-  };
-  const CgroupPaths groups = parse_self_cgroup(read("/proc/self/cgroup").value_or(""));
-  if (groups.v2)
-    for (const std::string& dir : cgroup_levels("/sys/fs/cgroup", *groups.v2))
-      take(dir + "/memory.max");
-  if (groups.v1)
-    for (const std::string& dir : cgroup_levels("/sys/fs/cgroup/memory", *groups.v1))
-      take(dir + "/memory.limit_in_bytes");
   return tightest;
 }
 
 std::optional<std::uint64_t> cgroup_memory_room() {
-  return cgroup_memory_room(read_real);
+  // (a process's group stays: its files are found once, read at every call)
+  static const std::vector<GroupFiles> groups = memory_group_files(read_real);
+  return least_room(read_real, groups);
 }
 
 std::uint64_t cgroup_memory_limit() {

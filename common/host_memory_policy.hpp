@@ -43,6 +43,7 @@ std::uint64_t available_host_memory();
 // memory.usage_in_bytes); none when no group has a limit. The usage counts the page cache the
 // group is charged for, so this falls as the files the process writes are cached.
 std::optional<std::uint64_t> cgroup_memory_room(const ReadText& read);
+// Over the real files, the groups' files found at the first call.
 std::optional<std::uint64_t> cgroup_memory_room();
 
 // The tightest cgroup memory limit (v2 or v1) on the process, at its group or any group above
