@@ -491,6 +491,9 @@ struct PipelineOptions {
   // A plan made while the device started (count_file's, internal): count_with_backend's first
   // plan when ready_plan_serves its options, else ignored; waited for when still being made.
   std::shared_future<ReadyPlan> ready_plan;
+  // Several GPUs of one process: the in-core split's plan made while the devices started
+  // (count_file's, internal; stream/worker_plan.hpp, split_in_core), taken like ready_plan.
+  std::shared_future<ReadyPlan> ready_split_plan;
 };
 
 struct CountReport {
@@ -534,6 +537,9 @@ PlanOptions resolve_plan_options(const PipelineOptions& options, StreamingBacken
 // census's seconds 0: spent before), *ahead_s its census and planner seconds. False otherwise.
 bool take_ready_plan(const PipelineOptions& options, const PlanOptions& po, std::uint64_t replans,
                      Plan* plan, Census* census, double* ahead_s);
+// The same with the plan made ahead in `ready` (any try): false when it is not valid.
+bool take_ready_plan(const std::shared_future<ReadyPlan>& ready, const PlanOptions& po, Plan* plan,
+                     Census* census, double* ahead_s);
 
 // Runs one plan on a backend (no re-planning). Used by count_with_backend.
 CountReport run_plan(const GraphSource& g, const Plan& plan, StreamingBackend& backend,

@@ -21,6 +21,7 @@
 #include "plan/host_model.hpp"
 #include "stream/in_core_image.hpp"
 #include "stream/unit_in_core.hpp"
+#include "stream/worker_plan.hpp"
 #include "stream/workers.hpp"
 #include "tristream/analysis.hpp"
 #include "tristream/error.hpp"
@@ -214,47 +215,86 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
     }
     return b;
   };
-  // With --gpu-memory and the image (one GPU worker, with --hybrid the CPU beside it, one
-  // process) the plan does not wait for the device: it is made now, beside the startup, with the
-  // host budget less a margin for what the device's startup adds to the process
-  // (count_with_backend and count_with_workers take it when its options match).
+  // With the image (GPU workers, with --hybrid the CPU beside them, one process) the plan does
+  // not wait for the devices: it is made now, beside the startup, with the host budget less a
+  // margin for what the devices' startup adds to the process, shared by the GPU workers as
+  // worker_budgets shares it. With --gpu-memory that is the count's plan; on several GPUs, when
+  // the in-core plan calls for the split (stream/worker_plan.hpp), the split's plan too, from
+  // the in-core plan at --gpu-memory or, without it, at no device limit (its device bytes do not
+  // depend on the limit when it fits). count_with_backend, count_with_workers and split_in_core
+  // take them when their options match.
   struct AheadRelease {
     std::shared_future<ReadyPlan>& ahead;
+    std::shared_future<ReadyPlan>& split;
     PipelineOptions& po;
     ~AheadRelease() {
       if (ahead.valid()) ahead.wait();  // (the source goes after this)
+      if (split.valid()) split.wait();
       po.ready_plan = {};
+      po.ready_split_plan = {};
     }
   };
-  std::shared_future<ReadyPlan> ahead;
-  AheadRelease ahead_release{ahead, po};
-  if (image && po.gpu_memory && devices.size() <= 1 && o.cpu_workers == 0 &&
-      !std::getenv("TRISTREAM_NO_PLAN_AHEAD")) {
+  std::shared_future<ReadyPlan> ahead, ahead_split;
+  AheadRelease ahead_release{ahead, ahead_split, po};
+  std::vector<int> gpus = devices;  // the distinct GPUs of the workers
+  std::sort(gpus.begin(), gpus.end());
+  gpus.erase(std::unique(gpus.begin(), gpus.end()), gpus.end());
+  if (image && o.cpu_workers == 0 && (!comm || comm->size() <= 1) &&
+      (po.gpu_memory || gpus.size() > 1) && !std::getenv("TRISTREAM_NO_PLAN_AHEAD")) {
     bool keep = false;
     CountHost h;
     Budgets early = host_budgets(resolve_budgets(budget_flags(po), nullptr), &keep, &h);
     if (keep) {
-      // (the context's memory, and the image's pages taken from the available memory, an
+      // (the contexts' memory, and the image's pages taken from the available memory, an
       // eighth of which the default budget counts)
       const std::uint64_t margin = (std::uint64_t{1} << 30) + image->bytes() / 4;
       if (early.host_bytes) early.host_bytes -= std::min(early.host_bytes / 2, margin);
+      if (early.host_bytes && devices.size() > 1) early.host_bytes /= devices.size();
       PlanOptions pop = plan_options(po, early, nullptr);
       pop.device_is_host = false;
       const GraphSource* g = src.get();
-      ahead = std::async(std::launch::async, [g, pop] {
-                ReadyPlan r;
-                r.options = pop;
-                const auto a0 = Clock::now();
-                try {
-                  r.plan = plan_graph(*g, pop, &r.census);
-                  r.ok = true;
-                } catch (...) {  // the count plans again and reports what failed
-                }
-                r.census_s = r.census.seconds;
-                r.plan_s = std::max(0.0, seconds_since(a0) - r.census_s);
-                return r;
-              }).share();
-      po.ready_plan = ahead;
+      auto plan_now = [g](const PlanOptions& opts) {
+        ReadyPlan r;
+        r.options = opts;
+        const auto a0 = Clock::now();
+        try {
+          r.plan = plan_graph(*g, opts, &r.census);
+          r.ok = true;
+        } catch (...) {  // the count plans again and reports what failed
+        }
+        r.census_s = r.census.seconds;
+        r.plan_s = std::max(0.0, seconds_since(a0) - r.census_s);
+        return r;
+      };
+      if (po.gpu_memory) {
+        ahead = std::async(std::launch::async, plan_now, pop).share();
+        po.ready_plan = ahead;
+      }
+      if (gpus.size() > 1) {
+        const std::size_t n_gpus = gpus.size();
+        PipelineOptions rule;  // (what split_in_core_options reads of the options)
+        rule.split_in_core_s = po.split_in_core_s;
+        rule.in_core_gpu_slices = po.in_core_gpu_slices;
+        auto split_plan = [plan_now, pop, in_core = ahead, n_gpus, rule] {
+          ReadyPlan first;
+          if (in_core.valid()) {
+            first = in_core.get();
+          } else {
+            PlanOptions unlimited = pop;
+            unlimited.device_budget = 0;
+            first = plan_now(unlimited);
+          }
+          PlanOptions shared;
+          if (!first.ok ||
+              !stream::split_in_core_options(rule, first.options, n_gpus, first.plan, &shared))
+            return ReadyPlan{};
+          ReadyPlan r = plan_now(shared);
+          if (!in_core.valid()) r.plan_s += first.census_s + first.plan_s;
+          return r;
+        };
+        ahead_split = std::async(std::launch::async, split_plan).share();
+        po.ready_split_plan = ahead_split;
+      }
     }
   }
   const double open_s = seconds_since(stage0);

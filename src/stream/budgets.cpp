@@ -90,16 +90,21 @@ bool ready_plan_serves(const PlanOptions& made, const PlanOptions& now) {
          made.rates.kernel_s_per_unit == now.rates.kernel_s_per_unit && host_ok;
 }
 
-bool take_ready_plan(const PipelineOptions& options, const PlanOptions& po, std::uint64_t replans,
-                     Plan* plan, Census* census, double* ahead_s) {
-  if (replans != 0 || !options.ready_plan.valid()) return false;
-  const ReadyPlan& r = options.ready_plan.get();
+bool take_ready_plan(const std::shared_future<ReadyPlan>& ready, const PlanOptions& po, Plan* plan,
+                     Census* census, double* ahead_s) {
+  if (!ready.valid()) return false;
+  const ReadyPlan& r = ready.get();
   if (!r.ok || !ready_plan_serves(r.options, po)) return false;
   *plan = r.plan;
   *census = r.census;
   census->seconds = 0;  // (spent before; what the count waited for is in its plan_s)
   *ahead_s = r.census_s + r.plan_s;
   return true;
+}
+
+bool take_ready_plan(const PipelineOptions& options, const PlanOptions& po, std::uint64_t replans,
+                     Plan* plan, Census* census, double* ahead_s) {
+  return replans == 0 && take_ready_plan(options.ready_plan, po, plan, census, ahead_s);
 }
 
 PlanOptions resolve_plan_options(const PipelineOptions& options, StreamingBackend* backend) {

@@ -105,27 +105,34 @@ bool admit_cutoff(const Plan& plan, const std::vector<std::size_t>& units, std::
   return true;
 }
 
-// Several GPUs of one process (gpus of them): an in-core plan whose kernel the plan's rates
-// estimate at options.split_in_core_s or more is made again at 1/gpus of its device bytes, so
-// that the GPUs share its units (more GPUs, smaller units: the last ones end closer together);
-// in core one GPU counts the one unit (count_with_workers), each slice of it costing every GPU
-// the whole graph's upload. Keeps the in-core plan (returns false) when the parts are forced,
-// or the split plan does not fit or is in core again.
-bool split_in_core(const GraphSource& g, const PipelineOptions& options, const PlanOptions& po,
-                   std::size_t gpus, Plan* plan, Census* census) {
+// (the conditions in the order of stream/worker_plan.hpp's contract)
+bool split_in_core_options(const PipelineOptions& options, const PlanOptions& po, std::size_t gpus,
+                           const Plan& plan, PlanOptions* shared) {
   if (gpus < 2 || options.split_in_core_s < 0 || options.in_core_gpu_slices || po.parts != 0 ||
-      plan->partition.p > 1 || plan->units.size() != 1 ||
-      plan_internal::kernel_seconds(*plan, plan->units[0]) < options.split_in_core_s)
+      plan.partition.p > 1 || plan.units.size() != 1 ||
+      plan_internal::kernel_seconds(plan, plan.units[0]) < options.split_in_core_s)
     return false;
-  PlanOptions shared = po;
-  shared.device_budget = std::max<std::uint64_t>(plan->device_bytes / gpus, 1);
+  *shared = po;
+  shared->device_budget = std::max<std::uint64_t>(plan.device_bytes / gpus, 1);
+  return true;
+}
+
+bool split_in_core(const GraphSource& g, const PipelineOptions& options, const PlanOptions& po,
+                   std::size_t gpus, Plan* plan, Census* census, double* ahead_s) {
+  PlanOptions shared;
+  if (!split_in_core_options(options, po, gpus, *plan, &shared)) return false;
   Census more;
   Plan split;
-  try {
-    split = plan_graph(g, shared, &more);
-  } catch (const Error& e) {  // (nothing fits within the host budget; an interrupted census)
-    if (e.kind() != ErrorKind::Usage && e.kind() != ErrorKind::Interrupted) throw;
-    return false;
+  double made_ahead_s = 0;
+  if (take_ready_plan(options.ready_split_plan, shared, &split, &more, &made_ahead_s)) {
+    *ahead_s += made_ahead_s;
+  } else {
+    try {
+      split = plan_graph(g, shared, &more);
+    } catch (const Error& e) {  // (nothing fits within the host budget; an interrupted census)
+      if (e.kind() != ErrorKind::Usage && e.kind() != ErrorKind::Interrupted) throw;
+      return false;
+    }
   }
   if (split.partition.p <= 1) return false;
   const std::string g_s = std::to_string(gpus);

@@ -354,7 +354,7 @@ CountReport count_with_workers(const GraphSource& g, const PipelineOptions& opti
       return rep;
     }
     // Several GPUs of one process and a long in-core count: units they share instead.
-    if (!many) split_in_core(g, options, po, gpus.size(), &plan, &census);
+    if (!many) split_in_core(g, run, po, gpus.size(), &plan, &census, &ahead_s);
     // In core, the one unit is cut into a slice per worker that is not a cut-off worker, in
     // every process: each uploads the whole graph and counts the triangles of its slice. Workers
     // on one device (`--devices 0,0`) take one slice between them: each slice would upload the
@@ -423,6 +423,7 @@ CountReport count_with_workers(const GraphSource& g, const PipelineOptions& opti
     } catch (const DeviceOutOfMemory& e) {
       for (Worker& w : workers) w.backend->release();
       if (many || static_cast<int>(replans) >= options.max_replans) throw;
+      run.ready_split_plan = {};  // (made for the first try's budget)
       const std::uint64_t had =
           po.device_budget ? std::min(po.device_budget, plan.device_bytes) : plan.device_bytes;
       po.device_budget = std::max<std::uint64_t>(had / 2, 1);

@@ -14,6 +14,7 @@
 #include <deque>
 #include <filesystem>
 #include <fstream>
+#include <future>
 #include <set>
 #include <sstream>
 #include <thread>
@@ -207,6 +208,57 @@ TEST(Workers, SeveralGpusSplitALongInCoreCount) {
       EXPECT_FALSE(says) << r.plan.reason;
     }
     EXPECT_EQ(r.stats.units, r.plan.units.size());
+  }
+}
+
+// The split's plan made while the devices start (PipelineOptions::ready_split_plan, count_file's)
+// is taken when it was made with the split's options, and ignored when made for another count
+// (here: other threads) or when the plan does not split; exact either way.
+TEST(Workers, ASplitPlanMadeAheadIsTakenWhenItServesTheSplit) {
+  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(test::skewed_graph(2000, 20000, 9));
+  auto src = memory_source(g, 64);
+  auto two_gpus = [] {
+    std::vector<Worker> ws;
+    for (int d : {0, 1}) {
+      Worker w{cpu_backend(), false};
+      w.device = d;
+      ws.push_back(std::move(w));
+    }
+    return ws;
+  };
+  for (const char* made_for : {"the split", "another count", "a count that does not split"}) {
+    SCOPED_TRACE(made_for);
+    const std::string which = made_for;
+    PipelineOptions o = popts(Scheme::Auto, 0, true);
+    o.split_in_core_s = 0.0;
+    // (the split's options as count_with_workers finds them)
+    auto ws = two_gpus();
+    PipelineOptions with = o;
+    with.budgets = stream::worker_budgets(o, ws, nullptr);
+    const PlanOptions po = plan_options(with, *with.budgets, stream::plan_backend(ws));
+    const Plan in_core = plan_graph(*src, po);
+    PlanOptions shared;
+    ASSERT_TRUE(stream::split_in_core_options(o, po, 2, in_core, &shared));
+    ReadyPlan ready;
+    ready.options = shared;
+    if (which == "another count") ready.options.threads += 1;
+    ready.plan = plan_graph(*src, ready.options, &ready.census);
+    ready.ok = true;
+    ready.plan_s = 0.25;
+    std::promise<ReadyPlan> made;
+    made.set_value(ready);
+    o.ready_split_plan = made.get_future().share();
+    if (which == "a count that does not split") o.split_in_core_s = -1.0;
+    const CountReport r = count_with_workers(*src, o, ws);
+    EXPECT_EQ(r.triangles, oracle);
+    EXPECT_EQ(per_vertex_mismatches(r.per_vertex, new_of_old, oracle_pv), 0u);
+    EXPECT_EQ(r.stats.planned_ahead_s, which == "the split" ? 0.25 : 0.0);
+    if (which == "a count that does not split") {
+      EXPECT_EQ(r.plan.partition.p, 1u);
+    } else {
+      EXPECT_EQ(r.plan.partition.p, ready.plan.partition.p);
+      EXPECT_EQ(r.plan.units.size(), ready.plan.units.size());
+    }
   }
 }
 
