@@ -146,6 +146,12 @@ bool split_in_core(const GraphSource& g, const PipelineOptions& options, const P
   return true;
 }
 
+std::size_t split_gpus(std::size_t process_gpus, const Communicator* comm) {
+  if (!comm || comm->size() <= 1) return process_gpus;
+  return process_gpus * static_cast<std::size_t>(comm->size()) /
+         static_cast<std::size_t>(ranks_per_gpu(comm));
+}
+
 // The first worker with a device of its own (the planner plans for it), else the first.
 const StreamingBackend* plan_backend(const std::vector<Worker>& workers) {
   for (const Worker& w : workers)
@@ -156,13 +162,14 @@ const StreamingBackend* plan_backend(const std::vector<Worker>& workers) {
 // The plan: made here, or with several processes on rank 0 and broadcast. An interrupted census
 // gives no plan (returns false).
 bool make_shared_plan(const GraphSource& g, const PlanOptions& po, Communicator* comm, Plan* plan,
-                      Census* census) {
+                      Census* census, const std::function<void(Plan*, Census*)>& refine) {
   const bool many = comm && comm->size() > 1;
   std::string bytes;
   bool ok = true;
   if (!many || comm->rank() == 0) {
     try {
       *plan = plan_graph(g, po, census);
+      if (refine) refine(plan, census);
     } catch (const Error& e) {
       if (e.kind() != ErrorKind::Interrupted || many) throw;
       ok = false;

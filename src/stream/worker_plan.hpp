@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstddef>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -45,7 +46,8 @@ bool admit_cutoff(const Plan& plan, const std::vector<std::size_t>& units, std::
                   std::size_t cutoffs, double min_probe_s, Plan* plain_plan,
                   std::string* why = nullptr);
 
-// Several GPUs of one process (gpus of them): an in-core plan whose kernel the plan's rates
+// Several GPUs (gpus of them: of one process, or one per rank, split_gpus): an in-core plan whose
+// kernel the plan's rates
 // estimate at options.split_in_core_s or more is made again at 1/gpus of its device bytes, so
 // that the GPUs share its units (more GPUs, smaller units: the last ones end closer together);
 // in core one GPU counts the one unit (count_with_workers), each slice of it costing every GPU
@@ -65,10 +67,16 @@ bool split_in_core(const GraphSource& g, const PipelineOptions& options, const P
 // The first worker with a device of its own (the planner plans for it), else the first.
 const StreamingBackend* plan_backend(const std::vector<Worker>& workers);
 
-// The plan: made here, or with several processes on rank 0 and broadcast. An interrupted census
+// The plan: made here, or with several processes on rank 0 and broadcast; `refine` (optional)
+// changes it where it is made, before the broadcast (the in-core split). An interrupted census
 // gives no plan (returns false).
 bool make_shared_plan(const GraphSource& g, const PlanOptions& po, Communicator* comm, Plan* plan,
-                      Census* census);
+                      Census* census, const std::function<void(Plan*, Census*)>& refine = nullptr);
+
+// The GPUs that share a split in-core plan's units: this process's distinct GPUs, and with
+// several processes those of every rank (each rank the same count), less the ranks that share a
+// GPU (ranks_per_gpu). 0 or 1: no split.
+std::size_t split_gpus(std::size_t process_gpus, const Communicator* comm);
 
 // The units of this process: all of them, its static run, or (dynamic) none yet and a refill
 // that fetches the next batch from the shared counter.

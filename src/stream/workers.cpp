@@ -20,6 +20,7 @@ using stream::make_shared_plan;
 using stream::now_s;
 using stream::plan_backend;
 using stream::share_units;
+using stream::split_gpus;
 using stream::split_in_core;
 using stream::UnitQueue;
 using stream::worker_budgets;
@@ -340,9 +341,19 @@ CountReport count_with_workers(const GraphSource& g, const PipelineOptions& opti
     Plan plan;
     bool planned = false;
     double ahead_s = 0;  // census and planner seconds spent before this call (a ready plan)
+    // Several GPUs and a long in-core count: units they share instead (on rank 0 before the
+    // plan's broadcast).
+    const std::size_t sharing = split_gpus(gpus.size(), comm);
+    auto split_long = [&](Plan* p, Census* c) {
+      split_in_core(g, run, po, sharing, p, c, &ahead_s);
+    };
     try {
-      planned = (!many && take_ready_plan(run, po, replans, &plan, &census, &ahead_s)) ||
-                make_shared_plan(g, po, comm, &plan, &census);
+      if (!many && take_ready_plan(run, po, replans, &plan, &census, &ahead_s)) {
+        planned = true;
+        split_long(&plan, &census);
+      } else {
+        planned = make_shared_plan(g, po, comm, &plan, &census, split_long);
+      }
     } catch (const Error& e) {  // nothing fits: say that the workers share the host budget
       if (e.kind() != ErrorKind::Usage || workers.size() < 2) throw;
       throw Error(ErrorKind::Usage,
@@ -353,8 +364,6 @@ CountReport count_with_workers(const GraphSource& g, const PipelineOptions& opti
       rep.interrupted = true;
       return rep;
     }
-    // Several GPUs of one process and a long in-core count: units they share instead.
-    if (!many) split_in_core(g, run, po, gpus.size(), &plan, &census, &ahead_s);
     // In core, the one unit is cut into a slice per worker that is not a cut-off worker, in
     // every process: each uploads the whole graph and counts the triangles of its slice. Workers
     // on one device (`--devices 0,0`) take one slice between them: each slice would upload the

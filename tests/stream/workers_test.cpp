@@ -17,6 +17,7 @@
 #include <future>
 #include <set>
 #include <sstream>
+#include <stdexcept>
 #include <thread>
 
 #include "common/thread_priority.hpp"
@@ -259,6 +260,88 @@ TEST(Workers, ASplitPlanMadeAheadIsTakenWhenItServesTheSplit) {
       EXPECT_EQ(r.plan.partition.p, ready.plan.partition.p);
       EXPECT_EQ(r.plan.units.size(), ready.plan.units.size());
     }
+  }
+}
+
+// Ranks as one process's calls, one after another: rank 0 plans and keeps what it broadcasts,
+// rank 1 receives it; rank 1's sums are recorded (rank 0's report then holds its own share only).
+// Each rank on a machine of its own (local_size 1), so each has a GPU of its own.
+class SequentialRanks final : public Communicator {
+ public:
+  struct Shared {
+    std::vector<std::string> broadcasts;
+    std::vector<std::vector<std::uint64_t>> sums;  // rank 1's
+  };
+  SequentialRanks(int rank, Shared* shared) : rank_(rank), shared_(shared) {}
+  int rank() const override { return rank_; }
+  int size() const override { return 2; }
+  int local_rank() const override { return 0; }
+  int local_size() const override { return 1; }
+  void broadcast(std::string& bytes) override {
+    if (rank_ == 0) {
+      shared_->broadcasts.push_back(bytes);
+    } else {
+      bytes = shared_->broadcasts.at(next_++);
+    }
+  }
+  void sum_to_root(std::uint64_t* data, std::size_t n) override {
+    if (rank_ == 1) shared_->sums.emplace_back(data, data + n);
+  }
+  double max_all(double value) override { return value; }
+  std::uint64_t fetch_next() override {
+    throw std::logic_error("the static split fetches nothing");
+  }
+  [[noreturn]] void abort(const std::string& message, int) override {
+    throw std::runtime_error(message);
+  }
+
+ private:
+  int rank_;
+  Shared* shared_;
+  std::size_t next_ = 0;
+};
+
+// MPI ranks with a GPU each and a long in-core count (split_in_core_s 0): rank 0 plans it again
+// at 1/2 of its device bytes before the broadcast, so that the ranks share its units (statically)
+// instead of each counting a slice of the whole graph; the two ranks' counts add up to the graph's,
+// totals and per vertex. Without the split (a negative threshold) the one unit is cut into a
+// slice per rank, as before.
+TEST(Workers, RanksWithAGpuEachSplitALongInCoreCount) {
+  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(test::skewed_graph(2000, 20000, 9));
+  auto src = memory_source(g, 64);
+  for (const bool split : {true, false}) {
+    SCOPED_TRACE(split ? "split" : "slices");
+    SequentialRanks::Shared shared;
+    std::vector<CountReport> reps;
+    for (int r : {0, 1}) {
+      SequentialRanks comm(r, &shared);
+      std::vector<Worker> ws;
+      Worker w{cpu_backend(), false};
+      w.device = 0;
+      ws.push_back(std::move(w));
+      PipelineOptions o = popts(Scheme::Auto, 0, true);
+      o.split_in_core_s = split ? 0.0 : -1.0;
+      o.rank_split = "static";
+      reps.push_back(count_with_workers(*src, o, ws, &comm));
+    }
+    ASSERT_EQ(shared.sums.size(), 2u);  // (rank 1's head, then its per-vertex counts)
+    EXPECT_EQ(reps[0].triangles + shared.sums[0][0], oracle);
+    ASSERT_EQ(shared.sums[1].size(), reps[0].per_vertex.size());
+    std::vector<count_t> pv = reps[0].per_vertex;
+    for (std::size_t v = 0; v < pv.size(); ++v) pv[v] += shared.sums[1][v];
+    EXPECT_EQ(per_vertex_mismatches(pv, new_of_old, oracle_pv), 0u);
+    for (const CountReport& rep : reps) {
+      const bool says = rep.plan.reason.find("GPUs share its units") != std::string::npos;
+      EXPECT_EQ(says, split) << rep.plan.reason;
+      if (split) {
+        EXPECT_GT(rep.plan.partition.p, 1u);
+      } else {
+        EXPECT_EQ(rep.plan.partition.p, 1u);
+        EXPECT_EQ(rep.plan.units.size(), 2u);  // (a slice per rank)
+      }
+    }
+    EXPECT_GT(reps[0].stats.units, 0u);
+    EXPECT_GT(shared.sums[0][1], 0u);  // (each rank counted units of its own)
   }
 }
 
