@@ -33,9 +33,9 @@ std::unique_ptr<Run> merge_group(const std::vector<std::unique_ptr<Run>>& runs, 
     ptrs.push_back(readers.back().get());
   }
   auto run = std::make_unique<Run>();
-  run->file = std::make_unique<TempFile>(tmp_dir);
+  run->files.push_back({0, std::make_unique<TempFile>(tmp_dir)});
   run->packed = sizeof(R) == 8;
-  RunWriter<R> w(*run->file, io_records(limit, 1, sizeof(R)));
+  RunWriter<R> w(*run->files[0].file, io_records(limit, 1, sizeof(R)));
   merge_unique<R>(ptrs, [&](const R& e) { w.push(e); });
   w.flush();
   run->edges = w.count();
@@ -251,7 +251,8 @@ void merge_runs(std::vector<std::unique_ptr<Run>>& runs, IdMap& idmap, unsigned 
   }
   out.source.count = m;
   idmap.drop_table();
-  for (auto& r : runs) close_behind.add(std::move(r->file));
+  for (auto& r : runs)
+    for (RunFile& f : r->files) close_behind.add(std::move(f.file));
   runs.clear();  // (a run in memory is unmapped here)
 }
 

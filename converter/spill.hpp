@@ -20,11 +20,19 @@
 
 namespace tristream::conv {
 
+// A spill of packed keys is written into up to kSpillFiles files at once, one writer each, each
+// of kSpillFileBytes or more, while the store's files number at most kMaxSpillFiles (then one).
+constexpr std::size_t kSpillFiles = 8;
+constexpr std::uint64_t kSpillFileBytes = std::uint64_t{128} << 20;
+constexpr std::size_t kMaxSpillFiles = 256;
+
 class SpillStore {
  public:
-  // `limit` sizes the stream buffers (io_records); spill files go to tmp_dir.
-  SpillStore(unsigned threads, std::uint64_t limit, std::string tmp_dir)
-      : threads_(threads), limit_(limit), tmp_dir_(std::move(tmp_dir)) {}
+  // `limit` sizes the stream buffers (io_records); spill files go to tmp_dir; a spill of packed
+  // keys takes a file for every file_bytes (at most kSpillFiles, and threads).
+  SpillStore(unsigned threads, std::uint64_t limit, std::string tmp_dir,
+             std::uint64_t file_bytes = kSpillFileBytes)
+      : threads_(threads), limit_(limit), tmp_dir_(std::move(tmp_dir)), file_bytes_(file_bytes) {}
   // Turns the blocks into one new run and their ids into the id set, then clears `blocks`.
   // `max_id` bounds every id spilled so far and now. `packed`: the blocks' packed keys are
   // sorted in memory and their ids marked in the bitmap (the caller's choice, Driver::
@@ -47,6 +55,8 @@ class SpillStore {
   std::uint64_t limit_;
   std::string tmp_dir_;
   std::vector<std::unique_ptr<Run>> runs_;
+  std::uint64_t file_bytes_;
+  std::size_t files_ = 0;  // the runs' spill files made so far
   // The id set: bits_ while every spill was packed, else ids_ (sorted, unique).
   BigBuffer<std::uint64_t> bits_;
   BigBuffer<std::uint64_t> ids_;

@@ -13,13 +13,28 @@ std::size_t io_records(std::uint64_t limit, std::size_t streams, std::size_t rec
 
 void Run::read(std::uint64_t first, std::size_t count, void* dst) const {
   const std::size_t rb = record_bytes();
-  if (!file) {
+  if (files.empty()) {
     TS_CHECK(first + count <= keys.capacity(), "run read out of range");
     std::memcpy(dst, keys.data() + first, count * 8);
     return;
   }
-  TS_CHECK(file->read_at(first * rb, dst, count * rb) == count * rb,
-           "spill file shorter than written");
+  // the file holding record `first`, then the next ones while the records go on
+  std::size_t f = static_cast<std::size_t>(
+      std::upper_bound(files.begin(), files.end(), first,
+                       [](std::uint64_t x, const RunFile& r) { return x < r.first; }) -
+      files.begin());
+  TS_CHECK(f > 0, "run read before its first file");
+  auto* out = static_cast<char*>(dst);
+  for (--f; count > 0; ++f) {
+    const std::uint64_t end = f + 1 < files.size() ? files[f + 1].first : first + count;
+    const std::size_t take = static_cast<std::size_t>(std::min<std::uint64_t>(count, end - first));
+    TS_CHECK(take > 0 &&
+                 files[f].file->read_at((first - files[f].first) * rb, out, take * rb) == take * rb,
+             "spill file shorter than written");
+    out += take * rb;
+    first += take;
+    count -= take;
+  }
 }
 
 Edge64 Run::at(std::uint64_t i) const {

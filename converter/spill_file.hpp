@@ -23,12 +23,20 @@ struct Segment {
 // together take a sixteenth of `limit`, each between 4 KiB and 4 MiB.
 std::size_t io_records(std::uint64_t limit, std::size_t streams, std::size_t record_bytes);
 
-// A sorted run of unique edges (original ids): Edge64 records, or packed keys a << 32 | b (8
-// bytes an edge; both ids below 2^32), which sort in the same order. On disk (file), or, for
-// packed keys, in memory (keys: the last spill, which need not be written).
-struct Run {
+// A spill file holding a run's records from record `first` on (up to the next file's first).
+struct RunFile {
+  std::uint64_t first = 0;
   std::unique_ptr<TempFile> file;
-  BigBuffer<std::uint64_t> keys;  // without a file: the segments index these keys
+};
+
+// A sorted run of unique edges (original ids): Edge64 records, or packed keys a << 32 | b (8
+// bytes an edge; both ids below 2^32), which sort in the same order. On disk (files: the records
+// laid out over one file, or over several written at once, each by one writer: writers of one
+// file wait on its lock), or, for packed keys, in memory (keys: the last spill, which need not
+// be written).
+struct Run {
+  std::vector<RunFile> files;     // ascending firsts, the first 0; none: in memory
+  BigBuffer<std::uint64_t> keys;  // without files: the segments index these keys
   std::vector<Segment> segments;  // sorted one after another
   std::uint64_t edges = 0;
   bool packed = false;
