@@ -241,15 +241,10 @@ TEST(PairPipeline, GroupsInTheWholeDeviceBudgetAndPlansMadeAhead) {
       // the same count with the plan made ahead, and with one made for another budget
       for (bool same : {true, false}) {
         auto o2 = o;
-        ReadyPlan ready;
-        ready.options = resolve_plan_options(o, &dd);
-        if (!same) ready.options.threads += 1;  // made for another count
-        ready.plan = plan_graph(*src, ready.options, &ready.census);
-        ready.ok = true;
-        ready.plan_s = 0.25;
-        std::promise<ReadyPlan> made;
-        made.set_value(ready);
-        o2.ready_plan = made.get_future().share();
+        PlanOptions made_for = resolve_plan_options(o, &dd);
+        if (!same) made_for.threads += 1;  // made for another count
+        o2.ready_plan = made_ahead(*src, made_for, 0.25);
+        const ReadyPlan& ready = o2.ready_plan.get();
         FakeBackend dd2;
         CountReport r2 = count_with_backend(*src, o2, dd2);
         EXPECT_EQ(r2.triangles, oracle);

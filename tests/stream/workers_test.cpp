@@ -240,15 +240,10 @@ TEST(Workers, ASplitPlanMadeAheadIsTakenWhenItServesTheSplit) {
     const Plan in_core = plan_graph(*src, po);
     PlanOptions shared;
     ASSERT_TRUE(stream::split_in_core_options(o, po, 2, in_core, &shared));
-    ReadyPlan ready;
-    ready.options = shared;
-    if (which == "another count") ready.options.threads += 1;
-    ready.plan = plan_graph(*src, ready.options, &ready.census);
-    ready.ok = true;
-    ready.plan_s = 0.25;
-    std::promise<ReadyPlan> made;
-    made.set_value(ready);
-    o.ready_split_plan = made.get_future().share();
+    PlanOptions ahead_with = shared;
+    if (which == "another count") ahead_with.threads += 1;
+    o.ready_split_plan = made_ahead(*src, ahead_with, 0.25);
+    const Plan& ready = o.ready_split_plan.get().plan;
     if (which == "a count that does not split") o.split_in_core_s = -1.0;
     const CountReport r = count_with_workers(*src, o, ws);
     EXPECT_EQ(r.triangles, oracle);
@@ -257,8 +252,8 @@ TEST(Workers, ASplitPlanMadeAheadIsTakenWhenItServesTheSplit) {
     if (which == "a count that does not split") {
       EXPECT_EQ(r.plan.partition.p, 1u);
     } else {
-      EXPECT_EQ(r.plan.partition.p, ready.plan.partition.p);
-      EXPECT_EQ(r.plan.units.size(), ready.plan.units.size());
+      EXPECT_EQ(r.plan.partition.p, ready.partition.p);
+      EXPECT_EQ(r.plan.units.size(), ready.units.size());
     }
   }
 }

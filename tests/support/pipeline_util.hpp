@@ -12,6 +12,7 @@
 #include <cstring>
 #include <fstream>
 #include <functional>
+#include <future>
 #include <map>
 #include <mutex>
 #include <random>
@@ -124,6 +125,20 @@ inline CountReport count_tuned(const GraphSource& g, const PipelineOptions& o, S
   }
   plan.host_budget = 0;  // (no spare room: run_plan lends the preload what the budget leaves)
   return run_plan(g, plan, be, o);
+}
+
+// A plan made ahead with `options` (PipelineOptions::ready_plan, ready_split_plan), as count_file
+// makes one beside the devices' start, its planner seconds set to plan_s.
+inline std::shared_future<ReadyPlan> made_ahead(const GraphSource& g, const PlanOptions& options,
+                                                double plan_s) {
+  ReadyPlan ready;
+  ready.options = options;
+  ready.plan = plan_graph(g, options, &ready.census);
+  ready.ok = true;
+  ready.plan_s = plan_s;
+  std::promise<ReadyPlan> made;
+  made.set_value(std::move(ready));
+  return made.get_future().share();
 }
 
 // The distinct blocks of every unit of a plan, summed over the units (A, and B and C unless
