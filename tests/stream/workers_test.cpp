@@ -232,6 +232,7 @@ TEST(Workers, ASplitPlanMadeAheadIsTakenWhenItServesTheSplit) {
     const std::string which = made_for;
     PipelineOptions o = popts(Scheme::Auto, 0, true);
     o.split_in_core_s = 0.0;
+    o.host_memory = std::uint64_t{4} << 30;  // (the default follows the machine's free memory)
     // (the split's options as count_with_workers finds them)
     auto ws = two_gpus();
     PipelineOptions with = o;
