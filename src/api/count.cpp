@@ -117,15 +117,19 @@ std::string plan_line(const Plan& plan) {
   return s;
 }
 
+// Ranks (in all) up to which every rank decodes the in-core image out of core too.
+constexpr int kImageRanksOutOfCore = 2;
+
 // The in-core image (stream/in_core_image.hpp), started while the devices start when the count
 // runs on a GPU: CUDA built in and a GPU driver present, no host budget given, and the image
 // within a quarter of the available host memory (shared by the machine's ranks under mpirun).
-// Under mpirun, where out of core each rank reads only the chunks of its own units, only when
-// the count will be in core: every rank then counts a slice of the whole graph, which it decodes
-// anyway, into the image as one process does rather than through staging buffers with nothing
-// to overlap (measured on four H200s: 2.7x one GPU's time with 2 ranks). In core means the
-// in-core footprint within --gpu-memory, or within nine tenths of `device`'s memory divided among
-// the machine's ranks that share a GPU (the planner then finds it in core unless the GPU's free
+// Under mpirun with more than kImageRanksOutOfCore ranks, where out of core each rank reads only
+// the chunks of its own units, only when the count will be in core: every rank then counts a
+// slice of the whole graph (or, split, its share of the units), which it decodes anyway, into
+// the image as one process does rather than through staging buffers with nothing to overlap
+// (measured on four H200s: 2.7x one GPU's time with 2 ranks). In core means the in-core
+// footprint within --gpu-memory, or within nine tenths of `device`'s memory divided among the
+// machine's ranks that share a GPU (the planner then finds it in core unless the GPU's free
 // memory is far below its total: the image then serves the chunks).
 std::shared_ptr<stream::InCoreImage> start_in_core_image(const GraphSource& g,
                                                          const CountOptions& o, bool per_vertex,
@@ -143,7 +147,9 @@ std::shared_ptr<stream::InCoreImage> start_in_core_image(const GraphSource& g,
   const std::uint64_t bytes = stream::InCoreImage::slot_bytes(g.n(), g.m());
   const std::uint64_t room = available_host_memory();
   if (room == 0 || bytes > room / 4 / ranks_here) return nullptr;
-  if (ranks) {
+  // (two ranks: each one's units need most of the graph's row parts anyway, which its image
+  // decodes while the device starts, and its store views instead of copying)
+  if (ranks && comm->size() > kImageRanksOutOfCore) {
     if (o.parts > 1) return nullptr;
     std::uint64_t budget = o.gpu_memory.bytes();
     if (!budget) budget = cuda_device_total_memory(device) / 10 * 9 / ranks_per_gpu(comm);
