@@ -282,14 +282,13 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
         rule.split_in_core_s = po.split_in_core_s;
         rule.in_core_gpu_slices = po.in_core_gpu_slices;
         auto split_plan = [plan_now, pop, in_core = ahead, n_gpus, rule] {
-          ReadyPlan first;
-          if (in_core.valid()) {
-            first = in_core.get();
-          } else {
+          ReadyPlan own;  // (the in-core plan at no device limit, without --gpu-memory)
+          if (!in_core.valid()) {
             PlanOptions unlimited = pop;
             unlimited.device_budget = 0;
-            first = plan_now(unlimited);
+            own = plan_now(unlimited);
           }
+          const ReadyPlan& first = in_core.valid() ? in_core.get() : own;
           PlanOptions shared;
           if (!first.ok ||
               !stream::split_in_core_options(rule, first.options, n_gpus, first.plan, &shared))

@@ -47,14 +47,13 @@ bool admit_cutoff(const Plan& plan, const std::vector<std::size_t>& units, std::
                   std::string* why = nullptr);
 
 // Several GPUs (gpus of them: of one process, or one per rank, split_gpus): an in-core plan whose
-// kernel the plan's rates
-// estimate at options.split_in_core_s or more is made again at 1/gpus of its device bytes, so
-// that the GPUs share its units (more GPUs, smaller units: the last ones end closer together);
-// in core one GPU counts the one unit (count_with_workers), each slice of it costing every GPU
-// the whole graph's upload. split_in_core_options: whether `plan` (made with `po`) is such a
-// plan (at least two GPUs, the split not turned off, options.in_core_gpu_slices false, the parts
-// not forced, one unit of p = 1, its kernel long enough), and then the split plan's options
-// (*shared: po at 1/gpus of the plan's device bytes).
+// kernel the plan's rates estimate at options.split_in_core_s or more is made again at 1/gpus of
+// its device bytes, so that the GPUs share its units (more GPUs, smaller units: the last ones end
+// closer together); in core one GPU counts the one unit (count_with_workers), each slice of it
+// costing every GPU the whole graph's upload. split_in_core_options: whether `plan` (made with
+// `po`) is such a plan (at least two GPUs, the split not turned off, options.in_core_gpu_slices
+// false, the parts not forced, one unit of p = 1, its kernel long enough), and then the split
+// plan's options (*shared: po at 1/gpus of the plan's device bytes).
 bool split_in_core_options(const PipelineOptions& options, const PlanOptions& po, std::size_t gpus,
                            const Plan& plan, PlanOptions* shared);
 // split_in_core replaces *plan and *census by the split plan: the one made ahead
