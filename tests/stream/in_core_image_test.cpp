@@ -224,7 +224,9 @@ TEST(InCoreImage, ServesDecodedChunksWithoutWaitingForTheRest) {
   GatedSource gated(*src);
   InCoreImage image(gated, 2);
   const auto image_src = stream::image_source(gated, image);
-  // the decoder holds chunk 0; the others become ready (the last first)
+  // the decoder holds chunk 0 (waited for: should this thread read chunk 0 first, the gate would
+  // hold it instead); the others become ready (the last first)
+  gated.wait_held();
   for (std::size_t k = 1; k < chunks.size(); ++k)
     for (int t = 0; t < 10000 && !image.chunk_ready(k); ++t)
       std::this_thread::sleep_for(std::chrono::milliseconds(1));
