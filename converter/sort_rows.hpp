@@ -30,19 +30,21 @@ bool rows_fit_narrow(std::uint64_t max_key, int col_bits);
 std::size_t sort_rows_narrow(const SpanSortInput& in, int col_bits, BigBuffer<std::uint32_t>& cols,
                              std::uint32_t* fill, unsigned threads);
 
-// The same for graphs of any size: the scatter writes the keys (8 bytes each, into a buffer of
-// its own filled in small pages); each bucket (whole rows) is then sorted by column (LSD radix,
-// one or two digits) and its columns placed at their rows of cols by a stable counting sort on
-// the row, its rows counted into fill, its pages dropped once placed (so about 8 bytes a key at
-// the peak, cols' 4 included). Preconditions: in.max_key given with sort_shift(in.max_key) >= 32,
-// at least 2^16 keys, no repeats (checked), cols.capacity() at least the keys. Returns the number
-// of keys.
+// The same for graphs of any size: the scatter writes the keys, 8 bytes each, into cols' own
+// memory (its capacity grown to twice the keys where it is less; filled in small pages); the
+// buckets (whole rows) are then taken in order into a worker's cache, each sorted by column (LSD
+// radix, one or two digits) and its columns placed at their rows by a stable counting sort on the
+// row, 4 bytes each, over the keys of buckets already taken; its rows counted into fill. The
+// pages past the columns go back to the OS at the end: about 8 bytes a key at the peak, and no
+// page is mapped twice. Preconditions: in.max_key given with sort_shift(in.max_key) >= 32, at
+// least 2^16 keys, no repeats (checked). Returns the number of keys (cols' size).
 std::size_t sort_rows_wide(const SpanSortInput& in, BigBuffer<std::uint32_t>& cols,
                            std::uint32_t* fill, unsigned threads);
 
 // sort_rows_narrow where the rows fit it (rows_fit_narrow, the columns' bits those of
 // in.max_key's low 32 bits), else sort_rows_wide. Preconditions: rows_sortable(in.max_key, keys),
-// no repeats (checked), cols.capacity() at least the keys. Returns the number of keys.
+// no repeats (checked), cols.capacity() at least the keys (sort_rows_wide grows it as it needs).
+// Returns the number of keys.
 std::size_t sort_rows(const SpanSortInput& in, BigBuffer<std::uint32_t>& cols, std::uint32_t* fill,
                       unsigned threads);
 
