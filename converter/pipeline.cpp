@@ -31,6 +31,7 @@
 #include <unordered_map>
 
 #include "common/host_memory_policy.hpp"
+#include "common/host_peak.hpp"
 #include "in_memory.hpp"
 #include "input.hpp"
 #include "parse_order.hpp"
@@ -77,6 +78,7 @@ class Driver {
     // and frames) and two floors per thread (so that every thread compresses: a floor is one
     // chunk, its frame and a context).
     const std::uint64_t limit = resolve_memory_limit(o);
+    summary_.memory_limit_bytes = limit;
     const std::uint64_t floor = tcsr::writer_floor_bytes(o.write.chunk_bytes, o.write.zstd_level);
     // Below the floor the conversion cannot run within the limit: an error before any work when
     // the machine (or its cgroup) has no room for it either; a smaller explicit --memory-limit
@@ -139,6 +141,7 @@ class Driver {
     progress_.clear();
     describe_output();
     summary_.seconds = now_seconds() - start;
+    summary_.host_peak_bytes = host_peak_bytes();
     stage_done("summary");
     stage_report();
     return summary_;

@@ -80,6 +80,11 @@ struct ConvertSummary {
   std::uint64_t compressed_adjacency_bytes = 0;
   bool out_of_core = false;
   double seconds = 0;
+  // The memory limit the conversion kept to (--memory-limit, else the default host budget).
+  std::uint64_t memory_limit_bytes = 0;
+  // The process's peak resident memory when the conversion ended (VmHWM; 0 where unknown). In a
+  // process that did other work first, that work's peak counts too.
+  std::uint64_t host_peak_bytes = 0;
 };
 
 // Converts `input` (a path, or "-" for standard input) into the .tcsr file `output`.

@@ -65,6 +65,8 @@ nb::dict summary_dict(const tristream::ConvertSummary& s) {
   d["output_bytes"] = s.output_bytes;
   d["out_of_core"] = s.out_of_core;
   d["seconds"] = s.seconds;
+  d["memory_limit_bytes"] = s.memory_limit_bytes;
+  d["host_peak_bytes"] = s.host_peak_bytes;
   return d;
 }
 

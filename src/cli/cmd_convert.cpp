@@ -17,6 +17,7 @@
 #include "args.hpp"
 #include "commands.hpp"
 #include "common/atomic_file.hpp"
+#include "common/host_peak.hpp"
 #include "common/json.hpp"
 #include "plan/census_store.hpp"
 #include "tristream/convert.hpp"
@@ -63,6 +64,7 @@ ConvertSummary write_tcsr_with_census(
     reindex(output, o.threads);
     s.output_bytes = std::filesystem::file_size(output);
     s.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    s.host_peak_bytes = host_peak_bytes();  // (the census's pass counted in)
   }
   return s;
 }
@@ -92,7 +94,9 @@ void print_convert_summary_to(std::FILE* to, const ConvertSummary& s, const std:
         .add("out_of_core", s.out_of_core)
         .add("seconds", s.seconds)
         .add("edges_per_second",
-             s.seconds > 0 ? static_cast<double>(s.input_edges) / s.seconds : 0.0);
+             s.seconds > 0 ? static_cast<double>(s.input_edges) / s.seconds : 0.0)
+        .add("memory_limit_bytes", s.memory_limit_bytes)
+        .add("host_peak_bytes", s.host_peak_bytes);
     std::fprintf(to, "%s\n", o.str().c_str());
     return;
   }
@@ -111,6 +115,9 @@ void print_convert_summary_to(std::FILE* to, const ConvertSummary& s, const std:
   std::fprintf(to, "mode            %s\n", s.out_of_core ? "out of core" : "in memory");
   std::fprintf(to, "seconds         %.2f (%.1f M input edges/s)\n", s.seconds,
                s.seconds > 0 ? static_cast<double>(s.input_edges) / s.seconds / 1e6 : 0.0);
+  std::fprintf(to, "memory          peak %s (limit %s)\n",
+               s.host_peak_bytes ? format_bytes(s.host_peak_bytes).c_str() : "unknown",
+               format_bytes(s.memory_limit_bytes).c_str());
 }
 
 void print_convert_summary(const ConvertSummary& s, const std::string& output, bool json) {

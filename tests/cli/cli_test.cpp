@@ -108,6 +108,21 @@ TEST(Cli, CountsKarateFromEdgeListAndTcsr) {
   EXPECT_NE(r.out.find("vertices          34"), std::string::npos) << r.out;
 }
 
+// convert reports the memory limit it kept to and the process's peak, in JSON and as text.
+TEST(Cli, ConvertReportsItsMemoryLimitAndPeak) {
+  test::TempDir tmp;
+  const std::string karate = q(test::data_file("karate.el"));
+  auto r =
+      run_cli("convert " + karate + " -o " + q(tmp.file("k.tcsr")) + " --json --memory-limit 64M");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(json_uint(r.out, "memory_limit_bytes"), std::uint64_t{64} << 20) << r.out;
+  EXPECT_GT(json_uint(r.out, "host_peak_bytes"), 0u) << r.out;  // (VmHWM: Linux has it)
+  r = run_cli("convert " + karate + " -o " + q(tmp.file("k2.tcsr")) + " --memory-limit 1G");
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_NE(r.out.find("memory          peak "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find(" MiB (limit 1.0 GiB)"), std::string::npos) << r.out;
+}
+
 TEST(Cli, OtherBundledGraphs) {
   const std::map<std::string, std::uint64_t> expected = {{"petersen.el", 0}, {"k5_messy.el", 10}};
   for (const auto& [name, triangles] : expected) {

@@ -80,8 +80,10 @@ def test_path_input_and_convert(tmp_path):
     el.write_text("".join(f"{u} {v}\n" for u, v in g.edges()))
     total = nx_reference(g)[0]
     assert tristream.count(el, **CPU).triangles == total
-    summary = tristream.convert(str(el), tmp_path / "g.tcsr")
+    summary = tristream.convert(str(el), tmp_path / "g.tcsr", memory_limit=64 << 20)
     assert summary["edges"] == g.number_of_edges()
+    assert summary["memory_limit_bytes"] == 64 << 20
+    assert summary["host_peak_bytes"] > 0
     r = tristream.count(tmp_path / "g.tcsr", **CPU)
     assert r.triangles == total
     assert r.convert_seconds == 0.0
