@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <exception>
+#include <future>
 #include <mutex>
 #include <thread>
 
@@ -288,11 +289,28 @@ std::vector<int> parse_devices(const std::string& text) {
 std::vector<Worker> make_workers(const PipelineOptions& options, const std::vector<int>& devices,
                                  unsigned cpu_workers, bool hybrid) {
   std::vector<Worker> out;
-  for (int d : devices) {
+  // 1. The GPUs' backends, each device started on a thread of its own (its context, streams and
+  //    the kernels' first launch take tenths of a second; the first on this thread), so that the
+  //    starts overlap; a failure is the first device's in the list that failed, once every start
+  //    has ended.
+  auto make_gpu = [&options](int d) {
     CounterOptions c = options.counter;
     c.device = d;
-    out.push_back({make_cuda_streaming_backend(c), false, d});
+    return make_cuda_streaming_backend(c);
+  };
+  std::vector<std::future<std::unique_ptr<StreamingBackend>>> others;
+  for (std::size_t i = 1; i < devices.size(); ++i)
+    others.push_back(std::async(std::launch::async, make_gpu, devices[i]));
+  std::exception_ptr failure;
+  for (std::size_t i = 0; i < devices.size(); ++i) {
+    try {
+      out.push_back({i == 0 ? make_gpu(devices[0]) : others[i - 1].get(), false, devices[i]});
+    } catch (...) {
+      if (!failure) failure = std::current_exception();
+    }
   }
+  if (failure) std::rethrow_exception(failure);
+  // 2. The CPU workers and --hybrid's cut-off worker.
   for (unsigned i = 0; i < cpu_workers; ++i)
     out.push_back({make_cpu_streaming_backend(make_cpu_counter(options.counter)), false, -1});
   if (out.empty()) out.push_back({make_streaming_backend(options), false, -1});

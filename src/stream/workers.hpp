@@ -40,8 +40,9 @@ std::vector<int> parse_devices(const std::string& text);
 constexpr unsigned kMaxCpuWorkers = 64;
 
 // The workers of a count: one CUDA backend per device (counter options as given, the device
-// replaced), `cpu_workers` CPU backends, and with `hybrid` one CPU cut-off worker in the idle
-// scheduling class (its backend is made on such a thread, so its counting threads are). Empty
+// replaced; the devices started at once, one thread each), `cpu_workers` CPU backends, and with
+// `hybrid` one CPU cut-off worker in the idle scheduling class (its counting threads enter it as
+// they start). Empty
 // devices and cpu_workers 0: the backend options.backend names (one worker). Workers that share
 // a device share its measured free memory (the device budget without --gpu-memory).
 std::vector<Worker> make_workers(const PipelineOptions& options, const std::vector<int>& devices,
