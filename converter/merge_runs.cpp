@@ -107,7 +107,8 @@ KeyRanges cut_key_ranges(const std::vector<std::unique_ptr<Run>>& runs, std::uin
 // map is monotone): equal ones are counted together, one atomic add per run of them.
 class KeyMapper {
  public:
-  KeyMapper(const IdMap& idmap, const std::uint32_t* table, std::uint32_t* degree)
+  // idmap null: the ids are kept as they are (MergedEdges::own_ids).
+  KeyMapper(const IdMap* idmap, const std::uint32_t* table, std::uint32_t* degree)
       : idmap_(idmap), table_(table), degree_(degree) {}
   // Adds an edge; emit(key) is called for each key, in order, when its batch is full or on flush.
   template <typename Emit>
@@ -132,12 +133,20 @@ class KeyMapper {
   void map(Emit& emit) {
     const std::size_t n = size_;
     size_ = 0;
-    if (table_)
-      for (std::size_t i = 0; i < n; ++i) __builtin_prefetch(&table_[batch_[i].b]);
-    for (std::size_t i = 0; i < n; ++i) {
-      a_[i] = table_ ? table_[batch_[i].a] : idmap_(batch_[i].a);
-      b_[i] = table_ ? table_[batch_[i].b] : idmap_(batch_[i].b);
-      __builtin_prefetch(&degree_[b_[i]], 1);
+    if (!idmap_) {
+      for (std::size_t i = 0; i < n; ++i) {
+        a_[i] = batch_[i].a;
+        b_[i] = batch_[i].b;
+        __builtin_prefetch(&degree_[b_[i]], 1);
+      }
+    } else {
+      if (table_)
+        for (std::size_t i = 0; i < n; ++i) __builtin_prefetch(&table_[batch_[i].b]);
+      for (std::size_t i = 0; i < n; ++i) {
+        a_[i] = table_ ? table_[batch_[i].a] : (*idmap_)(batch_[i].a);
+        b_[i] = table_ ? table_[batch_[i].b] : (*idmap_)(batch_[i].b);
+        __builtin_prefetch(&degree_[b_[i]], 1);
+      }
     }
     for (std::size_t i = 0; i < n; ++i) {
       if (run_ && a_[i] != run_a_) {
@@ -151,7 +160,7 @@ class KeyMapper {
     }
   }
 
-  const IdMap& idmap_;
+  const IdMap* idmap_;
   const std::uint32_t* table_;
   std::uint32_t* degree_;
   Edge64 batch_[kBatch];
@@ -189,7 +198,7 @@ std::uint64_t merge_part(std::vector<std::unique_ptr<Run>>& runs, const KeyRange
       dst[c] = key;
     ++c;
   };
-  KeyMapper mapper(idmap, table, out.degree.data());
+  KeyMapper mapper(out.own_ids ? nullptr : &idmap, table, out.degree.data());
   merge_unique<R>(ptrs, [&](const R& e) { mapper.add(e, emit); });
   mapper.flush(emit);
   if (uw) uw->flush();
@@ -218,15 +227,21 @@ void merge_runs(std::vector<std::unique_ptr<Run>>& runs, IdMap& idmap, unsigned 
   //    The ids map through the direct table when it is small beside the limit: one load per id
   //    instead of the bitmap's word, its rank and a popcount (the second ids come in no order:
   //    each lookup is a cache miss).
-  if (idmap.table_bytes() <= limit / 8) idmap.make_table(threads);
+  //    Packed runs of such ids keep them instead (own_ids): compaction keeps their order, so
+  //    the keys' order and the vertices' ranks are the same, and the degrees over the id space
+  //    take the table's place.
+  const bool packed = all_packed(runs);
+  const std::uint64_t table_bytes = idmap.table_bytes();
+  out.own_ids = packed && table_bytes > 0 && table_bytes <= limit / 8;
+  if (!out.own_ids && table_bytes <= limit / 8) idmap.make_table(threads);
   const std::uint32_t* const table = idmap.table();
   if (out.in_memory)
     out.keys.reserve(bound + 1);
   else
     out.file = std::make_unique<TempFile>(tmp_dir);
-  out.degree.reserve(n + 1);
-  out.degree.resize(n);
-  const bool packed = all_packed(runs);
+  const std::uint64_t space = out.own_ids ? table_bytes / 4 : n;
+  out.degree.reserve(space + 1);
+  out.degree.resize(space);
   std::vector<std::uint64_t> count(P, 0);
   parallel_for(threads, P, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
     for (std::size_t p = lo; p < hi; ++p)

@@ -343,7 +343,8 @@ class Driver {
     // the work once they are read.
     TailContext ctx = tail_context(e.in_memory ? edge_limit() : edge_limit() / 2);
     ctx.source_read = [&] { close_behind.add(std::move(e.file)); };
-    return write_graph(e.source, n, e.degree, &idmap, ctx);
+    if (e.own_ids) idmap = IdMap();  // (the keys kept the input's ids)
+    return write_graph(e.source, n, e.degree, e.own_ids ? nullptr : &idmap, ctx);
   }
 
   // The output's size (best effort; the adjacency's bytes come from the writer).

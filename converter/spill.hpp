@@ -71,11 +71,16 @@ struct MergedEdges {
   KeySource source;
   BigBuffer<std::uint32_t> degree;
   bool in_memory = false;
+  // The keys and the degrees in the input's ids (degree: one entry per id up to the largest, 0 for
+  // the ids absent) instead of compact ids: packed runs (ids below 2^32) of dense ids whose direct
+  // table would fit the merge. Compaction keeps the ids' order, so the result is the same.
+  bool own_ids = false;
 };
 
 // Merges all runs of the store (at most 64 at a time, then in parallel over key ranges cut at
 // quantiles of a sample) into `out`, mapping the ids through idmap (through its direct table
-// while the merge runs, when that takes at most an eighth of `limit`); the runs' files are then
+// while the merge runs, when that takes at most an eighth of `limit`; packed runs of such ids are
+// not mapped: out.own_ids); the runs' files are then
 // handed to close_behind (closing gigabytes of unlinked file takes seconds) and runs is emptied.
 // The result's order is the key order, whatever the thread count.
 void merge_runs(std::vector<std::unique_ptr<Run>>& runs, IdMap& idmap, unsigned threads,

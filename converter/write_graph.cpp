@@ -411,6 +411,8 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
   progress.stage("ranking vertices");
   Ranking ranking = rank_vertices(n, degree, idmap, threads);
   res.max_degree = ranking.max_degree;
+  // (ranks over an id space larger than the vertices: 4 bytes more per absent id)
+  const std::uint64_t absent_ids_bytes = degree.size() > n ? 4 * (degree.size() - n) : 0;
   if (idmap) *idmap = IdMap();
   degree.release();
   stage_done("rank");
@@ -440,8 +442,9 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
   // The census takes a quarter of the threads (at least one) beside the writer's.
   const unsigned census_threads = std::max(1u, threads / 4);
   if (observer) observer->start(n, offsets.data(), census_threads, ranking.wedges);
-  const std::vector<std::uint64_t> start = row_ranges(
-      src, offsets, n, ctx.limit, observer ? observer->memory_bytes(n, census_threads) : 0);
+  const std::vector<std::uint64_t> start =
+      row_ranges(src, offsets, n, ctx.limit,
+                 absent_ids_bytes + (observer ? observer->memory_bytes(n, census_threads) : 0));
   const std::size_t ranges = start.size() - 1;
 
   // 4. Several ranges from a spill file: bucket the oriented keys by range first (then the

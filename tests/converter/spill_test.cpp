@@ -1,7 +1,9 @@
 // spill_test.cpp — the out-of-core store's runs (converter/spill.hpp, spill_file.hpp): a run laid
 // out over several files reads back as one sequence across the files' edges, and a spill of
 // packed keys written into several files (one writer each) holds the blocks' keys sorted, each
-// once, for 1 to 4 threads and files of any size; the ids seen are all marked.
+// once, for 1 to 4 threads and files of any size; the ids seen are all marked. merge_runs keeps
+// the ids of packed runs where their direct table fits (own_ids) and compacts them otherwise,
+// with the same keys in order and the same degrees.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -12,6 +14,7 @@
 #include "converter/parse.hpp"
 #include "converter/spill.hpp"
 #include "converter/spill_file.hpp"
+#include "converter/write_graph.hpp"
 #include "test_util.hpp"
 
 namespace tristream::conv {
@@ -105,6 +108,72 @@ TEST(SpillStore, PackedSpillsInSeveralFilesHoldEveryKeyOnce) {
       seen.erase(std::unique(seen.begin(), seen.end()), seen.end());
       EXPECT_EQ(ids.n(), seen.size());
     }
+}
+
+// Two spills of packed keys with even ids only (half the id space absent), merged: under a limit
+// whose eighth holds the ids' direct table the keys keep the input's ids and the degrees span
+// the id space (0 for the absent ids); under a smaller one the ids are compacted (rank among the
+// ids present) and the degrees are per vertex. Either way every unique key comes once, in order,
+// and each id's degree is its number of distinct neighbours.
+TEST(MergeRuns, PackedRunsKeepTheirIdsWhereTheDirectTableFits) {
+  for (std::uint64_t limit : {std::uint64_t{64} << 20, std::uint64_t{256} << 10}) {
+    SCOPED_TRACE(testing::Message() << "limit " << limit);
+    test::TempDir dir;
+    SpillStore store(2, limit, dir.path());
+    std::mt19937_64 rng(limit);
+    std::vector<std::uint64_t> all;
+    for (int spill = 0; spill < 2; ++spill) {
+      std::vector<std::unique_ptr<Block>> blocks;
+      for (int k = 0; k < 3; ++k) {
+        auto b = std::make_unique<Block>();
+        b->keys.reserve(30000);
+        for (int i = 0; i < 30000; ++i) {
+          std::uint64_t x = 2 * (rng() % 20000), y = 2 * (rng() % 20000);
+          if (x == y) y = (y + 2) % 40000;
+          const std::uint64_t key = std::min(x, y) << 32 | std::max(x, y);
+          b->keys.push_back(key);
+          all.push_back(key);
+        }
+        b->max_id = 39998;
+        blocks.push_back(std::move(b));
+      }
+      store.spill(blocks, 39998, true, /*keep=*/spill == 1);
+    }
+    std::sort(all.begin(), all.end());
+    all.erase(std::unique(all.begin(), all.end()), all.end());
+    std::vector<std::uint32_t> degree(40000, 0);
+    for (std::uint64_t k : all) {
+      ++degree[k >> 32];
+      ++degree[k & 0xffffffffu];
+    }
+    std::vector<std::uint64_t> compact(40000, 0);  // (rank among the ids present)
+    std::uint64_t n = 0;
+    for (std::uint64_t x = 0; x < 40000; ++x)
+      if (degree[x]) compact[x] = n++;
+    IdMap idmap;
+    store.make_idmap(idmap);
+    ASSERT_EQ(idmap.n(), n);
+    CloseBehind close_behind;
+    MergedEdges e;
+    merge_runs(store.runs(), idmap, 2, limit, dir.path(), close_behind, e);
+    const bool own = limit == (std::uint64_t{64} << 20);
+    EXPECT_EQ(e.own_ids, own);
+    std::vector<std::uint64_t> got;
+    e.source.for_each_block(4096, 1, [&](const std::uint64_t* k, std::size_t cnt) {
+      got.insert(got.end(), k, k + cnt);
+    });
+    std::vector<std::uint64_t> want = all;
+    if (!own)
+      for (std::uint64_t& k : want) k = compact[k >> 32] << 32 | compact[k & 0xffffffffu];
+    EXPECT_TRUE(got == want);
+    ASSERT_EQ(e.degree.size(), own ? idmap.table_bytes() / 4 : n);
+    std::size_t wrong = 0;
+    for (std::uint64_t x = 0; x < 40000; ++x)
+      if (own ? e.degree[x] != degree[x] : degree[x] && e.degree[compact[x]] != degree[x]) ++wrong;
+    if (own)
+      for (std::uint64_t x = 40000; x < e.degree.size(); ++x) wrong += e.degree[x] != 0;
+    EXPECT_EQ(wrong, 0u);
+  }
 }
 
 }  // namespace
