@@ -1,4 +1,5 @@
-// write_graph.cpp — rank, orient, fill the rows of G+ range by range, write (write_graph.hpp).
+// write_graph.cpp — rank, orient, fill the rows of G+ range by range, write (write_graph.hpp);
+// the steps for keys in a spill file are rows_out_of_core.cpp's.
 //
 // Per-vertex memory: rank 4, out-degree 4 then offsets 8, the writer's offsets 8 and the
 // permutation 8 bytes; out of core these (32 bytes per vertex) come out of the limit before the
@@ -7,33 +8,24 @@
 
 #include <algorithm>
 #include <exception>
-#include <future>
 #include <memory>
 #include <thread>
 
 #include "common/interrupt.hpp"
+#include "rows_out_of_core.hpp"
 #include "sort_rows.hpp"
 #include "tristream/format.hpp"
 
 namespace tristream::conv {
 namespace {
 
-constexpr std::size_t kBlock = std::size_t{1} << 22;  // keys per block read from a spill file
-
-// Keys per block read from a spill file within `limit`: a block costs 44 bytes per key while
-// bucketing (two read buffers, the oriented keys and two buffers of grouped keys 8 each, the
-// range 4), an eighth of the limit at most. The blocks' size never changes the output (each
-// range is sorted).
-std::size_t key_block(std::uint64_t limit) {
-  return static_cast<std::size_t>(
-      std::clamp<std::uint64_t>(limit / 8 / 44, std::uint64_t{1} << 14, kBlock));
-}
-
-// Threads that read a block from a spill file while the others take the block before (reads
-// from the page cache scale with threads; one copies a few GB/s).
-unsigned read_threads(unsigned threads) {
-  return std::max(1u, std::min(threads / 4, 4u));
-}
+using tail::bucket_rows;
+using tail::gather_range;
+using tail::key_block;
+using tail::orient_and_count;
+using tail::Orienter;
+using tail::row_ranges;
+using tail::sort_range_rows;
 
 // Rank order: vertex v gets rank[v]; perm[r] is the original id of rank r.
 struct Ranking {
@@ -111,46 +103,6 @@ Ranking rank_vertices(std::uint64_t n, const BigBuffer<std::uint32_t>& degree, I
   return out;
 }
 
-// An edge key (a << 32 | b) oriented: (row << 32 | col) with row = the lower rank.
-struct Orienter {
-  // Keys are oriented this far ahead of their use (prefetch): the second ids come in no order.
-  static constexpr std::size_t kAhead = 32;
-  const std::uint32_t* rank;
-  std::uint64_t operator()(std::uint64_t k) const {
-    const std::uint64_t ra = rank[k >> 32], rb = rank[k & 0xffffffffu];
-    const std::uint64_t flip = (ra ^ rb) & (std::uint64_t{0} - static_cast<std::uint64_t>(ra > rb));
-    return ((ra ^ flip) << 32) | (rb ^ flip);  // (no branch: either order is as likely)
-  }
-  // Starts loading the rank of key k's second id (the first ids come in order).
-  void prefetch(std::uint64_t k) const { __builtin_prefetch(rank + (k & 0xffffffffu)); }
-};
-
-// Step 2 from a spill file: the out-degrees of G+ as row offsets.
-std::vector<eid_t> orient_and_count(const KeySource& src, std::uint64_t n, Orienter orient,
-                                    unsigned threads, std::size_t block,
-                                    std::uint64_t& max_out_degree) {
-  BigBuffer<std::uint32_t> fill(n + 1);  // out-degree per row
-  fill.resize(n);
-  src.for_each_block(block, read_threads(threads), [&](const std::uint64_t* k, std::size_t cnt) {
-    // (each key's rank is prefetched kAhead keys before, its row's count half as far)
-    constexpr std::size_t kAhead = Orienter::kAhead, kRowAhead = kAhead / 2;
-    parallel_for(threads, cnt, 1 << 16, [&](std::size_t lo, std::size_t hi, unsigned) {
-      for (std::size_t i = lo; i < hi; ++i) {
-        if (i + kAhead < hi) orient.prefetch(k[i + kAhead]);
-        if (i + kRowAhead < hi) __builtin_prefetch(&fill[orient(k[i + kRowAhead]) >> 32], 1);
-        __atomic_fetch_add(&fill[orient(k[i]) >> 32], 1u, __ATOMIC_RELAXED);
-      }
-    });
-  });
-  std::vector<eid_t> offsets(n + 1, 0);
-  for (std::uint64_t r = 0; r < n; ++r) {
-    offsets[r + 1] = offsets[r] + fill[r];
-    max_out_degree = std::max<std::uint64_t>(max_out_degree, fill[r]);
-  }
-  TS_CHECK(offsets[n] == src.count, "out-degrees do not add up");
-  return offsets;
-}
-
 // Steps 2 and 5 in memory: the rows of G+ sorted, the keys oriented by the sort while it takes
 // its histogram (the keys' pages dropped as they are scattered); the out-degrees counted from
 // each sorted bucket while it is in cache (a bucket holds whole rows when the sort's digit lies
@@ -197,168 +149,6 @@ std::vector<eid_t> sort_rows_in_memory(const KeySource& src, std::uint64_t n,
   }
   TS_CHECK(offsets[n] == m, "out-degrees do not add up");
   return offsets;
-}
-
-// Step 3: the row ranges [start[i], start[i + 1]), each at most range_edges edges (or one row);
-// a single range in memory. Out of core the per-vertex arrays (and the observer's memory) come out
-// of the limit first and the ranges' keys with their sort buffer (16 bytes per edge) get the rest.
-std::vector<std::uint64_t> row_ranges(const KeySource& src, const std::vector<eid_t>& offsets,
-                                      std::uint64_t n, std::uint64_t limit,
-                                      std::uint64_t observer_bytes) {
-  const std::uint64_t per_vertex_bytes = 32 * (n + 1) + observer_bytes;
-  const std::uint64_t range_room = limit > per_vertex_bytes ? limit - per_vertex_bytes : 0;
-  const std::uint64_t range_edges = std::max<std::uint64_t>(range_room / 16, 1 << 16);
-  std::vector<std::uint64_t> start{0};
-  while (start.back() < n) {
-    const std::uint64_t r0 = start.back();
-    std::uint64_t r1 = n;
-    if (!src.mem) {
-      r1 = static_cast<std::uint64_t>(
-               std::upper_bound(offsets.begin() + static_cast<std::ptrdiff_t>(r0 + 1),
-                                offsets.end(), offsets[r0] + range_edges) -
-               offsets.begin()) -
-           1;
-      if (r1 <= r0) r1 = r0 + 1;
-    }
-    start.push_back(r1);
-  }
-  return start;
-}
-
-// Step 4 (from a spill file with several ranges): one pass orients every key into the region of
-// a bucket file that its range owns (edges [offsets[r0], offsets[r1]) of G+). Per block of the
-// source, on all threads: the keys are oriented and grouped by range (a count, then a scatter
-// per piece), and each range's group is appended to its region. The order inside a region does
-// not matter: gather_range's caller sorts it. The observer marks every edge here.
-std::unique_ptr<TempFile> bucket_rows(const KeySource& src, const std::vector<eid_t>& offsets,
-                                      const std::vector<std::uint64_t>& start, Orienter orient,
-                                      const TailContext& ctx) {
-  const std::size_t ranges = start.size() - 1;
-  auto buckets = std::make_unique<TempFile>(ctx.tmp_dir);
-  std::vector<std::uint64_t> cursor(ranges);  // the next key of each range's region
-  for (std::size_t r = 0; r < ranges; ++r) cursor[r] = offsets[start[r]];
-  // (the range whose rows hold o's row: a binary search whose steps move by a conditional
-  // move, not a branch, which the keys' random rows would mispredict half the time)
-  auto range_of = [&](std::uint64_t o) {
-    const std::uint64_t row = o >> 32;
-    const std::uint64_t* base = start.data();
-    std::size_t len = ranges;  // (start[0] == 0 <= row < start[ranges])
-    while (len > 1) {
-      const std::size_t half = len / 2;
-      base = base[half] <= row ? base + half : base;
-      len -= half;
-    }
-    return static_cast<std::size_t>(base - start.data());
-  };
-  const std::size_t pieces = std::max(1u, ctx.threads);
-  const std::size_t block = key_block(ctx.limit);
-  BigBuffer<std::uint64_t> oriented(block),
-      grouped_buf[2] = {BigBuffer<std::uint64_t>(block), BigBuffer<std::uint64_t>(block)};
-  BigBuffer<std::uint32_t> range(block);
-  std::vector<std::uint64_t> at(pieces * ranges);  // piece p's next place for range r
-  std::vector<std::uint64_t> group_buf[2] = {std::vector<std::uint64_t>(ranges + 1),
-                                             std::vector<std::uint64_t>(ranges + 1)};
-  // A block's groups are written on a thread of their own while the next block is grouped into
-  // the other buffer. (Declared after the buffers: on an exception its destructor waits.)
-  std::future<void> written;
-  std::size_t j = 0;
-  const unsigned readers = read_threads(ctx.threads);
-  src.for_each_block(block, readers, [&](const std::uint64_t* k, std::size_t cnt) {
-    BigBuffer<std::uint64_t>& grouped = grouped_buf[j & 1];
-    std::vector<std::uint64_t>& group = group_buf[j & 1];
-    ++j;
-    std::fill(at.begin(), at.end(), 0);
-    parallel_for(ctx.threads, pieces, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
-      // (each piece counts into an array of its own: the pieces' rows of `at` share cache lines)
-      std::vector<std::uint64_t> own(ranges);
-      for (std::size_t p = lo; p < hi; ++p) {
-        const ChunkRange c = chunk_range(cnt, pieces, p);
-        std::fill(own.begin(), own.end(), 0);
-        for (std::uint64_t i = c.lo; i < c.hi; ++i) {
-          if (i + Orienter::kAhead < c.hi) orient.prefetch(k[i + Orienter::kAhead]);
-          oriented[i] = orient(k[i]);
-          range[i] = static_cast<std::uint32_t>(range_of(oriented[i]));
-          ++own[range[i]];
-        }
-        std::copy(own.begin(), own.end(), at.begin() + static_cast<std::ptrdiff_t>(p * ranges));
-        if (ctx.options.observer)  // its first look at these edges
-          ctx.options.observer->mark_edges(oriented.data() + c.lo, c.hi - c.lo);
-      }
-    });
-    bucket_places(at, pieces, ranges, group.data());
-    parallel_for(ctx.threads, pieces, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
-      std::vector<std::uint64_t> place(ranges);  // (likewise)
-      for (std::size_t p = lo; p < hi; ++p) {
-        const ChunkRange c = chunk_range(cnt, pieces, p);
-        std::copy_n(at.begin() + static_cast<std::ptrdiff_t>(p * ranges), ranges, place.begin());
-        // (stored with their rows counted from the range's first: the range's row sort takes
-        // rows below 2^32 from 0)
-        for (std::uint64_t i = c.lo; i < c.hi; ++i)
-          grouped[place[range[i]]++] = oriented[i] - (start[range[i]] << 32);
-      }
-    });
-    if (written.valid()) written.get();
-    written = std::async(std::launch::async, [&buckets, &cursor, &grouped, &group, ranges] {
-      for (std::size_t r = 0; r < ranges; ++r) {
-        const std::uint64_t len = group[r + 1] - group[r];
-        if (len == 0) continue;
-        buckets->write_at(cursor[r] * 8, grouped.data() + group[r], len * 8);
-        cursor[r] += len;
-      }
-    });
-  });
-  if (written.valid()) written.get();
-  stage_done("bucket rows");
-  return buckets;
-}
-
-// Step 5 for one range: gather its oriented keys into buf (from the bucket file, where their rows
-// count from the range's first, or by a pass over the source when it is the only range).
-void gather_range(const KeySource& src, const TempFile* buckets, eid_t base, eid_t range_m,
-                  Orienter orient, std::size_t block, unsigned threads,
-                  BigBuffer<std::uint64_t>& buf) {
-  if (buf.capacity() < range_m + 1) buf.reserve(range_m + 1);
-  buf.resize(range_m);
-  if (buckets) {
-    TS_CHECK(buckets->read_at(base * 8, buf.data(), range_m * 8, threads) == range_m * 8,
-             "bucket file shorter than written");
-    return;
-  }
-  std::uint64_t filled = 0;
-  src.for_each_block(block, read_threads(threads), [&](const std::uint64_t* k, std::size_t cnt) {
-    for (std::size_t i = 0; i < cnt; ++i) {
-      if (i + Orienter::kAhead < cnt) orient.prefetch(k[i + Orienter::kAhead]);
-      buf[filled++] = orient(k[i]);
-    }
-  });
-  TS_CHECK(filled == range_m, "range lost edges");
-}
-
-// Step 5 out of core: a range's oriented keys (rows counted from the range's first, `rows` of
-// them; columns below n; in any order) sorted by the row sorts (sort_rows.hpp) straight into
-// their 4-byte columns in `cols` (from the range's first edge on), the keys' pages returned as
-// they are scattered; each row's count checked against the range's offsets. False (nothing
-// done) where the row sorts do not apply: fewer than 2^16 keys, or rows too few for a bucket to
-// hold whole rows (the caller then sorts 8-byte keys).
-bool sort_range_rows(BigBuffer<std::uint64_t>& keys, std::uint64_t rows, std::uint64_t n,
-                     const eid_t* offsets, unsigned threads, BigBuffer<std::uint32_t>& cols) {
-  const std::uint64_t m = keys.size();
-  SpanSortInput in;
-  in.max_key = (rows - 1) << 32 | (n - 1);
-  if (!rows_sortable(in.max_key, m)) return false;
-  // 1. The keys as spans, dropped as scattered.
-  in.spans = key_spans(keys.data(), m, threads);
-  in.drop_read = true;
-  // 2. Sorted into the columns, rows counted.
-  BigBuffer<std::uint32_t> fill(rows + 1);
-  fill.resize(rows);
-  if (cols.capacity() < m + 1) cols.reserve(m + 1);
-  sort_rows(in, cols, fill.data(), threads);
-  keys.resize(0);
-  // 3. Each row as long as its offsets say.
-  for (std::uint64_t r = 0; r < rows; ++r)
-    TS_CHECK(fill[r] == offsets[r + 1] - offsets[r], "out-degrees do not add up");
-  return true;
 }
 
 // Step 5b: the observer's looks at rows [r0, r1) (columns cols from offsets[r0]): the marks when
