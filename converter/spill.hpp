@@ -80,9 +80,9 @@ struct MergedEdges {
 // Merges all runs of the store (at most 64 at a time, then in parallel over key ranges cut at
 // quantiles of a sample) into `out`, mapping the ids through idmap (through its direct table
 // while the merge runs, when that takes at most an eighth of `limit`; packed runs of such ids are
-// not mapped: out.own_ids); the runs' files are then
-// handed to close_behind (closing gigabytes of unlinked file takes seconds) and runs is emptied.
-// The result's order is the key order, whatever the thread count.
+// not mapped: out.own_ids); the runs' files are then handed to close_behind (closing gigabytes
+// of unlinked file takes seconds) and runs is emptied. The result's order is the key order,
+// whatever the thread count.
 void merge_runs(std::vector<std::unique_ptr<Run>>& runs, IdMap& idmap, unsigned threads,
                 std::uint64_t limit, const std::string& tmp_dir, CloseBehind& close_behind,
                 MergedEdges& out);
