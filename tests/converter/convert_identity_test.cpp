@@ -5,9 +5,7 @@
 // that change route mid-input (packed keys, then sparse ids, then wide ids); one sort bucket too
 // large for one hash table; jobs cut at CRLF and lone CR line ends; plain lines that leave the
 // parser's fast path; and the in-memory peak memory per edge.
-#include <fcntl.h>
 #include <gtest/gtest.h>
-#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -33,6 +31,7 @@ using test::run_cli;
 using test::TempDir;
 using test::write_text;
 
+using test::child_peak_rss;
 using test::clean;
 using test::edge_set;
 using test::OrigEdge;
@@ -45,29 +44,6 @@ int run_piped(const std::string& feed, const std::string& args, const TempDir& d
   const int raw = std::system(cmd.c_str());
   err = read_text(d.file("pipe.err"));
   return WIFEXITED(raw) ? WEXITSTATUS(raw) : 128;
-}
-
-// Runs the tristream binary with `args` in a child process (output discarded); returns the
-// child's own peak RSS in bytes and its exit status in `status`.
-std::uint64_t child_peak_rss(const std::vector<std::string>& args, int& status) {
-  std::vector<std::string> all{TRISTREAM_BINARY};
-  all.insert(all.end(), args.begin(), args.end());
-  std::vector<char*> argv;
-  for (auto& a : all) argv.push_back(a.data());
-  argv.push_back(nullptr);
-  const pid_t pid = ::fork();
-  if (pid == 0) {
-    const int null = ::open("/dev/null", O_WRONLY);
-    ::dup2(null, 1);
-    ::dup2(null, 2);
-    ::execv(TRISTREAM_BINARY, argv.data());
-    ::_exit(127);
-  }
-  rusage ru{};
-  int st = 0;
-  if (pid < 0 || ::wait4(pid, &st, 0, &ru) != pid) return 0;
-  status = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
-  return static_cast<std::uint64_t>(ru.ru_maxrss) * 1024;
 }
 
 ConvertOptions quiet(unsigned threads = 2) {

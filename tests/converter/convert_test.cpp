@@ -2,9 +2,6 @@
 // ids, bad input (exit 1, FILE:LINE, no output), out-of-core output identical to in-memory
 // output, and triangle counts of converted graphs against the brute-force oracle.
 #include <gtest/gtest.h>
-#include <sys/resource.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cstdio>
@@ -352,26 +349,14 @@ TEST(Convert, OutOfCorePeakMemoryStaysNearTheLimit) {
   g.kind = "uniform";
   g.scale = 17;
   generate(g, d.file("u.bin"));
-  // (the child's own peak, from wait4: RUSAGE_CHILDREN would hold the largest of every child
-  // this test program has run so far)
-  const std::string out = d.file("stdout");
-  const pid_t pid = ::fork();
-  ASSERT_GE(pid, 0);
-  if (pid == 0) {
-    if (!freopen(out.c_str(), "w", stdout)) _exit(127);
-    const std::string in = d.file("u.bin"), tcsr = d.file("u.tcsr"), tmp = d.path();
-    execl(TRISTREAM_BINARY, TRISTREAM_BINARY, "convert", in.c_str(), "-o", tcsr.c_str(),
-          "--memory-limit", "16M", "--threads", "2", "--json", "--tmp-dir", tmp.c_str(),
-          static_cast<char*>(nullptr));
-    _exit(127);
-  }
-  int status = 0;
-  rusage ru{};
-  ASSERT_EQ(::wait4(pid, &status, 0, &ru), pid);
-  ASSERT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "status " << status;
-  const std::string json = test::read_text(out);
+  int status = -1;
+  const std::uint64_t peak =
+      test::child_peak_rss({"convert", d.file("u.bin"), "-o", d.file("u.tcsr"), "--memory-limit",
+                            "16M", "--threads", "2", "--json", "--tmp-dir", d.path()},
+                           status, d.file("stdout"));
+  ASSERT_EQ(status, 0);
+  const std::string json = test::read_text(d.file("stdout"));
   EXPECT_NE(json.find("\"out_of_core\":true"), std::string::npos) << json;
-  const std::uint64_t peak = static_cast<std::uint64_t>(ru.ru_maxrss) * 1024;
   const std::uint64_t bound = (16u << 20) + (64u << 20) + 48u * (1u << 17);
   EXPECT_LT(peak, bound) << "peak RSS " << (peak >> 20) << " MiB";
   ConvertOptions o = quiet_options();

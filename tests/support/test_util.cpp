@@ -1,5 +1,7 @@
 #include "test_util.hpp"
 
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -225,6 +227,31 @@ bool catches_signal(pid_t pid, int sig) {
   return false;
 }
 }  // namespace
+
+std::uint64_t child_peak_rss(const std::vector<std::string>& args, int& status,
+                             const std::string& stdout_path) {
+  std::vector<std::string> all{TRISTREAM_BINARY};
+  all.insert(all.end(), args.begin(), args.end());
+  std::vector<char*> argv;
+  for (auto& a : all) argv.push_back(a.data());
+  argv.push_back(nullptr);
+  const pid_t pid = ::fork();
+  if (pid == 0) {
+    const int null = ::open("/dev/null", O_WRONLY);
+    const int out = stdout_path.empty()
+                        ? null
+                        : ::open(stdout_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+    ::dup2(out, 1);
+    ::dup2(null, 2);
+    ::execv(TRISTREAM_BINARY, argv.data());
+    ::_exit(127);
+  }
+  rusage ru{};
+  int st = 0;
+  if (pid < 0 || ::wait4(pid, &st, 0, &ru) != pid) return 0;
+  status = WIFEXITED(st) ? WEXITSTATUS(st) : 128;
+  return static_cast<std::uint64_t>(ru.ru_maxrss) * 1024;
+}
 
 SignalledRun run_cli_signalled(const std::vector<std::string>& args, double delay, int sig,
                                const std::string& dir, const std::string& tmpdir) {

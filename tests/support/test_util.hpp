@@ -84,6 +84,13 @@ RunResult run_shell(const std::string& command);
 // Runs the tristream binary with the given argument string (shell-quoted by the caller).
 RunResult run_cli(const std::string& args);
 
+// Runs the binary with `args` in a child process (no shell; stderr discarded, stdout into
+// `stdout_path`, or discarded when empty); returns the child's own peak RSS in bytes (wait4:
+// RUSAGE_CHILDREN would hold the largest of every child this test program has run) and its exit
+// status in `status` (128 when it did not exit).
+std::uint64_t child_peak_rss(const std::vector<std::string>& args, int& status,
+                             const std::string& stdout_path = "");
+
 // A run of the binary stopped by a signal (run_cli_signalled).
 struct SignalledRun {
   bool finished_first = false;  // exited before the signal was sent
