@@ -133,20 +133,12 @@ class KeyMapper {
   void map(Emit& emit) {
     const std::size_t n = size_;
     size_ = 0;
-    if (!idmap_) {
-      for (std::size_t i = 0; i < n; ++i) {
-        a_[i] = batch_[i].a;
-        b_[i] = batch_[i].b;
-        __builtin_prefetch(&degree_[b_[i]], 1);
-      }
-    } else {
-      if (table_)
-        for (std::size_t i = 0; i < n; ++i) __builtin_prefetch(&table_[batch_[i].b]);
-      for (std::size_t i = 0; i < n; ++i) {
-        a_[i] = table_ ? table_[batch_[i].a] : (*idmap_)(batch_[i].a);
-        b_[i] = table_ ? table_[batch_[i].b] : (*idmap_)(batch_[i].b);
-        __builtin_prefetch(&degree_[b_[i]], 1);
-      }
+    if (idmap_ && table_)
+      for (std::size_t i = 0; i < n; ++i) __builtin_prefetch(&table_[batch_[i].b]);
+    for (std::size_t i = 0; i < n; ++i) {
+      a_[i] = id(batch_[i].a);
+      b_[i] = id(batch_[i].b);
+      __builtin_prefetch(&degree_[b_[i]], 1);
     }
     for (std::size_t i = 0; i < n; ++i) {
       if (run_ && a_[i] != run_a_) {
@@ -158,6 +150,10 @@ class KeyMapper {
       __atomic_fetch_add(&degree_[b_[i]], 1u, __ATOMIC_RELAXED);
       emit((a_[i] << 32) | b_[i]);
     }
+  }
+
+  std::uint64_t id(std::uint64_t x) const {
+    return !idmap_ ? x : table_ ? table_[x] : (*idmap_)(x);
   }
 
   const IdMap* idmap_;

@@ -180,7 +180,6 @@ bool sort_range_rows(BigBuffer<std::uint64_t>& keys, std::uint64_t rows, std::ui
   // 2. Sorted into the columns, rows counted.
   BigBuffer<std::uint32_t> fill(rows + 1);
   fill.resize(rows);
-  if (cols.capacity() < m + 1) cols.reserve(m + 1);
   sort_rows(in, cols, fill.data(), threads);
   keys.resize(0);
   // 3. Each row as long as its offsets say.

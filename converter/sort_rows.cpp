@@ -229,10 +229,7 @@ std::size_t sort_rows_wide(const SpanSortInput& in, BigBuffer<std::uint32_t>& co
       for (;;) {
         const std::size_t b = next.fetch_add(1, std::memory_order_relaxed);
         if (b >= B || stop.load(std::memory_order_relaxed)) return;
-        if (interrupt_requested()) {
-          stop = true;
-          return;
-        }
+        throw_if_interrupted();
         const std::size_t first = start[b], cnt = start[b + 1] - first;
         if (cnt) take_bucket(keys + first, cnt, rows_per_bucket, s);
         taken[b].store(true, std::memory_order_release);
@@ -256,8 +253,7 @@ std::size_t sort_rows_wide(const SpanSortInput& in, BigBuffer<std::uint32_t>& co
       throw;
     }
   });
-  throw_if_interrupted();
-  TS_CHECK(!stop && !repeat, stop ? "wide row sort stopped" : "duplicate oriented edges");
+  TS_CHECK(!repeat, "duplicate oriented edges");
   // The keys' pages past the columns go back to the OS.
   cols.resize(n);
   cols.trim();
@@ -267,8 +263,11 @@ std::size_t sort_rows_wide(const SpanSortInput& in, BigBuffer<std::uint32_t>& co
 std::size_t sort_rows(const SpanSortInput& in, BigBuffer<std::uint32_t>& cols, std::uint32_t* fill,
                       unsigned threads) {
   const int col_bits = col_bits_of(in.max_key);
-  return rows_fit_narrow(in.max_key, col_bits) ? sort_rows_narrow(in, col_bits, cols, fill, threads)
-                                               : sort_rows_wide(in, cols, fill, threads);
+  if (!rows_fit_narrow(in.max_key, col_bits)) return sort_rows_wide(in, cols, fill, threads);
+  std::size_t n = 0;
+  for (const KeySpan& s : in.spans) n += s.count;
+  if (cols.capacity() < n + 1) cols.reserve(n + 1);
+  return sort_rows_narrow(in, col_bits, cols, fill, threads);
 }
 
 }  // namespace tristream::conv

@@ -42,9 +42,9 @@ std::size_t sort_rows_wide(const SpanSortInput& in, BigBuffer<std::uint32_t>& co
                            std::uint32_t* fill, unsigned threads);
 
 // sort_rows_narrow where the rows fit it (rows_fit_narrow, the columns' bits those of
-// in.max_key's low 32 bits), else sort_rows_wide. Preconditions: rows_sortable(in.max_key, keys),
-// no repeats (checked), cols.capacity() at least the keys (sort_rows_wide grows it as it needs).
-// Returns the number of keys.
+// in.max_key's low 32 bits), else sort_rows_wide; cols' capacity grown as the one taken needs
+// (its contents discarded). Preconditions: rows_sortable(in.max_key, keys), no repeats
+// (checked). Returns the number of keys.
 std::size_t sort_rows(const SpanSortInput& in, BigBuffer<std::uint32_t>& cols, std::uint32_t* fill,
                       unsigned threads);
 

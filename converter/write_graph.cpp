@@ -126,7 +126,6 @@ std::vector<eid_t> sort_rows_in_memory(const KeySource& src, std::uint64_t n,
   fill.resize(n);
   const bool small = m < (std::uint64_t{1} << 16);  // sorted as one bucket
   if (rows_sortable(in.max_key, m)) {
-    narrow.reserve(m + 1);
     sort_rows(in, narrow, fill.data(), threads);
     keys.release();
   } else {
