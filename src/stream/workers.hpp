@@ -42,9 +42,9 @@ constexpr unsigned kMaxCpuWorkers = 64;
 // The workers of a count: one CUDA backend per device (counter options as given, the device
 // replaced; the devices started at once, one thread each), `cpu_workers` CPU backends, and with
 // `hybrid` one CPU cut-off worker in the idle scheduling class (its counting threads enter it as
-// they start). Empty
-// devices and cpu_workers 0: the backend options.backend names (one worker). Workers that share
-// a device share its measured free memory (the device budget without --gpu-memory).
+// they start). Empty devices and cpu_workers 0: the backend options.backend names (one worker).
+// Workers that share a device share its measured free memory (the device budget without
+// --gpu-memory).
 std::vector<Worker> make_workers(const PipelineOptions& options, const std::vector<int>& devices,
                                  unsigned cpu_workers, bool hybrid);
 
