@@ -18,6 +18,7 @@
 #include "common/host_memory_policy.hpp"
 #include "common/host_peak.hpp"
 #include "common/json.hpp"
+#include "common/thread_pool.hpp"
 #include "plan/host_model.hpp"
 #include "stream/in_core_image.hpp"
 #include "stream/unit_in_core.hpp"
@@ -130,10 +131,13 @@ constexpr int kImageRanksOutOfCore = 2;
 // (measured on four H200s: 2.7x one GPU's time with 2 ranks). In core means the in-core
 // footprint within --gpu-memory, or within nine tenths of `device`'s memory divided among the
 // machine's ranks that share a GPU (the planner then finds it in core unless the GPU's free
-// memory is far below its total: the image then serves the chunks).
+// memory is far below its total: the image then serves the chunks). beside_plan: a plan is made
+// while it decodes (the plan ahead, below); it then decodes on half the threads, leaving the
+// plan and the pipeline's first units the rest.
 std::shared_ptr<stream::InCoreImage> start_in_core_image(const GraphSource& g,
                                                          const CountOptions& o, bool per_vertex,
-                                                         const Communicator* comm, int device) {
+                                                         const Communicator* comm, int device,
+                                                         bool beside_plan) {
 #ifdef TRISTREAM_HAVE_CUDA
   const bool gpu = o.backend != "cpu" && ::access("/dev/nvidiactl", F_OK) == 0;
 #else
@@ -155,7 +159,12 @@ std::shared_ptr<stream::InCoreImage> start_in_core_image(const GraphSource& g,
     if (!budget) budget = cuda_device_total_memory(device) / 10 * 9 / ranks_per_gpu(comm);
     if (in_core_bytes(g.n(), g.m(), per_vertex) > budget) return nullptr;
   }
-  return std::make_shared<stream::InCoreImage>(g, o.threads);
+  // (TRISTREAM_IMAGE_THREADS=N decodes on N threads, to measure the share)
+  unsigned threads = resolve_threads(o.threads);
+  if (beside_plan) threads = std::max(1u, threads / 2);
+  if (const char* e = std::getenv("TRISTREAM_IMAGE_THREADS"); e && std::atoi(e) > 0)
+    threads = static_cast<unsigned>(std::atoi(e));
+  return std::make_shared<stream::InCoreImage>(g, threads);
 }
 
 // Counts the .tcsr file at `path`; t0 is the call's start (for CountResult::seconds), converted
@@ -200,8 +209,16 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
   if (room > 0 && adjacency <= room / 2) reader.prefetch();
   const auto src = reader_source(reader);
   const std::uint64_t held_before_image = host_resident_bytes();
-  std::shared_ptr<stream::InCoreImage> image = start_in_core_image(
-      *src, o, po.per_vertex, comm, devices.empty() ? po.counter.device : devices.front());
+  std::vector<int> gpus = devices;  // the distinct GPUs of the workers
+  std::sort(gpus.begin(), gpus.end());
+  gpus.erase(std::unique(gpus.begin(), gpus.end()), gpus.end());
+  // (whether the plan is made beside the startup, below, when the image is kept)
+  const bool plan_ahead = o.cpu_workers == 0 && (!comm || comm->size() <= 1) &&
+                          (po.gpu_memory || gpus.size() > 1) &&
+                          !std::getenv("TRISTREAM_NO_PLAN_AHEAD");
+  std::shared_ptr<stream::InCoreImage> image =
+      start_in_core_image(*src, o, po.per_vertex, comm,
+                          devices.empty() ? po.counter.device : devices.front(), plan_ahead);
   // 2. The host budget covers the whole process: what it holds already (the program, the row
   //    offsets), the threads, the census, the degree pass and the per-vertex arrays beside the
   //    plan (plan/host_model.hpp). The image's bytes count as held from its start (it may still
@@ -242,11 +259,7 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
   };
   std::shared_future<ReadyPlan> ahead, ahead_split;
   AheadRelease ahead_release{ahead, ahead_split, po};
-  std::vector<int> gpus = devices;  // the distinct GPUs of the workers
-  std::sort(gpus.begin(), gpus.end());
-  gpus.erase(std::unique(gpus.begin(), gpus.end()), gpus.end());
-  if (image && o.cpu_workers == 0 && (!comm || comm->size() <= 1) &&
-      (po.gpu_memory || gpus.size() > 1) && !std::getenv("TRISTREAM_NO_PLAN_AHEAD")) {
+  if (image && plan_ahead) {
     bool keep = false;
     CountHost h;
     Budgets early = host_budgets(resolve_budgets(budget_flags(po), nullptr), &keep, &h);

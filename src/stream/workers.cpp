@@ -313,7 +313,11 @@ std::vector<Worker> make_workers(const PipelineOptions& options, const std::vect
   // 2. The CPU workers and --hybrid's cut-off worker.
   for (unsigned i = 0; i < cpu_workers; ++i)
     out.push_back({make_cpu_streaming_backend(make_cpu_counter(options.counter)), false, -1});
-  if (out.empty()) out.push_back({make_streaming_backend(options), false, -1});
+  if (out.empty()) {  // (the backend option's worker: a GPU one counts on options.counter.device)
+    std::unique_ptr<StreamingBackend> b = make_streaming_backend(options);
+    const int device = b->device_is_host() ? -1 : options.counter.device;
+    out.push_back({std::move(b), false, device});
+  }
   if (hybrid) {
     // The CPU counts only on the cores the threads that feed the GPUs leave idle: its counting
     // threads enter the idle scheduling class as they start (the nice offset stays where that

@@ -26,7 +26,7 @@ namespace tristream {
 struct Worker {
   std::unique_ptr<StreamingBackend> backend;
   bool cutoff = false;  // takes a unit only when it finishes it before the others (the CPU)
-  int device = -1;      // the CUDA device of a worker made from --devices (-1: other)
+  int device = -1;      // the CUDA device of a GPU worker (-1: a worker on the host)
   // Its threads run in the idle scheduling class (--hybrid's CPU: it counts only on cores the
   // threads that feed the GPUs leave idle).
   bool idle_class = false;

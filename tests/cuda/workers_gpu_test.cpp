@@ -2,7 +2,7 @@
 // workers on one device, every device (--devices all), and the GPU with the CPU beside it
 // (--hybrid) give exactly the CPU's count and per-vertex counts, for every scheme, in core and
 // out of core; beside a GPU count estimated too short for a probe the hybrid's CPU is not
-// admitted (label gpu; skipped without a GPU).
+// admitted; the backend option's GPU worker names its device (label gpu; skipped without a GPU).
 #include <gtest/gtest.h>
 
 #include <memory>
@@ -39,6 +39,22 @@ std::unique_ptr<Reference> reference() {
   auto cpu = make_cpu_streaming_backend(make_cpu_counter());
   r->ref = count_with_backend(*r->src, popts(Scheme::Range, 1), *cpu);
   return r;
+}
+
+// An MPI rank without --devices counts on the backend option's GPU: its worker names that device
+// (the GPUs the ranks split a long in-core count between are counted from it).
+TEST(CudaWorkers, TheDefaultGpuWorkerNamesItsDevice) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no usable CUDA device: gpu test skipped";
+  PipelineOptions o = popts(Scheme::Range, 1);
+  o.counter.device = cuda_device_count() - 1;
+  const std::vector<Worker> gpu = make_workers(o, {}, 0, false);
+  ASSERT_EQ(gpu.size(), 1u);
+  EXPECT_FALSE(gpu[0].backend->device_is_host());
+  EXPECT_EQ(gpu[0].device, o.counter.device);
+  o.backend = "cpu";
+  const std::vector<Worker> cpu = make_workers(o, {}, 0, false);
+  ASSERT_EQ(cpu.size(), 1u);
+  EXPECT_EQ(cpu[0].device, -1);
 }
 
 TEST(CudaWorkers, EveryMixOfWorkersCountsExactly) {
