@@ -53,20 +53,21 @@ void each_slice(const Plan& p, unsigned t, Fn&& fn) {
   });
 }
 
-// Step 3 of the sorts: every key x of in.spans scattered by its top digit (x >> p.shift) into
-// out[0, n) (room for `room` elements), as value(x), slice by slice on t threads (each slice fills
-// its places of every bucket from the plan's cursors; out is filled in small pages, so that its
-// pages touched stay near the keys written); each span released (in.release) and, with
-// in.drop_read, its pages dropped once scattered.
+// Step 3 of the sorts: every key x of in.spans scattered by its top digit (x >> p.shift) into out,
+// as value(x), slice by slice on t threads (each slice fills its places of every bucket from the
+// plan's cursors; out is filled in small pages, so that its pages touched stay near the keys
+// written); each span released (in.release) and, with in.drop_read, its pages dropped once
+// scattered. out is resized to the n keys.
 template <typename T, typename Value>
-void scatter_spans_to(const SpanSortInput& in, const Plan& p, unsigned t, T* out, std::size_t room,
-                      Value value) {
-  small_pages(out, room * sizeof(T));
-  drop_pages(out, room * sizeof(T));
+void scatter_spans(const SpanSortInput& in, const Plan& p, unsigned t, std::size_t n,
+                   BigBuffer<T>& out, Value value) {
+  small_pages(out.data(), out.capacity() * sizeof(T));
+  drop_pages(out.data(), out.capacity() * sizeof(T));
+  out.resize(n);
   std::vector<std::size_t> cursor = p.cursor;
   const int shift = p.shift;
   each_slice(p, t, [&](std::size_t s) {
-    LineScatter<T> o(out, cursor.data() + s * p.B, p.B);
+    LineScatter<T> o(out.data(), cursor.data() + s * p.B, p.B);
     std::uintptr_t dropped = 0;
     for (std::size_t i = p.first[s]; i < p.first[s + 1]; ++i) {
       const std::uint64_t* k = in.spans[i].data;
@@ -76,14 +77,6 @@ void scatter_spans_to(const SpanSortInput& in, const Plan& p, unsigned t, T* out
     }
     o.finish();
   });
-}
-
-// scatter_spans_to into a buffer, resized to the n keys.
-template <typename T, typename Value>
-void scatter_spans(const SpanSortInput& in, const Plan& p, unsigned t, std::size_t n,
-                   BigBuffer<T>& out, Value value) {
-  out.resize(n);
-  scatter_spans_to(in, p, t, out.data(), out.capacity(), value);
 }
 
 }  // namespace tristream::conv::sort_parts

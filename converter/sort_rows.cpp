@@ -3,12 +3,8 @@
 
 #include <algorithm>
 #include <atomic>
-#include <memory>
-#include <thread>
 #include <vector>
 
-#include "common/interrupt.hpp"
-#include "common/thread_pool.hpp"
 #include "sort_parts.hpp"
 #include "tristream/error.hpp"
 
@@ -82,7 +78,7 @@ constexpr std::size_t kPartKeys = std::size_t{1} << 15;
 // A worker's buffers for step 4 of sort_rows_wide.
 struct RowScratch {
   std::vector<std::uint32_t> at32, hist32;
-  std::vector<std::uint64_t> at64, hist64, tmp, split, own;
+  std::vector<std::uint64_t> at64, hist64, tmp, split;
   std::vector<std::size_t> part, cur;
 };
 
@@ -153,20 +149,17 @@ bool place_part(std::uint64_t* k, std::size_t cnt, std::uint64_t row0, std::size
   return place_rows(k, cnt, row0, R, col_bits, s.at64, s.hist64, fill, out, s.tmp);
 }
 
-// Step 4a for one bucket of cnt keys k (rows row0 + [0, R)): the keys taken out of k into the
-// worker's scratch, after which k may be overwritten: up to kPartKeys keys (or one row) copied
-// into s.own; more split by the top bits of their row into parts of about kPartKeys / 2 keys (a
-// stable counting pass into s.split, the parts' starts in s.part), each of whose rows and
-// columns then lie together in a core's cache.
-void take_bucket(const std::uint64_t* k, std::size_t cnt, std::size_t R, RowScratch& s) {
-  if (cnt <= kPartKeys || R == 1) {
-    s.own.assign(k, k + cnt);
-    return;
-  }
+// Step 4 for one bucket (rows row0 + [0, R)): more than kPartKeys keys are first split by the top
+// bits of their row into parts of about kPartKeys / 2 keys (a stable counting pass into s.split),
+// each part placed on its own in cache (its rows and its columns lie together). Returns whether a
+// row holds a column twice.
+bool place_bucket(std::uint64_t* k, std::size_t cnt, std::uint64_t row0, std::size_t R,
+                  int col_bits, RowScratch& s, std::uint32_t* fill, std::uint32_t* out) {
+  if (cnt <= kPartKeys || R == 1) return place_part(k, cnt, row0, R, col_bits, s, fill, out);
   int d = 1;
   while ((cnt >> d) > kPartKeys / 2 && (std::size_t{1} << d) < R) ++d;
-  const std::size_t P = std::size_t{1} << d;
-  const int sh = __builtin_ctzll(R / P);
+  const std::size_t P = std::size_t{1} << d, per = R / P;
+  const int sh = __builtin_ctzll(per);
   const std::uint64_t row_mask = R - 1;
   s.part.assign(P + 1, 0);
   for (std::size_t i = 0; i < cnt; ++i) ++s.part[(((k[i] >> 32) & row_mask) >> sh) + 1];
@@ -174,15 +167,6 @@ void take_bucket(const std::uint64_t* k, std::size_t cnt, std::size_t R, RowScra
   if (s.split.size() < cnt) s.split.resize(cnt);
   s.cur.assign(s.part.begin(), s.part.end() - 1);
   for (std::size_t i = 0; i < cnt; ++i) s.split[s.cur[((k[i] >> 32) & row_mask) >> sh]++] = k[i];
-}
-
-// Step 4b: the bucket taken by take_bucket (cnt keys) placed at its rows in out, part by part.
-// Returns whether a row holds a column twice.
-bool place_taken(std::size_t cnt, std::uint64_t row0, std::size_t R, int col_bits, RowScratch& s,
-                 std::uint32_t* fill, std::uint32_t* out) {
-  if (cnt <= kPartKeys || R == 1)
-    return place_part(s.own.data(), cnt, row0, R, col_bits, s, fill, out);
-  const std::size_t P = s.part.size() - 1, per = R / P;
   bool twice = false;
   for (std::size_t x = 0; x < P; ++x) {
     const std::size_t at = s.part[x], len = s.part[x + 1] - at;
@@ -204,59 +188,31 @@ std::size_t sort_rows_wide(const SpanSortInput& in, BigBuffer<std::uint32_t>& co
   const unsigned t = std::max(threads, 1u);
   const Plan p = make_plan(in, n, t);
   const std::size_t rows_per_bucket = std::size_t{1} << (p.shift - 32);
-  // 3. Scatter the keys by their top digit into cols' own memory, 8 bytes each: each bucket
-  //    holds whole rows.
-  if (cols.capacity() < 2 * n + 2) cols.reserve(2 * n + 2);
-  auto* const keys = reinterpret_cast<std::uint64_t*>(cols.data());
-  scatter_spans_to(in, p, t, keys, cols.capacity() / 2, [](std::uint64_t x) { return x; });
-  // 4. The buckets in order, each taken into a worker's scratch, then (in parts that fit a
-  //    core's cache) sorted by column and its columns placed at their rows where the bucket
-  //    starts, 4 bytes each, over the keys: bucket b's columns, bytes [4 first_b, 4 end_b),
-  //    overlay the keys of the buckets j with 2 first_j < end_b (all of them j <= b), so they are
-  //    written once those are taken.
-  const std::size_t B = p.B;
-  const std::vector<std::size_t>& start = p.bucket_start;
-  std::unique_ptr<std::atomic<bool>[]> taken(new std::atomic<bool>[B]);
-  for (std::size_t b = 0; b < B; ++b) taken[b].store(false, std::memory_order_relaxed);
-  std::atomic<std::size_t> next{0};
-  std::atomic<bool> repeat{false}, stop{false};
+  // 3. Scatter the keys by their top digit: each bucket holds whole rows.
+  BigBuffer<std::uint64_t> keys(n + 1);
+  scatter_spans(in, p, t, n, keys, [](std::uint64_t x) { return x; });
+  // 4. Each bucket, in parts that fit a core's cache: sorted by column, its columns placed at
+  //    their rows of cols (where the bucket starts), its rows counted; then the bucket's keys'
+  //    pages dropped (so that cols grows as the keys shrink).
+  if (cols.capacity() < n + 1) cols.reserve(n + 1);
+  small_pages(cols.data(), cols.capacity() * sizeof(std::uint32_t));
+  drop_pages(cols.data(), cols.capacity() * sizeof(std::uint32_t));
+  cols.resize(n);
+  std::atomic<bool> repeat{false};
   const int col_bits = col_bits_of(in.max_key);
   std::vector<RowScratch> scratch(t);
-  for_each_item(t, t, [&](std::size_t, unsigned w) {
-    RowScratch& s = scratch[w];
-    std::size_t ready = 0;  // buckets [0, ready) are known to be taken
-    try {
-      for (;;) {
-        const std::size_t b = next.fetch_add(1, std::memory_order_relaxed);
-        if (b >= B || stop.load(std::memory_order_relaxed)) return;
-        throw_if_interrupted();
-        const std::size_t first = start[b], cnt = start[b + 1] - first;
-        if (cnt) take_bucket(keys + first, cnt, rows_per_bucket, s);
-        taken[b].store(true, std::memory_order_release);
-        if (cnt == 0) continue;
-        const std::size_t end = first + cnt;
-        const std::size_t need = static_cast<std::size_t>(
-            std::lower_bound(start.begin(), start.begin() + static_cast<std::ptrdiff_t>(B), end,
-                             [](std::size_t x, std::size_t e) { return 2 * x < e; }) -
-            start.begin());
-        for (; ready < need; ++ready)
-          while (!taken[ready].load(std::memory_order_acquire)) {
-            if (stop.load(std::memory_order_relaxed)) return;
-            std::this_thread::yield();
-          }
-        const std::uint64_t row0 = static_cast<std::uint64_t>(b) * rows_per_bucket;
-        if (place_taken(cnt, row0, rows_per_bucket, col_bits, s, fill, cols.data() + first))
-          repeat = true;
-      }
-    } catch (...) {
-      stop = true;
-      throw;
+  parallel_for(t, p.B, 1, [&](std::size_t lo, std::size_t hi, unsigned w) {
+    for (std::size_t b = lo; b < hi; ++b) {
+      const std::size_t first = p.bucket_start[b], cnt = p.bucket_start[b + 1] - first;
+      if (cnt == 0) continue;
+      const std::uint64_t row0 = static_cast<std::uint64_t>(b) * rows_per_bucket;
+      const bool twice = place_bucket(keys.data() + first, cnt, row0, rows_per_bucket, col_bits,
+                                      scratch[w], fill, cols.data() + first);
+      if (twice) repeat = true;
+      drop_pages(keys.data() + first, cnt * sizeof(std::uint64_t));
     }
   });
   TS_CHECK(!repeat, "duplicate oriented edges");
-  // The keys' pages past the columns go back to the OS.
-  cols.resize(n);
-  cols.trim();
   return n;
 }
 

@@ -30,14 +30,13 @@ bool rows_fit_narrow(std::uint64_t max_key, int col_bits);
 std::size_t sort_rows_narrow(const SpanSortInput& in, int col_bits, BigBuffer<std::uint32_t>& cols,
                              std::uint32_t* fill, unsigned threads);
 
-// The same for graphs of any size: the scatter writes the keys, 8 bytes each, into cols' own
-// memory (its capacity grown to twice the keys where it is less; filled in small pages); the
-// buckets (whole rows) are then taken in order into a worker's cache, each sorted by column (LSD
-// radix, one or two digits) and its columns placed at their rows by a stable counting sort on the
-// row, 4 bytes each, over the keys of buckets already taken; its rows counted into fill. The
-// pages past the columns go back to the OS at the end: about 8 bytes a key at the peak, and no
-// page is mapped twice. Preconditions: in.max_key given with sort_shift(in.max_key) >= 32, at
-// least 2^16 keys, no repeats (checked). Returns the number of keys (cols' size).
+// The same for graphs of any size: the scatter writes the keys (8 bytes each, into a buffer of
+// its own filled in small pages); each bucket (whole rows) is then sorted by column (LSD radix,
+// one or two digits) and its columns placed at their rows of cols (its capacity grown to the keys
+// where it is less) by a stable counting sort on the row, its rows counted into fill, its keys'
+// pages dropped once placed (so about 8 bytes a key at the peak, cols' 4 included).
+// Preconditions: in.max_key given with sort_shift(in.max_key) >= 32, at least 2^16 keys, no
+// repeats (checked). Returns the number of keys (cols' size).
 std::size_t sort_rows_wide(const SpanSortInput& in, BigBuffer<std::uint32_t>& cols,
                            std::uint32_t* fill, unsigned threads);
 
