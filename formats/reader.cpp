@@ -284,16 +284,25 @@ void Reader::Impl::parse_offsets() {
   const Section& s = sec(kRowOffsets);
   std::uint64_t max_out = 0;
   bool bad = false;
+  auto* bytes = reinterpret_cast<unsigned char*>(offset_store.get());
+  // (OpenOptions::offsets_checksum_later: the digest on a thread of its own, once read)
+  auto digest_later = [this, bytes, size = s.size] {
+    offsets_digest = std::async(std::launch::async, [bytes, size] { return xxh64(bytes, size); });
+  };
   if (s.size < kParallelSection) {
-    read_section(kRowOffsets, offset_store.get());
+    if (offsets_checksum_later) {
+      file->read(s.offset, s.size, bytes);
+      digest_later();
+    } else {
+      read_section(kRowOffsets, offset_store.get());
+    }
     max_out = max_out_or_bad(offsets, n, 0, n);
     bad = max_out == ~std::uint64_t{0};
   } else {
     // 1. A large section (hundreds of millions of rows): read in pieces on several threads, then
-    //    its checksum on one thread beside the rows' checks on the others.
+    //    its checksum on one thread (or later, on its own) beside the rows' checks on the others.
     const std::uint64_t pieces = (s.size + kSectionPiece - 1) / kSectionPiece;
     ThreadPool pool(std::min<unsigned>(8, resolve_threads(0)));
-    auto* bytes = reinterpret_cast<unsigned char*>(offset_store.get());
     pool.for_each_item(pieces, [&](std::size_t i, unsigned) {
       const std::uint64_t at = i * kSectionPiece;
       file->read(s.offset + at, std::min(kSectionPiece, s.size - at), bytes + at);
@@ -301,18 +310,16 @@ void Reader::Impl::parse_offsets() {
     const std::uint64_t row_pieces = (n + kSectionPiece / 8 - 1) / (kSectionPiece / 8);
     std::vector<std::uint64_t> piece_max(row_pieces, 0);
     std::uint64_t digest = 0;
+    if (offsets_checksum_later) digest_later();
     pool.for_each_item(row_pieces + 1, [&](std::size_t i, unsigned) {
       if (i == 0) {
-        digest = xxh64(bytes, s.size);
+        if (!offsets_checksum_later) digest = xxh64(bytes, s.size);
         return;
       }
       const std::uint64_t r0 = (i - 1) * (kSectionPiece / 8);
       piece_max[i - 1] = max_out_or_bad(offsets, n, r0, std::min(n, r0 + kSectionPiece / 8));
     });
-    if (digest != s.checksum) {
-      if (file->changed()) file->fail_changed();
-      fail(kSectionNames[kRowOffsets - 1], "checksum mismatch (file damaged)");
-    }
+    if (!offsets_checksum_later) check_offsets_digest(digest);
     for (std::uint64_t x : piece_max) {
       bad |= x == ~std::uint64_t{0};
       if (x != ~std::uint64_t{0}) max_out = std::max(max_out, x);
@@ -402,8 +409,10 @@ void Reader::Impl::parse_names() {
   if (!bad.empty()) fail("names", bad);
 }
 
-Reader::Reader(const std::string& path) : impl_(std::make_unique<Impl>()) {
+Reader::Reader(const std::string& path, const OpenOptions& options)
+    : impl_(std::make_unique<Impl>()) {
   impl_->path = path;
+  impl_->offsets_checksum_later = options.offsets_checksum_later;
   impl_->open_file();
   impl_->parse_header();
   impl_->place_sections();
@@ -413,6 +422,10 @@ Reader::Reader(const std::string& path) : impl_(std::make_unique<Impl>()) {
 }
 
 Reader::~Reader() = default;
+
+void Reader::verify_offsets() const {
+  if (impl_->offsets_digest.valid()) impl_->check_offsets_digest(impl_->offsets_digest.get());
+}
 
 const std::string& Reader::path() const {
   return impl_->path;

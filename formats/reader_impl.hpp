@@ -4,6 +4,7 @@
 #pragma once
 
 #include <algorithm>
+#include <future>
 #include <memory>
 #include <string>
 #include <vector>
@@ -38,6 +39,10 @@ struct Reader::Impl {
   std::vector<ChunkInfo> chunks;
   std::vector<std::uint64_t> frame_checksums;
   std::unique_ptr<eid_t[]> offset_store;  // n + 1 row offsets, read at open
+  // OpenOptions::offsets_checksum_later: the offsets' digest, computed on a thread of its own
+  // (declared after offset_store: destroyed first, it waits for the thread before they go).
+  bool offsets_checksum_later = false;
+  std::shared_future<std::uint64_t> offsets_digest;
   const eid_t* offsets = nullptr;
 
   [[noreturn]] void fail(const std::string& section, const std::string& what) const {
@@ -55,6 +60,14 @@ struct Reader::Impl {
     if (xxh64(dst, s.size) != s.checksum) {
       if (file->changed()) file->fail_changed();
       fail(kSectionNames[kind - 1], "checksum mismatch (file damaged)");
+    }
+  }
+
+  // The row offsets' checksum against the section table's (file: the bytes read).
+  void check_offsets_digest(std::uint64_t digest) const {
+    if (digest != sec(kRowOffsets).checksum) {
+      if (file->changed()) file->fail_changed();
+      fail(kSectionNames[kRowOffsets - 1], "checksum mismatch (file damaged)");
     }
   }
 

@@ -195,7 +195,11 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
       });
   std::unique_ptr<tcsr::Reader> reader_owner;
   try {
-    reader_owner = std::make_unique<tcsr::Reader>(path);
+    // (the row offsets' checksum on a thread of its own while the count starts; verified
+    // below, before any figure is reported)
+    tcsr::OpenOptions open;
+    open.offsets_checksum_later = true;
+    reader_owner = std::make_unique<tcsr::Reader>(path, open);
   } catch (...) {
     workers_future.wait();  // its failure, if any, is not the one to report
     throw;
@@ -397,6 +401,7 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
   }
   const double count_s = seconds_since(count0);
   const auto finish0 = Clock::now();
+  reader.verify_offsets();  // (a damaged offsets section: an input error, no figures)
 
   // 4. The result. An interrupted count stops here: its figures are incomplete.
   CountResult r;

@@ -1,7 +1,8 @@
 // format_large_offsets_test.cpp — the row offsets of a file with millions of vertices (a section
 // above 64 MiB, which the reader reads and checks on several threads): they read back exactly,
 // and a damaged one is the same error as in a small file, naming the first row that breaks a
-// rule or the checksum.
+// rule or the checksum; with the checksum left for later (OpenOptions), verify_offsets() raises
+// it.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -47,6 +48,19 @@ void put_resealed(const std::string& path, std::uint64_t at, std::uint64_t value
   f.write(reinterpret_cast<const char*>(head), kHeaderSize);
   f.seekp(static_cast<std::streamoff>(offset));
   f.write(reinterpret_cast<const char*>(sec.data()), static_cast<std::streamsize>(size));
+}
+
+// Flips a bit of the row offsets' stored checksum (the header resealed): the offsets keep every
+// rule, only their checksum tells.
+void flip_offsets_checksum(const std::string& path) {
+  std::fstream f(path, std::ios::binary | std::ios::in | std::ios::out);
+  unsigned char head[kHeaderSize];
+  f.read(reinterpret_cast<char*>(head), kHeaderSize);
+  unsigned char* entry = head + kOffSectionTable + (kRowOffsets - 1) * kSectionEntrySize;
+  put_u64(entry + kSecChecksum, get_u64(entry + kSecChecksum) ^ 1);
+  put_u64(head + kOffHeaderChecksum, xxh64(head, kOffHeaderChecksum));
+  f.seekp(0);
+  f.write(reinterpret_cast<const char*>(head), kHeaderSize);
 }
 
 std::uint64_t offsets_at(const std::string& path) {
@@ -104,6 +118,35 @@ TEST(FormatLargeOffsets, ADamagedByteIsAChecksumMismatch) {
   }
   test::expect_input_error([&] { tcsr::Reader r(path); },
                            {path, "section row offsets", "checksum mismatch"});
+}
+
+// OpenOptions::offsets_checksum_later, on a section read on one thread and on one read on several:
+// the open succeeds with the offsets as stored, verify_offsets() then raises the open's error
+// (every time it is called); an intact file's verify_offsets() passes.
+TEST(FormatLargeOffsets, AChecksumLeftForLaterFailsWhenVerified) {
+  tcsr::OpenOptions later;
+  later.offsets_checksum_later = true;
+  for (const bool large : {false, true}) {
+    SCOPED_TRACE(large ? "section read on several threads" : "section read on one thread");
+    const OrientedGraph g =
+        large ? sparse_large_graph() : orient_edge_list(50, test::skewed_graph(50, 300, 5));
+    test::TempDir dir;
+    const std::string path = dir.file("g.tcsr");
+    tcsr::write_file(path, g);
+    {
+      const tcsr::Reader intact(path, later);
+      EXPECT_NO_THROW(intact.verify_offsets());
+      EXPECT_TRUE(std::equal(g.csr.offsets.begin(), g.csr.offsets.end(), intact.offsets()));
+    }
+    flip_offsets_checksum(path);
+    test::expect_input_error([&] { tcsr::Reader r(path); },
+                             {path, "section row offsets", "checksum mismatch"});
+    const tcsr::Reader r(path, later);
+    EXPECT_TRUE(std::equal(g.csr.offsets.begin(), g.csr.offsets.end(), r.offsets()));
+    for (int twice = 0; twice < 2; ++twice)
+      test::expect_input_error([&] { r.verify_offsets(); },
+                               {path, "section row offsets", "checksum mismatch"});
+  }
 }
 
 }  // namespace
