@@ -8,8 +8,6 @@
 #include <regex>
 #include <sstream>
 
-#include "../../formats/layout.hpp"
-#include "../../formats/xxh64.hpp"
 #include "test_util.hpp"
 #include "tristream/counter.hpp"
 
@@ -202,22 +200,12 @@ TEST(Cli, MissingAndDamagedInputs) {
 // a file whose stored checksum disagrees with its offsets (every other check intact) is still an
 // input error, with no figures printed.
 TEST(Cli, CountOfDamagedOffsetsPrintsNoFigures) {
-  using namespace tcsr::detail;
   test::TempDir tmp;
   const std::string g = tmp.file("k.tcsr");
   ASSERT_EQ(run_cli("convert " + q(test::data_file("karate.el")) + " -o " + q(g) + " -q").status,
             0);
   ASSERT_EQ(run_cli("count " + q(g) + " --backend cpu -q").status, 0);
-  {
-    std::fstream f(g, std::ios::binary | std::ios::in | std::ios::out);
-    unsigned char head[kHeaderSize];
-    f.read(reinterpret_cast<char*>(head), kHeaderSize);
-    unsigned char* entry = head + kOffSectionTable + (kRowOffsets - 1) * kSectionEntrySize;
-    put_u64(entry + kSecChecksum, get_u64(entry + kSecChecksum) ^ 1);
-    put_u64(head + kOffHeaderChecksum, xxh64(head, kOffHeaderChecksum));
-    f.seekp(0);
-    f.write(reinterpret_cast<const char*>(head), kHeaderSize);
-  }
+  test::flip_offsets_checksum(g);
   const auto r = run_cli("count " + q(g) + " --backend cpu --json");
   EXPECT_EQ(r.status, 1);
   EXPECT_NE(r.err.find(g + ": section row offsets: checksum mismatch"), std::string::npos) << r.err;

@@ -50,19 +50,6 @@ void put_resealed(const std::string& path, std::uint64_t at, std::uint64_t value
   f.write(reinterpret_cast<const char*>(sec.data()), static_cast<std::streamsize>(size));
 }
 
-// Flips a bit of the row offsets' stored checksum (the header resealed): the offsets keep every
-// rule, only their checksum tells.
-void flip_offsets_checksum(const std::string& path) {
-  std::fstream f(path, std::ios::binary | std::ios::in | std::ios::out);
-  unsigned char head[kHeaderSize];
-  f.read(reinterpret_cast<char*>(head), kHeaderSize);
-  unsigned char* entry = head + kOffSectionTable + (kRowOffsets - 1) * kSectionEntrySize;
-  put_u64(entry + kSecChecksum, get_u64(entry + kSecChecksum) ^ 1);
-  put_u64(head + kOffHeaderChecksum, xxh64(head, kOffHeaderChecksum));
-  f.seekp(0);
-  f.write(reinterpret_cast<const char*>(head), kHeaderSize);
-}
-
 std::uint64_t offsets_at(const std::string& path) {
   const tcsr::Reader r(path);
   (void)r;
@@ -138,7 +125,7 @@ TEST(FormatLargeOffsets, AChecksumLeftForLaterFailsWhenVerified) {
       EXPECT_NO_THROW(intact.verify_offsets());
       EXPECT_TRUE(std::equal(g.csr.offsets.begin(), g.csr.offsets.end(), intact.offsets()));
     }
-    flip_offsets_checksum(path);
+    test::flip_offsets_checksum(path);
     test::expect_input_error([&] { tcsr::Reader r(path); },
                              {path, "section row offsets", "checksum mismatch"});
     const tcsr::Reader r(path, later);

@@ -21,6 +21,8 @@
 
 #include <gtest/gtest.h>
 
+#include "../../formats/layout.hpp"
+#include "../../formats/xxh64.hpp"
 #include "plan_internal.hpp"
 #include "tristream/error.hpp"
 #include "tristream/format.hpp"
@@ -344,6 +346,18 @@ Bytes read_bytes(const std::string& path) {
 void write_bytes(const std::string& path, const Bytes& b) {
   std::ofstream out(path, std::ios::binary | std::ios::trunc);
   out.write(reinterpret_cast<const char*>(b.data()), static_cast<std::streamsize>(b.size()));
+}
+
+void flip_offsets_checksum(const std::string& path) {
+  using namespace tcsr::detail;
+  std::fstream f(path, std::ios::binary | std::ios::in | std::ios::out);
+  unsigned char head[kHeaderSize];
+  f.read(reinterpret_cast<char*>(head), kHeaderSize);
+  unsigned char* entry = head + kOffSectionTable + (kRowOffsets - 1) * kSectionEntrySize;
+  put_u64(entry + kSecChecksum, get_u64(entry + kSecChecksum) ^ 1);
+  put_u64(head + kOffHeaderChecksum, xxh64(head, kOffHeaderChecksum));
+  f.seekp(0);
+  f.write(reinterpret_cast<const char*>(head), kHeaderSize);
 }
 
 void expect_input_error(const std::function<void()>& f, const std::vector<std::string>& parts) {

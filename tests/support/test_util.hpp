@@ -117,6 +117,10 @@ using Bytes = std::vector<unsigned char>;
 Bytes read_bytes(const std::string& path);
 void write_bytes(const std::string& path, const Bytes& b);
 
+// Flips a bit of the .tcsr file's stored row-offsets checksum and reseals its header: the
+// offsets keep every rule, only their checksum tells.
+void flip_offsets_checksum(const std::string& path);
+
 // Runs f and expects a tristream::Error of kind Input whose message contains every one of
 // `parts` (a GoogleTest failure otherwise).
 void expect_input_error(const std::function<void()>& f, const std::vector<std::string>& parts);
