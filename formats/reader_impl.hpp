@@ -1,6 +1,6 @@
 // reader_impl.hpp — formats internals: the state of an open tcsr::Reader (Reader::Impl), shared
-// by reader.cpp (opening and validating a file, the census, loading) and reader_chunks.cpp
-// (decompressing and checking one chunk).
+// by reader.cpp (opening and validating a file, the census, loading), reader_offsets.cpp (the
+// row offsets) and reader_chunks.cpp (decompressing and checking one chunk).
 #pragma once
 
 #include <algorithm>
