@@ -57,17 +57,13 @@ struct Reader::Impl {
   void read_section(SectionKind kind, void* dst) const {
     const Section& s = sec(kind);
     file->read(s.offset, s.size, dst);
-    if (xxh64(dst, s.size) != s.checksum) {
+    check_section_digest(kind, xxh64(dst, s.size));
+  }
+  // A section's digest (of the bytes read) against the section table's checksum.
+  void check_section_digest(SectionKind kind, std::uint64_t digest) const {
+    if (digest != sec(kind).checksum) {
       if (file->changed()) file->fail_changed();
       fail(kSectionNames[kind - 1], "checksum mismatch (file damaged)");
-    }
-  }
-
-  // The row offsets' checksum against the section table's (file: the bytes read).
-  void check_offsets_digest(std::uint64_t digest) const {
-    if (digest != sec(kRowOffsets).checksum) {
-      if (file->changed()) file->fail_changed();
-      fail(kSectionNames[kRowOffsets - 1], "checksum mismatch (file damaged)");
     }
   }
 

@@ -80,7 +80,7 @@ void Reader::Impl::parse_offsets() {
       const std::uint64_t r0 = (i - 1) * (kSectionPiece / 8);
       piece_max[i - 1] = max_out_or_bad(offsets, n, r0, std::min(n, r0 + kSectionPiece / 8));
     });
-    if (!offsets_checksum_later) check_offsets_digest(digest);
+    if (!offsets_checksum_later) check_section_digest(kRowOffsets, digest);
     for (std::uint64_t x : piece_max) {
       bad |= x == ~std::uint64_t{0};
       if (x != ~std::uint64_t{0}) max_out = std::max(max_out, x);
@@ -106,7 +106,8 @@ void Reader::Impl::parse_offsets() {
 }
 
 void Reader::verify_offsets() const {
-  if (impl_->offsets_digest.valid()) impl_->check_offsets_digest(impl_->offsets_digest.get());
+  if (impl_->offsets_digest.valid())
+    impl_->check_section_digest(kRowOffsets, impl_->offsets_digest.get());
 }
 
 }  // namespace tristream::tcsr
