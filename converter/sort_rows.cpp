@@ -183,7 +183,7 @@ std::size_t sort_rows_wide(const SpanSortInput& in, BigBuffer<std::uint32_t>& co
                            std::uint32_t* fill, unsigned threads) {
   std::size_t n = 0;
   for (const KeySpan& s : in.spans) n += s.count;
-  TS_CHECK(rows_sortable(in.max_key, n), "wide row sort out of its range");
+  TS_CHECK(rows_sortable(in.max_key, n) && cols.capacity() >= n, "wide row sort out of its range");
   // 1, 2. The slices, the top digit (in the row) and the histograms.
   const unsigned t = std::max(threads, 1u);
   const Plan p = make_plan(in, n, t);
@@ -194,7 +194,6 @@ std::size_t sort_rows_wide(const SpanSortInput& in, BigBuffer<std::uint32_t>& co
   // 4. Each bucket, in parts that fit a core's cache: sorted by column, its columns placed at
   //    their rows of cols (where the bucket starts), its rows counted; then the bucket's keys'
   //    pages dropped (so that cols grows as the keys shrink).
-  if (cols.capacity() < n + 1) cols.reserve(n + 1);
   small_pages(cols.data(), cols.capacity() * sizeof(std::uint32_t));
   drop_pages(cols.data(), cols.capacity() * sizeof(std::uint32_t));
   cols.resize(n);
@@ -218,12 +217,12 @@ std::size_t sort_rows_wide(const SpanSortInput& in, BigBuffer<std::uint32_t>& co
 
 std::size_t sort_rows(const SpanSortInput& in, BigBuffer<std::uint32_t>& cols, std::uint32_t* fill,
                       unsigned threads) {
-  const int col_bits = col_bits_of(in.max_key);
-  if (!rows_fit_narrow(in.max_key, col_bits)) return sort_rows_wide(in, cols, fill, threads);
   std::size_t n = 0;
   for (const KeySpan& s : in.spans) n += s.count;
   if (cols.capacity() < n + 1) cols.reserve(n + 1);
-  return sort_rows_narrow(in, col_bits, cols, fill, threads);
+  const int col_bits = col_bits_of(in.max_key);
+  return rows_fit_narrow(in.max_key, col_bits) ? sort_rows_narrow(in, col_bits, cols, fill, threads)
+                                               : sort_rows_wide(in, cols, fill, threads);
 }
 
 }  // namespace tristream::conv

@@ -32,17 +32,17 @@ std::size_t sort_rows_narrow(const SpanSortInput& in, int col_bits, BigBuffer<st
 
 // The same for graphs of any size: the scatter writes the keys (8 bytes each, into a buffer of
 // its own filled in small pages); each bucket (whole rows) is then sorted by column (LSD radix,
-// one or two digits) and its columns placed at their rows of cols (its capacity grown to the keys
-// where it is less) by a stable counting sort on the row, its rows counted into fill, its keys'
-// pages dropped once placed (so about 8 bytes a key at the peak, cols' 4 included).
-// Preconditions: in.max_key given with sort_shift(in.max_key) >= 32, at least 2^16 keys, no
-// repeats (checked). Returns the number of keys (cols' size).
+// one or two digits) and its columns placed at their rows of cols by a stable counting sort on
+// the row, its rows counted into fill, its keys' pages dropped once placed (so about 8 bytes a
+// key at the peak, cols' 4 included). Preconditions: in.max_key given with
+// sort_shift(in.max_key) >= 32, at least 2^16 keys, no repeats (checked), cols.capacity() at
+// least the keys. Returns the number of keys (cols' size).
 std::size_t sort_rows_wide(const SpanSortInput& in, BigBuffer<std::uint32_t>& cols,
                            std::uint32_t* fill, unsigned threads);
 
 // sort_rows_narrow where the rows fit it (rows_fit_narrow, the columns' bits those of
-// in.max_key's low 32 bits), else sort_rows_wide; cols' capacity grown as the one taken needs
-// (its contents discarded). Preconditions: rows_sortable(in.max_key, keys), no repeats
+// in.max_key's low 32 bits), else sort_rows_wide; cols' capacity grown to the keys where it is
+// less (its contents then discarded). Preconditions: rows_sortable(in.max_key, keys), no repeats
 // (checked). Returns the number of keys.
 std::size_t sort_rows(const SpanSortInput& in, BigBuffer<std::uint32_t>& cols, std::uint32_t* fill,
                       unsigned threads);
