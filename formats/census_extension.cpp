@@ -12,6 +12,7 @@
 #include <cstring>
 #include <memory>
 
+#include "chunk_writer.hpp"
 #include "common/atomic_file.hpp"
 #include "layout.hpp"
 #include "tristream/error.hpp"
@@ -25,19 +26,6 @@ using namespace detail;
 
 [[noreturn]] void sys_fail(const std::string& what, const std::string& path) {
   throw Error(ErrorKind::Internal, path + ": " + what + ": " + std::strerror(errno));
-}
-
-void pwrite_all(int fd, const void* data, std::size_t size, std::uint64_t offset,
-                const std::string& path) {
-  const auto* p = static_cast<const unsigned char*>(data);
-  while (size > 0) {
-    const ssize_t w = ::pwrite(fd, p, size, static_cast<off_t>(offset));
-    if (w < 0 && errno == EINTR) continue;
-    if (w <= 0) sys_fail("write failed (disk full?)", path);
-    p += w;
-    size -= static_cast<std::size_t>(w);
-    offset += static_cast<std::uint64_t>(w);
-  }
 }
 
 // Copies bytes [0, bytes) of `in` to the start of `out` (copy_file_range where the kernel has

@@ -32,6 +32,23 @@ void write_all(int fd, const void* data, std::size_t size, const std::string& pa
   }
 }
 
+void pwrite_all(int fd, const void* data, std::size_t size, std::uint64_t offset,
+                const std::string& path) {
+  const auto* p = static_cast<const unsigned char*>(data);
+  while (size > 0) {
+    const ssize_t w =
+        ::pwrite(fd, p, std::min<std::size_t>(size, 1u << 30), static_cast<off_t>(offset));
+    if (w < 0 && errno == EINTR) continue;
+    if (w <= 0) {
+      const int e = w < 0 ? errno : ENOSPC;
+      throw Error(ErrorKind::Internal, path + ": write failed: " + std::strerror(e));
+    }
+    p += w;
+    size -= static_cast<std::size_t>(w);
+    offset += static_cast<std::uint64_t>(w);
+  }
+}
+
 void check_zstd(std::size_t code, const char* what) {
   if (ZSTD_isError(code))
     throw Error(ErrorKind::Internal, std::string("zstd ") + what + ": " + ZSTD_getErrorName(code));

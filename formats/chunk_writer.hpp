@@ -25,6 +25,10 @@ namespace tristream::tcsr::detail {
 
 // Writes all of data at the file's current position; throws Error(Internal) naming path.
 void write_all(int fd, const void* data, std::size_t size, const std::string& path);
+// Writes all of data at `offset` (the file's position unchanged); throws Error(Internal) naming
+// path (a write of nothing: the disk full).
+void pwrite_all(int fd, const void* data, std::size_t size, std::uint64_t offset,
+                const std::string& path);
 // Throws Error(Internal) for a zstd error code.
 void check_zstd(std::size_t code, const char* what);
 

@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <cstring>
 #include <numeric>
+#include <thread>
 
 #include "chunk_writer.hpp"
 #include "common/atomic_file.hpp"
@@ -39,20 +40,6 @@ constexpr std::uint64_t kMaxBatchChunks = 4096;
 [[noreturn]] void sys_fail(const std::string& what, const std::string& path) {
   const int e = errno;
   throw Error(ErrorKind::Internal, path + ": " + what + ": " + std::strerror(e));
-}
-
-void pwrite_all(int fd, const void* data, std::size_t size, off_t offset, const std::string& path) {
-  const auto* p = static_cast<const unsigned char*>(data);
-  while (size > 0) {
-    const ssize_t w = ::pwrite(fd, p, size, offset);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      sys_fail("write failed", path);
-    }
-    p += w;
-    size -= static_cast<std::size_t>(w);
-    offset += w;
-  }
 }
 
 // A compression context's memory for chunks of raw_chunk bytes at `level`.
@@ -242,8 +229,7 @@ struct Writer::Impl {
 
   // The names section (after the permutation, which ends 8-byte aligned): n + 1 u64 offsets,
   // then the bytes. Names are indexed by original id, so the permutation must hold 0..n-1.
-  template <typename Section>
-  void write_names(Section& section) {
+  void write_names() {
     std::vector<bool> seen(n);
     for (orig_id_t x : perm) {
       if (x >= n || seen[x]) fail("set_names: the permutation is not a permutation of 0..n-1");
@@ -258,14 +244,30 @@ struct Writer::Impl {
     file_pos += body.size();
   }
 
-  void finish() {
+  // The sections' entries of the header, filled by write_sections.
+  unsigned char header[kHeaderSize] = {};
+  bool sections_written = false;
+  std::uint64_t max_degree = 0;
+
+  void section(std::size_t index, SectionKind kind, std::uint64_t offset, std::uint64_t size,
+               std::uint64_t checksum) {
+    unsigned char* e = header + kOffSectionTable + index * kSectionEntrySize;
+    put_u32(e + kSecKind, kind);
+    put_u64(e + kSecOffset, offset);
+    put_u64(e + kSecSize, size);
+    put_u64(e + kSecChecksum, checksum);
+  }
+
+  // Everything but the census and the header: the last chunk, then the row offsets, the chunk
+  // index and the permutation (the two large ones checksummed and written on two threads at
+  // their places) and the names; their writeback started.
+  void write_sections() {
     const std::uint64_t rows = offsets.size() - 1;
     if (rows != n)
-      fail("finish() after " + std::to_string(rows) + " of " + std::to_string(n) + " rows");
+      fail("sections written after " + std::to_string(rows) + " of " + std::to_string(n) + " rows");
     flush(true);
     throw_if_interrupted();
 
-    std::uint64_t max_degree = 0;
     if (count_in_degrees) {
       for (std::uint64_t v = 0; v < n; ++v)
         max_degree =
@@ -289,27 +291,12 @@ struct Writer::Impl {
       std::iota(perm.begin(), perm.end(), orig_id_t{0});
     }
 
-    unsigned char header[kHeaderSize] = {};
-    auto section = [&](std::size_t index, SectionKind kind, std::uint64_t offset,
-                       std::uint64_t size, std::uint64_t checksum) {
-      unsigned char* e = header + kOffSectionTable + index * kSectionEntrySize;
-      put_u32(e + kSecKind, kind);
-      put_u64(e + kSecOffset, offset);
-      put_u64(e + kSecSize, size);
-      put_u64(e + kSecChecksum, checksum);
-    };
     // Adjacency: the frames written so far (each checked by its own index entry).
     section(2, kAdjacency, kHeaderSize, file_pos - kHeaderSize, 0);
-
     const unsigned char zeros[8] = {};
     const std::uint64_t pad = (8 - file_pos % 8) % 8;
     write_all(fd, zeros, pad, tmp);
     file_pos += pad;
-
-    const std::uint64_t offsets_bytes = offsets.size() * sizeof(eid_t);
-    section(0, kRowOffsets, file_pos, offsets_bytes, xxh64(offsets.data(), offsets_bytes));
-    write_all(fd, offsets.data(), offsets_bytes, tmp);
-    file_pos += offsets_bytes;
 
     const std::vector<ChunkInfo>& chunks = cw->chunks;
     std::vector<unsigned char> index(chunks.size() * kChunkEntrySize);
@@ -325,16 +312,45 @@ struct Writer::Impl {
       put_u64(e + kChunkRawSize, c.raw_size);
       put_u64(e + kChunkFrameChecksum, cw->frame_checksums[k]);
     }
-    section(1, kChunkIndex, file_pos, index.size(), xxh64(index.data(), index.size()));
-    write_all(fd, index.data(), index.size(), tmp);
-    file_pos += index.size();
-
+    const std::uint64_t offsets_bytes = offsets.size() * sizeof(eid_t);
     const std::uint64_t perm_bytes = perm.size() * sizeof(orig_id_t);
-    section(3, kPermutation, file_pos, perm_bytes, xxh64(perm.data(), perm_bytes));
-    write_all(fd, perm.data(), perm_bytes, tmp);
-    file_pos += perm_bytes;
-    if (names_given) write_names(section);
+    const std::uint64_t offsets_at = file_pos, index_at = offsets_at + offsets_bytes,
+                        perm_at = index_at + index.size();
+    std::uint64_t perm_checksum = 0;
+    std::exception_ptr perm_error;
+    std::thread perm_writer([&] {
+      try {
+        perm_checksum = xxh64(perm.data(), perm_bytes);
+        pwrite_all(fd, perm.data(), perm_bytes, perm_at, tmp);
+      } catch (...) {
+        perm_error = std::current_exception();
+      }
+    });
+    try {
+      section(0, kRowOffsets, offsets_at, offsets_bytes, xxh64(offsets.data(), offsets_bytes));
+      pwrite_all(fd, offsets.data(), offsets_bytes, offsets_at, tmp);
+      section(1, kChunkIndex, index_at, index.size(), xxh64(index.data(), index.size()));
+      pwrite_all(fd, index.data(), index.size(), index_at, tmp);
+    } catch (...) {
+      perm_writer.join();
+      throw;
+    }
+    perm_writer.join();
+    if (perm_error) std::rethrow_exception(perm_error);
+    section(3, kPermutation, perm_at, perm_bytes, perm_checksum);
+    file_pos = perm_at + perm_bytes;
+    if (::lseek(fd, static_cast<off_t>(file_pos), SEEK_SET) < 0) sys_fail("seek failed", tmp);
+    if (names_given) write_names();
+#ifdef SYNC_FILE_RANGE_WRITE
+    (void)::sync_file_range(fd, 0, 0, SYNC_FILE_RANGE_WRITE);  // (advisory: fsync waits for it)
+#endif
+    sections_written = true;
+  }
+
+  void finish() {
+    if (!sections_written) write_sections();
     // The census extension where attach_census puts it: after the sections, 8-byte aligned.
+    const unsigned char zeros[8] = {};
     std::uint64_t census_offset = 0, census_checksum = 0;
     if (!census.empty()) {
       const std::vector<unsigned char> frame = census_frame(census);
@@ -443,7 +459,8 @@ Writer::~Writer() {
 
 void Writer::append_row(const vid_t* cols, std::uint64_t count) {
   Impl& w = *impl_;
-  if (w.finished || w.failed) w.fail("append_row after finish() or after an error");
+  if (w.finished || w.failed || w.sections_written)
+    w.fail("append_row after write_sections(), finish() or an error");
   try {
     w.append_row(cols, count);
   } catch (...) {
@@ -454,7 +471,8 @@ void Writer::append_row(const vid_t* cols, std::uint64_t count) {
 
 void Writer::append_rows(const vid_t* cols, const eid_t* offsets, std::uint64_t rows) {
   Impl& w = *impl_;
-  if (w.finished || w.failed) w.fail("append_rows after finish() or after an error");
+  if (w.finished || w.failed || w.sections_written)
+    w.fail("append_rows after write_sections(), finish() or an error");
   try {
     w.append_rows(cols, offsets, rows);
   } catch (...) {
@@ -465,7 +483,8 @@ void Writer::append_rows(const vid_t* cols, const eid_t* offsets, std::uint64_t 
 
 void Writer::set_permutation(std::vector<orig_id_t> perm) {
   Impl& w = *impl_;
-  if (w.finished || w.failed) w.fail("set_permutation after finish() or after an error");
+  if (w.finished || w.failed || w.sections_written)
+    w.fail("set_permutation after write_sections(), finish() or an error");
   if (perm.size() != w.n)
     w.fail("set_permutation: " + std::to_string(perm.size()) + " entries for " +
            std::to_string(w.n) + " vertices");
@@ -492,7 +511,8 @@ void Writer::set_census(std::vector<unsigned char> payload) {
 
 void Writer::set_names(Names names) {
   Impl& w = *impl_;
-  if (w.finished || w.failed) w.fail("set_names after finish() or after an error");
+  if (w.finished || w.failed || w.sections_written)
+    w.fail("set_names after write_sections(), finish() or an error");
   if (names.size() != w.n || names.offsets[0] != 0 || names.offsets.back() != names.bytes.size())
     w.fail("set_names: " + std::to_string(names.size()) + " names for " + std::to_string(w.n) +
            " vertices (or inconsistent offsets)");
@@ -502,6 +522,18 @@ void Writer::set_names(Names names) {
       w.fail("set_names: name " + std::to_string(k) + " is empty or longer than 2^20 bytes");
   w.names = std::move(names);
   w.names_given = true;
+}
+
+void Writer::write_sections() {
+  Impl& w = *impl_;
+  if (w.finished || w.failed || w.sections_written)
+    w.fail("write_sections() after finish(), twice or after an error");
+  try {
+    w.write_sections();
+  } catch (...) {
+    w.failed = true;
+    throw;
+  }
 }
 
 void Writer::finish() {

@@ -130,6 +130,11 @@ class Writer {
   // byte for byte, as this writer's file without it after attach_census(path, payload).
   // Precondition: 1..2^28 bytes.
   void set_census(std::vector<unsigned char> payload);
+  // After the last row: flushes the last chunk and writes the sections that precede the census
+  // (row offsets, chunk index, permutation, names), their writeback started, so that a census
+  // taken meanwhile leaves finish() little to wait for. Optional (finish() does it otherwise);
+  // rows, the permutation and the names given after it throw Error(Internal).
+  void write_sections();
   // Flushes the last chunk, writes the remaining sections and the header, fsyncs, renames.
   void finish();
   // The adjacency's bytes in the file: its compressed frames written so far.
