@@ -32,7 +32,7 @@ bool rows_fit_narrow(std::uint64_t max_key, int col_bits) {
 }
 
 std::size_t sort_rows_narrow(const SpanSortInput& in, int col_bits, BigBuffer<std::uint32_t>& cols,
-                             std::uint32_t* fill, unsigned threads) {
+                             std::uint32_t* fill, unsigned threads, const RowsPlaced& placed) {
   std::size_t n = 0;
   for (const KeySpan& s : in.spans) n += s.count;
   TS_CHECK(n >= kSmallSort && rows_fit_narrow(in.max_key, col_bits) && cols.capacity() >= n,
@@ -64,6 +64,7 @@ std::size_t sort_rows_narrow(const SpanSortInput& in, int col_bits, BigBuffer<st
         f[i] = x & static_cast<std::uint32_t>(col_mask);
       }
       if (twice) repeat = true;
+      if (placed) placed(row0, std::uint64_t{1} << low, p.bucket_start[b]);
     }
   });
   TS_CHECK(!repeat, "duplicate oriented edges");
@@ -180,7 +181,7 @@ bool place_bucket(std::uint64_t* k, std::size_t cnt, std::uint64_t row0, std::si
 }  // namespace
 
 std::size_t sort_rows_wide(const SpanSortInput& in, BigBuffer<std::uint32_t>& cols,
-                           std::uint32_t* fill, unsigned threads) {
+                           std::uint32_t* fill, unsigned threads, const RowsPlaced& placed) {
   std::size_t n = 0;
   for (const KeySpan& s : in.spans) n += s.count;
   TS_CHECK(rows_sortable(in.max_key, n) && cols.capacity() >= n, "wide row sort out of its range");
@@ -203,12 +204,14 @@ std::size_t sort_rows_wide(const SpanSortInput& in, BigBuffer<std::uint32_t>& co
   parallel_for(t, p.B, 1, [&](std::size_t lo, std::size_t hi, unsigned w) {
     for (std::size_t b = lo; b < hi; ++b) {
       const std::size_t first = p.bucket_start[b], cnt = p.bucket_start[b + 1] - first;
-      if (cnt == 0) continue;
       const std::uint64_t row0 = static_cast<std::uint64_t>(b) * rows_per_bucket;
-      const bool twice = place_bucket(keys.data() + first, cnt, row0, rows_per_bucket, col_bits,
-                                      scratch[w], fill, cols.data() + first);
-      if (twice) repeat = true;
-      drop_pages(keys.data() + first, cnt * sizeof(std::uint64_t));
+      if (cnt) {
+        const bool twice = place_bucket(keys.data() + first, cnt, row0, rows_per_bucket, col_bits,
+                                        scratch[w], fill, cols.data() + first);
+        if (twice) repeat = true;
+        drop_pages(keys.data() + first, cnt * sizeof(std::uint64_t));
+      }
+      if (placed) placed(row0, rows_per_bucket, first);
     }
   });
   TS_CHECK(!repeat, "duplicate oriented edges");
@@ -216,13 +219,14 @@ std::size_t sort_rows_wide(const SpanSortInput& in, BigBuffer<std::uint32_t>& co
 }
 
 std::size_t sort_rows(const SpanSortInput& in, BigBuffer<std::uint32_t>& cols, std::uint32_t* fill,
-                      unsigned threads) {
+                      unsigned threads, const RowsPlaced& placed) {
   std::size_t n = 0;
   for (const KeySpan& s : in.spans) n += s.count;
   if (cols.capacity() < n + 1) cols.reserve(n + 1);
   const int col_bits = col_bits_of(in.max_key);
-  return rows_fit_narrow(in.max_key, col_bits) ? sort_rows_narrow(in, col_bits, cols, fill, threads)
-                                               : sort_rows_wide(in, cols, fill, threads);
+  return rows_fit_narrow(in.max_key, col_bits)
+             ? sort_rows_narrow(in, col_bits, cols, fill, threads, placed)
+             : sort_rows_wide(in, cols, fill, threads, placed);
 }
 
 }  // namespace tristream::conv

@@ -5,6 +5,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 
 #include "sort.hpp"
 #include "util.hpp"
@@ -20,6 +21,13 @@ bool rows_sortable(std::uint64_t max_key, std::size_t m);
 // 32 bits (graphs of up to about 2^22 vertices).
 bool rows_fit_narrow(std::uint64_t max_key, int col_bits);
 
+// Told by a sort's worker that the rows [row0, row0 + rows) are in place: their columns in cols
+// from first_edge on, sorted, their lengths in fill (rows at or past the graph's last may be
+// among them, with no edges). Every row is told once, in any order and from any worker, as soon
+// as its bucket is done; concurrent calls happen.
+using RowsPlaced =
+    std::function<void(std::uint64_t row0, std::uint64_t rows, std::uint64_t first_edge)>;
+
 // Sorts the keys of in.spans, oriented (rows of G+) or already row << 32 | col, straight into the
 // columns: the scatter writes each key as 32 bits (the row's bits below the digit, then the
 // column) into cols (filled in small pages, so 4 bytes a key), each bucket is sorted on its own
@@ -28,7 +36,8 @@ bool rows_fit_narrow(std::uint64_t max_key, int col_bits);
 // col_bits), at least 2^16 keys, no repeats (checked), cols.capacity() at least the keys. Returns
 // the number of keys.
 std::size_t sort_rows_narrow(const SpanSortInput& in, int col_bits, BigBuffer<std::uint32_t>& cols,
-                             std::uint32_t* fill, unsigned threads);
+                             std::uint32_t* fill, unsigned threads,
+                             const RowsPlaced& placed = nullptr);
 
 // The same for graphs of any size: the scatter writes the keys (8 bytes each, into a buffer of
 // its own filled in small pages); each bucket (whole rows) is then sorted by column (LSD radix,
@@ -38,13 +47,15 @@ std::size_t sort_rows_narrow(const SpanSortInput& in, int col_bits, BigBuffer<st
 // sort_shift(in.max_key) >= 32, at least 2^16 keys, no repeats (checked), cols.capacity() at
 // least the keys. Returns the number of keys (cols' size).
 std::size_t sort_rows_wide(const SpanSortInput& in, BigBuffer<std::uint32_t>& cols,
-                           std::uint32_t* fill, unsigned threads);
+                           std::uint32_t* fill, unsigned threads,
+                           const RowsPlaced& placed = nullptr);
 
 // sort_rows_narrow where the rows fit it (rows_fit_narrow, the columns' bits those of
 // in.max_key's low 32 bits), else sort_rows_wide; cols' capacity grown to the keys where it is
 // less (its contents then discarded). Preconditions: rows_sortable(in.max_key, keys), no repeats
-// (checked). Returns the number of keys.
+// (checked once every bucket is done: `placed` may have been told of rows before the check
+// throws). Returns the number of keys.
 std::size_t sort_rows(const SpanSortInput& in, BigBuffer<std::uint32_t>& cols, std::uint32_t* fill,
-                      unsigned threads);
+                      unsigned threads, const RowsPlaced& placed = nullptr);
 
 }  // namespace tristream::conv

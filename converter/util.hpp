@@ -207,6 +207,14 @@ void bucket_places(std::vector<T>& counts, std::size_t pieces, std::size_t bucke
 // True when s ends with suffix, ignoring ASCII case (file extensions).
 bool has_suffix(const std::string& s, const std::string& suffix);
 
+// Joins a thread when the scope ends (also when it ends by an exception).
+struct JoinOnExit {
+  std::thread& t;
+  ~JoinOnExit() {
+    if (t.joinable()) t.join();
+  }
+};
+
 // ---- template definitions ---------------------------------------------------------------------
 
 template <typename Fn>

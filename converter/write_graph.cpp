@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "common/interrupt.hpp"
+#include "rows_in_memory.hpp"
 #include "rows_out_of_core.hpp"
 #include "sort_rows.hpp"
 #include "tristream/format.hpp"
@@ -22,10 +23,14 @@ namespace {
 using tail::bucket_rows;
 using tail::gather_range;
 using tail::key_block;
+using tail::observe_range;
 using tail::orient_and_count;
 using tail::Orienter;
 using tail::row_ranges;
+using tail::rows_streamable;
 using tail::sort_range_rows;
+using tail::sort_rows_in_memory;
+using tail::stream_rows;
 
 // Rank order: vertex v gets rank[v]; perm[r] is the original id of rank r.
 struct Ranking {
@@ -103,91 +108,6 @@ Ranking rank_vertices(std::uint64_t n, const BigBuffer<std::uint32_t>& degree, I
   return out;
 }
 
-// Steps 2 and 5 in memory: the rows of G+ sorted, the keys oriented by the sort while it takes
-// its histogram (the keys' pages dropped as they are scattered); the out-degrees counted from
-// each sorted bucket while it is in cache (a bucket holds whole rows when the sort's digit lies
-// in the row, or all of them below 2^16 edges; else a pass over the sorted keys counts them).
-// From 2^16 edges with whole rows per bucket the sort writes the columns themselves, 4 bytes a key,
-// into `narrow` (*src.mem is then released): up to about 2^22 vertices packed with the row's low
-// bits and sorted as 32 bits, above that sorted by column and placed at their rows. Else (small or
-// very dense graphs) *src.mem holds the m sorted oriented keys. Returns the row offsets.
-std::vector<eid_t> sort_rows_in_memory(const KeySource& src, std::uint64_t n,
-                                       const std::uint32_t* rank, unsigned threads,
-                                       std::uint64_t& max_out_degree,
-                                       BigBuffer<std::uint32_t>& narrow) {
-  BigBuffer<std::uint64_t>& keys = *src.mem;
-  const std::uint64_t m = src.count;
-  SpanSortInput in;
-  in.spans = src.runs.empty() ? key_spans(keys.data(), m, threads) : src.runs;
-  in.max_key = n >= 2 ? (n - 2) << 32 | (n - 1) : 1;  // (row < col < n)
-  in.orient = rank;
-  in.drop_read = true;                   // the keys' pages, as they are scattered
-  BigBuffer<std::uint32_t> fill(n + 1);  // out-degree per row
-  fill.resize(n);
-  const bool small = m < (std::uint64_t{1} << 16);  // sorted as one bucket
-  if (rows_sortable(in.max_key, m)) {
-    sort_rows(in, narrow, fill.data(), threads);
-    keys.release();
-  } else {
-    if (small)
-      in.on_bucket = [&](const std::uint64_t* k, std::size_t cnt, unsigned) {
-        for (std::size_t i = 0; i < cnt; ++i) ++fill[k[i] >> 32];
-      };
-    BigBuffer<std::uint64_t> sorted(m + 1);
-    const SortedRuns runs = sort_unique_spans(in, sorted, threads);
-    TS_CHECK(runs.total == m, "duplicate oriented edges");
-    join_runs(runs, sorted, keys, threads);  // no repeats: sorted's memory becomes keys'
-    sorted.release();
-    if (!small)
-      for (std::uint64_t i = 0; i < m; ++i) ++fill[keys[i] >> 32];
-  }
-  std::vector<eid_t> offsets(n + 1, 0);
-  for (std::uint64_t r = 0; r < n; ++r) {
-    offsets[r + 1] = offsets[r] + fill[r];
-    max_out_degree = std::max<std::uint64_t>(max_out_degree, fill[r]);
-  }
-  TS_CHECK(offsets[n] == m, "out-degrees do not add up");
-  return offsets;
-}
-
-// Step 5b: the observer's looks at rows [r0, r1) (columns cols from offsets[r0]): the marks when
-// no earlier pass showed it the edges, then the counts, on all threads in pieces of about equal
-// edges.
-void observe_range(RowObserver& obs, const std::vector<eid_t>& offsets, std::uint64_t r0,
-                   std::uint64_t r1, const vid_t* cols, bool mark, unsigned threads) {
-  const std::size_t pieces =
-      std::max<std::size_t>(1, std::min<std::uint64_t>(r1 - r0, 8 * threads));
-  const eid_t base = offsets[r0], edges = offsets[r1] - base;
-  std::vector<std::uint64_t> cut(pieces + 1, r1);
-  cut[0] = r0;
-  for (std::size_t p = 1; p < pieces; ++p) {
-    const eid_t target = base + edges * p / pieces;
-    cut[p] = std::max<std::uint64_t>(
-        cut[p - 1],
-        static_cast<std::uint64_t>(
-            std::lower_bound(offsets.begin() + static_cast<std::ptrdiff_t>(r0),
-                             offsets.begin() + static_cast<std::ptrdiff_t>(r1), target) -
-            offsets.begin()));
-  }
-  if (mark)
-    parallel_for(threads, pieces, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
-      for (std::size_t p = lo; p < hi; ++p)
-        obs.mark_rows(cut[p], cut[p + 1], cols + (offsets[cut[p]] - base));
-    });
-  parallel_for(threads, pieces, 1, [&](std::size_t lo, std::size_t hi, unsigned w) {
-    for (std::size_t p = lo; p < hi; ++p)
-      obs.count_rows(w, cut[p], cut[p + 1], cols + (offsets[cut[p]] - base));
-  });
-}
-
-// Joins a thread when the scope ends (also when it ends by an exception).
-struct JoinOnExit {
-  std::thread& t;
-  ~JoinOnExit() {
-    if (t.joinable()) t.join();
-  }
-};
-
 }  // namespace
 
 TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uint32_t>& degree,
@@ -207,10 +127,14 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
   stage_done("rank");
   const Orienter orient{ranking.rank.data()};
 
-  // 2. Orient and count the rows of G+ (in memory: sort them too).
+  // 2. Orient and count the rows of G+ (in memory: sort them too, unless the row sort places
+  //    them bucket by bucket: then it runs beside the writer, step 3).
   std::vector<eid_t> offsets;
-  BigBuffer<std::uint32_t> narrow;  // in memory (sort_rows_in_memory): the columns
-  if (src.mem) {
+  BigBuffer<std::uint32_t> narrow;  // in memory (sort_rows_in_memory, stream_rows): the columns
+  const bool streamed = src.mem && rows_streamable(n, src.count);
+  if (streamed) {
+    // (below)
+  } else if (src.mem) {
     progress.stage("sorting rows");
     offsets = sort_rows_in_memory(src, n, ranking.rank.data(), threads, res.max_out_degree, narrow);
     stage_done("orient and sort rows");
@@ -220,7 +144,8 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
     stage_done("orient");
   }
 
-  // 3. The writer, and the row ranges that fit the limit.
+  // 3. The writer; streamed, the rows sorted into it and the census taken (stream_rows), else
+  //    the row ranges that fit the limit.
   tcsr::WriteOptions wo = ctx.options.write;
   if (wo.threads == 0) wo.threads = threads;
   tcsr::Writer writer(ctx.output, n, wo);
@@ -228,87 +153,94 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
   writer.set_max_degree(res.max_degree);
   if (ctx.names) writer.set_names(std::move(*ctx.names));
   RowObserver* const observer = ctx.options.observer;
-  // The census takes a quarter of the threads (at least one) beside the writer's.
-  const unsigned census_threads = std::max(1u, threads / 4);
-  if (observer) observer->start(n, offsets.data(), census_threads, ranking.wedges);
-  const std::vector<std::uint64_t> start =
-      row_ranges(src, offsets, n, ctx.limit,
-                 absent_ids_bytes + (observer ? observer->memory_bytes(n, census_threads) : 0));
-  const std::size_t ranges = start.size() - 1;
-
-  // 4. Several ranges from a spill file: bucket the oriented keys by range first (then the
-  //    source's file is read no more); the files close behind the work once read.
-  CloseBehind close_behind;
-  std::unique_ptr<TempFile> buckets;
-  if (!src.mem && ranges > 1) {
-    buckets = bucket_rows(src, offsets, start, orient, ctx);
-    if (ctx.source_read) ctx.source_read();
-  }
-
-  // 5. Range by range: gather the keys, sort them (rows in order, each row sorted), take the
-  //    columns and stream the rows into the writer.
   BigBuffer<std::uint64_t> buf, tmp;
   BigBuffer<std::uint32_t> range_cols;
-  for (std::size_t ri = 0; ri < ranges; ++ri) {
-    const std::uint64_t r0 = start[ri], r1 = start[ri + 1];
-    const eid_t base = offsets[r0], range_m = offsets[r1] - base;
-    // The columns: in memory sorted as such (narrow) or packed in place into the sorted keys;
-    // out of core written by the range's row sort, or packed in place likewise.
-    const vid_t* cols = nullptr;
-    if (src.mem) {
-      cols = narrow.capacity() ? narrow.data() : narrow_in_place(*src.mem, threads);
-    } else {
-      gather_range(src, buckets.get(), base, range_m, orient, key_block(ctx.limit), threads, buf);
-      if (ri + 1 == ranges) {  // (the last range: the keys' files are read no more)
-        if (buckets)
-          close_behind.add(std::move(buckets));
-        else if (ctx.source_read)
-          ctx.source_read();
-      }
-      progress.stage("sorting rows");
-      // (oriented keys (row - r0) << 32 | col with col < n)
-      if (sort_range_rows(buf, r1 - r0, n, offsets.data() + r0, threads, range_cols)) {
-        cols = range_cols.data();
+  if (streamed) {
+    progress.stage("sorting and writing rows");
+    stream_rows(src, n, ranking.rank.data(), threads, narrow, offsets, writer, observer,
+                ranking.wedges, res.max_out_degree);
+  } else {
+    // The census takes a quarter of the threads (at least one) beside the writer's.
+    const unsigned census_threads = std::max(1u, threads / 4);
+    if (observer) observer->start(n, offsets.data(), census_threads, ranking.wedges);
+    const std::vector<std::uint64_t> start =
+        row_ranges(src, offsets, n, ctx.limit,
+                   absent_ids_bytes + (observer ? observer->memory_bytes(n, census_threads) : 0));
+    const std::size_t ranges = start.size() - 1;
+
+    // 4. Several ranges from a spill file: bucket the oriented keys by range first (then the
+    //    source's file is read no more); the files close behind the work once read.
+    CloseBehind close_behind;
+    std::unique_ptr<TempFile> buckets;
+    if (!src.mem && ranges > 1) {
+      buckets = bucket_rows(src, offsets, start, orient, ctx);
+      if (ctx.source_read) ctx.source_read();
+    }
+
+    // 5. Range by range: gather the keys, sort them (rows in order, each row sorted), take the
+    //    columns and stream the rows into the writer.
+    for (std::size_t ri = 0; ri < ranges; ++ri) {
+      const std::uint64_t r0 = start[ri], r1 = start[ri + 1];
+      const eid_t base = offsets[r0], range_m = offsets[r1] - base;
+      // The columns: in memory sorted as such (narrow) or packed in place into the sorted keys;
+      // out of core written by the range's row sort, or packed in place likewise.
+      const vid_t* cols = nullptr;
+      if (src.mem) {
+        cols = narrow.capacity() ? narrow.data() : narrow_in_place(*src.mem, threads);
       } else {
-        if (tmp.capacity() < range_m + 1) tmp.reserve(range_m + 1);
-        parallel_sort_unique_u64(buf, tmp, threads, n >= 2 ? (r1 - r0 - 1) << 32 | (n - 1) : 0);
-        TS_CHECK(buf.size() == range_m, "duplicate oriented edges");
-        cols = narrow_in_place(buf, threads);
-      }
-    }
-    stage_done(src.mem ? "columns" : "sort rows");
-    // The census of the range on threads of its own while the writer compresses the same rows,
-    // so that it fills the moments the writer leaves a core idle.
-    std::exception_ptr census_error;
-    std::thread census;
-    if (observer)
-      census = std::thread([&] {
-        try {
-          observe_range(*observer, offsets, r0, r1, cols, ranges == 1, census_threads);
-        } catch (...) {
-          census_error = std::current_exception();
+        gather_range(src, buckets.get(), base, range_m, orient, key_block(ctx.limit), threads, buf);
+        if (ri + 1 == ranges) {  // (the last range: the keys' files are read no more)
+          if (buckets)
+            close_behind.add(std::move(buckets));
+          else if (ctx.source_read)
+            ctx.source_read();
         }
-      });
-    const JoinOnExit join{census};
-    progress.stage("compressing and writing");
-    // In runs of rows of at least 2^28 edges (the writer compresses a run of a batch or more
-    // where it lies, its chunks flowing through the workers without a barrier inside the run;
-    // it stops at an interrupt between chunks and removes its temporary).
-    for (std::uint64_t r = r0; r < r1;) {
-      throw_if_interrupted();
-      const auto first = offsets.begin() + static_cast<std::ptrdiff_t>(r + 1);
-      const auto last = offsets.begin() + static_cast<std::ptrdiff_t>(r1 + 1);
-      const std::uint64_t end = static_cast<std::uint64_t>(
-          std::lower_bound(first, last, offsets[r] + (eid_t{1} << 28)) - offsets.begin());
-      writer.append_rows(cols + (offsets[r] - base), offsets.data() + r, std::min(end, r1) - r);
-      r = std::min(end, r1);
+        progress.stage("sorting rows");
+        // (oriented keys (row - r0) << 32 | col with col < n)
+        if (sort_range_rows(buf, r1 - r0, n, offsets.data() + r0, threads, range_cols)) {
+          cols = range_cols.data();
+        } else {
+          if (tmp.capacity() < range_m + 1) tmp.reserve(range_m + 1);
+          parallel_sort_unique_u64(buf, tmp, threads, n >= 2 ? (r1 - r0 - 1) << 32 | (n - 1) : 0);
+          TS_CHECK(buf.size() == range_m, "duplicate oriented edges");
+          cols = narrow_in_place(buf, threads);
+        }
+      }
+      stage_done(src.mem ? "columns" : "sort rows");
+      // The census of the range on threads of its own while the writer compresses the same rows,
+      // so that it fills the moments the writer leaves a core idle.
+      std::exception_ptr census_error;
+      std::thread census;
+      if (observer)
+        census = std::thread([&] {
+          try {
+            observe_range(*observer, offsets.data(), r0, r1, cols, ranges == 1, census_threads);
+          } catch (...) {
+            census_error = std::current_exception();
+          }
+        });
+      const JoinOnExit join{census};
+      progress.stage("compressing and writing");
+      // In runs of rows of at least 2^28 edges (the writer compresses a run of a batch or more
+      // where it lies, its chunks flowing through the workers without a barrier inside the run;
+      // it stops at an interrupt between chunks and removes its temporary).
+      for (std::uint64_t r = r0; r < r1;) {
+        throw_if_interrupted();
+        const auto first = offsets.begin() + static_cast<std::ptrdiff_t>(r + 1);
+        const auto last = offsets.begin() + static_cast<std::ptrdiff_t>(r1 + 1);
+        const std::uint64_t end = static_cast<std::uint64_t>(
+            std::lower_bound(first, last, offsets[r] + (eid_t{1} << 28)) - offsets.begin());
+        writer.append_rows(cols + (offsets[r] - base), offsets.data() + r, std::min(end, r1) - r);
+        r = std::min(end, r1);
+      }
+      if (census.joinable()) census.join();
+      if (census_error) std::rethrow_exception(census_error);
+      // (the range's columns leave memory before the next range's keys come in: a range falling
+      // back to the 8-byte sort must find its 16 bytes per edge free)
+      if (range_cols.capacity())
+        drop_pages(range_cols.data(), range_cols.capacity() * sizeof(vid_t));
+      stage_done(observer ? "census, compress and write rows" : "compress and write rows");
     }
-    if (census.joinable()) census.join();
-    if (census_error) std::rethrow_exception(census_error);
-    // (the range's columns leave memory before the next range's keys come in: a range falling
-    // back to the 8-byte sort must find its 16 bytes per edge free)
-    if (range_cols.capacity()) drop_pages(range_cols.data(), range_cols.capacity() * sizeof(vid_t));
-    stage_done(observer ? "census, compress and write rows" : "compress and write rows");
   }
   throw_if_interrupted();
   if (observer) {

@@ -5,11 +5,12 @@
 // the keys and every row's count; with a rank table the keys are oriented first; a repeated key
 // is refused. Sizes: the fewest vertices whose buckets hold whole rows, a few thousand rows per
 // bucket, a bucket too large for a core's cache (sorted in parts), and rows of one column to
-// thousands (a hub).
+// thousands (a hub). Every row is told placed (RowsPlaced) once, after its columns are final.
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <cstdint>
+#include <mutex>
 #include <numeric>
 #include <random>
 #include <unordered_set>
@@ -53,9 +54,13 @@ Sorted reference(std::vector<std::uint64_t> keys, std::uint64_t n) {
   return s;
 }
 
+// The columns and counts of the sort run() runs (what a RowsPlaced sees at its call).
+const BigBuffer<std::uint32_t>* cols_seen = nullptr;
+const std::vector<std::uint32_t>* fill_seen = nullptr;
+
 // Runs the sort on a copy of keys cut into spans of uneven sizes.
 Sorted run(bool wide, std::vector<std::uint64_t> keys, std::uint64_t n, unsigned threads,
-           const std::uint32_t* rank = nullptr) {
+           const std::uint32_t* rank = nullptr, const RowsPlaced& placed = nullptr) {
   SpanSortInput in;
   std::mt19937_64 rng(keys.size());
   for (std::size_t at = 0; at < keys.size();) {
@@ -69,8 +74,10 @@ Sorted run(bool wide, std::vector<std::uint64_t> keys, std::uint64_t n, unsigned
   BigBuffer<std::uint32_t> cols(keys.size() + 1);
   Sorted s;
   s.fill.assign(n, 0);
-  const std::size_t m = wide ? sort_rows_wide(in, cols, s.fill.data(), threads)
-                             : sort_rows_narrow(in, col_bits, cols, s.fill.data(), threads);
+  cols_seen = &cols;
+  fill_seen = &s.fill;
+  const std::size_t m = wide ? sort_rows_wide(in, cols, s.fill.data(), threads, placed)
+                             : sort_rows_narrow(in, col_bits, cols, s.fill.data(), threads, placed);
   EXPECT_EQ(m, keys.size());
   s.cols.assign(cols.data(), cols.data() + m);
   return s;
@@ -90,6 +97,51 @@ TEST(SortRowsWide, EqualsStdSortOfTheKeys) {
     check(true, 4099, 70000, threads, 1);             // the fewest vertices: two rows per bucket
     check(true, 100003, 200000, threads, 2);          // a few rows per bucket
     check(true, (1u << 23) + 5, 300000, threads, 3);  // thousands of rows per bucket
+  }
+}
+
+// The sort tells of every row below n exactly once, with the edges of the rows before it as its
+// first edge, and when it does, the row's columns and count are already the reference's.
+void check_placed(bool wide, std::uint64_t n, std::size_t m, unsigned threads, std::uint64_t seed) {
+  const std::vector<std::uint64_t> keys = random_keys(n, m, seed);
+  const Sorted want = reference(keys, n);
+  std::vector<std::uint64_t> before(n + 1, 0);
+  for (std::uint64_t r = 0; r < n; ++r) before[r + 1] = before[r] + want.fill[r];
+  std::mutex mu;
+  std::vector<int> told(n, 0);
+  std::size_t wrong_first = 0, wrong_rows = 0;
+  const Sorted got = run(wide, keys, n, threads, nullptr,
+                         [&](std::uint64_t row0, std::uint64_t rows, std::uint64_t first) {
+                           std::lock_guard<std::mutex> lock(mu);
+                           if (row0 < n && first != before[row0]) ++wrong_first;
+                           for (std::uint64_t r = row0; r < std::min(n, row0 + rows); ++r) {
+                             ++told[r];
+                             const bool same = (*fill_seen)[r] == want.fill[r] &&
+                                               std::equal(cols_seen->data() + before[r],
+                                                          cols_seen->data() + before[r + 1],
+                                                          want.cols.begin() + before[r]);
+                             wrong_rows += !same;
+                           }
+                         });
+  EXPECT_EQ(wrong_first, 0u) << wide << " n " << n << " threads " << threads;
+  EXPECT_EQ(wrong_rows, 0u) << wide << " n " << n << " threads " << threads;
+  EXPECT_EQ(std::count(told.begin(), told.end(), 1), static_cast<std::ptrdiff_t>(n))
+      << wide << " n " << n << " threads " << threads;
+  EXPECT_TRUE(got.cols == want.cols);
+}
+
+TEST(SortRowsWide, TellsEveryRowOnceItsColumnsAreInPlace) {
+  for (unsigned threads : {1u, 4u}) {
+    check_placed(true, 4099, 70000, threads, 11);
+    check_placed(true, (1u << 16) + 3, 320000, threads, 12);  // a bucket sorted in parts
+    check_placed(true, (1u << 23) + 5, 300000, threads, 13);  // buckets without a key
+  }
+}
+
+TEST(SortRowsNarrow, TellsEveryRowOnceItsColumnsAreInPlace) {
+  for (unsigned threads : {1u, 4u}) {
+    check_placed(false, 4099, 70000, threads, 14);
+    check_placed(false, (1u << 20) + 7, 250000, threads, 15);
   }
 }
 
