@@ -10,6 +10,8 @@
 #include <exception>
 #include <memory>
 #include <thread>
+#include <utility>
+#include <vector>
 
 #include "common/interrupt.hpp"
 #include "rows_in_memory.hpp"
@@ -41,17 +43,20 @@ struct Ranking {
 };
 
 // Step 1: rank by (degree, id) over the id space (degree.size() ids, n of them vertices: the ids
-// of degree 0 are skipped). When the degrees take few values (the largest times the threads at
-// most the id space) a counting sort by degree, stable in the id, on all threads: slice s of the
-// ids places its vertices of degree d after every vertex of lower degree and those of degree d
-// in earlier slices. Else by sorting (degree << 32 | id).
+// of degree 0 are skipped). A counting sort by degree, stable in the id, on all threads: slice s
+// of the ids places its vertices of degree d after every vertex of lower degree and those of
+// degree d in earlier slices. Degrees from kTailDegree on share the last bucket (so that the
+// slices' counts stay a few MiB whatever the largest degree); the few vertices there are then
+// ordered by (degree, id) among themselves.
 Ranking rank_vertices(std::uint64_t n, const BigBuffer<std::uint32_t>& degree, IdMap* idmap,
                       unsigned threads) {
+  constexpr std::uint64_t kTailDegree = std::uint64_t{1} << 16;
   Ranking out;
   const std::size_t space = degree.size();
   const unsigned t = std::max(threads, 1u);
   out.rank.reserve(space + 1);
   out.perm.resize(n);
+  // 1. The largest degree and the wedges.
   std::vector<std::uint64_t> part_max(t, 0);
   std::vector<WedgeSum> part_wedges(t);
   parallel_for(t, space, 1 << 16, [&](std::size_t lo, std::size_t hi, unsigned w) {
@@ -71,40 +76,39 @@ Ranking rank_vertices(std::uint64_t n, const BigBuffer<std::uint32_t>& degree, I
     out.rank[v] = static_cast<std::uint32_t>(r);
     out.perm[r] = ids ? ids[v] : v;
   };
-  const std::uint64_t D = out.max_degree + 1;
-  if (D * t <= space + (std::uint64_t{1} << 16)) {
-    const std::size_t slice = (space + t - 1) / t;
-    const std::size_t slices = space ? (space + slice - 1) / slice : 0;
-    std::vector<std::uint64_t> at(slices * D, 0);  // slice s, degree d: at[s * D + d]
+  // 2. The counting sort over the buckets 0..D-1 (the last one every degree from D - 1 on).
+  const std::uint64_t D = std::min(out.max_degree + 1, kTailDegree);
+  auto bucket = [D](std::uint32_t d) { return std::min<std::uint64_t>(d, D - 1); };
+  const std::size_t slice = std::max<std::size_t>((space + t - 1) / t, 1);
+  const std::size_t slices = space ? (space + slice - 1) / slice : 0;
+  std::vector<std::uint64_t> at(slices * D, 0);  // slice s, bucket d: at[s * D + d]
+  parallel_for(t, slices, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
+    for (std::size_t s = lo; s < hi; ++s)
+      for (std::size_t v = s * slice; v < std::min(space, (s + 1) * slice); ++v)
+        ++at[s * D + bucket(degree[v])];
+  });
+  bucket_places(at, slices, static_cast<std::size_t>(D));
+  const std::uint64_t zeros = slices ? at[D > 1 ? 1 : 0] : 0;  // the ids of degree 0
+  TS_CHECK(D > 1 ? zeros == space - n : n == 0, "vertex count disagrees with the degrees");
+  parallel_for(t, slices, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
+    for (std::size_t s = lo; s < hi; ++s)
+      for (std::size_t v = s * slice; v < std::min(space, (s + 1) * slice); ++v)
+        if (degree[v]) place(at[s * D + bucket(degree[v])]++ - zeros, v);
+  });
+  // 3. The last bucket's vertices (degree D - 1 or more: the last ranks) by (degree, id).
+  if (out.max_degree + 1 > D) {
+    std::vector<std::vector<std::pair<std::uint32_t, std::uint64_t>>> part(slices);
     parallel_for(t, slices, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
       for (std::size_t s = lo; s < hi; ++s)
         for (std::size_t v = s * slice; v < std::min(space, (s + 1) * slice); ++v)
-          ++at[s * D + degree[v]];
+          if (degree[v] >= D - 1) part[s].emplace_back(degree[v], v);
     });
-    bucket_places(at, slices, static_cast<std::size_t>(D));
-    const std::uint64_t zeros = slices ? at[D > 1 ? 1 : 0] : 0;  // the ids of degree 0
-    TS_CHECK(D > 1 ? zeros == space - n : n == 0, "vertex count disagrees with the degrees");
-    parallel_for(t, slices, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
-      for (std::size_t s = lo; s < hi; ++s)
-        for (std::size_t v = s * slice; v < std::min(space, (s + 1) * slice); ++v)
-          if (degree[v]) place(at[s * D + degree[v]]++ - zeros, v);
-    });
-    return out;
+    std::vector<std::pair<std::uint32_t, std::uint64_t>> tail;  // (degree, id)
+    for (const auto& p : part) tail.insert(tail.end(), p.begin(), p.end());
+    std::sort(tail.begin(), tail.end());
+    const std::size_t r0 = n - tail.size();
+    for (std::size_t i = 0; i < tail.size(); ++i) place(r0 + i, tail[i].second);
   }
-  BigBuffer<std::uint64_t> key(space + 1), tmp(space + 1);
-  key.resize(space);
-  parallel_for(t, space, 1 << 16, [&](std::size_t lo, std::size_t hi, unsigned) {
-    for (std::size_t v = lo; v < hi; ++v)
-      key[v] = (static_cast<std::uint64_t>(degree[v]) << 32) | v;
-  });
-  parallel_sort_unique_u64(key, tmp, t);
-  TS_CHECK(key.size() == space && n <= space, "rank keys lost");
-  const std::size_t zeros = space - n;
-  TS_CHECK((zeros == 0 || key[zeros - 1] >> 32 == 0) && (n == 0 || key[zeros] >> 32 != 0),
-           "vertex count disagrees with the degrees");
-  parallel_for(t, n, 1 << 16, [&](std::size_t lo, std::size_t hi, unsigned) {
-    for (std::size_t r = lo; r < hi; ++r) place(r, static_cast<std::uint32_t>(key[zeros + r]));
-  });
   return out;
 }
 

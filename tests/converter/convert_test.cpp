@@ -321,6 +321,52 @@ TEST(Convert, OutOfCoreIsByteIdenticalToInMemory) {
   EXPECT_EQ(count_file(d.file("mem.tcsr")), test::brute_force_triangles(test::vertex_count(e), e));
 }
 
+// Vertices are ranked by (degree, id), also above the degrees that the ranking's counting sort
+// buckets one by one (2^16 - 1 and above share its last bucket, ordered afterwards): hubs of
+// degrees 65534 (just below), 65535 (the boundary), 66000 and two of 70000 (a tie, broken by the
+// smaller id), in memory on 1 and 3 threads and out of core, every file the same.
+TEST(Convert, RanksByDegreeThenIdAboveTheCountingSortsBuckets) {
+  TempDir d;
+  std::vector<OrigEdge> e;
+  const std::pair<std::uint64_t, std::uint64_t> hubs[] = {
+      {2, 65534}, {1, 65535}, {9, 66000}, {5, 70000}, {3, 70000}};
+  std::string text;
+  for (auto [hub, deg] : hubs)
+    for (std::uint64_t k = 0; k < deg; ++k) {
+      e.push_back({hub, 100 + (k * 7919 + hub) % 70001});
+      text += std::to_string(hub) + " " + std::to_string(e.back().second) + "\n";
+    }
+  write_text(d.file("h.el"), text);
+  std::vector<std::uint64_t> degree(100 + 70001, 0);
+  for (auto [a, b] : clean(e)) {
+    ++degree[a];
+    ++degree[b];
+  }
+  ConvertOptions o = quiet_options();
+  std::string first;
+  for (unsigned threads : {1u, 3u, 2u}) {
+    o.threads = threads;
+    o.memory_limit = threads == 2 ? 1 << 20 : 0;  // (the last: out of core)
+    o.tmp_dir = d.path();
+    const ConvertSummary s = convert(d.file("h.el"), d.file("h.tcsr"), o);
+    EXPECT_EQ(s.out_of_core, threads == 2);
+    const std::string bytes = test::read_text(d.file("h.tcsr"));
+    if (first.empty()) first = bytes;
+    EXPECT_TRUE(bytes == first) << threads;
+  }
+  const OrientedGraph g = tcsr::Reader(d.file("h.tcsr")).load(true, 1);
+  ASSERT_EQ(g.perm.size(), static_cast<std::size_t>(std::count_if(
+                               degree.begin(), degree.end(), [](std::uint64_t x) { return x; })));
+  for (std::size_t r = 1; r < g.perm.size(); ++r) {
+    const std::uint64_t a = g.perm[r - 1], b = g.perm[r];
+    EXPECT_TRUE(degree[a] < degree[b] || (degree[a] == degree[b] && a < b))
+        << "rank " << r << ": " << a << " (degree " << degree[a] << ") before " << b << " (degree "
+        << degree[b] << ")";
+  }
+  const std::vector<orig_id_t> last(g.perm.end() - 5, g.perm.end());
+  EXPECT_EQ(last, (std::vector<orig_id_t>{2, 1, 9, 3, 5}));
+}
+
 TEST(Convert, OutOfCoreWithHugeIds) {
   TempDir d;
   std::vector<OrigEdge> e;
