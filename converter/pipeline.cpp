@@ -11,8 +11,8 @@
 // either way, and for any thread count, because every stage sees the blocks in input order and
 // sorts by key.
 //
-// Per-vertex memory: about 48 bytes per vertex (ids 8, degree 4, rank 4, ranking keys and their
-// sort buffer 16, out-degree 4 then offsets 8, permutation 8 handed to the writer). Out of core,
+// Per-vertex memory: about 36 bytes per vertex (ids 8, degree 4, rank 4, out-degree 4 and
+// offsets 8, permutation 8 handed to the writer; the ranking's counts a few MiB). Out of core,
 // the part alive while rows are written (32 bytes per vertex) is taken out of the limit before
 // the row ranges are sized; the rest lies beyond the limit.
 //
