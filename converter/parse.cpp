@@ -126,8 +126,8 @@ class TextParser {
     return record(a, b);  // (no entry limit on this path: never fails)
   }
   bool fast_id(const char*& q, std::uint64_t& v) const {
-    // Up to 7 digits from one 8-byte load (the byte after them, a non-digit, in the same load):
-    // the digits found by their high nibbles, then combined pairwise by multiplications.
+    // Up to 8 digits from one 8-byte load: the digits found by their high nibbles, then combined
+    // pairwise by multiplications; after 8 digits the rest (up to 19 in all) one by one.
     if (end_ - q >= 8) {
       std::uint64_t w;
       std::memcpy(&w, q, 8);
@@ -138,14 +138,15 @@ class TextParser {
           ((w & hi) ^ zeros) | (((w + 0x0606060606060606ull) & hi) ^ zeros);
       const unsigned len = non_digit ? static_cast<unsigned>(__builtin_ctzll(non_digit)) / 8 : 8;
       if (len == 0) return false;
-      if (len < 8) {
-        std::uint64_t x = (w - zeros) << (8 * (8 - len));  // leading zero digits below
-        x = (x * 10 + (x >> 8)) & 0x00FF00FF00FF00FFull;
-        x = (x * 100 + (x >> 16)) & 0x0000FFFF0000FFFFull;
-        v = (x * 10000 + (x >> 32)) & 0xFFFFFFFFull;
-        q += len;
-        return true;
-      }
+      std::uint64_t x = (w - zeros) << (8 * (8 - len));  // leading zero digits below
+      x = (x * 10 + (x >> 8)) & 0x00FF00FF00FF00FFull;
+      x = (x * 100 + (x >> 16)) & 0x0000FFFF0000FFFFull;
+      v = (x * 10000 + (x >> 32)) & 0xFFFFFFFFull;
+      const char* const s = q;
+      q += len;
+      if (len < 8) return true;  // (the byte after them, a non-digit, was in the load)
+      while (q < end_ && is_digit(*q)) v = v * 10 + static_cast<unsigned>(*q++ - '0');
+      return q - s <= 19;
     }
     const char* const s = q;
     v = 0;

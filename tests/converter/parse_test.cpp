@@ -208,9 +208,10 @@ TEST(Parse, ControlBytesInTokensAreEscaped) {
             std::string::npos);
 }
 
-// The fast path reads up to 7 digits from one 8-byte load: ids of every length from 1 to 20
-// digits, a last line without its end a few bytes before the end of the input, and bytes right
-// after the digits that look like digits to a nibble test (':' is 0x3A) or carry (0xFA).
+// The fast path reads up to 8 digits from one 8-byte load (the rest one by one): ids of every
+// length from 1 to 20 digits, a last line without its end a few bytes before the end of the
+// input, and bytes right after the digits, of 2 and of 8, that look like digits to a nibble test
+// (':' is 0x3A) or carry (0xFA).
 TEST(Parse, IdsOfEveryLengthAndBytesAfterThem) {
   TempDir d;
   std::string text;
@@ -230,6 +231,11 @@ TEST(Parse, IdsOfEveryLengthAndBytesAfterThem) {
   EXPECT_NE(convert_error(d, "colon.el", "1 2\n12:3 4\n5 6\n").find(":2: unparsable token '12:3'"),
             std::string::npos);
   EXPECT_NE(convert_error(d, "high.el", "1 2\n5 6\xfa\n7 8\n").find(":2:"), std::string::npos);
+  EXPECT_NE(convert_error(d, "colon8.el", "1 2\n12345678:3 4\n5 6\n")
+                .find(":2: unparsable token '12345678:3'"),
+            std::string::npos);
+  EXPECT_NE(convert_error(d, "high8.el", "1 2\n5 12345678\xfa\n7 8\n").find(":2:"),
+            std::string::npos);
 }
 
 TEST(Parse, StandardInputIsNamedStdin) {
