@@ -87,11 +87,6 @@ std::uint64_t RowStream::wait(std::uint64_t from, std::uint64_t min_edges) {
   }
 }
 
-bool RowStream::ended() {
-  std::lock_guard<std::mutex> lock(mu_);
-  return ended_;
-}
-
 std::uint64_t RowStream::max_out_degree() {
   std::lock_guard<std::mutex> lock(mu_);
   return max_out_degree_;
@@ -121,39 +116,30 @@ void observe_range(RowObserver& obs, const eid_t* offsets, std::uint64_t r0, std
   });
 }
 
-// The out-degrees are counted from each sorted bucket while it is in cache (a bucket holds whole
-// rows when the sort's digit lies in the row, or all of them below 2^16 edges; else a pass over
-// the sorted keys counts them). From 2^16 edges with whole rows per bucket the sort writes the
-// columns themselves, 4 bytes a key, into `narrow` (*src.mem is then released): up to about 2^22
-// vertices packed with the row's low bits and sorted as 32 bits, above that sorted by column and
-// placed at their rows. Else (small or very dense graphs) *src.mem holds the m sorted oriented
-// keys.
+// Below 2^16 edges the sort takes every key as one bucket and its rows are counted from it in
+// cache; else (too few vertices for a bucket to hold whole rows) a pass over the sorted keys
+// counts them.
 std::vector<eid_t> sort_rows_in_memory(const KeySource& src, std::uint64_t n,
                                        const std::uint32_t* rank, unsigned threads,
-                                       std::uint64_t& max_out_degree,
-                                       BigBuffer<std::uint32_t>& narrow) {
+                                       std::uint64_t& max_out_degree) {
   BigBuffer<std::uint64_t>& keys = *src.mem;
   const std::uint64_t m = src.count;
   SpanSortInput in = oriented_input(src, n, rank, threads);
+  TS_CHECK(!rows_sortable(in.max_key, m), "rows that stream sorted as keys");
   BigBuffer<std::uint32_t> fill(n + 1);  // out-degree per row
   fill.resize(n);
   const bool small = m < (std::uint64_t{1} << 16);  // sorted as one bucket
-  if (rows_sortable(in.max_key, m)) {
-    sort_rows(in, narrow, fill.data(), threads);
-    keys.release();
-  } else {
-    if (small)
-      in.on_bucket = [&](const std::uint64_t* k, std::size_t cnt, unsigned) {
-        for (std::size_t i = 0; i < cnt; ++i) ++fill[k[i] >> 32];
-      };
-    BigBuffer<std::uint64_t> sorted(m + 1);
-    const SortedRuns runs = sort_unique_spans(in, sorted, threads);
-    TS_CHECK(runs.total == m, "duplicate oriented edges");
-    join_runs(runs, sorted, keys, threads);  // no repeats: sorted's memory becomes keys'
-    sorted.release();
-    if (!small)
-      for (std::uint64_t i = 0; i < m; ++i) ++fill[keys[i] >> 32];
-  }
+  if (small)
+    in.on_bucket = [&](const std::uint64_t* k, std::size_t cnt, unsigned) {
+      for (std::size_t i = 0; i < cnt; ++i) ++fill[k[i] >> 32];
+    };
+  BigBuffer<std::uint64_t> sorted(m + 1);
+  const SortedRuns runs = sort_unique_spans(in, sorted, threads);
+  TS_CHECK(runs.total == m, "duplicate oriented edges");
+  join_runs(runs, sorted, keys, threads);  // no repeats: sorted's memory becomes keys'
+  sorted.release();
+  if (!small)
+    for (std::uint64_t i = 0; i < m; ++i) ++fill[keys[i] >> 32];
   std::vector<eid_t> offsets(n + 1, 0);
   for (std::uint64_t r = 0; r < n; ++r) {
     offsets[r + 1] = offsets[r] + fill[r];

@@ -38,8 +38,6 @@ class RowStream {
   // or the sort ended; returns where the prefix ends (> from unless from == n). Rethrows the
   // sort's exception; Error(Internal) if it ended without placing every row.
   std::uint64_t wait(std::uint64_t from, std::uint64_t min_edges);
-  // Whether the sort has ended (every row placed, or an error).
-  bool ended();
 
   std::uint64_t max_out_degree();
 
@@ -62,12 +60,12 @@ class RowStream {
 void observe_range(RowObserver& obs, const eid_t* offsets, std::uint64_t r0, std::uint64_t r1,
                    const vid_t* cols, bool mark, unsigned threads);
 
-// Step 2 in memory where the row sort cannot stream (rows_streamable false): the rows of G+
-// sorted, returns the row offsets (write_graph.cpp's contract of its in-memory path).
+// Step 2 in memory where the row sort cannot stream (rows_streamable false: fewer than 2^16
+// edges, or too few vertices for a bucket of the row sort to hold whole rows): the keys in
+// *src.mem oriented and sorted as 8-byte keys (row << 32 | col) in place; returns the row offsets.
 std::vector<eid_t> sort_rows_in_memory(const KeySource& src, std::uint64_t n,
                                        const std::uint32_t* rank, unsigned threads,
-                                       std::uint64_t& max_out_degree,
-                                       BigBuffer<std::uint32_t>& narrow);
+                                       std::uint64_t& max_out_degree);
 
 // Whether the m unique keys of a graph of n vertices sort bucket by bucket into whole rows (the
 // row sorts of sort_rows.hpp), so that stream_rows takes them.

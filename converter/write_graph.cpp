@@ -134,13 +134,13 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
   // 2. Orient and count the rows of G+ (in memory: sort them too, unless the row sort places
   //    them bucket by bucket: then it runs beside the writer, step 3).
   std::vector<eid_t> offsets;
-  BigBuffer<std::uint32_t> narrow;  // in memory (sort_rows_in_memory, stream_rows): the columns
+  BigBuffer<std::uint32_t> narrow;  // in memory, streamed (stream_rows): the columns
   const bool streamed = src.mem && rows_streamable(n, src.count);
   if (streamed) {
     // (below)
   } else if (src.mem) {
     progress.stage("sorting rows");
-    offsets = sort_rows_in_memory(src, n, ranking.rank.data(), threads, res.max_out_degree, narrow);
+    offsets = sort_rows_in_memory(src, n, ranking.rank.data(), threads, res.max_out_degree);
     stage_done("orient and sort rows");
   } else {
     progress.stage("orienting edges");
@@ -186,11 +186,11 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
     for (std::size_t ri = 0; ri < ranges; ++ri) {
       const std::uint64_t r0 = start[ri], r1 = start[ri + 1];
       const eid_t base = offsets[r0], range_m = offsets[r1] - base;
-      // The columns: in memory sorted as such (narrow) or packed in place into the sorted keys;
-      // out of core written by the range's row sort, or packed in place likewise.
+      // The columns: in memory packed in place into the sorted keys; out of core written by the
+      // range's row sort, or packed in place likewise.
       const vid_t* cols = nullptr;
       if (src.mem) {
-        cols = narrow.capacity() ? narrow.data() : narrow_in_place(*src.mem, threads);
+        cols = narrow_in_place(*src.mem, threads);
       } else {
         gather_range(src, buckets.get(), base, range_m, orient, key_block(ctx.limit), threads, buf);
         if (ri + 1 == ranges) {  // (the last range: the keys' files are read no more)

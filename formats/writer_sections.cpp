@@ -28,8 +28,6 @@ namespace detail {
 
 namespace {
 
-using namespace detail;
-
 std::string parent_dir(const std::string& path) {
   const auto slash = path.find_last_of('/');
   if (slash == std::string::npos) return ".";

@@ -367,6 +367,26 @@ TEST(Convert, RanksByDegreeThenIdAboveTheCountingSortsBuckets) {
   EXPECT_EQ(last, (std::vector<orig_id_t>{2, 1, 9, 3, 5}));
 }
 
+// A complete graph of 400 vertices (79,800 edges): more edges than one sort bucket, too few
+// vertices for a bucket of the row sorts to hold whole rows, so in memory its rows are sorted as
+// 8-byte keys (the one in-memory path that does not stream into the writer); the same bytes as
+// out of core and C(400, 3) triangles, on 1 and 3 threads.
+TEST(Convert, CompleteGraphTooSmallForTheRowSortsBuckets) {
+  TempDir d;
+  write_text(d.file("k.el"), edge_text(test::complete_graph(400)));
+  ConvertOptions o = quiet_options();
+  convert(d.file("k.el"), d.file("mem.tcsr"), o);
+  const std::string want = test::read_text(d.file("mem.tcsr"));
+  for (unsigned threads : {1u, 3u}) {
+    o.threads = threads;
+    o.memory_limit = 1 << 20;
+    o.tmp_dir = d.path();
+    EXPECT_TRUE(convert(d.file("k.el"), d.file("ooc.tcsr"), o).out_of_core);
+    EXPECT_TRUE(test::read_text(d.file("ooc.tcsr")) == want) << threads;
+  }
+  EXPECT_EQ(count_file(d.file("mem.tcsr")), count_t{400} * 399 * 398 / 6);
+}
+
 TEST(Convert, OutOfCoreWithHugeIds) {
   TempDir d;
   std::vector<OrigEdge> e;

@@ -115,7 +115,7 @@ TEST(RowStream, TheSortsExceptionReachesTheConsumer) {
       [&] { rows.finish(std::make_exception_ptr(Error(ErrorKind::Interrupted, "interrupted"))); });
   EXPECT_THROW(rows.wait(1, 0), Error);
   sorter.join();
-  EXPECT_TRUE(rows.ended());
+  EXPECT_THROW(rows.wait(1, 0), Error);  // (and at every later wait)
 }
 
 TEST(RowStream, ASortThatEndsShortOfTheLastRowIsAnError) {
