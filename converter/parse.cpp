@@ -127,7 +127,10 @@ class TextParser {
   }
   bool fast_id(const char*& q, std::uint64_t& v) const {
     // Up to 8 digits from one 8-byte load: the digits found by their high nibbles, then combined
-    // pairwise by multiplications; after 8 digits the rest (up to 19 in all) one by one.
+    // pairwise by multiplications; after 8 digits (or near the block's end) the rest, up to 19 in
+    // all, one by one.
+    const char* const s = q;
+    v = 0;
     if (end_ - q >= 8) {
       std::uint64_t w;
       std::memcpy(&w, q, 8);
@@ -142,14 +145,9 @@ class TextParser {
       x = (x * 10 + (x >> 8)) & 0x00FF00FF00FF00FFull;
       x = (x * 100 + (x >> 16)) & 0x0000FFFF0000FFFFull;
       v = (x * 10000 + (x >> 32)) & 0xFFFFFFFFull;
-      const char* const s = q;
       q += len;
       if (len < 8) return true;  // (the byte after them, a non-digit, was in the load)
-      while (q < end_ && is_digit(*q)) v = v * 10 + static_cast<unsigned>(*q++ - '0');
-      return q - s <= 19;
     }
-    const char* const s = q;
-    v = 0;
     while (q < end_ && is_digit(*q)) v = v * 10 + static_cast<unsigned>(*q++ - '0');
     return q > s && q - s <= 19;
   }

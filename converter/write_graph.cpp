@@ -90,19 +90,21 @@ Ranking rank_vertices(std::uint64_t n, const BigBuffer<std::uint32_t>& degree, I
   bucket_places(at, slices, static_cast<std::size_t>(D));
   const std::uint64_t zeros = slices ? at[D > 1 ? 1 : 0] : 0;  // the ids of degree 0
   TS_CHECK(D > 1 ? zeros == space - n : n == 0, "vertex count disagrees with the degrees");
+  // 3. The places, but the last bucket's vertices (degree D - 1 or more: the last ranks), which
+  //    each slice collects, then all ordered by (degree, id).
+  const bool tail_sorted = out.max_degree + 1 > D;
+  std::vector<std::vector<std::pair<std::uint32_t, std::uint64_t>>> part(slices);
   parallel_for(t, slices, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
     for (std::size_t s = lo; s < hi; ++s)
-      for (std::size_t v = s * slice; v < std::min(space, (s + 1) * slice); ++v)
-        if (degree[v]) place(at[s * D + bucket(degree[v])]++ - zeros, v);
+      for (std::size_t v = s * slice; v < std::min(space, (s + 1) * slice); ++v) {
+        if (!degree[v]) continue;
+        if (tail_sorted && degree[v] >= D - 1)
+          part[s].emplace_back(degree[v], v);
+        else
+          place(at[s * D + bucket(degree[v])]++ - zeros, v);
+      }
   });
-  // 3. The last bucket's vertices (degree D - 1 or more: the last ranks) by (degree, id).
-  if (out.max_degree + 1 > D) {
-    std::vector<std::vector<std::pair<std::uint32_t, std::uint64_t>>> part(slices);
-    parallel_for(t, slices, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
-      for (std::size_t s = lo; s < hi; ++s)
-        for (std::size_t v = s * slice; v < std::min(space, (s + 1) * slice); ++v)
-          if (degree[v] >= D - 1) part[s].emplace_back(degree[v], v);
-    });
+  if (tail_sorted) {
     std::vector<std::pair<std::uint32_t, std::uint64_t>> tail;  // (degree, id)
     for (const auto& p : part) tail.insert(tail.end(), p.begin(), p.end());
     std::sort(tail.begin(), tail.end());

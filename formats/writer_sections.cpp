@@ -7,9 +7,7 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
-#include <exception>
 #include <numeric>
-#include <thread>
 
 #include "common/interrupt.hpp"
 #include "writer_impl.hpp"
@@ -117,28 +115,18 @@ void Writer::Impl::write_sections() {
   const std::uint64_t perm_bytes = perm.size() * sizeof(orig_id_t);
   const std::uint64_t offsets_at = file_pos, index_at = offsets_at + offsets_bytes,
                       perm_at = index_at + index.size();
-  std::uint64_t perm_checksum = 0;
-  std::exception_ptr perm_error;
-  std::thread perm_writer([&] {
-    try {
-      perm_checksum = xxh64(perm.data(), perm_bytes);
+  // (the two large sections on two of the writer's threads, each at its place)
+  pool->for_each_item(2, [&](std::size_t i, unsigned) {
+    if (i == 0) {
+      section(0, kRowOffsets, offsets_at, offsets_bytes, xxh64(offsets.data(), offsets_bytes));
+      pwrite_all(fd, offsets.data(), offsets_bytes, offsets_at, tmp);
+      section(1, kChunkIndex, index_at, index.size(), xxh64(index.data(), index.size()));
+      pwrite_all(fd, index.data(), index.size(), index_at, tmp);
+    } else {
+      section(3, kPermutation, perm_at, perm_bytes, xxh64(perm.data(), perm_bytes));
       pwrite_all(fd, perm.data(), perm_bytes, perm_at, tmp);
-    } catch (...) {
-      perm_error = std::current_exception();
     }
   });
-  try {
-    section(0, kRowOffsets, offsets_at, offsets_bytes, xxh64(offsets.data(), offsets_bytes));
-    pwrite_all(fd, offsets.data(), offsets_bytes, offsets_at, tmp);
-    section(1, kChunkIndex, index_at, index.size(), xxh64(index.data(), index.size()));
-    pwrite_all(fd, index.data(), index.size(), index_at, tmp);
-  } catch (...) {
-    perm_writer.join();
-    throw;
-  }
-  perm_writer.join();
-  if (perm_error) std::rethrow_exception(perm_error);
-  section(3, kPermutation, perm_at, perm_bytes, perm_checksum);
   file_pos = perm_at + perm_bytes;
   if (::lseek(fd, static_cast<off_t>(file_pos), SEEK_SET) < 0) sys_fail("seek failed", tmp);
   if (names_given) write_names();
