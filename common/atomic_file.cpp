@@ -118,6 +118,25 @@ void AtomicOutput::commit(const std::function<void(std::FILE*)>& write) {
   tmp_.clear();
 }
 
+void rename_over_and_sync_dir(const std::string& tmp, const std::string& path) {
+  auto fail = [](const std::string& what, const std::string& where) {
+    const int e = errno;
+    throw Error(ErrorKind::Internal, where + ": " + what + ": " + std::strerror(e));
+  };
+  if (::rename(tmp.c_str(), path.c_str()) != 0) fail("cannot rename " + tmp + " to", path);
+  const auto slash = path.find_last_of('/');
+  const std::string dir = slash == std::string::npos ? "."
+                          : slash == 0               ? "/"
+                                                     : path.substr(0, slash);
+  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+  if (dfd < 0) fail("cannot open directory to fsync it", dir);
+  const int rc = ::fsync(dfd);
+  const int saved = errno;
+  ::close(dfd);
+  errno = saved;
+  if (rc != 0) fail("fsync of the directory failed", dir);
+}
+
 void write_file_atomically(const std::string& path, const std::function<void(std::FILE*)>& write) {
   AtomicOutput("output", path).commit(write);
 }

@@ -25,6 +25,11 @@ struct TempFile {
 // on other failures.
 TempFile create_temp_beside(const std::string& path);
 
+// Renames the (fsynced, closed) temporary `tmp` over `path`, then fsyncs path's directory so that
+// the rename itself survives a crash. Throws Error(Internal) naming the path on a failure (the
+// temporary is then the caller's to remove; after a failed directory fsync it is gone).
+void rename_over_and_sync_dir(const std::string& tmp, const std::string& path);
+
 // Checks that a file can be created beside `path` by creating a temporary there and removing it
 // again; throws as create_temp_beside does.
 void probe_output_dir(const std::string& path);

@@ -24,10 +24,6 @@ namespace {
 
 using namespace detail;
 
-[[noreturn]] void sys_fail(const std::string& what, const std::string& path) {
-  throw Error(ErrorKind::Internal, path + ": " + what + ": " + std::strerror(errno));
-}
-
 // Copies bytes [0, bytes) of `in` to the start of `out` (copy_file_range where the kernel has
 // it: a clone or an in-kernel copy; else read and write).
 void copy_prefix(int in, int out, std::uint64_t bytes, const std::string& from,
@@ -55,13 +51,6 @@ void copy_prefix(int in, int out, std::uint64_t bytes, const std::string& from,
     pwrite_all(out, buf.data(), static_cast<std::size_t>(r), done, to);
     done += static_cast<std::uint64_t>(r);
   }
-}
-
-std::string parent_dir(const std::string& path) {
-  const auto slash = path.find_last_of('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
 }
 
 // Removes the temporary unless released.
@@ -146,15 +135,8 @@ void attach_census(const std::string& path, const std::vector<unsigned char>& pa
     const Reader check(t.path);
     (void)check.census();
   }
-  if (::rename(t.path.c_str(), path.c_str()) != 0)
-    sys_fail("cannot rename " + t.path + " to", path);
+  rename_over_and_sync_dir(t.path, path);
   guard.path.clear();
-  const std::string dir = parent_dir(path);
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0) sys_fail("cannot open directory to fsync it", dir);
-  const int rc = ::fsync(dfd);
-  ::close(dfd);
-  if (rc != 0) sys_fail("fsync of the directory failed", dir);
 }
 
 }  // namespace tristream::tcsr

@@ -32,6 +32,11 @@ void write_all(int fd, const void* data, std::size_t size, const std::string& pa
   }
 }
 
+[[noreturn]] void sys_fail(const std::string& what, const std::string& path) {
+  const int e = errno;
+  throw Error(ErrorKind::Internal, path + ": " + what + ": " + std::strerror(e));
+}
+
 void pwrite_all(int fd, const void* data, std::size_t size, std::uint64_t offset,
                 const std::string& path) {
   const auto* p = static_cast<const unsigned char*>(data);

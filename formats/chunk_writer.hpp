@@ -23,6 +23,8 @@
 
 namespace tristream::tcsr::detail {
 
+// Throws Error(Internal) naming path, what failed and errno's text.
+[[noreturn]] void sys_fail(const std::string& what, const std::string& path);
 // Writes all of data at the file's current position; throws Error(Internal) naming path.
 void write_all(int fd, const void* data, std::size_t size, const std::string& path);
 // Writes all of data at `offset` (the file's position unchanged); throws Error(Internal) naming

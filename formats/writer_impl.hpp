@@ -18,11 +18,6 @@
 
 namespace tristream::tcsr {
 
-namespace detail {
-// Throws Error(Internal) naming path, what failed and errno's text.
-[[noreturn]] void sys_fail(const std::string& what, const std::string& path);
-}  // namespace detail
-
 struct Writer::Impl {
   std::string path;
   std::string tmp;

@@ -9,31 +9,12 @@
 #include <cstring>
 #include <numeric>
 
+#include "common/atomic_file.hpp"
 #include "common/interrupt.hpp"
 #include "writer_impl.hpp"
 #include "xxh64.hpp"
 
 namespace tristream::tcsr {
-
-namespace detail {
-
-[[noreturn]] void sys_fail(const std::string& what, const std::string& path) {
-  const int e = errno;
-  throw Error(ErrorKind::Internal, path + ": " + what + ": " + std::strerror(e));
-}
-
-}  // namespace detail
-
-namespace {
-
-std::string parent_dir(const std::string& path) {
-  const auto slash = path.find_last_of('/');
-  if (slash == std::string::npos) return ".";
-  if (slash == 0) return "/";
-  return path.substr(0, slash);
-}
-
-}  // namespace
 
 using namespace detail;
 
@@ -175,16 +156,8 @@ void Writer::Impl::finish() {
   const int closing = fd;
   fd = -1;
   if (::close(closing) != 0) sys_fail("close failed", tmp);
-  if (::rename(tmp.c_str(), path.c_str()) != 0) sys_fail("cannot rename " + tmp + " to", path);
+  rename_over_and_sync_dir(tmp, path);
   finished = true;
-  const std::string dir = parent_dir(path);
-  const int dfd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
-  if (dfd < 0) sys_fail("cannot open directory to fsync it", dir);
-  const int rc = ::fsync(dfd);
-  const int saved = errno;
-  ::close(dfd);
-  errno = saved;
-  if (rc != 0) sys_fail("fsync of the directory failed", dir);
 }
 
 }  // namespace tristream::tcsr
