@@ -18,6 +18,12 @@
 //
 // --names: the blocks' local names are mapped to ids in input order (name_block); the names table
 // is taken out of the limit (up to half of it) before the edges are sized against it.
+//
+// With an EdgeSorter (options.edge_sorter; docs/convert.md, "On the GPU") every parsed block's
+// packed keys go to it and the block is freed; at the end it removes the repeats and sorts the
+// rows (write_graph.hpp, rows_on_device.hpp). Where the input needs more (an id of 2^32 or more,
+// --names, ids too sparse for per-id arrays) or the sorter is full, its keys come back into blocks
+// here and the conversion goes on as if they had never left.
 #include "pipeline.hpp"
 
 #include <sys/stat.h>
@@ -29,6 +35,7 @@
 #include <cstring>
 #include <memory>
 #include <unordered_map>
+#include <utility>
 
 #include "common/host_memory_policy.hpp"
 #include "common/host_peak.hpp"
@@ -105,6 +112,7 @@ class Driver {
       if (::access(dir.c_str(), W_OK | X_OK) != 0)
         throw Error(ErrorKind::Input, dir + ": cannot write there: " + std::strerror(errno));
     store_ = std::make_unique<SpillStore>(threads_, limit_, tmp_dir_);
+    if (!o.names) sorter_ = o.edge_sorter;
   }
 
   ConvertSummary run(double start) {
@@ -120,7 +128,10 @@ class Driver {
     // 2. Unique edges and the .tcsr file, in memory or out of core.
     std::uint64_t m = 0;
     TailResult tail;
-    if (!spilling_ && in_memory_fits()) {
+    if (sorter_ && !device_fits()) take_back();
+    if (sorter_) {
+      tail = finish_on_device(m);
+    } else if (!spilling_ && in_memory_fits()) {
       tail = finish_in_memory(m);
     } else {
       if (!spilling_) start_spilling();
@@ -177,12 +188,24 @@ class Driver {
     max_id_ = std::max(max_id_, b.max_id);
     b.text.reset();
     if (b.size() == 0) return;
+    if (sorter_) {
+      if (!b.wide && sorter_->append(b.keys.data(), b.size())) {
+        device_records_ += b.size();
+        return;  // (the block freed by the caller)
+      }
+      take_back();  // ids of 2^32 or more, or the sorter full
+    }
     b.keys.trim();
     b.edges.trim();
-    held_records_ += b.size();
-    held_bytes_ += b.edge_bytes() + b.ids.size() * 8;
-    wide_ |= b.wide;
-    held_.push_back(std::make_unique<Block>(std::move(b)));
+    hold(std::make_unique<Block>(std::move(b)));
+  }
+
+  // Keeps a block of edges (in memory, or spilled with the others as the limit asks).
+  void hold(std::unique_ptr<Block> b) {
+    held_records_ += b->size();
+    held_bytes_ += b->edge_bytes() + b->ids.size() * 8;
+    wide_ |= b->wide;
+    held_.push_back(std::move(b));
     // In memory up to 7/10 of the limit: the switch needs a fifth more (see start_spilling), and
     // the jobs in flight and the spill buffers the rest.
     if (!spilling_ && held_records_ * record_bytes() > edge_limit() / 10 * 7) start_spilling();
@@ -196,6 +219,34 @@ class Driver {
     if (packed_spills() ? held_records_ * 10 > edge_limit() / 10 * 7
                         : held_bytes_ > edge_limit() / 2)
       spill_held();
+  }
+
+  // The sorter's keys back into blocks held here (spilled as the limit asks); the sorter is not
+  // used again.
+  void take_back() {
+    EdgeSorter* const s = std::exchange(sorter_, nullptr);
+    const std::uint64_t total = s->size();
+    constexpr std::uint64_t kPiece = std::uint64_t{1} << 24;
+    for (std::uint64_t i = 0; i < total; i += kPiece) {
+      auto b = std::make_unique<Block>();
+      const std::size_t k = static_cast<std::size_t>(std::min(kPiece, total - i));
+      b->keys.reserve(k);
+      b->keys.resize(k);
+      s->take_back(i, k, b->keys.data());
+      b->max_id = max_id_;
+      hold(std::move(b));
+    }
+    device_records_ = 0;
+  }
+
+  // Whether the sorter's keys are converted there: per-id arrays (the degrees and ranks here, 8
+  // bytes an id, and the sorter's) fit beside them, and the tail's host memory (the columns, 4
+  // bytes an edge, and about 36 bytes per id) fits the limit.
+  bool device_fits() const {
+    const std::uint64_t space = max_id_ + 1;
+    if (device_records_ == 0 || space * 8 > edge_limit()) return false;
+    if (device_records_ * 4 + space * 44 > edge_limit()) return false;
+    return sorter_->fits_ids(space);
   }
 
   // Whether spills take packed keys (spill.hpp): no wide block so far, and the ids dense. Else
@@ -327,6 +378,32 @@ class Driver {
                        tail_context(edge_limit()));
   }
 
+  TailResult finish_on_device(std::uint64_t& m_out) {
+    progress_.stage("sorting edges on the device");
+    // 1. Repeats removed there; the degrees of every id below max_id_ + 1 here.
+    const std::uint64_t space = max_id_ + 1;
+    BigBuffer<std::uint32_t> degree(space + 1);
+    degree.resize(space);
+    const std::uint64_t m = sorter_->unique_and_degrees(space, degree.data());
+    std::vector<std::uint64_t> part(threads_, 0);
+    parallel_for(threads_, space, 1 << 16, [&](std::size_t lo, std::size_t hi, unsigned w) {
+      std::uint64_t nz = 0;
+      for (std::size_t v = lo; v < hi; ++v) nz += degree[v] != 0;
+      part[w] += nz;
+    });
+    std::uint64_t n = 0;
+    for (std::uint64_t x : part) n += x;
+    check_vertices(n);
+    stage_done("sort unique keys on the device");
+    // 2. The tail, the rows sorted there (the keys' ids are the input's).
+    KeySource src;
+    src.device = sorter_;
+    src.count = m;
+    m_out = m;
+    summary_.sorter = sorter_->name();
+    return write_graph(src, n, degree, nullptr, tail_context(edge_limit()));
+  }
+
   TailResult finish_out_of_core(std::uint64_t& m_out) {
     stage_done("last spill");
     progress_.stage("merging sorted runs");
@@ -369,6 +446,8 @@ class Driver {
   bool spilling_ = false;
   std::atomic<bool> spill_flag_{false};  // workers sort their blocks
   std::unique_ptr<SpillStore> store_;
+  EdgeSorter* sorter_ = nullptr;  // holds the keys while not null
+  std::uint64_t device_records_ = 0;
   tcsr::Names names_;  // --names: by id of the whole input
   std::unordered_map<std::string, std::uint64_t> name_ids_;
 };

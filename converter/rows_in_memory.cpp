@@ -178,7 +178,19 @@ void stream_rows(const KeySource& src, std::uint64_t n, const std::uint32_t* ran
     rows.finish(error);
   });
   const JoinOnExit join_sorter{sorter};
-  // 3. The rows into the writer as they come, in runs of kRunEdges; once the last row is placed
+  // 3. The rows into the writer as the sort places them; the census beside the last run.
+  write_placed_rows(rows, sorter, n, narrow, offsets, writer, observer, wedges, threads,
+                    "orient and sort rows, writing beside");
+  TS_CHECK(offsets[n] == src.count, "out-degrees do not add up");
+  max_out_degree = std::max(max_out_degree, rows.max_out_degree());
+  src.mem->release();
+}
+
+void write_placed_rows(RowStream& rows, std::thread& placer, std::uint64_t n,
+                       const BigBuffer<std::uint32_t>& cols, const std::vector<eid_t>& offsets,
+                       tcsr::Writer& writer, RowObserver* observer, const WedgeSum& wedges,
+                       unsigned threads, const char* placed_stage) {
+  // 1. The rows into the writer as they come, in runs of kRunEdges; once the last row is placed
   //    (the offsets whole) the census on threads of its own beside the writer's last run.
   std::thread census;
   std::exception_ptr census_error;
@@ -189,32 +201,29 @@ void stream_rows(const KeySource& src, std::uint64_t n, const std::uint32_t* ran
     const std::uint64_t r1 = rows.wait(r, kRunEdges);
     if (r1 == n && !last_placed) {
       last_placed = true;
-      stage_done("orient and sort rows, writing beside");
+      stage_done(placed_stage);
     }
     if (observer && r1 == n && !census.joinable())
       census = std::thread([&] {
         try {
           observer->start(n, offsets.data(), threads, wedges);
-          observe_range(*observer, offsets.data(), 0, n, narrow.data(), true, threads);
+          observe_range(*observer, offsets.data(), 0, n, cols.data(), true, threads);
         } catch (...) {
           census_error = std::current_exception();
         }
       });
-    writer.append_rows(narrow.data() + offsets[r], offsets.data() + r, r1 - r);
+    writer.append_rows(cols.data() + offsets[r], offsets.data() + r, r1 - r);
     r = r1;
   }
-  // 4. The file's sections while the census goes on; the sort's end (its check for repeats)
-  //    and the census's.
+  // 2. The file's sections while the census goes on; the placer's end (its checks) and the
+  //    census's.
   writer.write_sections();
   stage_done("write rows and sections");
-  sorter.join();
+  placer.join();
   (void)rows.wait(n, 0);
   if (census.joinable()) census.join();
   if (census_error) std::rethrow_exception(census_error);
   if (observer) stage_done("census beside the last rows");
-  TS_CHECK(offsets[n] == src.count, "out-degrees do not add up");
-  max_out_degree = std::max(max_out_degree, rows.max_out_degree());
-  src.mem->release();
 }
 
 }  // namespace tristream::conv::tail

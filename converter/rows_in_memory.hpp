@@ -9,6 +9,7 @@
 #include <exception>
 #include <map>
 #include <mutex>
+#include <thread>
 #include <vector>
 
 #include "tristream/convert.hpp"
@@ -81,5 +82,15 @@ void stream_rows(const KeySource& src, std::uint64_t n, const std::uint32_t* ran
                  BigBuffer<std::uint32_t>& narrow, std::vector<eid_t>& offsets,
                  tcsr::Writer& writer, RowObserver* observer, const WedgeSum& wedges,
                  std::uint64_t& max_out_degree);
+
+// Steps 3 and 4 of stream_rows, for rows that another thread (`placer`, joined here) places and
+// tells `rows` of: the rows into the writer as they come, in runs of about 2^26 edges (their
+// columns in `cols`, read once placed); once the last row is placed (the stage `placed_stage`
+// ends there) the observer (if any) on all threads beside the writer's last run and its sections
+// (tcsr::Writer::write_sections). Rethrows the placer's and the observer's exceptions.
+void write_placed_rows(RowStream& rows, std::thread& placer, std::uint64_t n,
+                       const BigBuffer<std::uint32_t>& cols, const std::vector<eid_t>& offsets,
+                       tcsr::Writer& writer, RowObserver* observer, const WedgeSum& wedges,
+                       unsigned threads, const char* placed_stage);
 
 }  // namespace tristream::conv::tail

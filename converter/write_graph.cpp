@@ -15,6 +15,7 @@
 
 #include "common/interrupt.hpp"
 #include "rows_in_memory.hpp"
+#include "rows_on_device.hpp"
 #include "rows_out_of_core.hpp"
 #include "sort_rows.hpp"
 #include "tristream/format.hpp"
@@ -29,6 +30,7 @@ using tail::observe_range;
 using tail::orient_and_count;
 using tail::Orienter;
 using tail::row_ranges;
+using tail::rows_from_device;
 using tail::rows_streamable;
 using tail::sort_range_rows;
 using tail::sort_rows_in_memory;
@@ -126,6 +128,7 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
   progress.stage("ranking vertices");
   Ranking ranking = rank_vertices(n, degree, idmap, threads);
   res.max_degree = ranking.max_degree;
+  const std::uint64_t space = degree.size();
   // (ranks over an id space larger than the vertices: 4 bytes more per absent id)
   const std::uint64_t absent_ids_bytes = degree.size() > n ? 4 * (degree.size() - n) : 0;
   if (idmap) *idmap = IdMap();
@@ -134,10 +137,11 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
   const Orienter orient{ranking.rank.data()};
 
   // 2. Orient and count the rows of G+ (in memory: sort them too, unless the row sort places
-  //    them bucket by bucket: then it runs beside the writer, step 3).
+  //    them bucket by bucket, or the keys are on a device: then that runs beside the writer,
+  //    step 3).
   std::vector<eid_t> offsets;
-  BigBuffer<std::uint32_t> narrow;  // in memory, streamed (stream_rows): the columns
-  const bool streamed = src.mem && rows_streamable(n, src.count);
+  BigBuffer<std::uint32_t> narrow;  // streamed (stream_rows, rows_from_device): the columns
+  const bool streamed = src.device || (src.mem && rows_streamable(n, src.count));
   if (streamed) {
     // (below)
   } else if (src.mem) {
@@ -161,7 +165,11 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
   RowObserver* const observer = ctx.options.observer;
   BigBuffer<std::uint64_t> buf, tmp;
   BigBuffer<std::uint32_t> range_cols;
-  if (streamed) {
+  if (src.device) {
+    progress.stage("sorting rows on the device and writing");
+    rows_from_device(*src.device, src.count, n, ranking.rank.data(), space, threads, narrow,
+                     offsets, writer, observer, ranking.wedges, res.max_out_degree);
+  } else if (streamed) {
     progress.stage("sorting and writing rows");
     stream_rows(src, n, ranking.rank.data(), threads, narrow, offsets, writer, observer,
                 ranking.wedges, res.max_out_degree);

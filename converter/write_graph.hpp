@@ -16,13 +16,15 @@
 #include "sort.hpp"
 #include "spill_file.hpp"
 #include "tristream/convert.hpp"
+#include "tristream/edge_sorter.hpp"
 #include "util.hpp"
 
 namespace tristream::conv {
 
-// Unique edge keys (a << 32 | b, a < b), in memory (in any order) or in segments of a spill file
-// (in key order), read in blocks.
+// Unique edge keys (a << 32 | b, a < b), in memory (in any order), in segments of a spill file
+// (in key order), read in blocks, or held by an EdgeSorter (after its unique_and_degrees).
 struct KeySource {
+  EdgeSorter* device = nullptr;             // (count: its unique keys)
   BigBuffer<std::uint64_t>* mem = nullptr;  // rewritten in place, then released, by write_graph
   std::vector<KeySpan> runs;  // in memory: where the keys lie in *mem (none: [0, count))
   const TempFile* file = nullptr;

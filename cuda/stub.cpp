@@ -1,6 +1,7 @@
 // stub.cpp — the CUDA backend of a build without nvcc: no devices, and asking for one is a
 // usage error that says so.
 #include "device.hpp"
+#include "edge_sorter.hpp"
 #include "tristream/counter.hpp"
 #include "tristream/error.hpp"
 
@@ -41,6 +42,9 @@ void select_device(int) {
   no_cuda();
 }
 void validate_kernel_name(const std::string&) {
+  no_cuda();
+}
+std::unique_ptr<EdgeSorter> make_edge_sorter(int) {
   no_cuda();
 }
 

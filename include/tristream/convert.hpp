@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "tristream/edge_sorter.hpp"
 #include "tristream/format.hpp"
 #include "tristream/wedges.hpp"
 
@@ -61,6 +62,9 @@ struct ConvertOptions {
   // Sees the rows while they are written; its payload goes into the file as the census
   // extension (nullptr: none; not owned).
   RowObserver* observer = nullptr;
+  // Removes the repeated edges and sorts the rows where it runs (cuda::make_edge_sorter: on a
+  // GPU); the file is the same bytes (nullptr: the host's sorts; not owned).
+  EdgeSorter* edge_sorter = nullptr;
 };
 
 struct ConvertSummary {
@@ -78,6 +82,7 @@ struct ConvertSummary {
   std::uint64_t output_bytes = 0;  // size of the .tcsr file
   std::uint64_t raw_adjacency_bytes = 0;
   std::uint64_t compressed_adjacency_bytes = 0;
+  std::string sorter = "host";  // where repeats were removed and rows sorted (EdgeSorter::name)
   bool out_of_core = false;
   double seconds = 0;
   // The memory limit the conversion kept to (--memory-limit, else the default host budget).

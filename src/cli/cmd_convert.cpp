@@ -7,9 +7,11 @@
 #include <cerrno>
 #include <chrono>
 #include <cstdio>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <functional>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,8 +21,10 @@
 #include "common/atomic_file.hpp"
 #include "common/host_peak.hpp"
 #include "common/json.hpp"
+#include "cuda/edge_sorter.hpp"
 #include "plan/census_store.hpp"
 #include "tristream/convert.hpp"
+#include "tristream/counter.hpp"
 #include "tristream/error.hpp"
 #include "tristream/tristream.hpp"
 
@@ -33,6 +37,31 @@ namespace {
 void check_convert_output(const std::string& output, const std::string& input) {
   check_output_path("-o", output, {input});
   if (output != "-") probe_output_dir(output);
+}
+
+// Inputs below this size are sorted on the host under --device auto: a GPU's start (its context,
+// its buffers) takes longer than their sorts.
+constexpr std::uint64_t kDeviceMinInputBytes = std::uint64_t{256} << 20;
+
+// The edge sorter --device asks for: none for cpu (and for auto without a usable CUDA device, or
+// with a file input too small to gain from one), else one on the device named (a number) or on
+// device 0 (auto).
+std::unique_ptr<EdgeSorter> edge_sorter_for(const std::string& device, const std::string& input) {
+  if (device == "cpu") return nullptr;
+  if (device == "auto") {
+    if (cuda_device_count() == 0) return nullptr;
+    std::error_code ec;
+    if (input != "-" && std::filesystem::is_regular_file(input, ec) &&
+        std::filesystem::file_size(input, ec) < kDeviceMinInputBytes)
+      return nullptr;
+    return cuda::make_edge_sorter(0);
+  }
+  char* end = nullptr;
+  const unsigned long ordinal = std::strtoul(device.c_str(), &end, 10);
+  if (device.empty() || *end != '\0' || ordinal > 1023)
+    throw Error(ErrorKind::Usage,
+                "--device " + device + ": expected auto, cpu or a CUDA device number");
+  return cuda::make_edge_sorter(static_cast<int>(ordinal));
 }
 
 // Copies the file at `path` to standard output.
@@ -95,6 +124,7 @@ void print_convert_summary_to(std::FILE* to, const ConvertSummary& s, const std:
         .add("seconds", s.seconds)
         .add("edges_per_second",
              s.seconds > 0 ? static_cast<double>(s.input_edges) / s.seconds : 0.0)
+        .add("sorter", s.sorter)
         .add("memory_limit_bytes", s.memory_limit_bytes)
         .add("host_peak_bytes", s.host_peak_bytes);
     std::fprintf(to, "%s\n", o.str().c_str());
@@ -113,6 +143,7 @@ void print_convert_summary_to(std::FILE* to, const ConvertSummary& s, const std:
                format_bytes(s.output_bytes).c_str(), format_bytes(s.raw_adjacency_bytes).c_str(),
                format_bytes(s.compressed_adjacency_bytes).c_str(), ratio);
   std::fprintf(to, "mode            %s\n", s.out_of_core ? "out of core" : "in memory");
+  std::fprintf(to, "sorted on       %s\n", s.sorter.c_str());
   std::fprintf(to, "seconds         %.2f (%.1f M input edges/s)\n", s.seconds,
                s.seconds > 0 ? static_cast<double>(s.input_edges) / s.seconds / 1e6 : 0.0);
   std::fprintf(to, "memory          peak %s (limit %s)\n",
@@ -125,7 +156,7 @@ void print_convert_summary(const ConvertSummary& s, const std::string& output, b
 }
 
 int cmd_convert(int argc, char** argv) {
-  std::string input, output, tmp_dir, format = "auto", delimiter;
+  std::string input, output, tmp_dir, format = "auto", delimiter, device = "auto";
   std::uint64_t memory_limit = 0, threads = 0, chunk_size = 0, zstd_level = 1;
   bool quiet = false, json = false, header = false, names = false;
   ArgParser p("tristream convert",
@@ -157,6 +188,11 @@ int cmd_convert(int argc, char** argv) {
               &tmp_dir)
       .uint_option("threads", "N", "worker threads, 1..4096 [all usable cores]", &threads, 1,
                    kMaxThreads)
+      .option("device", "", "WHERE",
+              "where repeated edges are removed and rows sorted: auto (CUDA device 0 when one "
+              "is usable and the input is 256 MiB or more), cpu, or a CUDA device number; the "
+              "file is the same bytes either way [auto]",
+              &device)
       .size_option("chunk-size", "raw bytes per compressed chunk, at least 4K [8M]", &chunk_size,
                    4096)
       .uint_option("zstd-level", "L", "zstd compression level 1..19 [1]", &zstd_level, 1, 19)
@@ -193,6 +229,8 @@ int cmd_convert(int argc, char** argv) {
   o.write.zstd_level = static_cast<int>(zstd_level);
   if (chunk_size) o.write.chunk_bytes = chunk_size;
   o.write.threads = o.threads;
+  const std::unique_ptr<EdgeSorter> sorter = edge_sorter_for(device, input);
+  o.edge_sorter = sorter.get();
   // 2. Convert; for standard output into a private directory first (a .tcsr file is written
   //    with seeks), then copied.
   //    The planner's census is stored in the file, so out-of-core plans need no pass.

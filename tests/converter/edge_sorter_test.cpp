@@ -1,0 +1,176 @@
+// edge_sorter_test.cpp — the converter with an EdgeSorter (tristream/edge_sorter.hpp), here the
+// tests' host sorter: the keys go to it and the file is the host's bytes, census included; where
+// the input needs more than it takes (a full sorter, ids of 2^32 or more, per-id arrays it has no
+// room for, a memory limit below the tail's columns) its keys come back and the conversion goes
+// on as without it, out of core when the limit asks; --names never uses it.
+#include <gtest/gtest.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "host_edge_sorter.hpp"
+#include "plan/census_store.hpp"
+#include "test_util.hpp"
+#include "tristream/convert.hpp"
+#include "tristream/format.hpp"
+#include "tristream/generate.hpp"
+
+namespace tristream {
+namespace {
+
+using test::HostEdgeSorter;
+using test::read_text;
+using test::TempDir;
+using test::write_text;
+
+ConvertOptions quiet(unsigned threads = 2) {
+  ConvertOptions o;
+  o.quiet = true;
+  o.threads = threads;
+  return o;
+}
+
+// The edges as a plain edge list, with every tenth edge repeated reversed and a self-loop here
+// and there; ids shifted by `shift`.
+std::string text_of(const test::EdgeList& e, std::uint64_t shift = 0) {
+  std::string s;
+  std::uint64_t i = 0;
+  for (auto [a, b] : e) {
+    s += std::to_string(a + shift) + " " + std::to_string(b + shift) + "\n";
+    if (++i % 10 == 0) s += std::to_string(b + shift) + " " + std::to_string(a + shift) + "\n";
+    if (i % 97 == 0) s += std::to_string(a + shift) + " " + std::to_string(a + shift) + "\n";
+  }
+  return s;
+}
+
+// Converts `input` with the host's sorts and with `sorter`; expects the same bytes (both with the
+// stored census when `census`) and returns the sorter's summary.
+ConvertSummary expect_same_bytes(const TempDir& d, const std::string& input, EdgeSorter& sorter,
+                                 ConvertOptions o = quiet(), bool census = true) {
+  std::unique_ptr<plan_internal::CensusRows> c1, c2;
+  if (census) c1 = plan_internal::stored_census_rows();
+  o.observer = c1.get();
+  convert(input, d.file("host.tcsr"), o);
+  if (census) c2 = plan_internal::stored_census_rows();
+  o.observer = c2.get();
+  o.edge_sorter = &sorter;
+  const ConvertSummary s = convert(input, d.file("sorter.tcsr"), o);
+  EXPECT_EQ(read_text(d.file("sorter.tcsr")), read_text(d.file("host.tcsr"))) << input;
+  if (census) {
+    EXPECT_TRUE(tcsr::Reader(d.file("sorter.tcsr")).has_census());
+  }
+  return s;
+}
+
+TEST(ConvertWithASorter, SkewedTextGivesTheHostsBytesWithTheCensus) {
+  TempDir d;
+  write_text(d.file("g.el"), text_of(test::skewed_graph(20000, 200000, 3)));
+  for (unsigned threads : {1u, 4u}) {
+    HostEdgeSorter sorter;
+    const ConvertSummary s = expect_same_bytes(d, d.file("g.el"), sorter, quiet(threads));
+    EXPECT_EQ(s.sorter, "host sorter (test)");
+    EXPECT_TRUE(sorter.sorted);
+    EXPECT_EQ(sorter.taken_back, 0);
+    EXPECT_FALSE(s.out_of_core);
+  }
+}
+
+TEST(ConvertWithASorter, KroneckerBinaryGivesTheHostsBytes) {
+  TempDir d;
+  GenerateOptions g;
+  g.scale = 14;
+  generate(g, d.file("k.bin"));
+  ConvertOptions o = quiet(3);
+  o.memory_limit = std::uint64_t{16} << 20;  // small parse jobs: many blocks
+  HostEdgeSorter sorter;
+  const ConvertSummary s = expect_same_bytes(d, d.file("k.bin"), sorter, o);
+  EXPECT_EQ(s.sorter, "host sorter (test)");
+  EXPECT_GT(sorter.appends, 1);
+}
+
+TEST(ConvertWithASorter, IdsWithGapsAndOneEdge) {
+  TempDir d;
+  write_text(d.file("gaps.el"), text_of(test::random_graph(3000, 20000, 5), 1000000));
+  HostEdgeSorter s1;
+  EXPECT_EQ(expect_same_bytes(d, d.file("gaps.el"), s1).sorter, "host sorter (test)");
+  write_text(d.file("one.el"), "7 3\n3 7\n3 3\n");
+  HostEdgeSorter s2;
+  const ConvertSummary s = expect_same_bytes(d, d.file("one.el"), s2);
+  EXPECT_EQ(s.edges, 1u);
+  EXPECT_EQ(s.duplicates, 1u);
+}
+
+TEST(ConvertWithASorter, AFullSorterGivesItsKeysBack) {
+  TempDir d;
+  write_text(d.file("g.el"), text_of(test::skewed_graph(20000, 200000, 4)));
+  for (std::uint64_t capacity : {std::uint64_t{0}, std::uint64_t{50000}}) {
+    ConvertOptions o = quiet(3);
+    o.memory_limit = std::uint64_t{4} << 20;  // small parse jobs: many blocks
+    HostEdgeSorter sorter(capacity);
+    const ConvertSummary s = expect_same_bytes(d, d.file("g.el"), sorter, o);
+    EXPECT_EQ(s.sorter, "host") << capacity;
+    EXPECT_EQ(sorter.taken_back > 0, capacity > 0) << capacity;
+    EXPECT_FALSE(sorter.sorted);
+  }
+}
+
+TEST(ConvertWithASorter, IdsOf2To32TakeTheKeysBack) {
+  TempDir d;
+  const test::EdgeList base = test::random_graph(4000, 60000, 11);
+  std::string text = text_of(base);
+  text += text_of(test::EdgeList(base.begin(), base.begin() + 5000), std::uint64_t{1} << 32);
+  write_text(d.file("wide.el"), text);
+  ConvertOptions o = quiet(3);
+  o.memory_limit = std::uint64_t{4} << 20;
+  HostEdgeSorter sorter;
+  const ConvertSummary s = expect_same_bytes(d, d.file("wide.el"), sorter, o);
+  EXPECT_EQ(s.sorter, "host");
+  EXPECT_GT(sorter.taken_back, 0);
+}
+
+TEST(ConvertWithASorter, PerIdArraysItHasNoRoomForStayOnTheHost) {
+  TempDir d;
+  write_text(d.file("g.el"), text_of(test::random_graph(3000, 20000, 6), 1 << 20));
+  HostEdgeSorter sorter;
+  sorter.max_space = 1 << 20;  // below the largest id
+  EXPECT_EQ(expect_same_bytes(d, d.file("g.el"), sorter).sorter, "host");
+  EXPECT_GT(sorter.taken_back, 0);
+}
+
+TEST(ConvertWithASorter, ALimitBelowTheColumnsGoesOutOfCore) {
+  TempDir d;
+  write_text(d.file("g.el"), text_of(test::skewed_graph(30000, 300000, 7)));
+  ConvertOptions o = quiet(2);
+  o.memory_limit = 256 << 10;
+  o.tmp_dir = d.path();
+  HostEdgeSorter sorter;
+  const ConvertSummary s = expect_same_bytes(d, d.file("g.el"), sorter, o);
+  EXPECT_EQ(s.sorter, "host");
+  EXPECT_TRUE(s.out_of_core);
+}
+
+TEST(ConvertWithASorter, NamesNeverUseIt) {
+  TempDir d;
+  write_text(d.file("n.el"), "alice bob\nbob carol\ncarol alice\ncarol dave\n");
+  ConvertOptions o = quiet();
+  o.names = true;
+  HostEdgeSorter sorter;
+  const ConvertSummary s = expect_same_bytes(d, d.file("n.el"), sorter, o);
+  EXPECT_EQ(s.sorter, "host");
+  EXPECT_EQ(sorter.appends, 0);
+  EXPECT_EQ(s.edges, 4u);
+}
+
+TEST(ConvertWithASorter, OnlySelfLoopsLeaveItEmpty) {
+  TempDir d;
+  write_text(d.file("loops.el"), "1 1\n2 2\n");
+  HostEdgeSorter sorter;
+  const ConvertSummary s = expect_same_bytes(d, d.file("loops.el"), sorter);
+  EXPECT_EQ(s.edges, 0u);
+  EXPECT_EQ(s.sorter, "host");
+}
+
+}  // namespace
+}  // namespace tristream
