@@ -66,6 +66,10 @@ struct Block {
   // Sorted unique endpoints of the edges (filled when the block is sorted for spilling).
   BigBuffer<std::uint64_t> ids;
   bool sorted = false;
+  // The keys went to the converter's EdgeSorter on the worker's thread (and left the block), or
+  // wait for it to be ready (device_later).
+  std::uint64_t device_keys = 0;
+  bool on_device = false, device_later = false;
   std::exception_ptr failure;  // a job that threw (not an input error)
   std::shared_ptr<void> text;  // the raw input, kept until the driver has checked the block
   // --names: the names of the block's local ids 0..k-1 (the edges hold local ids until the

@@ -54,7 +54,7 @@ void read_jobs(Producer& producer, Queue& q, std::size_t window) {
 }
 
 // A worker: runs jobs until none are left or the parse is aborted.
-void run_jobs(Queue& q, const std::atomic<bool>& sort_blocks) {
+void run_jobs(Queue& q, const std::atomic<bool>& sort_blocks, const Job& parsed) {
   for (;;) {
     std::pair<std::uint64_t, Job> job;
     {
@@ -67,6 +67,7 @@ void run_jobs(Queue& q, const std::atomic<bool>& sort_blocks) {
     auto b = std::make_unique<Block>();
     try {
       job.second(*b);
+      if (parsed && !b->error) parsed(*b);
       // The flag read once: a block marked sorted must have been sorted (the spill trusts it).
       const bool sort = sort_blocks.load(std::memory_order_relaxed) && !b->error;
       if (sort) sort_block(*b);
@@ -84,13 +85,14 @@ void run_jobs(Queue& q, const std::atomic<bool>& sort_blocks) {
 
 std::exception_ptr parse_in_order(Producer& producer, unsigned threads,
                                   const std::atomic<bool>& sort_blocks,
+                                  const std::function<void(Block&)>& parsed,
                                   const std::function<void(Block&)>& take) {
   // 1. Start the reader and the workers.
   Queue q;
   const std::size_t window = 2 * static_cast<std::size_t>(threads) + 2;
   std::thread reader([&] { read_jobs(producer, q, window); });
   std::vector<std::thread> workers;
-  for (unsigned w = 0; w < threads; ++w) workers.emplace_back([&] { run_jobs(q, sort_blocks); });
+  for (unsigned w = 0; w < threads; ++w) workers.emplace_back([&] { run_jobs(q, sort_blocks, parsed); });
   auto stop = [&] {
     {
       std::lock_guard<std::mutex> lk(q.mu);

@@ -128,6 +128,8 @@ class Driver {
     // 2. Unique edges and the .tcsr file, in memory or out of core.
     std::uint64_t m = 0;
     TailResult tail;
+    if (sorter_ && !early_.empty()) append_early();
+    if (sorter_) sorter_->close();
     if (sorter_ && !device_fits()) take_back();
     if (sorter_) {
       tail = finish_on_device(m);
@@ -161,7 +163,7 @@ class Driver {
  private:
   void parse() {
     const std::exception_ptr reader_error =
-        parse_in_order(producer_, threads_, spill_flag_, [&](Block& b) {
+        parse_in_order(producer_, threads_, spill_flag_, parsed_hook(), [&](Block& b) {
           take(b);
           progress_.update(producer_.done(), producer_.total(), records_,
                            producer_.input_bytes() > 0);
@@ -172,6 +174,24 @@ class Driver {
     } catch (const StreamError& e) {
       throw input_error(producer_.name(), producer_.first_line() + lines_ + 1, e.what());
     }
+  }
+
+  // With a sorter, the workers hand it their blocks' packed keys (in no order: the sorter's result
+  // does not depend on it); a block it does not take keeps them.
+  std::function<void(Block&)> parsed_hook() {
+    EdgeSorter* const s = sorter_;
+    if (!s) return {};
+    return [s](Block& b) {
+      if (b.wide || b.keys.size() == 0) return;
+      if (!s->ready()) {
+        b.device_later = true;
+        return;
+      }
+      if (!s->append(b.keys.data(), b.keys.size())) return;
+      b.device_keys = b.keys.size();
+      b.on_device = true;
+      b.keys.release();
+    };
   }
 
   // One block, in input order.
@@ -187,14 +207,20 @@ class Driver {
     if (options_.names) name_block(b);
     max_id_ = std::max(max_id_, b.max_id);
     b.text.reset();
-    if (b.size() == 0) return;
-    if (sorter_) {
-      if (!b.wide && sorter_->append(b.keys.data(), b.size())) {
-        device_records_ += b.size();
-        return;  // (the block freed by the caller)
-      }
-      take_back();  // ids of 2^32 or more, or the sorter full
+    // (keys on the device: counted while it holds them; once taken back, here already)
+    if (b.on_device) {
+      if (sorter_) device_records_ += b.device_keys;
+      return;
     }
+    if (b.size() == 0) return;
+    if (sorter_ && b.device_later) {  // (parsed while the sorter started)
+      b.keys.trim();
+      early_records_ += b.size();
+      early_.push_back(std::make_unique<Block>(std::move(b)));
+      if (sorter_->ready() || early_records_ * 8 > edge_limit() / 4) append_early();
+      return;
+    }
+    if (sorter_) take_back();  // ids of 2^32 or more, or the sorter full
     b.keys.trim();
     b.edges.trim();
     hold(std::make_unique<Block>(std::move(b)));
@@ -221,10 +247,36 @@ class Driver {
       spill_held();
   }
 
+  // The blocks parsed while the sorter started, to it (waiting for it to be ready), on all threads;
+  // those it does not take are held here, its keys taken back.
+  void append_early() {
+    std::vector<std::unique_ptr<Block>> blocks = std::move(early_);
+    early_.clear();
+    early_records_ = 0;
+    std::vector<char> taken(blocks.size(), 0);
+    parallel_for(threads_, blocks.size(), 1, [&](std::size_t lo, std::size_t hi, unsigned) {
+      for (std::size_t i = lo; i < hi; ++i)
+        taken[i] = sorter_->append(blocks[i]->keys.data(), blocks[i]->keys.size());
+    });
+    bool all = true;
+    for (std::size_t i = 0; i < blocks.size(); ++i) {
+      if (taken[i]) {
+        device_records_ += blocks[i]->size();
+        blocks[i].reset();
+      }
+      all = all && taken[i];
+    }
+    if (all) return;
+    take_back();
+    for (std::size_t i = 0; i < blocks.size(); ++i)
+      if (!taken[i]) hold(std::move(blocks[i]));
+  }
+
   // The sorter's keys back into blocks held here (spilled as the limit asks); the sorter is not
   // used again.
   void take_back() {
     EdgeSorter* const s = std::exchange(sorter_, nullptr);
+    s->close();
     const std::uint64_t total = s->size();
     constexpr std::uint64_t kPiece = std::uint64_t{1} << 24;
     for (std::uint64_t i = 0; i < total; i += kPiece) {
@@ -448,6 +500,8 @@ class Driver {
   std::unique_ptr<SpillStore> store_;
   EdgeSorter* sorter_ = nullptr;  // holds the keys while not null
   std::uint64_t device_records_ = 0;
+  std::vector<std::unique_ptr<Block>> early_;  // parsed while the sorter started
+  std::uint64_t early_records_ = 0;
   tcsr::Names names_;  // --names: by id of the whole input
   std::unordered_map<std::string, std::uint64_t> name_ids_;
 };

@@ -30,7 +30,8 @@ using tail::observe_range;
 using tail::orient_and_count;
 using tail::Orienter;
 using tail::row_ranges;
-using tail::rows_from_device;
+using tail::copy_rows_from_device;
+using tail::rank_rows_on_device;
 using tail::rows_streamable;
 using tail::sort_range_rows;
 using tail::sort_rows_in_memory;
@@ -44,21 +45,12 @@ struct Ranking {
   WedgeSum wedges;  // of the undirected graph: d (d - 1) / 2 summed over the degrees
 };
 
-// Step 1: rank by (degree, id) over the id space (degree.size() ids, n of them vertices: the ids
-// of degree 0 are skipped). A counting sort by degree, stable in the id, on all threads: slice s
-// of the ids places its vertices of degree d after every vertex of lower degree and those of
-// degree d in earlier slices. Degrees from kTailDegree on share the last bucket (so that the
-// slices' counts stay a few MiB whatever the largest degree); the few vertices there are then
-// ordered by (degree, id) among themselves.
-Ranking rank_vertices(std::uint64_t n, const BigBuffer<std::uint32_t>& degree, IdMap* idmap,
-                      unsigned threads) {
-  constexpr std::uint64_t kTailDegree = std::uint64_t{1} << 16;
+// Step 1a: the largest degree and the wedges, from the degrees (the vertices left unranked: on a
+// device they are ranked with the rows).
+Ranking degree_figures(const BigBuffer<std::uint32_t>& degree, unsigned threads) {
   Ranking out;
   const std::size_t space = degree.size();
   const unsigned t = std::max(threads, 1u);
-  out.rank.reserve(space + 1);
-  out.perm.resize(n);
-  // 1. The largest degree and the wedges.
   std::vector<std::uint64_t> part_max(t, 0);
   std::vector<WedgeSum> part_wedges(t);
   parallel_for(t, space, 1 << 16, [&](std::size_t lo, std::size_t hi, unsigned w) {
@@ -73,6 +65,24 @@ Ranking rank_vertices(std::uint64_t n, const BigBuffer<std::uint32_t>& degree, I
   });
   for (auto x : part_max) out.max_degree = std::max(out.max_degree, x);
   for (const WedgeSum& ws : part_wedges) out.wedges.add(ws);
+  return out;
+}
+
+// Step 1: rank by (degree, id) over the id space (degree.size() ids, n of them vertices: the ids
+// of degree 0 are skipped). A counting sort by degree, stable in the id, on all threads: slice s
+// of the ids places its vertices of degree d after every vertex of lower degree and those of
+// degree d in earlier slices. Degrees from kTailDegree on share the last bucket (so that the
+// slices' counts stay a few MiB whatever the largest degree); the few vertices there are then
+// ordered by (degree, id) among themselves.
+Ranking rank_vertices(std::uint64_t n, const BigBuffer<std::uint32_t>& degree, IdMap* idmap,
+                      unsigned threads) {
+  constexpr std::uint64_t kTailDegree = std::uint64_t{1} << 16;
+  const std::size_t space = degree.size();
+  const unsigned t = std::max(threads, 1u);
+  // 1. The largest degree and the wedges.
+  Ranking out = degree_figures(degree, threads);
+  out.rank.reserve(space + 1);
+  out.perm.resize(n);
   const std::uint64_t* ids = idmap ? idmap->ids().data() : nullptr;
   auto place = [&](std::size_t r, std::size_t v) {
     out.rank[v] = static_cast<std::uint32_t>(r);
@@ -124,9 +134,11 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
   res.n = n;
   Progress& progress = *ctx.progress;
   const unsigned threads = ctx.threads;
-  // 1. Rank; the degrees and the id map are no longer needed.
+  // 1. Rank (on a device: there, with the rows, step 2); the degrees and the id map are no longer
+  //    needed.
   progress.stage("ranking vertices");
-  Ranking ranking = rank_vertices(n, degree, idmap, threads);
+  Ranking ranking =
+      src.device ? degree_figures(degree, threads) : rank_vertices(n, degree, idmap, threads);
   res.max_degree = ranking.max_degree;
   const std::uint64_t space = degree.size();
   // (ranks over an id space larger than the vertices: 4 bytes more per absent id)
@@ -140,9 +152,14 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
   //    them bucket by bucket, or the keys are on a device: then that runs beside the writer,
   //    step 3).
   std::vector<eid_t> offsets;
-  BigBuffer<std::uint32_t> narrow;  // streamed (stream_rows, rows_from_device): the columns
+  BigBuffer<std::uint32_t> narrow;  // streamed (stream_rows, copy_rows_from_device): the columns
+  BigBuffer<std::uint32_t> fill;    // on a device: the rows' lengths
   const bool streamed = src.device || (src.mem && rows_streamable(n, src.count));
-  if (streamed) {
+  if (src.device) {
+    progress.stage("ranking and sorting rows on the device");
+    rank_rows_on_device(*src.device, src.count, n, space, threads, ranking.perm, fill);
+    stage_done("rank and sort rows on the device");
+  } else if (streamed) {
     // (below)
   } else if (src.mem) {
     progress.stage("sorting rows");
@@ -166,9 +183,9 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
   BigBuffer<std::uint64_t> buf, tmp;
   BigBuffer<std::uint32_t> range_cols;
   if (src.device) {
-    progress.stage("sorting rows on the device and writing");
-    rows_from_device(*src.device, src.count, n, ranking.rank.data(), space, threads, narrow,
-                     offsets, writer, observer, ranking.wedges, res.max_out_degree);
+    progress.stage("copying rows from the device and writing");
+    copy_rows_from_device(*src.device, src.count, n, fill, threads, narrow, offsets, writer,
+                          observer, ranking.wedges, res.max_out_degree);
   } else if (streamed) {
     progress.stage("sorting and writing rows");
     stream_rows(src, n, ranking.rank.data(), threads, narrow, offsets, writer, observer,

@@ -1,5 +1,6 @@
 // edge_sorter_test.cpp — the converter with an EdgeSorter (tristream/edge_sorter.hpp), here the
-// tests' host sorter: the keys go to it and the file is the host's bytes, census included; where
+// tests' host sorter: the keys go to it (those parsed before it is ready later) and the file is
+// the host's bytes, census included; where
 // the input needs more than it takes (a full sorter, ids of 2^32 or more, per-id arrays it has no
 // room for, a memory limit below the tail's columns) its keys come back and the conversion goes
 // on as without it, out of core when the limit asks; --names never uses it.
@@ -88,6 +89,22 @@ TEST(ConvertWithASorter, KroneckerBinaryGivesTheHostsBytes) {
   const ConvertSummary s = expect_same_bytes(d, d.file("k.bin"), sorter, o);
   EXPECT_EQ(s.sorter, "host sorter (test)");
   EXPECT_GT(sorter.appends, 1);
+}
+
+TEST(ConvertWithASorter, BlocksParsedBeforeItIsReadyFollowLater) {
+  TempDir d;
+  write_text(d.file("g.el"), text_of(test::skewed_graph(20000, 200000, 8)));
+  for (std::uint64_t capacity : {~std::uint64_t{0}, std::uint64_t{60000}}) {
+    ConvertOptions o = quiet(3);
+    o.memory_limit = std::uint64_t{4} << 20;  // small parse jobs: many blocks
+    HostEdgeSorter sorter(capacity);
+    sorter.ready_after = 20;  // (the workers ask once a block, the driver once a kept block)
+    const ConvertSummary s = expect_same_bytes(d, d.file("g.el"), sorter, o);
+    EXPECT_EQ(s.sorter, capacity == ~std::uint64_t{0} ? "host sorter (test)" : "host")
+        << capacity;
+    EXPECT_EQ(sorter.taken_back > 0, capacity != ~std::uint64_t{0}) << capacity;
+    EXPECT_LE(sorter.ready_after.load(), 0);
+  }
 }
 
 TEST(ConvertWithASorter, IdsWithGapsAndOneEdge) {

@@ -1,10 +1,12 @@
 // host_edge_sorter.hpp — an EdgeSorter (tristream/edge_sorter.hpp) on the host, for the tests:
 // the contract done the plain way (std::sort), with a capacity in keys so that a test can make it
-// full, and counts of its calls.
+// full, and counts of its calls. Its appends take a lock.
 #pragma once
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -18,23 +20,34 @@ class HostEdgeSorter final : public EdgeSorter {
   explicit HostEdgeSorter(std::uint64_t capacity = ~std::uint64_t{0}) : capacity_(capacity) {}
 
   std::string name() const override { return "host sorter (test)"; }
+  bool ready() const override { return ready_after-- <= 0; }
   bool append(const std::uint64_t* keys, std::size_t count) override {
+    std::lock_guard<std::mutex> lock(mu_);
     ++appends;
-    if (keys_.size() + count > capacity_) return false;
+    if (closed || keys_.size() + count > capacity_) return false;
     for (std::size_t i = 0; i < count; ++i) {
       TS_CHECK((keys[i] >> 32) < (keys[i] & 0xffffffffu), "a key with a >= b");
       keys_.push_back(keys[i]);
     }
     return true;
   }
-  std::uint64_t size() const override { return keys_.size(); }
+  void close() override {
+    std::lock_guard<std::mutex> lock(mu_);
+    closed = true;
+  }
+  std::uint64_t size() const override {
+    std::lock_guard<std::mutex> lock(mu_);
+    return keys_.size();
+  }
   void take_back(std::uint64_t first, std::size_t count, std::uint64_t* out) override {
+    TS_CHECK(closed, "take_back before close");
     ++taken_back;
     TS_CHECK(first + count <= keys_.size(), "take_back past the keys");
     std::copy_n(keys_.begin() + static_cast<std::ptrdiff_t>(first), count, out);
   }
   bool fits_ids(std::uint64_t space) const override { return space <= max_space; }
   std::uint64_t unique_and_degrees(std::uint64_t space, std::uint32_t* degree) override {
+    TS_CHECK(closed, "unique_and_degrees before close");
     std::sort(keys_.begin(), keys_.end());
     keys_.erase(std::unique(keys_.begin(), keys_.end()), keys_.end());
     std::fill(degree, degree + space, 0u);
@@ -45,12 +58,27 @@ class HostEdgeSorter final : public EdgeSorter {
     }
     return keys_.size();
   }
-  void sort_rows(const std::uint32_t* rank, std::uint64_t space, std::uint64_t n,
-                 std::uint32_t* row_length) override {
+  void rank_and_sort_rows(std::uint64_t space, std::uint64_t n, std::uint32_t* perm,
+                          std::uint32_t* row_length) override {
+    // The ranks by (degree, id), from the degrees of the unique keys.
+    std::vector<std::uint64_t> degree(space, 0);
+    for (std::uint64_t k : keys_) {
+      ++degree[k >> 32];
+      ++degree[k & 0xffffffffu];
+    }
+    std::vector<std::pair<std::uint64_t, std::uint32_t>> order;
+    for (std::uint64_t v = 0; v < space; ++v)
+      if (degree[v]) order.emplace_back(degree[v], static_cast<std::uint32_t>(v));
+    TS_CHECK(order.size() == n, "the vertex count disagrees with the keys");
+    std::sort(order.begin(), order.end());
+    std::vector<std::uint64_t> rank(space, 0);
+    for (std::uint64_t r = 0; r < n; ++r) {
+      perm[r] = order[r].second;
+      rank[order[r].second] = r;
+    }
+    // The edges of G+, sorted.
     for (std::uint64_t& k : keys_) {
-      TS_CHECK((k & 0xffffffffu) < space, "an id past the space");
       const std::uint64_t a = rank[k >> 32], b = rank[k & 0xffffffffu];
-      TS_CHECK(a < n && b < n && a != b, "ranks out of range");
       k = a < b ? (a << 32 | b) : (b << 32 | a);
     }
     std::sort(keys_.begin(), keys_.end());
@@ -64,10 +92,12 @@ class HostEdgeSorter final : public EdgeSorter {
   }
 
   std::uint64_t max_space = ~std::uint64_t{0};  // fits_ids' answer
+  mutable std::atomic<int> ready_after{0};      // ready() false this many times first
   int appends = 0, taken_back = 0;
-  bool sorted = false;
+  bool closed = false, sorted = false;
 
  private:
+  mutable std::mutex mu_;
   std::uint64_t capacity_;
   std::vector<std::uint64_t> keys_;
 };
