@@ -272,8 +272,8 @@ class Driver {
       if (!taken[i]) hold(std::move(blocks[i]));
   }
 
-  // The sorter's keys back into blocks held here (spilled as the limit asks); the sorter is not
-  // used again.
+  // The sorter's keys back into blocks held here (spilled as the limit asks), with the blocks kept
+  // for it while it started; the sorter is not used again.
   void take_back() {
     EdgeSorter* const s = std::exchange(sorter_, nullptr);
     s->close();
@@ -289,6 +289,11 @@ class Driver {
       hold(std::move(b));
     }
     device_records_ = 0;
+    // (and the blocks kept for it while it started)
+    std::vector<std::unique_ptr<Block>> early = std::move(early_);
+    early_.clear();
+    early_records_ = 0;
+    for (auto& b : early) hold(std::move(b));
   }
 
   // Whether the sorter's keys are converted there: per-id arrays (the degrees and ranks here, 8

@@ -92,17 +92,27 @@ TEST(ConvertWithASorter, KroneckerBinaryGivesTheHostsBytes) {
 }
 
 TEST(ConvertWithASorter, BlocksParsedBeforeItIsReadyFollowLater) {
+  // Ready for the workers after a while, then (third case) full while the converting thread still
+  // keeps the early blocks (it never sees the sorter ready): they are held with its keys taken
+  // back.
   TempDir d;
   write_text(d.file("g.el"), text_of(test::skewed_graph(20000, 200000, 8)));
-  for (std::uint64_t capacity : {~std::uint64_t{0}, std::uint64_t{60000}}) {
+  const std::uint64_t all = ~std::uint64_t{0};
+  struct Case {
+    std::uint64_t capacity;
+    bool driver_sees_ready;
+    int ready_after;  // (the workers ask once a block, the driver once a kept block)
+  };
+  for (const Case c : {Case{all, true, 20}, Case{60000, true, 20}, Case{60000, false, 8}}) {
+    const std::uint64_t capacity = c.capacity;
     ConvertOptions o = quiet(3);
     o.memory_limit = std::uint64_t{4} << 20;  // small parse jobs: many blocks
     HostEdgeSorter sorter(capacity);
-    sorter.ready_after = 20;  // (the workers ask once a block, the driver once a kept block)
+    sorter.ready_after = c.ready_after;
+    sorter.driver_sees_ready = c.driver_sees_ready;
     const ConvertSummary s = expect_same_bytes(d, d.file("g.el"), sorter, o);
-    EXPECT_EQ(s.sorter, capacity == ~std::uint64_t{0} ? "host sorter (test)" : "host")
-        << capacity;
-    EXPECT_EQ(sorter.taken_back > 0, capacity != ~std::uint64_t{0}) << capacity;
+    EXPECT_EQ(s.sorter, capacity == all ? "host sorter (test)" : "host") << capacity;
+    EXPECT_EQ(sorter.taken_back > 0, capacity != all) << capacity;
     EXPECT_LE(sorter.ready_after.load(), 0);
   }
 }

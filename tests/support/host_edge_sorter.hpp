@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <mutex>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tristream/edge_sorter.hpp"
@@ -20,7 +21,10 @@ class HostEdgeSorter final : public EdgeSorter {
   explicit HostEdgeSorter(std::uint64_t capacity = ~std::uint64_t{0}) : capacity_(capacity) {}
 
   std::string name() const override { return "host sorter (test)"; }
-  bool ready() const override { return ready_after-- <= 0; }
+  bool ready() const override {
+    if (!driver_sees_ready && std::this_thread::get_id() == made_on_) return false;
+    return ready_after-- <= 0;
+  }
   bool append(const std::uint64_t* keys, std::size_t count) override {
     std::lock_guard<std::mutex> lock(mu_);
     ++appends;
@@ -93,12 +97,14 @@ class HostEdgeSorter final : public EdgeSorter {
 
   std::uint64_t max_space = ~std::uint64_t{0};  // fits_ids' answer
   mutable std::atomic<int> ready_after{0};      // ready() false this many times first
+  bool driver_sees_ready = true;  // false: ready() is false on the thread that made the sorter
   int appends = 0, taken_back = 0;
   bool closed = false, sorted = false;
 
  private:
   mutable std::mutex mu_;
   std::uint64_t capacity_;
+  std::thread::id made_on_ = std::this_thread::get_id();
   std::vector<std::uint64_t> keys_;
 };
 
