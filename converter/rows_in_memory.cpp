@@ -189,7 +189,7 @@ void stream_rows(const KeySource& src, std::uint64_t n, const std::uint32_t* ran
 void write_placed_rows(RowStream& rows, std::thread& placer, std::uint64_t n,
                        const BigBuffer<std::uint32_t>& cols, const std::vector<eid_t>& offsets,
                        tcsr::Writer& writer, RowObserver* observer, const WedgeSum& wedges,
-                       unsigned threads, const char* placed_stage) {
+                       unsigned threads, const char* placed_stage, bool marked) {
   // 1. The rows into the writer as they come, in runs of kRunEdges; once the last row is placed
   //    (the offsets whole) the census on threads of its own beside the writer's last run.
   std::thread census;
@@ -206,8 +206,8 @@ void write_placed_rows(RowStream& rows, std::thread& placer, std::uint64_t n,
     if (observer && r1 == n && !census.joinable())
       census = std::thread([&] {
         try {
-          observer->start(n, offsets.data(), threads, wedges);
-          observe_range(*observer, offsets.data(), 0, n, cols.data(), true, threads);
+          if (!marked) observer->start(n, offsets.data(), threads, wedges);
+          observe_range(*observer, offsets.data(), 0, n, cols.data(), !marked, threads);
         } catch (...) {
           census_error = std::current_exception();
         }

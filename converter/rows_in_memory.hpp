@@ -85,12 +85,14 @@ void stream_rows(const KeySource& src, std::uint64_t n, const std::uint32_t* ran
 
 // Steps 3 and 4 of stream_rows, for rows that another thread (`placer`, joined here) places and
 // tells `rows` of: the rows into the writer as they come, in runs of about 2^26 edges (their
-// columns in `cols`, read once placed); once the last row is placed (the stage `placed_stage`
-// ends there) the observer (if any) on all threads beside the writer's last run and its sections
-// (tcsr::Writer::write_sections). Rethrows the placer's and the observer's exceptions.
+// columns in `cols`, read once placed; `offsets` as `rows` writes them, or all written before);
+// once the last row is placed (the stage `placed_stage` ends there) the observer (if any) on all
+// threads beside the writer's last run and its sections (tcsr::Writer::write_sections): started
+// and shown the marks then, or (`marked`) its counts alone, the placer having started it and
+// shown it every edge. Rethrows the placer's and the observer's exceptions.
 void write_placed_rows(RowStream& rows, std::thread& placer, std::uint64_t n,
                        const BigBuffer<std::uint32_t>& cols, const std::vector<eid_t>& offsets,
                        tcsr::Writer& writer, RowObserver* observer, const WedgeSum& wedges,
-                       unsigned threads, const char* placed_stage);
+                       unsigned threads, const char* placed_stage, bool marked = false);
 
 }  // namespace tristream::conv::tail

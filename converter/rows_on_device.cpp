@@ -18,17 +18,33 @@ namespace {
 constexpr std::uint64_t kFirstCopyEdges = std::uint64_t{1} << 26;
 constexpr std::uint64_t kCopyEdges = std::uint64_t{1} << 28;
 
+// Touches every page of `buf` (its pages made while the device works, not while it is filled).
+void touch_pages(BigBuffer<std::uint32_t>& buf, unsigned threads) {
+  constexpr std::size_t kPage = 4096 / sizeof(std::uint32_t);
+  std::uint32_t* const p = buf.data();
+  parallel_for(std::max(threads, 1u), (buf.size() + kPage - 1) / kPage, 1 << 10,
+               [p](std::size_t lo, std::size_t hi, unsigned) {
+                 for (std::size_t i = lo; i < hi; ++i) p[i * kPage] = 0;
+               });
+}
+
 }  // namespace
 
-void rank_rows_on_device(EdgeSorter& sorter, std::uint64_t m, std::uint64_t n,
-                         std::uint64_t space, unsigned threads, std::vector<orig_id_t>& perm,
-                         BigBuffer<std::uint32_t>& fill) {
-  // 1. Ranks and rows there; the ranks' ids (4 bytes each there) and the rows' lengths here.
+void rank_rows_on_device(EdgeSorter& sorter, std::uint64_t m, std::uint64_t n, std::uint64_t space,
+                         unsigned threads, std::vector<orig_id_t>& perm,
+                         BigBuffer<std::uint32_t>& fill, BigBuffer<std::uint32_t>& narrow) {
+  // 1. Ranks and rows there; the ranks' ids (4 bytes each there) and the rows' lengths here, the
+  //    columns' pages made meanwhile.
   BigBuffer<std::uint32_t> ids(n + 1);
   ids.resize(n);
   fill.reserve(n + 1);
   fill.resize(n);
+  narrow.reserve(m + 1);
+  narrow.resize(m);
+  std::thread pages([&narrow, threads] { touch_pages(narrow, threads); });
+  const JoinOnExit join_pages{pages};
   sorter.rank_and_sort_rows(space, n, ids.data(), fill.data());
+  pages.join();
   // 2. The permutation, and a check of the rows' lengths.
   perm.resize(n);
   std::vector<std::uint64_t> part(std::max(threads, 1u), 0);
@@ -42,8 +58,8 @@ void rank_rows_on_device(EdgeSorter& sorter, std::uint64_t m, std::uint64_t n,
   });
   std::uint64_t total = 0;
   for (std::uint64_t x : part) total += x;
-  TS_CHECK(total == m, "the device's rows hold " + std::to_string(total) + " edges, not " +
-                           std::to_string(m));
+  TS_CHECK(total == m,
+           "the device's rows hold " + std::to_string(total) + " edges, not " + std::to_string(m));
 }
 
 void copy_rows_from_device(EdgeSorter& sorter, std::uint64_t m, std::uint64_t n,
@@ -51,23 +67,43 @@ void copy_rows_from_device(EdgeSorter& sorter, std::uint64_t m, std::uint64_t n,
                            BigBuffer<std::uint32_t>& narrow, std::vector<eid_t>& offsets,
                            tcsr::Writer& writer, RowObserver* observer, const WedgeSum& wedges,
                            std::uint64_t& max_out_degree) {
-  // 1. The columns copied in runs of whole rows on a thread of its own, each run told to the
-  //    stream once it is here.
-  narrow.reserve(m + 1);
-  narrow.resize(m);
+  TS_CHECK(narrow.size() == m, "the columns' buffer is not ready");
+  // 1. The offsets from the rows' lengths; the observer started with them, so that it marks
+  //    each run of rows as it comes.
   offsets.assign(n + 1, 0);
-  RowStream rows(n, offsets.data(), fill.data());
+  for (std::uint64_t r = 0; r < n; ++r) offsets[r + 1] = offsets[r] + fill[r];
+  if (observer) observer->start(n, offsets.data(), threads, wedges);
+  // 2. The columns copied in runs of whole rows on a thread of its own, each run marked and then
+  //    told to the stream (which writes its own copy of the offsets).
+  std::vector<eid_t> stream_offsets(n + 1, 0);
+  RowStream rows(n, stream_offsets.data(), fill.data());
   std::thread copier([&] {
     std::exception_ptr error;
     try {
-      for (std::uint64_t r = 0, e = 0; r < n;) {
-        std::uint64_t r1 = r, e1 = e;
-        const std::uint64_t want = r == 0 ? kFirstCopyEdges : kCopyEdges;
-        while (r1 < n && (r1 == r || e1 - e < want)) e1 += fill[r1++];
-        sorter.columns(e, e1 - e, narrow.data() + e);
-        rows.placed(r, r1 - r, e);
-        r = r1;
-        e = e1;
+      for (std::uint64_t r = 0; r < n;) {
+        const std::uint64_t e = offsets[r], want = r == 0 ? kFirstCopyEdges : kCopyEdges;
+        const std::uint64_t r1 = std::max<std::uint64_t>(
+            r + 1,
+            static_cast<std::uint64_t>(
+                std::lower_bound(offsets.begin() + static_cast<std::ptrdiff_t>(r),
+                                 offsets.begin() + static_cast<std::ptrdiff_t>(n), e + want) -
+                offsets.begin()));
+        const std::uint64_t end = std::min(r1, n);
+        sorter.columns(e, offsets[end] - e, narrow.data() + e);
+        if (observer) {
+          const std::size_t pieces =
+              std::max<std::size_t>(1, std::min<std::uint64_t>(end - r, 4 * threads));
+          parallel_for(std::max(threads, 1u), pieces, 1,
+                       [&](std::size_t lo, std::size_t hi, unsigned) {
+                         for (std::size_t p = lo; p < hi; ++p) {
+                           const std::uint64_t a = r + (end - r) * p / pieces,
+                                               b = r + (end - r) * (p + 1) / pieces;
+                           observer->mark_rows(a, b, narrow.data() + offsets[a]);
+                         }
+                       });
+        }
+        rows.placed(r, end - r, e);
+        r = end;
       }
     } catch (...) {
       error = std::current_exception();
@@ -75,9 +111,9 @@ void copy_rows_from_device(EdgeSorter& sorter, std::uint64_t m, std::uint64_t n,
     rows.finish(error);
   });
   const JoinOnExit join_copier{copier};
-  // 2. The rows into the writer as they come; the census beside the last run.
+  // 3. The rows into the writer as they come; the census's counts beside the last run.
   write_placed_rows(rows, copier, n, narrow, offsets, writer, observer, wedges, threads,
-                    "copy rows from the device, writing beside");
+                    "copy rows from the device, writing beside", /*marked=*/true);
   max_out_degree = std::max(max_out_degree, rows.max_out_degree());
 }
 

@@ -17,14 +17,16 @@ namespace tristream::conv::tail {
 
 // Steps 1 and 2 for the m unique keys the sorter holds (after unique_and_degrees) over `space`
 // ids, n of them vertices: the ranks and the rows of G+ there; here perm (the id of each rank, n
-// entries) and fill (each row's length, n entries).
+// entries), fill (each row's length, n entries) and `narrow` made ready for m columns (its pages
+// made while the device works).
 void rank_rows_on_device(EdgeSorter& sorter, std::uint64_t m, std::uint64_t n,
                          std::uint64_t space, unsigned threads, std::vector<orig_id_t>& perm,
-                         BigBuffer<std::uint32_t>& fill);
+                         BigBuffer<std::uint32_t>& fill, BigBuffer<std::uint32_t>& narrow);
 
 // Steps 3 to 5: `narrow` (m columns) and `offsets` (n + 1 entries) filled from the sorter while
-// the rows go to the writer and the observer as write_placed_rows takes them (the caller's
-// finish() adds the census and the header).
+// the rows go to the writer as write_placed_rows takes them; the observer (if any) started at
+// once, shown each run's edges (its marks) as the run comes and its counts beside the writer's
+// last run (the caller's finish() adds the census and the header).
 void copy_rows_from_device(EdgeSorter& sorter, std::uint64_t m, std::uint64_t n,
                            const BigBuffer<std::uint32_t>& fill, unsigned threads,
                            BigBuffer<std::uint32_t>& narrow, std::vector<eid_t>& offsets,

@@ -157,7 +157,7 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
   const bool streamed = src.device || (src.mem && rows_streamable(n, src.count));
   if (src.device) {
     progress.stage("ranking and sorting rows on the device");
-    rank_rows_on_device(*src.device, src.count, n, space, threads, ranking.perm, fill);
+    rank_rows_on_device(*src.device, src.count, n, space, threads, ranking.perm, fill, narrow);
     stage_done("rank and sort rows on the device");
   } else if (streamed) {
     // (below)
