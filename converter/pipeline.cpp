@@ -33,6 +33,7 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
+#include <future>
 #include <memory>
 #include <unordered_map>
 #include <utility>
@@ -128,7 +129,7 @@ class Driver {
     // 2. Unique edges and the .tcsr file, in memory or out of core.
     std::uint64_t m = 0;
     TailResult tail;
-    if (sorter_ && !early_.empty()) append_early();
+    if (sorter_) (void)flush_all();
     if (sorter_) sorter_->close();
     if (sorter_ && !device_fits()) take_back();
     if (sorter_) {
@@ -215,10 +216,18 @@ class Driver {
     if (b.size() == 0) return;
     if (sorter_ && b.device_later) {  // (parsed while the sorter started)
       b.keys.trim();
-      early_records_ += b.size();
-      early_.push_back(std::make_unique<Block>(std::move(b)));
-      if (sorter_->ready() || early_records_ * 8 > edge_limit() / 4) append_early();
-      return;
+      // Once it is ready and the early blocks are on their way, late ones go at once.
+      if (sorter_->ready() && early_.empty()) {
+        if (sorter_->append(b.keys.data(), b.keys.size())) {
+          device_records_ += b.size();
+          return;
+        }
+      } else {
+        early_records_ += b.size();
+        early_.push_back(std::make_unique<Block>(std::move(b)));
+        if (sorter_->ready() || early_records_ * 8 > edge_limit() / 4) start_flush();
+        return;
+      }
     }
     if (sorter_) take_back();  // ids of 2^32 or more, or the sorter full
     b.keys.trim();
@@ -247,34 +256,65 @@ class Driver {
       spill_held();
   }
 
-  // The blocks parsed while the sorter started, to it (waiting for it to be ready), on all threads;
-  // those it does not take are held here, its keys taken back.
-  void append_early() {
-    std::vector<std::unique_ptr<Block>> blocks = std::move(early_);
+  // What a flush of early blocks did: the keys it appended, the blocks the sorter did not take.
+  struct Flushed {
+    std::uint64_t appended = 0;
+    std::vector<std::unique_ptr<Block>> left;
+  };
+
+  // The blocks parsed while the sorter started, to it on a few threads of their own (their
+  // appends wait for it to be ready) while the parse goes on; one flush at a time.
+  void start_flush() {
+    std::vector<std::unique_ptr<Block>> left = join_flush();
+    if (!left.empty()) {  // (the sorter is full: the blocks stay here)
+      take_back(std::move(left));
+      return;
+    }
+    auto blocks = std::make_shared<std::vector<std::unique_ptr<Block>>>(std::move(early_));
     early_.clear();
     early_records_ = 0;
-    std::vector<char> taken(blocks.size(), 0);
-    parallel_for(threads_, blocks.size(), 1, [&](std::size_t lo, std::size_t hi, unsigned) {
-      for (std::size_t i = lo; i < hi; ++i)
-        taken[i] = sorter_->append(blocks[i]->keys.data(), blocks[i]->keys.size());
-    });
-    bool all = true;
-    for (std::size_t i = 0; i < blocks.size(); ++i) {
-      if (taken[i]) {
-        device_records_ += blocks[i]->size();
-        blocks[i].reset();
+    EdgeSorter* const s = sorter_;
+    const unsigned t = std::max(1u, threads_ / 4);
+    flush_ = std::async(std::launch::async, [s, t, blocks] {
+      std::vector<char> taken(blocks->size(), 0);
+      parallel_for(t, blocks->size(), 1, [&](std::size_t lo, std::size_t hi, unsigned) {
+        for (std::size_t i = lo; i < hi; ++i)
+          taken[i] = s->append((*blocks)[i]->keys.data(), (*blocks)[i]->keys.size());
+      });
+      Flushed f;
+      for (std::size_t i = 0; i < blocks->size(); ++i) {
+        if (taken[i])
+          f.appended += (*blocks)[i]->size();
+        else
+          f.left.push_back(std::move((*blocks)[i]));
       }
-      all = all && taken[i];
-    }
-    if (all) return;
-    take_back();
-    for (std::size_t i = 0; i < blocks.size(); ++i)
-      if (!taken[i]) hold(std::move(blocks[i]));
+      return f;
+    });
+  }
+
+  // Waits for the flush (if any): its keys counted, the blocks it left returned.
+  std::vector<std::unique_ptr<Block>> join_flush() {
+    if (!flush_.valid()) return {};
+    Flushed f = flush_.get();
+    device_records_ += f.appended;
+    return std::move(f.left);
+  }
+
+  // At the parse's end: the early blocks to the sorter, the flush joined; false when the sorter
+  // could not take them all (its keys then taken back).
+  bool flush_all() {
+    if (!early_.empty()) start_flush();
+    if (!sorter_) return false;
+    std::vector<std::unique_ptr<Block>> left = join_flush();
+    if (left.empty()) return true;
+    take_back(std::move(left));
+    return false;
   }
 
   // The sorter's keys back into blocks held here (spilled as the limit asks), with the blocks kept
-  // for it while it started; the sorter is not used again.
-  void take_back() {
+  // for it while it started and `extra`; the sorter is not used again.
+  void take_back(std::vector<std::unique_ptr<Block>> extra = {}) {
+    std::vector<std::unique_ptr<Block>> left = join_flush();
     EdgeSorter* const s = std::exchange(sorter_, nullptr);
     s->close();
     const std::uint64_t total = s->size();
@@ -289,11 +329,12 @@ class Driver {
       hold(std::move(b));
     }
     device_records_ = 0;
-    // (and the blocks kept for it while it started)
+    // (and the blocks kept for it while it started, or that a flush of them left)
     std::vector<std::unique_ptr<Block>> early = std::move(early_);
     early_.clear();
     early_records_ = 0;
-    for (auto& b : early) hold(std::move(b));
+    for (auto* list : {&early, &left, &extra})
+      for (auto& b : *list) hold(std::move(b));
   }
 
   // Whether the sorter's keys are converted there: per-id arrays (the degrees and ranks here, 8
@@ -507,7 +548,8 @@ class Driver {
   std::uint64_t device_records_ = 0;
   std::vector<std::unique_ptr<Block>> early_;  // parsed while the sorter started
   std::uint64_t early_records_ = 0;
-  tcsr::Names names_;  // --names: by id of the whole input
+  std::future<Flushed> flush_;  // early blocks on their way to the sorter
+  tcsr::Names names_;           // --names: by id of the whole input
   std::unordered_map<std::string, std::uint64_t> name_ids_;
 };
 

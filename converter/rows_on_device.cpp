@@ -109,6 +109,7 @@ void copy_rows_from_device(EdgeSorter& sorter, std::uint64_t m, std::uint64_t n,
       error = std::current_exception();
     }
     rows.finish(error);
+    sorter.release();  // (its memory freed while the writer goes on)
   });
   const JoinOnExit join_copier{copier};
   // 3. The rows into the writer as they come; the census's counts beside the last run.

@@ -3,12 +3,14 @@
 // Device memory: the appended keys (8 bytes each, one buffer sized at the start to half of the
 // free memory less a reserve), a second buffer of as many keys for the sorts, the per-id array
 // (degrees, then ranks, then row lengths: 4 bytes per id), the ranking's keys (16 bytes per id)
-// and permutation (4), the row offsets (8 bytes per vertex) and the sorts' temporary storage. Steps (the contract's numbers):
+// and permutation (4), the row offsets (8 bytes per vertex) and the sorts' temporary storage. Steps
+// (the contract's numbers):
 //   3. radix sort of the keys (bits up to the largest id only), repeats removed by
 //      DeviceSelect::Unique into the second buffer, degrees counted by atomic increments;
 //   4. the ids sorted by (degree, id) for the ranks and the permutation, each unique key oriented
-//      in place by the ranks, radix sorted again (bits up to the largest rank), the row offsets from the places where the row changes, the row lengths from them,
-//      and the columns (the keys' low halves) packed into the free buffer;
+//      in place by the ranks, radix sorted again (bits up to the largest rank), the row offsets
+//      from the places where the row changes, the row lengths from them, and the columns (the keys'
+//      low halves) packed into the free buffer;
 //   5. columns copied from there.
 // The keys come and go through lanes: a stream and two pinned halves of 8 MiB each, one lane per
 // host thread at a time (appends come from the converter's parse workers at once; a copy of
@@ -18,17 +20,17 @@
 
 #include <algorithm>
 #include <atomic>
+#include <condition_variable>
 #include <cstdint>
+#include <cstring>
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_select.cuh>
-#include <cstring>
 #include <future>
 #include <memory>
-#include <thread>
-#include <vector>
-#include <condition_variable>
 #include <mutex>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "check.hpp"
 #include "device.hpp"
@@ -335,14 +337,29 @@ class CudaEdgeSorter final : public EdgeSorter {
     cols_ = reinterpret_cast<const u32*>(spare_);
   }
 
+  void release() noexcept override {
+    if (!ready_ok_ || !cuda_ok(cudaSetDevice(ordinal_))) return;
+    TS_CUDA_CHECK_NOTHROW(cudaDeviceSynchronize());
+    std::lock_guard<std::mutex> lock(mu_);
+    free_.clear();
+    lanes_.clear();
+    temp_.release();
+    ids_.release();
+    other_.release();
+    keys_.release();
+    unique_ = spare_ = nullptr;
+    cols_ = nullptr;
+    closed_ = true;
+  }
+
   void columns(u64 first, u64 count, u32* out) override {
     TS_CHECK(cols_ && first + count <= m_, "columns past the sorted rows");
     if (!count) return;
     // In parts of at least kCopyPartBytes on up to kCopyThreads threads (this one the first),
     // each through a lane of its own.
     const u64 bytes = count * 4;
-    const unsigned parts = static_cast<unsigned>(
-        std::clamp<u64>(bytes / kCopyPartBytes, 1, kCopyThreads));
+    const unsigned parts =
+        static_cast<unsigned>(std::clamp<u64>(bytes / kCopyPartBytes, 1, kCopyThreads));
     const u64 per = (count + parts - 1) / parts;
     auto part = [&](unsigned p) {
       const u64 lo = std::min(count, p * per), hi = std::min(count, lo + per);

@@ -23,6 +23,8 @@
 //      column); row_length[r] for r < n.
 //   5. columns(first, count, out): the columns of sorted edges [first, first + count), any number
 //      of calls, from any one thread at a time.
+//   6. release(): after the last columns(), its memory (the device's, its pinned buffers) freed
+//      while the converter goes on writing; nothing but the destructor after it. Never throws.
 // Errors throw tristream::Error. The result is the same set of keys in the same order as the
 // converter's own sorts give, so the file is byte-identical either way.
 #pragma once
@@ -49,6 +51,7 @@ class EdgeSorter {
   virtual void rank_and_sort_rows(std::uint64_t space, std::uint64_t n, std::uint32_t* perm,
                                   std::uint32_t* row_length) = 0;
   virtual void columns(std::uint64_t first, std::uint64_t count, std::uint32_t* out) = 0;
+  virtual void release() noexcept = 0;
 };
 
 }  // namespace tristream

@@ -123,6 +123,30 @@ TEST(Cli, ConvertReportsItsMemoryLimitAndPeak) {
   EXPECT_NE(r.out.find(" MiB (limit 1.0 GiB)"), std::string::npos) << r.out;
 }
 
+TEST(Cli, ConvertDeviceChoices) {
+  test::TempDir tmp;
+  const std::string karate = q(test::data_file("karate.el"));
+  const std::string out = " -o " + q(tmp.file("k.tcsr"));
+  // cpu, and auto for a file this small: the host's sorts.
+  for (const char* device : {"cpu", "auto"}) {
+    auto r = run_cli("convert " + karate + out + " --device " + device);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("sorted on       host\n"), std::string::npos) << device << ": " << r.out;
+  }
+  auto r = run_cli("convert " + karate + out + " --device gpu");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("--device gpu: expected auto, cpu or a CUDA device number"),
+            std::string::npos)
+      << r.err;
+  r = run_cli("convert " + karate + out + " --device " + std::to_string(cuda_device_count()));
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find(built_with_cuda() ? (cuda_device_count() ? "CUDA device(s), numbered from 0"
+                                                                : "no CUDA device is usable")
+                                         : "built without CUDA"),
+            std::string::npos)
+      << r.err;
+}
+
 TEST(Cli, OtherBundledGraphs) {
   const std::map<std::string, std::uint64_t> expected = {{"petersen.el", 0}, {"k5_messy.el", 10}};
   for (const auto& [name, triangles] : expected) {

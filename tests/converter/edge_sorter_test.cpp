@@ -73,6 +73,7 @@ TEST(ConvertWithASorter, SkewedTextGivesTheHostsBytesWithTheCensus) {
     const ConvertSummary s = expect_same_bytes(d, d.file("g.el"), sorter, quiet(threads));
     EXPECT_EQ(s.sorter, "host sorter (test)");
     EXPECT_TRUE(sorter.sorted);
+    EXPECT_TRUE(sorter.released);
     EXPECT_EQ(sorter.taken_back, 0);
     EXPECT_FALSE(s.out_of_core);
   }

@@ -91,15 +91,21 @@ class HostEdgeSorter final : public EdgeSorter {
     sorted = true;
   }
   void columns(std::uint64_t first, std::uint64_t count, std::uint32_t* out) override {
-    TS_CHECK(sorted && first + count <= keys_.size(), "columns before sort_rows or past them");
+    TS_CHECK(sorted && !released && first + count <= keys_.size(),
+             "columns before rank_and_sort_rows, after release or past them");
     for (std::uint64_t i = 0; i < count; ++i) out[i] = static_cast<std::uint32_t>(keys_[first + i]);
+  }
+
+  void release() noexcept override {
+    released = true;
+    std::vector<std::uint64_t>().swap(keys_);
   }
 
   std::uint64_t max_space = ~std::uint64_t{0};  // fits_ids' answer
   mutable std::atomic<int> ready_after{0};      // ready() false this many times first
   bool driver_sees_ready = true;  // false: ready() is false on the thread that made the sorter
   int appends = 0, taken_back = 0;
-  bool closed = false, sorted = false;
+  bool closed = false, sorted = false, released = false;
 
  private:
   mutable std::mutex mu_;
