@@ -20,10 +20,11 @@
 // is taken out of the limit (up to half of it) before the edges are sized against it.
 //
 // With an EdgeSorter (options.edge_sorter; docs/convert.md, "On the GPU") every parsed block's
-// packed keys go to it and the block is freed; at the end it removes the repeats and sorts the
-// rows (write_graph.hpp, rows_on_device.hpp). Where the input needs more (an id of 2^32 or more,
-// --names, ids too sparse for per-id arrays) or the sorter is full, its keys come back into blocks
-// here and the conversion goes on as if they had never left.
+// packed keys go to it and the block is freed (sorter_feed.hpp); at the end it removes the
+// repeats and sorts the rows (write_graph.hpp, rows_on_device.hpp). Where the input needs more
+// (an id of 2^32 or more, --names, ids too sparse for per-id arrays, a tail beyond the limit) or
+// the sorter is full, its keys come back into blocks here and the conversion goes on as if they
+// had never left.
 #include "pipeline.hpp"
 
 #include <sys/stat.h>
@@ -33,7 +34,6 @@
 #include <atomic>
 #include <cerrno>
 #include <cstring>
-#include <future>
 #include <memory>
 #include <unordered_map>
 #include <utility>
@@ -44,6 +44,7 @@
 #include "input.hpp"
 #include "parse_order.hpp"
 #include "progress.hpp"
+#include "sorter_feed.hpp"
 #include "spill.hpp"
 #include "tristream/error.hpp"
 #include "tristream/format.hpp"
@@ -113,7 +114,8 @@ class Driver {
       if (::access(dir.c_str(), W_OK | X_OK) != 0)
         throw Error(ErrorKind::Input, dir + ": cannot write there: " + std::strerror(errno));
     store_ = std::make_unique<SpillStore>(threads_, limit_, tmp_dir_);
-    if (!o.names) sorter_ = o.edge_sorter;
+    feed_ = std::make_unique<SorterFeed>(o.names ? nullptr : o.edge_sorter, threads_, limit_ / 4,
+                                         [this](std::unique_ptr<Block> b) { hold(std::move(b)); });
   }
 
   ConvertSummary run(double start) {
@@ -129,10 +131,8 @@ class Driver {
     // 2. Unique edges and the .tcsr file, in memory or out of core.
     std::uint64_t m = 0;
     TailResult tail;
-    if (sorter_) (void)flush_all();
-    if (sorter_) sorter_->close();
-    if (sorter_ && !device_fits()) take_back();
-    if (sorter_) {
+    if (feed_->finish() && !device_fits()) feed_->take_back();
+    if (feed_->sorter()) {
       tail = finish_on_device(m);
     } else if (!spilling_ && in_memory_fits()) {
       tail = finish_in_memory(m);
@@ -164,7 +164,7 @@ class Driver {
  private:
   void parse() {
     const std::exception_ptr reader_error =
-        parse_in_order(producer_, threads_, spill_flag_, parsed_hook(), [&](Block& b) {
+        parse_in_order(producer_, threads_, spill_flag_, feed_->parsed_hook(), [&](Block& b) {
           take(b);
           progress_.update(producer_.done(), producer_.total(), records_,
                            producer_.input_bytes() > 0);
@@ -175,24 +175,6 @@ class Driver {
     } catch (const StreamError& e) {
       throw input_error(producer_.name(), producer_.first_line() + lines_ + 1, e.what());
     }
-  }
-
-  // With a sorter, the workers hand it their blocks' packed keys (in no order: the sorter's result
-  // does not depend on it); a block it does not take keeps them.
-  std::function<void(Block&)> parsed_hook() {
-    EdgeSorter* const s = sorter_;
-    if (!s) return {};
-    return [s](Block& b) {
-      if (b.wide || b.keys.size() == 0) return;
-      if (!s->ready()) {
-        b.device_later = true;
-        return;
-      }
-      if (!s->append(b.keys.data(), b.keys.size())) return;
-      b.device_keys = b.keys.size();
-      b.on_device = true;
-      b.keys.release();
-    };
   }
 
   // One block, in input order.
@@ -208,28 +190,8 @@ class Driver {
     if (options_.names) name_block(b);
     max_id_ = std::max(max_id_, b.max_id);
     b.text.reset();
-    // (keys on the device: counted while it holds them; once taken back, here already)
-    if (b.on_device) {
-      if (sorter_) device_records_ += b.device_keys;
-      return;
-    }
+    if (feed_->take(b)) return;  // (the sorter has its keys)
     if (b.size() == 0) return;
-    if (sorter_ && b.device_later) {  // (parsed while the sorter started)
-      b.keys.trim();
-      // Once it is ready and the early blocks are on their way, late ones go at once.
-      if (sorter_->ready() && early_.empty()) {
-        if (sorter_->append(b.keys.data(), b.keys.size())) {
-          device_records_ += b.size();
-          return;
-        }
-      } else {
-        early_records_ += b.size();
-        early_.push_back(std::make_unique<Block>(std::move(b)));
-        if (sorter_->ready() || early_records_ * 8 > edge_limit() / 4) start_flush();
-        return;
-      }
-    }
-    if (sorter_) take_back();  // ids of 2^32 or more, or the sorter full
     b.keys.trim();
     b.edges.trim();
     hold(std::make_unique<Block>(std::move(b)));
@@ -256,95 +218,13 @@ class Driver {
       spill_held();
   }
 
-  // What a flush of early blocks did: the keys it appended, the blocks the sorter did not take.
-  struct Flushed {
-    std::uint64_t appended = 0;
-    std::vector<std::unique_ptr<Block>> left;
-  };
-
-  // The blocks parsed while the sorter started, to it on a few threads of their own (their
-  // appends wait for it to be ready) while the parse goes on; one flush at a time.
-  void start_flush() {
-    std::vector<std::unique_ptr<Block>> left = join_flush();
-    if (!left.empty()) {  // (the sorter is full: the blocks stay here)
-      take_back(std::move(left));
-      return;
-    }
-    auto blocks = std::make_shared<std::vector<std::unique_ptr<Block>>>(std::move(early_));
-    early_.clear();
-    early_records_ = 0;
-    EdgeSorter* const s = sorter_;
-    const unsigned t = std::max(1u, threads_ / 4);
-    flush_ = std::async(std::launch::async, [s, t, blocks] {
-      std::vector<char> taken(blocks->size(), 0);
-      parallel_for(t, blocks->size(), 1, [&](std::size_t lo, std::size_t hi, unsigned) {
-        for (std::size_t i = lo; i < hi; ++i)
-          taken[i] = s->append((*blocks)[i]->keys.data(), (*blocks)[i]->keys.size());
-      });
-      Flushed f;
-      for (std::size_t i = 0; i < blocks->size(); ++i) {
-        if (taken[i])
-          f.appended += (*blocks)[i]->size();
-        else
-          f.left.push_back(std::move((*blocks)[i]));
-      }
-      return f;
-    });
-  }
-
-  // Waits for the flush (if any): its keys counted, the blocks it left returned.
-  std::vector<std::unique_ptr<Block>> join_flush() {
-    if (!flush_.valid()) return {};
-    Flushed f = flush_.get();
-    device_records_ += f.appended;
-    return std::move(f.left);
-  }
-
-  // At the parse's end: the early blocks to the sorter, the flush joined; false when the sorter
-  // could not take them all (its keys then taken back).
-  bool flush_all() {
-    if (!early_.empty()) start_flush();
-    if (!sorter_) return false;
-    std::vector<std::unique_ptr<Block>> left = join_flush();
-    if (left.empty()) return true;
-    take_back(std::move(left));
-    return false;
-  }
-
-  // The sorter's keys back into blocks held here (spilled as the limit asks), with the blocks kept
-  // for it while it started and `extra`; the sorter is not used again.
-  void take_back(std::vector<std::unique_ptr<Block>> extra = {}) {
-    std::vector<std::unique_ptr<Block>> left = join_flush();
-    EdgeSorter* const s = std::exchange(sorter_, nullptr);
-    s->close();
-    const std::uint64_t total = s->size();
-    constexpr std::uint64_t kPiece = std::uint64_t{1} << 24;
-    for (std::uint64_t i = 0; i < total; i += kPiece) {
-      auto b = std::make_unique<Block>();
-      const std::size_t k = static_cast<std::size_t>(std::min(kPiece, total - i));
-      b->keys.reserve(k);
-      b->keys.resize(k);
-      s->take_back(i, k, b->keys.data());
-      b->max_id = max_id_;
-      hold(std::move(b));
-    }
-    device_records_ = 0;
-    // (and the blocks kept for it while it started, or that a flush of them left)
-    std::vector<std::unique_ptr<Block>> early = std::move(early_);
-    early_.clear();
-    early_records_ = 0;
-    for (auto* list : {&early, &left, &extra})
-      for (auto& b : *list) hold(std::move(b));
-  }
-
-  // Whether the sorter's keys are converted there: per-id arrays (the degrees and ranks here, 8
-  // bytes an id, and the sorter's) fit beside them, and the tail's host memory (the columns, 4
-  // bytes an edge, and about 36 bytes per id) fits the limit.
+  // Whether the sorter's keys are converted there: the tail's host memory (the columns, 4 bytes
+  // an edge, and 44 bytes per id: degrees, permutation, row lengths and offsets, the census) fits
+  // the limit, and the sorter's per-id arrays fit beside its keys.
   bool device_fits() const {
-    const std::uint64_t space = max_id_ + 1;
-    if (device_records_ == 0 || space * 8 > edge_limit()) return false;
-    if (device_records_ * 4 + space * 44 > edge_limit()) return false;
-    return sorter_->fits_ids(space);
+    const std::uint64_t space = max_id_ + 1, records = feed_->records();
+    if (records == 0 || records * 4 + space * 44 > edge_limit()) return false;
+    return feed_->sorter()->fits_ids(space);
   }
 
   // Whether spills take packed keys (spill.hpp): no wide block so far, and the ids dense. Else
@@ -482,7 +362,8 @@ class Driver {
     const std::uint64_t space = max_id_ + 1;
     BigBuffer<std::uint32_t> degree(space + 1);
     degree.resize(space);
-    const std::uint64_t m = sorter_->unique_and_degrees(space, degree.data());
+    EdgeSorter* const sorter = feed_->sorter();
+    const std::uint64_t m = sorter->unique_and_degrees(space, degree.data());
     std::vector<std::uint64_t> part(threads_, 0);
     parallel_for(threads_, space, 1 << 16, [&](std::size_t lo, std::size_t hi, unsigned w) {
       std::uint64_t nz = 0;
@@ -495,10 +376,10 @@ class Driver {
     stage_done("sort unique keys on the device");
     // 2. The tail, the rows sorted there (the keys' ids are the input's).
     KeySource src;
-    src.device = sorter_;
+    src.device = sorter;
     src.count = m;
     m_out = m;
-    summary_.sorter = sorter_->name();
+    summary_.sorter = sorter->name();
     return write_graph(src, n, degree, nullptr, tail_context(edge_limit()));
   }
 
@@ -544,12 +425,8 @@ class Driver {
   bool spilling_ = false;
   std::atomic<bool> spill_flag_{false};  // workers sort their blocks
   std::unique_ptr<SpillStore> store_;
-  EdgeSorter* sorter_ = nullptr;  // holds the keys while not null
-  std::uint64_t device_records_ = 0;
-  std::vector<std::unique_ptr<Block>> early_;  // parsed while the sorter started
-  std::uint64_t early_records_ = 0;
-  std::future<Flushed> flush_;  // early blocks on their way to the sorter
-  tcsr::Names names_;           // --names: by id of the whole input
+  std::unique_ptr<SorterFeed> feed_;  // the keys on their way to the edge sorter, if any
+  tcsr::Names names_;                 // --names: by id of the whole input
   std::unordered_map<std::string, std::uint64_t> name_ids_;
 };
 
