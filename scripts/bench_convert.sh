@@ -15,6 +15,9 @@
 #   BIN           the tristream binary [build/tristream; built with CMake + Ninja if missing]
 #   BASE_BIN      a second binary (e.g. the previous version) run right after BIN on every row,
 #                 for a before/after table from the same machine [none]
+#   ARGS          extra `convert` arguments for BIN, e.g. "--device 0" [none]
+#   BASE_ARGS     extra `convert` arguments for BASE_BIN, e.g. "--device cpu" with BASE_BIN=BIN
+#                 for the GPU's sorts against the host's from one binary [none]
 #   WORK          work folder for the inputs, outputs and spill files [bench/out/convert]
 #   THREADS       worker threads [all cores]
 #   MEMORY_LIMIT  the out-of-core row's limit [8G]; "off" skips the row
@@ -32,6 +35,8 @@ cd "$(dirname "$0")/.."
 SCALE=${1:-26}
 BIN=${BIN:-build/tristream}
 BASE_BIN=${BASE_BIN:-}
+ARGS=${ARGS:-}
+BASE_ARGS=${BASE_ARGS:-}
 WORK=${WORK:-bench/out/convert}
 THREADS=${THREADS:-0}
 MEMORY_LIMIT=${MEMORY_LIMIT:-8G}
@@ -54,7 +59,8 @@ STAGES="$WORK/stages.txt"
 tflag=()
 [ "$THREADS" = 0 ] || tflag=(--threads "$THREADS")
 bins=("$BIN")
-[ -z "$BASE_BIN" ] || bins+=("$BASE_BIN")
+bin_args=("$ARGS")
+[ -z "$BASE_BIN" ] || { bins+=("$BASE_BIN"); bin_args+=("$BASE_ARGS"); }
 
 now() { date +%s.%N; }
 calc() { python3 -c "import sys; print(format(eval(sys.argv[1]), sys.argv[2]))" "$1" "$2"; }
@@ -69,25 +75,28 @@ convert_one() {
   local size
   size=$(du -h "$input" | cut -f1)
   for rep in $(seq "$REPS"); do
-    for bin in "${bins[@]}"; do
+    for bi in "${!bins[@]}"; do
+      local bin=${bins[$bi]} extra=()
+      read -r -a extra <<<"${bin_args[$bi]}"
       local out="$WORK/out.tcsr" timefile="$WORK/time.txt" errfile="$WORK/err.txt" json t0 t1
       rm -f "$out"
       sync
       t0=$(now)
       if [ "$feed" = cat ]; then
         json=$(cat "$input" | TRISTREAM_CONVERT_TIMING=1 /usr/bin/time -f %M -o "$timefile" \
-          "$bin" convert - -o "$out" --quiet --json --tmp-dir "$WORK" "${tflag[@]}" "$@" \
+          "$bin" convert - -o "$out" --quiet --json --tmp-dir "$WORK" "${tflag[@]}" "${extra[@]}" "$@" \
           2>"$errfile")
       else
         json=$(TRISTREAM_CONVERT_TIMING=1 /usr/bin/time -f %M -o "$timefile" \
-          "$bin" convert "$input" -o "$out" --quiet --json --tmp-dir "$WORK" "${tflag[@]}" "$@" \
+          "$bin" convert "$input" -o "$out" --quiet --json --tmp-dir "$WORK" "${tflag[@]}" "${extra[@]}" "$@" \
           2>"$errfile")
       fi
       t1=$(now)
       local wall edges rss mode rate verdict
       wall=$(calc "$t1 - $t0" .2f)
       edges=$(python3 -c "import json,sys; print(json.loads(sys.argv[1])['input_edges'])" "$json")
-      mode=$(python3 -c "import json,sys; print('out of core' if json.loads(sys.argv[1])['out_of_core'] else 'in memory')" "$json")
+      mode=$(python3 -c "import json,sys; d=json.loads(sys.argv[1]); print(('out of core' if d['out_of_core'] else 'in memory') + ', sorted on ' + d.get('sorter', 'host'))" "$json")
+      [ -z "${bin_args[$bi]}" ] || bin="$bin ${bin_args[$bi]}"
       rss=$(calc "$(tail -n 1 "$timefile") / 1048576" .1f)
       rate=$(calc "$edges / $wall / 1e6" .1f)
       case "$target" in
