@@ -92,7 +92,8 @@ std::exception_ptr parse_in_order(Producer& producer, unsigned threads,
   const std::size_t window = 2 * static_cast<std::size_t>(threads) + 2;
   std::thread reader([&] { read_jobs(producer, q, window); });
   std::vector<std::thread> workers;
-  for (unsigned w = 0; w < threads; ++w) workers.emplace_back([&] { run_jobs(q, sort_blocks, parsed); });
+  for (unsigned w = 0; w < threads; ++w)
+    workers.emplace_back([&] { run_jobs(q, sort_blocks, parsed); });
   auto stop = [&] {
     {
       std::lock_guard<std::mutex> lk(q.mu);

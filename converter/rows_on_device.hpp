@@ -19,8 +19,8 @@ namespace tristream::conv::tail {
 // ids, n of them vertices: the ranks and the rows of G+ there; here perm (the id of each rank, n
 // entries), fill (each row's length, n entries) and `narrow` made ready for m columns (its pages
 // made while the device works).
-void rank_rows_on_device(EdgeSorter& sorter, std::uint64_t m, std::uint64_t n,
-                         std::uint64_t space, unsigned threads, std::vector<orig_id_t>& perm,
+void rank_rows_on_device(EdgeSorter& sorter, std::uint64_t m, std::uint64_t n, std::uint64_t space,
+                         unsigned threads, std::vector<orig_id_t>& perm,
                          BigBuffer<std::uint32_t>& fill, BigBuffer<std::uint32_t>& narrow);
 
 // Steps 3 to 5: `narrow` (m columns) and `offsets` (n + 1 entries) filled from the sorter while

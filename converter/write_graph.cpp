@@ -24,14 +24,14 @@ namespace tristream::conv {
 namespace {
 
 using tail::bucket_rows;
+using tail::copy_rows_from_device;
 using tail::gather_range;
 using tail::key_block;
 using tail::observe_range;
 using tail::orient_and_count;
 using tail::Orienter;
-using tail::row_ranges;
-using tail::copy_rows_from_device;
 using tail::rank_rows_on_device;
+using tail::row_ranges;
 using tail::rows_streamable;
 using tail::sort_range_rows;
 using tail::sort_rows_in_memory;

@@ -26,13 +26,17 @@ std::uint64_t cuda_device_total_memory(int ordinal) {
 
 namespace cuda {
 
-void select_device(int ordinal) {
+void check_device_ordinal(int ordinal) {
   const int n = cuda_device_count();
   if (ordinal < 0 || ordinal >= n)
     throw Error(ErrorKind::Usage, "--device " + std::to_string(ordinal) + ": " +
                                       (n == 0 ? std::string("no CUDA device is usable")
                                               : "there are " + std::to_string(n) +
                                                     " CUDA device(s), numbered from 0"));
+}
+
+void select_device(int ordinal) {
+  check_device_ordinal(ordinal);
   TS_CUDA_CHECK(cudaSetDevice(ordinal));
 }
 

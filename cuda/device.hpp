@@ -28,6 +28,9 @@ struct MemoryInfo {
 };
 MemoryInfo memory_info(int ordinal);
 
+// A Usage error ("--device N: ...") when device `ordinal` does not exist; makes no context.
+void check_device_ordinal(int ordinal);
+
 // Makes `ordinal` the current device, with a Usage error when it does not exist.
 void select_device(int ordinal);
 

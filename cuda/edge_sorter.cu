@@ -36,7 +36,6 @@
 #include "device.hpp"
 #include "edge_sorter.hpp"
 #include "memory.hpp"
-#include "tristream/counter.hpp"
 
 namespace tristream::cuda {
 namespace {
@@ -476,12 +475,7 @@ class CudaEdgeSorter final : public EdgeSorter {
 }  // namespace
 
 std::unique_ptr<EdgeSorter> make_edge_sorter(int ordinal) {
-  const int n = cuda_device_count();
-  if (ordinal < 0 || ordinal >= n)
-    throw Error(ErrorKind::Usage, "--device " + std::to_string(ordinal) + ": " +
-                                      (n == 0 ? std::string("no CUDA device is usable")
-                                              : "there are " + std::to_string(n) +
-                                                    " CUDA device(s), numbered from 0"));
+  check_device_ordinal(ordinal);
   return std::make_unique<CudaEdgeSorter>(ordinal);
 }
 

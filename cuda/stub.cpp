@@ -38,6 +38,9 @@ DeviceInfo device_info(int) {
 MemoryInfo memory_info(int) {
   no_cuda();
 }
+void check_device_ordinal(int) {
+  no_cuda();
+}
 void select_device(int) {
   no_cuda();
 }

@@ -22,6 +22,7 @@ namespace tristream {
 namespace {
 
 using test::HostEdgeSorter;
+using test::plain_edge_text;
 using test::read_text;
 using test::TempDir;
 using test::write_text;
@@ -31,19 +32,6 @@ ConvertOptions quiet(unsigned threads = 2) {
   o.quiet = true;
   o.threads = threads;
   return o;
-}
-
-// The edges as a plain edge list, with every tenth edge repeated reversed and a self-loop here
-// and there; ids shifted by `shift`.
-std::string text_of(const test::EdgeList& e, std::uint64_t shift = 0) {
-  std::string s;
-  std::uint64_t i = 0;
-  for (auto [a, b] : e) {
-    s += std::to_string(a + shift) + " " + std::to_string(b + shift) + "\n";
-    if (++i % 10 == 0) s += std::to_string(b + shift) + " " + std::to_string(a + shift) + "\n";
-    if (i % 97 == 0) s += std::to_string(a + shift) + " " + std::to_string(a + shift) + "\n";
-  }
-  return s;
 }
 
 // Converts `input` with the host's sorts and with `sorter`; expects the same bytes (both with the
@@ -67,7 +55,7 @@ ConvertSummary expect_same_bytes(const TempDir& d, const std::string& input, Edg
 
 TEST(ConvertWithASorter, SkewedTextGivesTheHostsBytesWithTheCensus) {
   TempDir d;
-  write_text(d.file("g.el"), text_of(test::skewed_graph(20000, 200000, 3)));
+  write_text(d.file("g.el"), plain_edge_text(test::skewed_graph(20000, 200000, 3)));
   for (unsigned threads : {1u, 4u}) {
     HostEdgeSorter sorter;
     const ConvertSummary s = expect_same_bytes(d, d.file("g.el"), sorter, quiet(threads));
@@ -97,7 +85,7 @@ TEST(ConvertWithASorter, BlocksParsedBeforeItIsReadyFollowLater) {
   // keeps the early blocks (it never sees the sorter ready): they are held with its keys taken
   // back.
   TempDir d;
-  write_text(d.file("g.el"), text_of(test::skewed_graph(20000, 200000, 8)));
+  write_text(d.file("g.el"), plain_edge_text(test::skewed_graph(20000, 200000, 8)));
   const std::uint64_t all = ~std::uint64_t{0};
   struct Case {
     std::uint64_t capacity;
@@ -120,7 +108,7 @@ TEST(ConvertWithASorter, BlocksParsedBeforeItIsReadyFollowLater) {
 
 TEST(ConvertWithASorter, IdsWithGapsAndOneEdge) {
   TempDir d;
-  write_text(d.file("gaps.el"), text_of(test::random_graph(3000, 20000, 5), 1000000));
+  write_text(d.file("gaps.el"), plain_edge_text(test::random_graph(3000, 20000, 5), 1000000));
   HostEdgeSorter s1;
   EXPECT_EQ(expect_same_bytes(d, d.file("gaps.el"), s1).sorter, "host sorter (test)");
   write_text(d.file("one.el"), "7 3\n3 7\n3 3\n");
@@ -132,7 +120,7 @@ TEST(ConvertWithASorter, IdsWithGapsAndOneEdge) {
 
 TEST(ConvertWithASorter, AFullSorterGivesItsKeysBack) {
   TempDir d;
-  write_text(d.file("g.el"), text_of(test::skewed_graph(20000, 200000, 4)));
+  write_text(d.file("g.el"), plain_edge_text(test::skewed_graph(20000, 200000, 4)));
   for (std::uint64_t capacity : {std::uint64_t{0}, std::uint64_t{50000}}) {
     ConvertOptions o = quiet(3);
     o.memory_limit = std::uint64_t{4} << 20;  // small parse jobs: many blocks
@@ -147,9 +135,7 @@ TEST(ConvertWithASorter, AFullSorterGivesItsKeysBack) {
 TEST(ConvertWithASorter, IdsOf2To32TakeTheKeysBack) {
   TempDir d;
   const test::EdgeList base = test::random_graph(4000, 60000, 11);
-  std::string text = text_of(base);
-  text += text_of(test::EdgeList(base.begin(), base.begin() + 5000), std::uint64_t{1} << 32);
-  write_text(d.file("wide.el"), text);
+  write_text(d.file("wide.el"), test::plain_edge_text_crossing_2_to_32(base, 5000));
   ConvertOptions o = quiet(3);
   o.memory_limit = std::uint64_t{4} << 20;
   HostEdgeSorter sorter;
@@ -160,7 +146,7 @@ TEST(ConvertWithASorter, IdsOf2To32TakeTheKeysBack) {
 
 TEST(ConvertWithASorter, PerIdArraysItHasNoRoomForStayOnTheHost) {
   TempDir d;
-  write_text(d.file("g.el"), text_of(test::random_graph(3000, 20000, 6), 1 << 20));
+  write_text(d.file("g.el"), plain_edge_text(test::random_graph(3000, 20000, 6), 1 << 20));
   HostEdgeSorter sorter;
   sorter.max_space = 1 << 20;  // below the largest id
   EXPECT_EQ(expect_same_bytes(d, d.file("g.el"), sorter).sorter, "host");
@@ -169,7 +155,7 @@ TEST(ConvertWithASorter, PerIdArraysItHasNoRoomForStayOnTheHost) {
 
 TEST(ConvertWithASorter, ALimitBelowTheColumnsGoesOutOfCore) {
   TempDir d;
-  write_text(d.file("g.el"), text_of(test::skewed_graph(30000, 300000, 7)));
+  write_text(d.file("g.el"), plain_edge_text(test::skewed_graph(30000, 300000, 7)));
   ConvertOptions o = quiet(2);
   o.memory_limit = 256 << 10;
   o.tmp_dir = d.path();

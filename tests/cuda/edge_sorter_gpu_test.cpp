@@ -20,6 +20,7 @@
 namespace tristream {
 namespace {
 
+using test::plain_edge_text;
 using test::q;
 using test::read_text;
 using test::run_cli;
@@ -63,21 +64,11 @@ TEST_P(EdgeSorterGpu, KroneckerGivesTheHostsBytes) {
 
 INSTANTIATE_TEST_SUITE_P(Scales, EdgeSorterGpu, ::testing::Values(4u, 10u, 16u, 20u));
 
-std::string text_of(const test::EdgeList& e, std::uint64_t shift = 0) {
-  std::string s;
-  std::uint64_t i = 0;
-  for (auto [a, b] : e) {
-    s += std::to_string(a + shift) + " " + std::to_string(b + shift) + "\n";
-    if (++i % 10 == 0) s += std::to_string(b + shift) + " " + std::to_string(a + shift) + "\n";
-  }
-  return s;
-}
-
 TEST(EdgeSorterGpuShapes, SkewedGapsStarOneEdgeAndRepeats) {
   SKIP_WITHOUT_GPU();
   TempDir d;
-  write_text(d.file("skewed.el"), text_of(test::skewed_graph(50000, 600000, 9)));
-  write_text(d.file("gaps.el"), text_of(test::random_graph(3000, 20000, 5), 1000000));
+  write_text(d.file("skewed.el"), plain_edge_text(test::skewed_graph(50000, 600000, 9)));
+  write_text(d.file("gaps.el"), plain_edge_text(test::random_graph(3000, 20000, 5), 1000000));
   std::string star;
   for (int v = 1; v <= 5000; ++v) star += "0 " + std::to_string(v) + "\n";
   write_text(d.file("star.el"), star);
@@ -93,9 +84,7 @@ TEST(EdgeSorterGpuShapes, KeysComeBackFromTheDevice) {
   SKIP_WITHOUT_GPU();
   TempDir d;
   const test::EdgeList base = test::random_graph(4000, 60000, 11);
-  std::string text = text_of(base);
-  text += text_of(test::EdgeList(base.begin(), base.begin() + 5000), std::uint64_t{1} << 32);
-  write_text(d.file("wide.el"), text);
+  write_text(d.file("wide.el"), test::plain_edge_text_crossing_2_to_32(base, 5000));
   const ConvertSummary s = expect_device_bytes(d, d.file("wide.el"), 3);
   EXPECT_EQ(s.sorter, "host");
 }
@@ -103,7 +92,7 @@ TEST(EdgeSorterGpuShapes, KeysComeBackFromTheDevice) {
 TEST(EdgeSorterGpuCli, DeviceZeroAndCpuWriteTheSameFile) {
   SKIP_WITHOUT_GPU();
   TempDir d;
-  write_text(d.file("g.el"), text_of(test::skewed_graph(20000, 200000, 2)));
+  write_text(d.file("g.el"), plain_edge_text(test::skewed_graph(20000, 200000, 2)));
   const test::RunResult c =
       run_cli("convert " + q(d.file("g.el")) + " -q --device cpu -o " + q(d.file("c.tcsr")));
   ASSERT_EQ(c.status, 0) << c.err;

@@ -111,6 +111,26 @@ EdgeList skewed_graph(vid_t n, std::uint64_t m, std::uint64_t seed) {
   return e;
 }
 
+std::string plain_edge_text(const EdgeList& e, std::uint64_t shift, bool messy) {
+  std::string s;
+  std::uint64_t i = 0;
+  for (auto [a, b] : e) {
+    s += std::to_string(a + shift) + " " + std::to_string(b + shift) + "\n";
+    ++i;
+    if (messy && i % 10 == 0)
+      s += std::to_string(b + shift) + " " + std::to_string(a + shift) + "\n";
+    if (messy && i % 97 == 0)
+      s += std::to_string(a + shift) + " " + std::to_string(a + shift) + "\n";
+  }
+  return s;
+}
+
+std::string plain_edge_text_crossing_2_to_32(const EdgeList& base, std::size_t wide) {
+  const EdgeList head(base.begin(),
+                      base.begin() + static_cast<std::ptrdiff_t>(std::min(wide, base.size())));
+  return plain_edge_text(base) + plain_edge_text(head, std::uint64_t{1} << 32);
+}
+
 std::uint64_t vertex_count(const EdgeList& e) {
   std::uint64_t n = 0;
   for (auto [u, v] : e) n = std::max<std::uint64_t>(n, std::max(u, v) + 1ull);

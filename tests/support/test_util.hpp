@@ -42,6 +42,14 @@ std::string case_name(const GraphCase& c);
 // the 2^o.scale ids.
 OrientedGraph generated_graph(const GenerateOptions& o);
 
+// The edges as a plain edge list ("a b" lines), ids shifted by `shift`; with `messy`, every tenth
+// edge repeated reversed and every 97th followed by a self-loop (the converter merges and drops
+// them).
+std::string plain_edge_text(const EdgeList& e, std::uint64_t shift = 0, bool messy = true);
+// plain_edge_text of `base`, then of its first `wide` edges with 2^32 added to their ids: blocks
+// of packed keys first, then blocks that need 64-bit ids.
+std::string plain_edge_text_crossing_2_to_32(const EdgeList& base, std::size_t wide);
+
 // Number of vertices spanned by an edge list (max id + 1).
 std::uint64_t vertex_count(const EdgeList& e);
 // Brute force over the cleaned undirected graph: for every edge {u,v} and every w > max(u,v)
