@@ -1,13 +1,14 @@
 // edge_sorter_test.cpp — the converter with an EdgeSorter (tristream/edge_sorter.hpp), here the
-// tests' host sorter: the keys go to it (those parsed before it is ready later) and the file is
-// the host's bytes, census included; where
-// the input needs more than it takes (a full sorter, ids of 2^32 or more, per-id arrays it has no
-// room for, a memory limit below the tail's columns) its keys come back and the conversion goes
-// on as without it, out of core when the limit asks; --names never uses it.
+// tests' host sorter (named cases, then seeded random ones): the keys go to it (those parsed before
+// it is ready later) and the file is the host's bytes, census included; where the input needs more
+// than it takes (a full sorter, ids of 2^32 or more, per-id arrays it has no room for, a memory
+// limit below the tail's columns) its keys come back and the conversion goes on as without it, out
+// of core when the limit asks; --names never uses it.
 #include <gtest/gtest.h>
 
 #include <cstdint>
 #include <memory>
+#include <random>
 #include <string>
 #include <vector>
 
@@ -185,6 +186,41 @@ TEST(ConvertWithASorter, OnlySelfLoopsLeaveItEmpty) {
   EXPECT_EQ(s.edges, 0u);
   EXPECT_EQ(s.sorter, "host");
 }
+
+// Seeded: random sorter capacities, start delays (for the workers, and for the converting thread
+// or not), thread counts, memory limits (in memory, small jobs, out of core) and ids crossing 2^32
+// now and then. Every route gives the host's bytes; the sorter converts only where nothing made
+// the host take over, and then frees its memory.
+class ConvertWithARandomSorter : public ::testing::TestWithParam<std::uint64_t> {};
+
+TEST_P(ConvertWithARandomSorter, GivesTheHostsBytes) {
+  std::mt19937_64 rng(GetParam());
+  TempDir d;
+  const test::EdgeList base =
+      test::skewed_graph(static_cast<vid_t>(8000 + rng() % 8000), 60000 + rng() % 60000, rng());
+  const bool wide = rng() % 3 == 0;
+  write_text(d.file("g.el"),
+             wide ? test::plain_edge_text_crossing_2_to_32(base, 2000) : plain_edge_text(base));
+  ConvertOptions o = quiet(1 + static_cast<unsigned>(rng() % 5));
+  const std::uint64_t limits[] = {0, std::uint64_t{16} << 20, std::uint64_t{4} << 20, 256 << 10};
+  o.memory_limit = limits[rng() % 4];
+  o.tmp_dir = d.path();
+  const std::uint64_t capacity = rng() % 2 ? ~std::uint64_t{0} : rng() % 150000;
+  HostEdgeSorter sorter(capacity);
+  sorter.ready_after = static_cast<int>(rng() % 30);
+  sorter.driver_sees_ready = rng() % 4 != 0;
+  const ConvertSummary s = expect_same_bytes(d, d.file("g.el"), sorter, o);
+  if (s.sorter == "host") {
+    EXPECT_FALSE(sorter.sorted);
+  } else {
+    EXPECT_EQ(s.sorter, "host sorter (test)");
+    EXPECT_FALSE(wide);
+    EXPECT_EQ(sorter.taken_back, 0);
+    EXPECT_TRUE(sorter.released);
+  }
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, ConvertWithARandomSorter, ::testing::Range<std::uint64_t>(1, 17));
 
 }  // namespace
 }  // namespace tristream
