@@ -36,9 +36,9 @@ SpanSortInput oriented_input(const KeySource& src, std::uint64_t n, const std::u
 
 }  // namespace
 
-RowStream::RowStream(std::uint64_t n, eid_t* offsets, const std::uint32_t* fill)
-    : n_(n), offsets_(offsets), fill_(fill) {
-  offsets_[0] = 0;
+RowStream::RowStream(std::uint64_t n, eid_t* offsets, const std::uint32_t* fill, bool written)
+    : n_(n), offsets_(offsets), fill_(fill), written_(written) {
+  if (!written_) offsets_[0] = 0;
 }
 
 void RowStream::placed(std::uint64_t row0, std::uint64_t rows, std::uint64_t first_edge) {
@@ -49,7 +49,7 @@ void RowStream::placed(std::uint64_t row0, std::uint64_t rows, std::uint64_t fir
   eid_t e = first_edge;
   for (std::uint64_t r = row0; r < end; ++r) {
     e += fill_[r];
-    offsets_[r + 1] = e;
+    if (!written_) offsets_[r + 1] = e;
     most = std::max<std::uint64_t>(most, fill_[r]);
   }
   // 2. The prefix grown through them and through the rows placed before that waited for them.
@@ -92,8 +92,11 @@ std::uint64_t RowStream::max_out_degree() {
   return max_out_degree_;
 }
 
-void observe_range(RowObserver& obs, const eid_t* offsets, std::uint64_t r0, std::uint64_t r1,
-                   const vid_t* cols, bool mark, unsigned threads) {
+namespace {
+
+// Rows [r0, r1) cut into pieces of about equal edges, at most 8 per thread.
+std::vector<std::uint64_t> edge_pieces(const eid_t* offsets, std::uint64_t r0, std::uint64_t r1,
+                                       unsigned threads) {
   const std::size_t pieces =
       std::max<std::size_t>(1, std::min<std::uint64_t>(r1 - r0, 8 * threads));
   const eid_t base = offsets[r0], edges = offsets[r1] - base;
@@ -105,12 +108,31 @@ void observe_range(RowObserver& obs, const eid_t* offsets, std::uint64_t r0, std
         cut[p - 1],
         static_cast<std::uint64_t>(std::lower_bound(offsets + r0, offsets + r1, target) - offsets));
   }
-  if (mark)
-    parallel_for(threads, pieces, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
-      for (std::size_t p = lo; p < hi; ++p)
-        obs.mark_rows(cut[p], cut[p + 1], cols + (offsets[cut[p]] - base));
-    });
-  parallel_for(threads, pieces, 1, [&](std::size_t lo, std::size_t hi, unsigned w) {
+  return cut;
+}
+
+void mark_pieces(RowObserver& obs, const eid_t* offsets, const std::vector<std::uint64_t>& cut,
+                 const vid_t* cols, unsigned threads) {
+  const eid_t base = offsets[cut.front()];
+  parallel_for(threads, cut.size() - 1, 1, [&](std::size_t lo, std::size_t hi, unsigned) {
+    for (std::size_t p = lo; p < hi; ++p)
+      obs.mark_rows(cut[p], cut[p + 1], cols + (offsets[cut[p]] - base));
+  });
+}
+
+}  // namespace
+
+void mark_range(RowObserver& obs, const eid_t* offsets, std::uint64_t r0, std::uint64_t r1,
+                const vid_t* cols, unsigned threads) {
+  mark_pieces(obs, offsets, edge_pieces(offsets, r0, r1, threads), cols, threads);
+}
+
+void observe_range(RowObserver& obs, const eid_t* offsets, std::uint64_t r0, std::uint64_t r1,
+                   const vid_t* cols, bool mark, unsigned threads) {
+  const std::vector<std::uint64_t> cut = edge_pieces(offsets, r0, r1, threads);
+  if (mark) mark_pieces(obs, offsets, cut, cols, threads);
+  const eid_t base = offsets[r0];
+  parallel_for(threads, cut.size() - 1, 1, [&](std::size_t lo, std::size_t hi, unsigned w) {
     for (std::size_t p = lo; p < hi; ++p)
       obs.count_rows(w, cut[p], cut[p + 1], cols + (offsets[cut[p]] - base));
   });

@@ -25,12 +25,13 @@ namespace tristream::conv::tail {
 // offsets written. Thread-safe; the consumer waits on the prefix.
 class RowStream {
  public:
-  // offsets: room for n + 1 entries (offsets[0] set to 0 here); fill: the rows' lengths, as the
-  // sort counts them (read for the rows told placed).
-  RowStream(std::uint64_t n, eid_t* offsets, const std::uint32_t* fill);
+  // offsets: room for n + 1 entries (offsets[0] set to 0 here), or (`written`) the whole prefix
+  // sum of fill already, left as it is; fill: the rows' lengths, as the sort counts them (read
+  // for the rows told placed).
+  RowStream(std::uint64_t n, eid_t* offsets, const std::uint32_t* fill, bool written = false);
 
-  // Rows [row0, row0 + rows) placed from first_edge on: their offsets written (rows at or past n
-  // ignored), then the prefix grown past them where it reaches them.
+  // Rows [row0, row0 + rows) placed from first_edge on: their offsets written (unless written
+  // before; rows at or past n ignored), then the prefix grown past them where it reaches them.
   void placed(std::uint64_t row0, std::uint64_t rows, std::uint64_t first_edge);
   // The sort ended: every row placed (error null), or it threw `error`.
   void finish(std::exception_ptr error);
@@ -46,6 +47,7 @@ class RowStream {
   const std::uint64_t n_;
   eid_t* const offsets_;
   const std::uint32_t* const fill_;
+  const bool written_;
   std::mutex mu_;
   std::condition_variable grown_;
   std::uint64_t ready_ = 0;                         // the prefix [0, ready_)
@@ -54,6 +56,11 @@ class RowStream {
   bool ended_ = false;
   std::exception_ptr error_;
 };
+
+// The observer's marks of rows [r0, r1) (columns cols from offsets[r0]) on all threads, in pieces
+// of about equal edges.
+void mark_range(RowObserver& obs, const eid_t* offsets, std::uint64_t r0, std::uint64_t r1,
+                const vid_t* cols, unsigned threads);
 
 // Step 5b of either path: the observer's looks at rows [r0, r1) (columns cols from offsets[r0]):
 // the marks when no earlier pass showed it the edges, then the counts, on all threads in pieces

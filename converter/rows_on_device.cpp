@@ -74,9 +74,8 @@ void copy_rows_from_device(EdgeSorter& sorter, std::uint64_t m, std::uint64_t n,
   for (std::uint64_t r = 0; r < n; ++r) offsets[r + 1] = offsets[r] + fill[r];
   if (observer) observer->start(n, offsets.data(), threads, wedges);
   // 2. The columns copied in runs of whole rows on a thread of its own, each run marked and then
-  //    told to the stream (which writes its own copy of the offsets).
-  std::vector<eid_t> stream_offsets(n + 1, 0);
-  RowStream rows(n, stream_offsets.data(), fill.data());
+  //    told to the stream (the offsets written already).
+  RowStream rows(n, offsets.data(), fill.data(), /*written=*/true);
   std::thread copier([&] {
     std::exception_ptr error;
     try {
@@ -90,18 +89,7 @@ void copy_rows_from_device(EdgeSorter& sorter, std::uint64_t m, std::uint64_t n,
                 offsets.begin()));
         const std::uint64_t end = std::min(r1, n);
         sorter.columns(e, offsets[end] - e, narrow.data() + e);
-        if (observer) {
-          const std::size_t pieces =
-              std::max<std::size_t>(1, std::min<std::uint64_t>(end - r, 4 * threads));
-          parallel_for(std::max(threads, 1u), pieces, 1,
-                       [&](std::size_t lo, std::size_t hi, unsigned) {
-                         for (std::size_t p = lo; p < hi; ++p) {
-                           const std::uint64_t a = r + (end - r) * p / pieces,
-                                               b = r + (end - r) * (p + 1) / pieces;
-                           observer->mark_rows(a, b, narrow.data() + offsets[a]);
-                         }
-                       });
-        }
+        if (observer) mark_range(*observer, offsets.data(), r, end, narrow.data() + e, threads);
         rows.placed(r, end - r, e);
         r = end;
       }

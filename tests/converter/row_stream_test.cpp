@@ -1,8 +1,9 @@
 // row_stream_test.cpp — the prefix of placed rows that the in-memory tail hands to the writer
 // while the row sort goes on (converter/rows_in_memory.hpp, RowStream): buckets told in a seeded
 // shuffled order from several threads give the offsets of a prefix sum and a prefix that only
-// grows and never passes a row not yet told; rows at or past n are ignored; the sort's
-// exception reaches the waiting consumer; a sort that ends short of the last row is an error.
+// grows and never passes a row not yet told; rows at or past n are ignored; offsets written
+// before are left alone; the sort's exception reaches the waiting consumer; a sort that ends
+// short of the last row is an error.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -92,6 +93,19 @@ TEST(RowStream, WaitsForTheRowsBeforeARowToldEarly) {
   EXPECT_EQ(rows.wait(0, 0), 4u);  // (returns only once rows 0-1 came)
   late.join();
   EXPECT_EQ(offsets, (std::vector<eid_t>{0, 2, 2, 7, 8}));
+}
+
+TEST(RowStream, OffsetsWrittenBeforeAreLeftAsTheyAre) {
+  // (the device's rows: the offsets whole before the first run is told; a reader may use them)
+  const std::vector<std::uint32_t> fill{3, 0, 4};
+  std::vector<eid_t> offsets{0, 3, 3, 7};
+  const std::vector<eid_t> before = offsets;
+  RowStream rows(3, offsets.data(), fill.data(), /*written=*/true);
+  rows.placed(1, 2, 3);
+  rows.placed(0, 1, 0);
+  EXPECT_EQ(rows.wait(0, 0), 3u);
+  EXPECT_EQ(rows.max_out_degree(), 4u);
+  EXPECT_EQ(offsets, before);
 }
 
 TEST(RowStream, MinEdgesHoldsTheConsumerBackUntilEnoughRowsCome) {
