@@ -72,6 +72,7 @@ install(FILES include/tristream/tristream.hpp include/tristream/convert.hpp
               include/tristream/error.hpp include/tristream/format.hpp
               include/tristream/csr.hpp include/tristream/types.hpp
               include/tristream/wedges.hpp include/tristream/edge_sorter.hpp
+              include/tristream/row_tally.hpp
         DESTINATION ${CMAKE_INSTALL_INCLUDEDIR}/tristream)
 install(EXPORT tristreamTargets NAMESPACE tristream:: DESTINATION ${_tristream_cmake_dir})
 set(TRISTREAM_FIND_DEPENDENCIES "${_tristream_find_deps}")

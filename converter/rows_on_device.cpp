@@ -69,12 +69,18 @@ void copy_rows_from_device(EdgeSorter& sorter, std::uint64_t m, std::uint64_t n,
                            std::uint64_t& max_out_degree) {
   TS_CHECK(narrow.size() == m, "the columns' buffer is not ready");
   // 1. The offsets from the rows' lengths; the observer started with them, so that it marks
-  //    each run of rows as it comes.
+  //    each run of rows as it comes, or, where its figures are a row tally the sorter can take,
+  //    the tally started there (beside the copies; then this side marks and counts nothing).
   offsets.assign(n + 1, 0);
   for (std::uint64_t r = 0; r < n; ++r) offsets[r + 1] = offsets[r] + fill[r];
   if (observer) observer->start(n, offsets.data(), threads, wedges);
+  RowTallySpec spec;
+  const bool tallied = observer && observer->tally_spec(&spec) && sorter.start_tally(spec);
+  RowObserver* const shown = tallied ? nullptr : observer;
+  RowTallySums sums;
   // 2. The columns copied in runs of whole rows on a thread of its own, each run marked and then
-  //    told to the stream (the offsets written already).
+  //    told to the stream (the offsets written already); the tally's sums before the sorter's
+  //    memory is freed.
   RowStream rows(n, offsets.data(), fill.data(), /*written=*/true);
   std::thread copier([&] {
     std::exception_ptr error;
@@ -89,10 +95,11 @@ void copy_rows_from_device(EdgeSorter& sorter, std::uint64_t m, std::uint64_t n,
                 offsets.begin()));
         const std::uint64_t end = std::min(r1, n);
         sorter.columns(e, offsets[end] - e, narrow.data() + e);
-        if (observer) mark_range(*observer, offsets.data(), r, end, narrow.data() + e, threads);
+        if (shown) mark_range(*shown, offsets.data(), r, end, narrow.data() + e, threads);
         rows.placed(r, end - r, e);
         r = end;
       }
+      if (tallied) sums = sorter.finish_tally();
     } catch (...) {
       error = std::current_exception();
     }
@@ -100,9 +107,11 @@ void copy_rows_from_device(EdgeSorter& sorter, std::uint64_t m, std::uint64_t n,
     sorter.release();  // (its memory freed while the writer goes on)
   });
   const JoinOnExit join_copier{copier};
-  // 3. The rows into the writer as they come; the census's counts beside the last run.
-  write_placed_rows(rows, copier, n, narrow, offsets, writer, observer, wedges, threads,
+  // 3. The rows into the writer as they come; the census's counts beside the last run (or the
+  //    tally's sums to the observer).
+  write_placed_rows(rows, copier, n, narrow, offsets, writer, shown, wedges, threads,
                     "copy rows from the device, writing beside", /*marked=*/true);
+  if (tallied) observer->take_tally(std::move(sums));
   max_out_degree = std::max(max_out_degree, rows.max_out_degree());
 }
 

@@ -26,7 +26,9 @@ void rank_rows_on_device(EdgeSorter& sorter, std::uint64_t m, std::uint64_t n, s
 // Steps 3 to 5: `narrow` (m columns) and `offsets` (n + 1 entries) filled from the sorter while
 // the rows go to the writer as write_placed_rows takes them; the observer (if any) started at
 // once, shown each run's edges (its marks) as the run comes and its counts beside the writer's
-// last run (the caller's finish() adds the census and the header).
+// last run, or, where its figures are a row tally the sorter takes (RowObserver::tally_spec,
+// EdgeSorter::start_tally), given the sorter's sums instead (the caller's finish() adds the
+// census and the header).
 void copy_rows_from_device(EdgeSorter& sorter, std::uint64_t m, std::uint64_t n,
                            const BigBuffer<std::uint32_t>& fill, unsigned threads,
                            BigBuffer<std::uint32_t>& narrow, std::vector<eid_t>& offsets,

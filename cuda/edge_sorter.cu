@@ -11,7 +11,8 @@
 //      in place by the ranks, radix sorted again (bits up to the largest rank), the row offsets
 //      from the places where the row changes, the row lengths from them, and the columns (the keys'
 //      low halves) packed into the free buffer;
-//   5. columns copied from there.
+//   5. columns copied from there; the row tally (row_tally.cu) over the sorted keys and the row
+//      lengths beside the copies, when the converter asks for it.
 // The keys come and go through lanes: a stream and two pinned halves of 8 MiB each, one lane per
 // host thread at a time (appends come from the converter's parse workers at once; a copy of
 // columns runs on several threads), so that the copies run at the bus's speed while the host
@@ -36,6 +37,8 @@
 #include "device.hpp"
 #include "edge_sorter.hpp"
 #include "memory.hpp"
+#include "row_tally.hpp"
+#include "tristream/pipeline.hpp"  // (DeviceOutOfMemory)
 
 namespace tristream::cuda {
 namespace {
@@ -181,7 +184,7 @@ __global__ void low_halves(const u64* keys, u64 m, u32* cols) {
 
 class CudaEdgeSorter final : public EdgeSorter {
  public:
-  explicit CudaEdgeSorter(int ordinal) : ordinal_(ordinal) {
+  CudaEdgeSorter(int ordinal, bool owns_device) : ordinal_(ordinal), owns_device_(owns_device) {
     name_ = "CUDA device " + std::to_string(ordinal);
     starter_ = std::async(std::launch::async, [this] {
       try {
@@ -195,7 +198,7 @@ class CudaEdgeSorter final : public EdgeSorter {
   }
   ~CudaEdgeSorter() override {
     if (starter_.valid()) starter_.wait();
-    if (cuda_ok(cudaSetDevice(ordinal_))) TS_CUDA_CHECK_NOTHROW(cudaDeviceSynchronize());
+    if (!reset_ && cuda_ok(cudaSetDevice(ordinal_))) TS_CUDA_CHECK_NOTHROW(cudaDeviceSynchronize());
   }
 
   std::string name() const override { return name_; }
@@ -315,6 +318,7 @@ class CudaEdgeSorter final : public EdgeSorter {
       orient_keys<<<grid_for(m_), kBlock>>>(unique_, m_, ids_.get());
       TS_CUDA_CHECK_LAUNCH();
     }
+    n_ = n;
     cub::DoubleBuffer<u64> db(unique_, spare_);
     sort(db, m_, std::max(1, 32 + bit_width(n ? n - 1 : 0)));
     unique_ = db.Current();
@@ -336,9 +340,30 @@ class CudaEdgeSorter final : public EdgeSorter {
     cols_ = reinterpret_cast<const u32*>(spare_);
   }
 
+  bool start_tally(const RowTallySpec& spec) override {
+    TS_CHECK(cols_ && !tally_, "start_tally before rank_and_sort_rows, or twice");
+    TS_CUDA_CHECK(cudaSetDevice(ordinal_));
+    try {
+      tally_ = std::make_unique<DeviceRowTally>(spec, n_, unique_, m_, ids_.get());
+    } catch (const DeviceOutOfMemory&) {
+      tally_.reset();  // (the tally's memory did not fit: the host takes it)
+      return false;
+    }
+    return true;
+  }
+
+  RowTallySums finish_tally() override {
+    TS_CHECK(tally_ != nullptr, "finish_tally without start_tally");
+    TS_CUDA_CHECK(cudaSetDevice(ordinal_));
+    RowTallySums sums = tally_->finish();
+    tally_.reset();
+    return sums;
+  }
+
   void release() noexcept override {
     if (!ready_ok_ || !cuda_ok(cudaSetDevice(ordinal_))) return;
     TS_CUDA_CHECK_NOTHROW(cudaDeviceSynchronize());
+    tally_.reset();
     std::lock_guard<std::mutex> lock(mu_);
     free_.clear();
     lanes_.clear();
@@ -349,6 +374,12 @@ class CudaEdgeSorter final : public EdgeSorter {
     unique_ = spare_ = nullptr;
     cols_ = nullptr;
     closed_ = true;
+    // (a device this process uses for nothing else: its context's teardown here, beside the
+    // converter's writer, instead of at the process's exit)
+    if (owns_device_) {
+      TS_CUDA_CHECK_NOTHROW(cudaDeviceReset());
+      reset_ = true;
+    }
   }
 
   void columns(u64 first, u64 count, u32* out) override {
@@ -452,6 +483,8 @@ class CudaEdgeSorter final : public EdgeSorter {
   }
 
   const int ordinal_;
+  const bool owns_device_;
+  bool reset_ = false;  // release() reset the device: no CUDA call after it
   std::string name_;
   std::future<void> starter_;
   std::mutex start_mu_;
@@ -463,20 +496,21 @@ class CudaEdgeSorter final : public EdgeSorter {
   unsigned in_flight_ = 0;
   std::vector<std::unique_ptr<Lane>> lanes_;
   std::vector<Lane*> free_;
-  u64 capacity_ = 0, size_ = 0, m_ = 0;
+  u64 capacity_ = 0, size_ = 0, m_ = 0, n_ = 0;
   DeviceBuffer<u64> keys_, other_;
   DeviceBuffer<u32> ids_;
   DeviceBuffer<unsigned char> temp_;
   u64* unique_ = nullptr;  // the unique keys (then the sorted rows): in keys_ or other_
   u64* spare_ = nullptr;   // the other one
   const u32* cols_ = nullptr;
+  std::unique_ptr<DeviceRowTally> tally_;  // between start_tally and finish_tally
 };
 
 }  // namespace
 
-std::unique_ptr<EdgeSorter> make_edge_sorter(int ordinal) {
+std::unique_ptr<EdgeSorter> make_edge_sorter(int ordinal, bool owns_device) {
   check_device_ordinal(ordinal);
-  return std::make_unique<CudaEdgeSorter>(ordinal);
+  return std::make_unique<CudaEdgeSorter>(ordinal, owns_device);
 }
 
 }  // namespace tristream::cuda

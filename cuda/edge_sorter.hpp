@@ -12,7 +12,9 @@ namespace tristream::cuda {
 // device's free memory, less a reserve) allocated on a thread of its own while the caller goes
 // on; the first call waits for them. If that fails (no room, a broken device) append returns
 // false and the converter goes on without the device. Throws Error(Usage) for an ordinal that is
-// no device.
-std::unique_ptr<EdgeSorter> make_edge_sorter(int ordinal);
+// no device. owns_device: the process uses the device for nothing else while the sorter lives and
+// after it, so release() also resets the device (its context's teardown then runs beside the
+// converter's writer instead of at the process's exit; `tristream convert` does this).
+std::unique_ptr<EdgeSorter> make_edge_sorter(int ordinal, bool owns_device = false);
 
 }  // namespace tristream::cuda

@@ -47,7 +47,7 @@ void select_device(int) {
 void validate_kernel_name(const std::string&) {
   no_cuda();
 }
-std::unique_ptr<EdgeSorter> make_edge_sorter(int) {
+std::unique_ptr<EdgeSorter> make_edge_sorter(int, bool) {
   no_cuda();
 }
 

@@ -12,6 +12,7 @@
 
 #include "tristream/edge_sorter.hpp"
 #include "tristream/format.hpp"
+#include "tristream/row_tally.hpp"
 #include "tristream/wedges.hpp"
 
 namespace tristream {
@@ -19,7 +20,10 @@ namespace tristream {
 // Sees the oriented graph while convert() writes it, and gives the bytes of the file's census
 // extension (format version 3; the planner's stored census: src/plan/census_store.hpp). The
 // converter calls start() once the row offsets are known, then shows every edge once to the
-// mark calls, then, after all marks, every row once to count_rows(), then finish().
+// mark calls, then, after all marks, every row once to count_rows(), then finish(). Where the
+// rows are sorted by an EdgeSorter that can tally them (edge_sorter.hpp) and the observer's
+// figures are a row tally (tally_spec), the converter asks the sorter for the sums instead and
+// gives them to take_tally(): then no mark or count call comes.
 class RowObserver {
  public:
   virtual ~RowObserver() = default;
@@ -38,6 +42,13 @@ class RowObserver {
   virtual void count_rows(unsigned t, std::uint64_t r0, std::uint64_t r1, const vid_t* cols) = 0;
   // The census extension's payload; empty when the observer cannot take this census.
   virtual std::vector<unsigned char> finish() = 0;
+  // After start(): whether its figures are the sums of a row tally (row_tally.hpp), and which.
+  virtual bool tally_spec(RowTallySpec* spec) const {
+    (void)spec;
+    return false;
+  }
+  // The sums of the tally of tally_spec(), in place of every mark and count call.
+  virtual void take_tally(RowTallySums&& sums) { (void)sums; }
 };
 
 struct ConvertOptions {

@@ -23,6 +23,10 @@
 //      column); row_length[r] for r < n.
 //   5. columns(first, count, out): the columns of sorted edges [first, first + count), any number
 //      of calls, from any one thread at a time.
+//   5b. start_tally(spec) (optional, once, after step 4, before release): starts the row tally
+//      of the sorted rows (row_tally.hpp) beside the columns' copies; false when it cannot
+//      (the default: no tally; the converter's observer then sees the rows on the host).
+//      finish_tally() waits for the sums (after a start_tally that returned true).
 //   6. release(): after the last columns(), its memory (the device's, its pinned buffers) freed
 //      while the converter goes on writing; nothing but the destructor after it. Never throws.
 // Errors throw tristream::Error. The result is the same set of keys in the same order as the
@@ -32,6 +36,8 @@
 #include <cstddef>
 #include <cstdint>
 #include <string>
+
+#include "tristream/row_tally.hpp"
 
 namespace tristream {
 
@@ -51,6 +57,11 @@ class EdgeSorter {
   virtual void rank_and_sort_rows(std::uint64_t space, std::uint64_t n, std::uint32_t* perm,
                                   std::uint32_t* row_length) = 0;
   virtual void columns(std::uint64_t first, std::uint64_t count, std::uint32_t* out) = 0;
+  virtual bool start_tally(const RowTallySpec& spec) {
+    (void)spec;
+    return false;
+  }
+  virtual RowTallySums finish_tally() { return {}; }
   virtual void release() noexcept = 0;
 };
 

@@ -45,7 +45,7 @@ constexpr std::uint64_t kDeviceMinInputBytes = std::uint64_t{256} << 20;
 
 // The edge sorter --device asks for: none for cpu (and for auto without a usable CUDA device, or
 // with a file input too small to gain from one), else one on the device named (a number) or on
-// device 0 (auto).
+// device 0 (auto). `convert` uses the device for nothing else: the sorter may reset it.
 std::unique_ptr<EdgeSorter> edge_sorter_for(const std::string& device, const std::string& input) {
   if (device == "cpu") return nullptr;
   if (device == "auto") {
@@ -54,14 +54,14 @@ std::unique_ptr<EdgeSorter> edge_sorter_for(const std::string& device, const std
     if (input != "-" && std::filesystem::is_regular_file(input, ec) &&
         std::filesystem::file_size(input, ec) < kDeviceMinInputBytes)
       return nullptr;
-    return cuda::make_edge_sorter(0);
+    return cuda::make_edge_sorter(0, /*owns_device=*/true);
   }
   char* end = nullptr;
   const unsigned long ordinal = std::strtoul(device.c_str(), &end, 10);
   if (device.empty() || *end != '\0' || ordinal > 1023)
     throw Error(ErrorKind::Usage,
                 "--device " + device + ": expected auto, cpu or a CUDA device number");
-  return cuda::make_edge_sorter(static_cast<int>(ordinal));
+  return cuda::make_edge_sorter(static_cast<int>(ordinal), /*owns_device=*/true);
 }
 
 // Copies the file at `path` to standard output.

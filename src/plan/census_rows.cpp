@@ -9,11 +9,17 @@
 // the payload is the same for any thread count and any order of the calls, and the same as
 // encode_stored_census of the written file (tests/converter/convert_census_test.cpp).
 //
+// Where the rows' sorter tallies them (tristream/row_tally.hpp: the buckets are the fine buckets,
+// the groups the vertex groups, the fold table the same) the sums come from take_tally and no
+// per-vertex word is made here.
+//
 // Memory: the mask and the fine bucket (4 bytes per vertex), one F x F fine histogram (8 MiB at F =
 // 1024) that the threads add their rows into, the fold tables, and per thread one histogram row,
 // the hash histogram and the proxy edge counters; at the end the payload, a copy of the
 // histogram, before the histogram is freed.
 #include <algorithm>
+#include <array>
+#include <mutex>
 
 #include "common/thread_pool.hpp"
 #include "plan/census_store.hpp"
@@ -83,16 +89,12 @@ class StoredCensusRows final : public CensusRows {
     for (std::uint32_t x = 0; x < 256; ++x)
       for (std::uint32_t b = 0; b < 8; ++b)
         if (x >> b & 1) spread_[x] |= std::uint64_t{1} << (8 * b);
-    // 4. Per vertex: its fine bucket (high half) beside its mask (low half), so that one load
-    //    per edge gives both.
+    // 4. The sums' arrays; the per-vertex words (vert_) are made by the first mark or count
+    //    (a tally taken elsewhere needs none).
     if (F_ > 0xffff) {
       supported_ = false;
       return;
     }
-    vert_.assign(n, 0);
-    for (std::uint32_t f = 0; f < F_; ++f)
-      std::fill(vert_.begin() + static_cast<std::ptrdiff_t>(c_.fine_bounds[f]),
-                vert_.begin() + static_cast<std::ptrdiff_t>(c_.fine_bounds[f + 1]), f << 16);
     fine_.assign(static_cast<std::size_t>(F_) * F_, 0);
     local_.resize(threads_);
     for (Local& l : local_) {
@@ -102,8 +104,32 @@ class StoredCensusRows final : public CensusRows {
     }
   }
 
+  bool tally_spec(RowTallySpec* spec) const override {
+    if (!supported_) return false;
+    spec->buckets = c_.fine_bounds;
+    spec->groups = c_.vertex_bounds;
+    spec->hash_mod = H_;
+    spec->fold = fold_;
+    return true;
+  }
+
+  void take_tally(RowTallySums&& sums) override {
+    TS_CHECK(supported_ && sums.pairs.size() == fine_.size() &&
+                 sums.hashed.size() == local_[0].hash.size(),
+             "a row tally of other sizes than the census's");
+    fine_ = std::move(sums.pairs);
+    local_[0].hash = std::move(sums.hashed);
+    for (std::size_t b = 0; b < 32; ++b) {
+      local_[0].exact[b] = sums.both[b];
+      tally_proxies_[b] = sums.marked[b];
+      tally_degrees_[b] = sums.marked_out[b];
+    }
+    tallied_ = true;
+  }
+
   void mark_rows(std::uint64_t r0, std::uint64_t r1, const vid_t* cols) override {
     if (!supported_ || r0 >= r1) return;
+    make_vert();
     std::uint32_t g = bucket_of(c_.vertex_bounds, r0);
     const eid_t base = off_[r0];
     const eid_t end = off_[r1];
@@ -120,6 +146,7 @@ class StoredCensusRows final : public CensusRows {
 
   void mark_edges(const std::uint64_t* keys, std::size_t count) override {
     if (!supported_) return;
+    make_vert();
     for (std::size_t i = 0; i < count; ++i) {
       // (the columns come in no order: their entries fetched some way ahead)
       if (i + kAhead < count) __builtin_prefetch(&vert_[static_cast<vid_t>(keys[i + kAhead])]);
@@ -129,6 +156,7 @@ class StoredCensusRows final : public CensusRows {
 
   void count_rows(unsigned t, std::uint64_t r0, std::uint64_t r1, const vid_t* cols) override {
     if (!supported_ || r0 >= r1) return;
+    make_vert();
     if ((H_ & (H_ - 1)) == 0)
       count<true>(local_[t], r0, r1, cols);
     else
@@ -148,27 +176,35 @@ class StoredCensusRows final : public CensusRows {
       for (std::size_t x = 0; x < c_.hash_hist.size(); ++x) c_.hash_hist[x] += l.hash[x];
       for (std::size_t x = 0; x < exact.size(); ++x) exact[x] += l.exact[x];
     }
-    // 2. The proxy sets' sizes and out-degree sums, from the masks, on all threads.
+    // 2. The proxy sets' sizes and out-degree sums: the tally's, or from the masks on all
+    //    threads (one vertex at a time: only those some edge enters were ever marked).
     const std::size_t C = cand_p_.size();
     std::vector<std::vector<std::uint64_t>> proxies(threads_, std::vector<std::uint64_t>(32)),
         degrees(threads_, std::vector<std::uint64_t>(32));
-    ThreadPool pool(threads_);
-    const std::uint64_t pieces = std::min<std::uint64_t>(threads_, std::max<std::uint64_t>(n_, 1));
-    pool.for_each_item(pieces, [&](std::size_t piece, unsigned t) {
-      const std::uint64_t v0 = n_ * piece / pieces, v1 = n_ * (piece + 1) / pieces;
-      std::uint64_t* px = proxies[t].data();
-      std::uint64_t* dg = degrees[t].data();
-      for (std::uint64_t v = v0; v < v1; ++v) {
-        const std::uint32_t mv = vert_[v] & 0xffff;
-        if (!mv) continue;
-        const std::uint64_t d = off_[v + 1] - off_[v];
-        for (std::uint32_t x = fold_[mv]; x; x &= x - 1) {
-          const auto b = static_cast<std::size_t>(__builtin_ctz(x));
-          ++px[b];
-          dg[b] += d;
+    if (tallied_) {
+      std::copy(tally_proxies_.begin(), tally_proxies_.end(), proxies[0].begin());
+      std::copy(tally_degrees_.begin(), tally_degrees_.end(), degrees[0].begin());
+    } else {
+      make_vert();
+      ThreadPool pool(threads_);
+      const std::uint64_t pieces =
+          std::min<std::uint64_t>(threads_, std::max<std::uint64_t>(n_, 1));
+      pool.for_each_item(pieces, [&](std::size_t piece, unsigned t) {
+        const std::uint64_t v0 = n_ * piece / pieces, v1 = n_ * (piece + 1) / pieces;
+        std::uint64_t* px = proxies[t].data();
+        std::uint64_t* dg = degrees[t].data();
+        for (std::uint64_t v = v0; v < v1; ++v) {
+          const std::uint32_t mv = vert_[v] & 0xffff;
+          if (!mv) continue;
+          const std::uint64_t d = off_[v + 1] - off_[v];
+          for (std::uint32_t x = fold_[mv]; x; x &= x - 1) {
+            const auto b = static_cast<std::size_t>(__builtin_ctz(x));
+            ++px[b];
+            dg[b] += d;
+          }
         }
-      }
-    });
+      });
+    }
     // 3. The candidates, as take_census's vertex_candidates and exact_proxy_edges leave them.
     for (std::size_t ci = 0; ci < C; ++ci) {
       Census::VertexParts vp;
@@ -199,6 +235,17 @@ class StoredCensusRows final : public CensusRows {
     std::vector<eid_t> hash;   // H x H
     std::vector<eid_t> exact;  // fold bit: edges with both ends in the part's proxy set
   };
+
+  // Per vertex: its fine bucket (high half) beside its mask (low half), so that one load per edge
+  // gives both; made once, by the first caller.
+  void make_vert() {
+    std::call_once(vert_made_, [this] {
+      vert_.assign(n_, 0);
+      for (std::uint32_t f = 0; f < F_; ++f)
+        std::fill(vert_.begin() + static_cast<std::ptrdiff_t>(c_.fine_bounds[f]),
+                  vert_.begin() + static_cast<std::ptrdiff_t>(c_.fine_bounds[f + 1]), f << 16);
+    });
+  }
 
   // The vertex group of u (bucket_of over vertex_bounds) without a branch: the inner bounds at or
   // below u, counted.
@@ -290,6 +337,9 @@ class StoredCensusRows final : public CensusRows {
   std::vector<std::uint32_t> fold_;  // 2^G: group mask -> candidate part bits
   std::uint64_t spread_[256] = {};   // bit b of a byte -> byte b of a word
   std::vector<std::uint32_t> vert_;  // per vertex: fine bucket << 16 | mask of groups
+  std::once_flag vert_made_;
+  bool tallied_ = false;  // take_tally gave the sums
+  std::array<std::uint64_t, 32> tally_proxies_{}, tally_degrees_{};
   std::vector<eid_t> fine_;
   std::vector<Local> local_;
 };

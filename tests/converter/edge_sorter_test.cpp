@@ -3,7 +3,8 @@
 // it is ready later) and the file is the host's bytes, census included; where the input needs more
 // than it takes (a full sorter, ids of 2^32 or more, per-id arrays it has no room for, a memory
 // limit below the tail's columns) its keys come back and the conversion goes on as without it, out
-// of core when the limit asks; --names never uses it.
+// of core when the limit asks; --names never uses it. The census comes from its row tally where
+// it takes one (the tally's reference checked by hand on K4).
 #include <gtest/gtest.h>
 
 #include <cstdint>
@@ -66,6 +67,52 @@ TEST(ConvertWithASorter, SkewedTextGivesTheHostsBytesWithTheCensus) {
     EXPECT_EQ(sorter.taken_back, 0);
     EXPECT_FALSE(s.out_of_core);
   }
+}
+
+TEST(ConvertWithASorter, ItsRowTallyOrTheHostsMarksGiveTheSameCensus) {
+  // Taken: the census comes from the sorter's tally; declined: the converter marks and counts the
+  // rows itself. Either way the file (its census included) is the host's.
+  TempDir d;
+  write_text(d.file("g.el"), plain_edge_text(test::skewed_graph(30000, 300000, 5)));
+  for (bool can : {true, false}) {
+    HostEdgeSorter sorter;
+    sorter.can_tally = can;
+    expect_same_bytes(d, d.file("g.el"), sorter, quiet(3));
+    EXPECT_TRUE(sorter.released);
+    EXPECT_EQ(sorter.tallies, can ? 1 : 0);
+    EXPECT_EQ(sorter.tally_started, can);
+  }
+  // Without an observer no tally is asked for.
+  HostEdgeSorter sorter;
+  expect_same_bytes(d, d.file("g.el"), sorter, quiet(3), /*census=*/false);
+  EXPECT_FALSE(sorter.tally_started);
+}
+
+TEST(RowTallyReference, CountsEveryEdgeAndVertexByItsClasses) {
+  // Rows: 0 -> {1, 2, 3}, 1 -> {2, 3}, 2 -> {3}, 3 -> {} (K4); buckets {0, 2, 4}: bucket(v) = v /
+  // 2; groups {0, 1, 4}: group 0 is vertex 0; H = 2; fold: mask -> itself.
+  RowTallySpec spec;
+  spec.buckets = {0, 2, 4};
+  spec.groups = {0, 1, 4};
+  spec.hash_mod = 2;
+  spec.fold = {0, 1, 2, 3};
+  const std::uint64_t offsets[] = {0, 3, 5, 6, 6};
+  const std::uint32_t cols[] = {1, 2, 3, 2, 3, 3};
+  const RowTallySums s = tally_rows_reference(spec, 4, offsets, cols);
+  // masks: 1 <- {0}: 1; 2 <- {0, 1}: 3; 3 <- {0, 1, 2}: 3; 0: none.
+  // (bucket u, bucket v): 00 01 01 | 01 01 | 11
+  EXPECT_EQ(s.pairs, (std::vector<std::uint64_t>{1, 4, 0, 1}));
+  // (u % 2, v % 2): 01 00 01 | 10 11 | 01
+  EXPECT_EQ(s.hashed, (std::vector<std::uint64_t>{1, 3, 1, 1}));
+  // bits(u) & bits(v): 1->2: 1&3, 1->3: 1&3, 2->3: 3&3 (the rows of 0 have bits 0)
+  EXPECT_EQ(s.both[0], 3u);
+  EXPECT_EQ(s.both[1], 1u);
+  EXPECT_EQ(s.marked[0], 3u);      // vertices 1, 2, 3
+  EXPECT_EQ(s.marked[1], 2u);      // vertices 2, 3
+  EXPECT_EQ(s.marked_out[0], 3u);  // 2 + 1 + 0
+  EXPECT_EQ(s.marked_out[1], 1u);
+  spec.fold.pop_back();
+  EXPECT_THROW(tally_rows_reference(spec, 4, offsets, cols), Error);
 }
 
 TEST(ConvertWithASorter, KroneckerBinaryGivesTheHostsBytes) {
@@ -188,9 +235,9 @@ TEST(ConvertWithASorter, OnlySelfLoopsLeaveItEmpty) {
 }
 
 // Seeded: random sorter capacities, start delays (for the workers, and for the converting thread
-// or not), thread counts, memory limits (in memory, small jobs, out of core) and ids crossing 2^32
-// now and then. Every route gives the host's bytes; the sorter converts only where nothing made
-// the host take over, and then frees its memory.
+// or not), thread counts, memory limits (in memory, small jobs, out of core), ids crossing 2^32
+// now and then, and a row tally taken or declined. Every route gives the host's bytes; the sorter
+// converts only where nothing made the host take over, and then frees its memory.
 class ConvertWithARandomSorter : public ::testing::TestWithParam<std::uint64_t> {};
 
 TEST_P(ConvertWithARandomSorter, GivesTheHostsBytes) {
@@ -209,6 +256,7 @@ TEST_P(ConvertWithARandomSorter, GivesTheHostsBytes) {
   HostEdgeSorter sorter(capacity);
   sorter.ready_after = static_cast<int>(rng() % 30);
   sorter.driver_sees_ready = rng() % 4 != 0;
+  sorter.can_tally = rng() % 2 == 0;
   const ConvertSummary s = expect_same_bytes(d, d.file("g.el"), sorter, o);
   if (s.sorter == "host") {
     EXPECT_FALSE(sorter.sorted);

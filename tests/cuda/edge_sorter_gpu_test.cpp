@@ -2,12 +2,16 @@
 // the host's bytes, census included, on graphs of several shapes and sizes (Kronecker with its
 // repeats, a skewed graph, ids with gaps, a star, one edge, only repeats), through the API and
 // through `convert --device 0` against `--device cpu`; its keys come back on the device too (a
-// sorter full of keys that meet an id of 2^32). Skips without a GPU.
+// sorter full of keys that meet an id of 2^32); its row tally against the reference. Skips without
+// a GPU.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <memory>
+#include <random>
 #include <string>
+#include <vector>
 
 #include "cuda/edge_sorter.hpp"
 #include "plan/census_store.hpp"
@@ -88,6 +92,61 @@ TEST(EdgeSorterGpuShapes, KeysComeBackFromTheDevice) {
   const ConvertSummary s = expect_device_bytes(d, d.file("wide.el"), 3);
   EXPECT_EQ(s.sorter, "host");
 }
+
+// The row tally on the device against its reference (tristream/row_tally.hpp) over the rows the
+// device sorted, seeded: random graphs, buckets and groups (empty ones among them), fold tables,
+// and hash moduli inside and beyond the kernel's shared counters (H x H > 4096).
+class RowTallyGpu : public ::testing::TestWithParam<std::uint64_t> {};
+
+TEST_P(RowTallyGpu, MatchesTheReference) {
+  SKIP_WITHOUT_GPU();
+  std::mt19937_64 rng(GetParam());
+  const vid_t ids = static_cast<vid_t>(50 + rng() % 30000);
+  const test::EdgeList g = test::skewed_graph(ids, 20 + rng() % 400000, rng());
+  std::vector<std::uint64_t> keys;
+  for (const auto& [a, b] : g)
+    if (a != b) keys.push_back(std::uint64_t{std::min(a, b)} << 32 | std::max(a, b));
+  const std::unique_ptr<EdgeSorter> sorter = cuda::make_edge_sorter(0);
+  ASSERT_TRUE(sorter->append(keys.data(), keys.size()));
+  sorter->close();
+  std::vector<std::uint32_t> degree(ids);
+  const std::uint64_t m = sorter->unique_and_degrees(ids, degree.data());
+  const std::uint64_t n = static_cast<std::uint64_t>(
+      std::count_if(degree.begin(), degree.end(), [](std::uint32_t x) { return x > 0; }));
+  std::vector<std::uint32_t> perm(n), length(n), cols(m);
+  sorter->rank_and_sort_rows(ids, n, perm.data(), length.data());
+  sorter->columns(0, m, cols.data());
+  std::vector<std::uint64_t> offsets(n + 1, 0);
+  for (std::uint64_t r = 0; r < n; ++r) offsets[r + 1] = offsets[r] + length[r];
+  ASSERT_EQ(offsets[n], m);
+  // (bounds: 0, sorted random cuts, n)
+  auto bounds = [&](std::uint64_t parts) {
+    std::vector<std::uint64_t> b{0};
+    for (std::uint64_t i = 1; i < parts; ++i) b.push_back(rng() % (n + 1));
+    b.push_back(n);
+    std::sort(b.begin(), b.end());
+    return b;
+  };
+  RowTallySpec spec;
+  spec.buckets = bounds(1 + rng() % 1500);
+  spec.groups = bounds(1 + rng() % 16);
+  const std::uint32_t moduli[] = {1, 16, 7, 100};
+  spec.hash_mod = moduli[rng() % 4];
+  spec.fold.resize(std::size_t{1} << (spec.groups.size() - 1));
+  for (std::size_t x = 1; x < spec.fold.size(); ++x)
+    spec.fold[x] = static_cast<std::uint32_t>(rng());
+  ASSERT_TRUE(sorter->start_tally(spec));
+  const RowTallySums got = sorter->finish_tally();
+  sorter->release();
+  const RowTallySums want = tally_rows_reference(spec, n, offsets.data(), cols.data());
+  EXPECT_EQ(got.pairs, want.pairs);
+  EXPECT_EQ(got.hashed, want.hashed);
+  EXPECT_EQ(got.both, want.both);
+  EXPECT_EQ(got.marked, want.marked);
+  EXPECT_EQ(got.marked_out, want.marked_out);
+}
+
+INSTANTIATE_TEST_SUITE_P(Seeds, RowTallyGpu, ::testing::Range<std::uint64_t>(1, 9));
 
 TEST(EdgeSorterGpuCli, DeviceZeroAndCpuWriteTheSameFile) {
   SKIP_WITHOUT_GPU();

@@ -1,6 +1,7 @@
 // host_edge_sorter.hpp — an EdgeSorter (tristream/edge_sorter.hpp) on the host, for the tests:
 // the contract done the plain way (std::sort), with a capacity in keys so that a test can make it
-// full, and counts of its calls. Its appends take a lock.
+// full, and counts of its calls. Its appends take a lock. Its row tally is the reference
+// (tally_rows_reference), unless can_tally is false.
 #pragma once
 
 #include <algorithm>
@@ -96,6 +97,28 @@ class HostEdgeSorter final : public EdgeSorter {
     for (std::uint64_t i = 0; i < count; ++i) out[i] = static_cast<std::uint32_t>(keys_[first + i]);
   }
 
+  bool start_tally(const RowTallySpec& spec) override {
+    TS_CHECK(sorted && !released && !tally_started, "start_tally out of order");
+    if (!can_tally) return false;
+    tally_started = true;
+    spec_ = spec;
+    return true;
+  }
+  RowTallySums finish_tally() override {
+    TS_CHECK(tally_started && !released, "finish_tally without start_tally or after release");
+    // (the rows of G+ from the sorted keys: n from the spec's last bound)
+    const std::uint64_t n = spec_.buckets.back();
+    std::vector<std::uint64_t> offsets(n + 1, 0);
+    std::vector<std::uint32_t> cols(keys_.size());
+    for (std::size_t i = 0; i < keys_.size(); ++i) {
+      ++offsets[(keys_[i] >> 32) + 1];
+      cols[i] = static_cast<std::uint32_t>(keys_[i]);
+    }
+    for (std::uint64_t r = 0; r < n; ++r) offsets[r + 1] += offsets[r];
+    ++tallies;
+    return tally_rows_reference(spec_, n, offsets.data(), cols.data());
+  }
+
   void release() noexcept override {
     released = true;
     std::vector<std::uint64_t>().swap(keys_);
@@ -104,14 +127,16 @@ class HostEdgeSorter final : public EdgeSorter {
   std::uint64_t max_space = ~std::uint64_t{0};  // fits_ids' answer
   mutable std::atomic<int> ready_after{0};      // ready() false this many times first
   bool driver_sees_ready = true;  // false: ready() is false on the thread that made the sorter
-  int appends = 0, taken_back = 0;
-  bool closed = false, sorted = false, released = false;
+  bool can_tally = true;          // start_tally's answer
+  int appends = 0, taken_back = 0, tallies = 0;
+  bool closed = false, sorted = false, released = false, tally_started = false;
 
  private:
   mutable std::mutex mu_;
   std::uint64_t capacity_;
   std::thread::id made_on_ = std::this_thread::get_id();
   std::vector<std::uint64_t> keys_;
+  RowTallySpec spec_;
 };
 
 }  // namespace tristream::test
