@@ -68,6 +68,10 @@ void memory_kib(std::uint64_t& rss, std::uint64_t& hwm) {
 
 }  // namespace
 
+void stage_detail(const std::string& line) {
+  if (stage_clock().level) std::fprintf(stderr, "[convert]   %s\n", line.c_str());
+}
+
 void stage_done(const char* what) {
   StageClock& c = stage_clock();
   if (!c.level) return;

@@ -5,6 +5,7 @@
 #pragma once
 
 #include <cstdint>
+#include <string>
 
 namespace tristream::conv {
 
@@ -17,6 +18,8 @@ double now_seconds();
 // and the peak RSS on stderr. TRISTREAM_CONVERT_TIMING=2 also prints every call with the RSS.
 void stage_done(const char* what);
 void stage_report();
+// With the stage clock on, prints "[convert]   line" on stderr at once (a detail of a stage).
+void stage_detail(const std::string& line);
 
 // A one-line progress display on stderr (only when enabled: not quiet and stderr a terminal).
 // Called from the converting thread only (update and stage may throw Error(Interrupted)).

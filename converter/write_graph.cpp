@@ -7,6 +7,7 @@
 #include "write_graph.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <exception>
 #include <memory>
 #include <thread>
@@ -290,6 +291,13 @@ TailResult write_graph(const KeySource& src, std::uint64_t n, BigBuffer<std::uin
   });
   const JoinOnExit join_free{free_rows};
   writer.finish();
+  const tcsr::Writer::Busy busy = writer.busy();
+  char line[160];
+  std::snprintf(line, sizeof line,
+                "the writer's threads: compressing %.3f s, writing %.3f s, waiting for a buffer "
+                "%.3f s",
+                busy.compress_s, busy.write_s, busy.wait_s);
+  stage_detail(line);
   res.raw_adjacency_bytes = offsets[n] * sizeof(vid_t);
   res.compressed_adjacency_bytes = writer.adjacency_bytes();
   stage_done("finish file");

@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <condition_variable>
 #include <cstring>
 #include <mutex>
@@ -17,6 +18,16 @@
 #include "xxh64.hpp"
 
 namespace tristream::tcsr::detail {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+std::uint64_t nanos_since(Clock::time_point t0) {
+  return static_cast<std::uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
+}
+
+}  // namespace
 
 void write_all(int fd, const void* data, std::size_t size, const std::string& path) {
   const auto* p = static_cast<const unsigned char*>(data);
@@ -153,13 +164,17 @@ void ChunkWriter::write(const std::vector<ChunkJob>& jobs, const std::vector<eid
     // 0. The frame's buffer free: chunk i - W written. (The items come in order, so the worker
     //    with chunk `next` never waits here: the chunks are written without a barrier.)
     if (i >= W) {
+      const auto t0 = Clock::now();
       std::unique_lock<std::mutex> lk(mu);
       written.wait(lk, [&] { return next + W > i || failed; });
+      wait_ns += nanos_since(t0);
       if (failed) return;
     }
     try {
       throw_if_interrupted();  // (SIGINT/SIGTERM: between chunks, however long the run)
+      const auto t0 = Clock::now();
       compress_one(jobs[i], offsets, worker, frames_[i % W].get(), bound, infos[i], sums[i]);
+      compress_ns += nanos_since(t0);
       // 3. Written in order: the worker that finds the next frame finished writes it and every
       //    finished one after it, outside the lock.
       std::unique_lock<std::mutex> lk(mu);
@@ -169,6 +184,7 @@ void ChunkWriter::write(const std::vector<ChunkJob>& jobs, const std::vector<eid
       while (next < count && done[next]) {
         const std::size_t k = next;
         lk.unlock();
+        const auto w0 = Clock::now();
         infos[k].file_offset = file_pos;
         write_all(fd, frames_[k % W].get(), infos[k].compressed_size, path);
         file_pos += infos[k].compressed_size;
@@ -176,6 +192,7 @@ void ChunkWriter::write(const std::vector<ChunkJob>& jobs, const std::vector<eid
         // WriteBehind)
         if (!behind_) behind_.emplace(fd, WriteBehind::Use::Output, cgroup_memory_limit());
         behind_->wrote(infos[k].compressed_size);
+        write_ns += nanos_since(w0);
         lk.lock();
         ++next;
         written.notify_all();

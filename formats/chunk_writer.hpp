@@ -11,6 +11,7 @@
 
 #include <zstd.h>
 
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -62,6 +63,8 @@ class ChunkWriter {
              int fd, const std::string& path, std::size_t window);
 
   std::uint64_t file_pos = 0;  // where the next frame goes (set by the owner first)
+  // Nanoseconds the workers spent, summed: compressing, writing frames, waiting for a buffer.
+  std::atomic<std::uint64_t> compress_ns{0}, write_ns{0}, wait_ns{0};
   std::vector<ChunkInfo> chunks;
   std::vector<std::uint64_t> frame_checksums;
 

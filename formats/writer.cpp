@@ -28,8 +28,9 @@ namespace {
 
 using namespace detail;
 
-// Raw bytes of chunks buffered before a batch is compressed (at least one chunk per thread); as
-// many frames are held at most while a run is compressed where it lies.
+// Raw bytes of chunks buffered before a batch is compressed (at least two chunks per thread:
+// the frames are written in order, and with one per thread every worker waits for the slowest
+// chunk before it); as many frames are held at most while a run is compressed where it lies.
 constexpr std::uint64_t kBatchBytes = 64ull << 20;
 constexpr std::uint64_t kMaxBatchChunks = 4096;
 
@@ -174,7 +175,8 @@ Writer::Writer(const std::string& path, std::uint64_t n, const WriteOptions& opt
   w.chunk_edges = options.chunk_bytes / sizeof(vid_t);
   const std::uint64_t raw_chunk = w.chunk_edges * sizeof(vid_t);
   const std::uint64_t default_batch = std::clamp<std::uint64_t>(
-      kBatchBytes / raw_chunk, w.threads, std::max<std::uint64_t>(w.threads, kMaxBatchChunks));
+      kBatchBytes / raw_chunk, 2 * std::uint64_t{w.threads},
+      std::max<std::uint64_t>(2 * std::uint64_t{w.threads}, kMaxBatchChunks));
   if (options.memory_bytes == 0) {
     w.batch_chunks = default_batch;
   } else {
@@ -309,6 +311,15 @@ void Writer::finish() {
 std::uint64_t Writer::adjacency_bytes() const {
   const std::vector<ChunkInfo>& c = impl_->cw->chunks;  // (the frames lie one after another)
   return c.empty() ? 0 : c.back().file_offset + c.back().compressed_size - kHeaderSize;
+}
+
+Writer::Busy Writer::busy() const {
+  const ChunkWriter& c = *impl_->cw;
+  Busy b;
+  b.compress_s = static_cast<double>(c.compress_ns.load()) * 1e-9;
+  b.write_s = static_cast<double>(c.write_ns.load()) * 1e-9;
+  b.wait_s = static_cast<double>(c.wait_ns.load()) * 1e-9;
+  return b;
 }
 
 void write_file(const std::string& path, const OrientedGraph& g, const WriteOptions& options) {

@@ -91,8 +91,9 @@ struct WriteOptions {
   bool delta = true;
   unsigned threads = 0;  // 0 = hardware concurrency
   // Bytes the writer may hold for chunks in flight (raw rows, compressed frames, compression
-  // contexts); 0 = a 64 MiB batch. At least writer_floor_bytes(chunk_bytes, zstd_level); the chunks
-  // are independent frames, so the batch size never changes the file's bytes.
+  // contexts); 0 = a batch of 64 MiB or two chunks per thread, whichever is more. At least
+  // writer_floor_bytes(chunk_bytes, zstd_level); the chunks are independent frames, so the batch
+  // size never changes the file's bytes.
   std::uint64_t memory_bytes = 0;
 };
 
@@ -139,6 +140,12 @@ class Writer {
   void finish();
   // The adjacency's bytes in the file: its compressed frames written so far.
   std::uint64_t adjacency_bytes() const;
+  // Seconds its threads spent so far, summed over them: compressing chunks (delta coding,
+  // compression, checksums), writing frames to the file, and waiting for a frame's buffer.
+  struct Busy {
+    double compress_s = 0, write_s = 0, wait_s = 0;
+  };
+  Busy busy() const;
 
  private:
   struct Impl;
