@@ -14,6 +14,7 @@
 
 #include "common/host_memory_policy.hpp"
 #include "common/interrupt.hpp"
+#include "planes.hpp"
 #include "tristream/error.hpp"
 #include "xxh64.hpp"
 
@@ -71,7 +72,7 @@ void check_zstd(std::size_t code, const char* what) {
 }
 
 ChunkWriter::ChunkWriter(unsigned threads, const WriteOptions& options, std::uint64_t chunk_edges)
-    : delta_(options.delta), chunk_edges_(chunk_edges) {
+    : delta_(options.delta), planes_(options.planes), chunk_edges_(chunk_edges) {
   for (unsigned t = 0; t < threads; ++t) {
     cctx_.emplace_back(ZSTD_createCCtx());
     if (!cctx_.back())
@@ -84,6 +85,11 @@ ChunkWriter::ChunkWriter(unsigned threads, const WriteOptions& options, std::uin
                "content size flag");
   }
   coded_.resize(threads);
+  if (planes_) {
+    const std::size_t scratch =
+        std::min<std::size_t>(kPlaneScratchBytes, chunk_edges * sizeof(vid_t));
+    for (unsigned t = 0; t < threads; ++t) scratch_.emplace_back(new unsigned char[scratch]);
+  }
 }
 
 ChunkWriter::~ChunkWriter() = default;
@@ -105,10 +111,12 @@ void ChunkWriter::compress_one(const ChunkJob& job, const std::vector<eid_t>& of
   c.rows = row_of(e1 - 1) - c.first_row + 1;
   c.raw_size = job.edges * sizeof(vid_t);
   const vid_t* src = job.ids;
+  vid_t* coded_ids = nullptr;  // the chunk's ids where this worker may overwrite them
   if (delta_ && job.own) {
     // In place, from the chunk's end, so each difference still sees its original left
     // neighbour (the raw ids are not needed once the chunk is compressed).
     vid_t* ids = job.own;
+    coded_ids = ids;
     std::uint64_t r = c.first_row + c.rows - 1;
     for (eid_t e = e1; e-- > e0;) {
       while (offsets[r] > e) --r;
@@ -131,9 +139,26 @@ void ChunkWriter::compress_one(const ChunkJob& job, const std::vector<eid_t>& of
         row_end = offsets[r + 1];
       }
     }
-    src = coded.data();
+    src = coded_ids = coded.data();
   }
-  // 2. The frame and its checksum.
+  // 2. With planes: the ids as byte planes, in place where they may be overwritten (else
+  //    copied into the worker's buffer first).
+  if (planes_) {
+    if (!coded_ids) {
+      if (job.own) {
+        coded_ids = job.own;
+      } else {
+        std::vector<vid_t>& coded = coded_[worker];
+        if (coded.size() < job.edges)
+          coded.resize(std::max<std::uint64_t>(job.edges, chunk_edges_));
+        std::copy_n(job.ids, job.edges, coded.data());
+        coded_ids = coded.data();
+      }
+    }
+    ids_to_planes(coded_ids, job.edges, scratch_[worker].get());
+    src = coded_ids;
+  }
+  // 3. The frame and its checksum.
   const std::size_t size = ZSTD_compress2(cctx_[worker].get(), frame, bound, src, c.raw_size);
   check_zstd(size, "compression failed");
   c.compressed_size = size;
@@ -175,7 +200,7 @@ void ChunkWriter::write(const std::vector<ChunkJob>& jobs, const std::vector<eid
       const auto t0 = Clock::now();
       compress_one(jobs[i], offsets, worker, frames_[i % W].get(), bound, infos[i], sums[i]);
       compress_ns += nanos_since(t0);
-      // 3. Written in order: the worker that finds the next frame finished writes it and every
+      // 4. Written in order: the worker that finds the next frame finished writes it and every
       //    finished one after it, outside the lock.
       std::unique_lock<std::mutex> lk(mu);
       done[i] = 1;

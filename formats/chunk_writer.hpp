@@ -46,8 +46,9 @@ struct ChunkJob {
 
 class ChunkWriter {
  public:
-  // `threads` compression contexts at options.zstd_level, and (with options.delta) as many
-  // buffers of chunk_edges ids.
+  // `threads` compression contexts at options.zstd_level, as many buffers of chunk_edges ids
+  // (made when first needed: delta coding, or byte planes of ids in a caller's memory), and
+  // with options.planes as many scratch blocks (planes.hpp).
   ChunkWriter(unsigned threads, const WriteOptions& options, std::uint64_t chunk_edges);
   ~ChunkWriter();
   ChunkWriter(const ChunkWriter&) = delete;
@@ -69,19 +70,21 @@ class ChunkWriter {
   std::vector<std::uint64_t> frame_checksums;
 
  private:
-  // Steps 1 and 2 for one job: its ids delta-coded (with options.delta), compressed into frame
-  // (bound bytes), its info and the frame's checksum filled in.
+  // Steps 1 to 3 for one job: its ids delta-coded (with options.delta), as byte planes (with
+  // options.planes), compressed into frame (bound bytes), its info and the frame's checksum
+  // filled in.
   void compress_one(const ChunkJob& job, const std::vector<eid_t>& offsets, unsigned worker,
                     unsigned char* frame, std::size_t bound, ChunkInfo& c, std::uint64_t& sum);
 
   struct CCtxDeleter {
     void operator()(ZSTD_CCtx* c) const { ZSTD_freeCCtx(c); }
   };
-  bool delta_;
+  bool delta_, planes_;
   std::uint64_t chunk_edges_;
   std::vector<std::unique_ptr<ZSTD_CCtx, CCtxDeleter>> cctx_;  // one per worker
-  std::vector<std::vector<vid_t>> coded_;                      // one per worker (delta)
-  std::vector<std::unique_ptr<unsigned char[]>> frames_;       // the window's ring of frames
+  std::vector<std::vector<vid_t>> coded_;  // one per worker (delta, planes of a caller's ids)
+  std::vector<std::unique_ptr<unsigned char[]>> scratch_;  // one per worker (planes)
+  std::vector<std::unique_ptr<unsigned char[]>> frames_;   // the window's ring of frames
   std::optional<WriteBehind> behind_;  // the frames' writeback (made at the first write)
 };
 

@@ -76,7 +76,7 @@ inline constexpr std::size_t kChunkCompressedSize = 40;
 inline constexpr std::size_t kChunkRawSize = 48;
 inline constexpr std::size_t kChunkFrameChecksum = 56;  // XXH64 of the compressed frame, seed 0
 
-inline constexpr std::uint32_t kKnownFlags = 0x3;  // kFlagDelta | kFlagWideIds
+inline constexpr std::uint32_t kKnownFlags = 0x7;  // kFlagDelta | kFlagWideIds | kFlagPlanes
 
 inline std::uint32_t get_u32(const unsigned char* p) {
   std::uint32_t v;

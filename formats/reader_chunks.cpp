@@ -7,7 +7,9 @@
 
 #include <algorithm>
 #include <cstring>
+#include <memory>
 
+#include "planes.hpp"
 #include "reader_impl.hpp"
 
 namespace tristream::tcsr {
@@ -29,6 +31,12 @@ struct DStreamDeleter {
 
 // The streaming context of the thread: it writes straight into the chunk's buffer
 // (ZSTD_d_stableOutBuffer), so it holds no window of its own, only a block of input.
+// The thread's block of scratch for byte planes (planes.hpp), made when first needed.
+unsigned char* thread_plane_scratch() {
+  thread_local std::unique_ptr<unsigned char[]> buffer(new unsigned char[kPlaneScratchBytes]);
+  return buffer.get();
+}
+
 ZSTD_DStream* thread_dstream() {
   thread_local std::unique_ptr<ZSTD_DStream, DStreamDeleter> ds(ZSTD_createDStream());
   if (!ds) throw Error(ErrorKind::Internal, "zstd: cannot create a decompression stream");
@@ -83,7 +91,9 @@ void Reader::Impl::read_chunk(std::uint64_t k, vid_t* out) const {
         "adjacency", k,
         "decompressed " + std::to_string(got) + " bytes, expected " + std::to_string(c.raw_size));
 
-  // Decode (delta) and validate: every id < n, above its row, strictly ascending within a row.
+  // Byte planes back to ids; decode (delta) and validate: every id < n, above its row, strictly
+  // ascending within a row.
+  if (header.flags & kFlagPlanes) planes_to_ids(out, c.edges, thread_plane_scratch());
   // The first id of each row segment is stored relative to the row (delta) or as is (plain).
   const bool delta = header.flags & kFlagDelta;
   const eid_t e0 = c.first_edge, e1 = c.first_edge + c.edges;

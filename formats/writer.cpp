@@ -19,6 +19,7 @@
 #include "common/interrupt.hpp"
 #include "common/thread_pool.hpp"
 #include "layout.hpp"
+#include "planes.hpp"
 #include "tristream/error.hpp"
 #include "tristream/format.hpp"
 #include "writer_impl.hpp"
@@ -34,9 +35,11 @@ using namespace detail;
 constexpr std::uint64_t kBatchBytes = 64ull << 20;
 constexpr std::uint64_t kMaxBatchChunks = 4096;
 
-// A compression context's memory for chunks of raw_chunk bytes at `level`.
+// A worker's own memory for chunks of raw_chunk bytes at `level`: its compression context and
+// its block of scratch for byte planes (planes.hpp).
 std::uint64_t cctx_bytes(int level, std::uint64_t raw_chunk) {
-  return ZSTD_estimateCCtxSize_usingCParams(ZSTD_getCParams(level, raw_chunk, 0));
+  return ZSTD_estimateCCtxSize_usingCParams(ZSTD_getCParams(level, raw_chunk, 0)) +
+         std::min<std::uint64_t>(kPlaneScratchBytes, raw_chunk);
 }
 
 std::string mib(std::uint64_t bytes) {

@@ -135,7 +135,8 @@ void Writer::Impl::finish() {
   put_u32(header + kOffVersion, !census.empty() ? kFormatVersionCensus
                                 : names_given   ? kFormatVersionNames
                                                 : kFormatVersion);
-  put_u32(header + kOffFlags, options.delta ? kFlagDelta : 0u);
+  put_u32(header + kOffFlags,
+          (options.delta ? kFlagDelta : 0u) | (options.planes ? kFlagPlanes : 0u));
   put_u64(header + kOffN, n);
   put_u64(header + kOffM, offsets.back());
   put_u64(header + kOffMaxOutDegree, max_out_degree);

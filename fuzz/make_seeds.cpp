@@ -47,6 +47,7 @@ void tcsr_seeds(const fs::path& dir) {
     OrientedGraph g;
     std::uint64_t chunk_bytes;
     bool delta;
+    bool planes = true;
   };
   std::vector<Case> cases;
   cases.push_back({"empty", OrientedGraph{}, 64, true});
@@ -55,11 +56,13 @@ void tcsr_seeds(const fs::path& dir) {
   cases.push_back({"small_delta", graph(20, 60, 1), 16, true});
   cases.push_back({"small_plain", graph(20, 60, 2), 32, false});
   cases.push_back({"one_chunk", graph(12, 30, 3), 4096, true});
+  cases.push_back({"small_delta_no_planes", graph(20, 60, 4), 16, true, false});
   const fs::path tmp = dir / "tmp.tcsr";
   for (auto& c : cases) {
     tcsr::WriteOptions o;
     o.chunk_bytes = c.chunk_bytes;
     o.delta = c.delta;
+    o.planes = c.planes;
     o.threads = 1;
     tcsr::write_file(tmp.string(), c.g, o);
     const Bytes b = read(tmp);

@@ -42,6 +42,7 @@ bool has_tcsr_magic(const std::string& path);
 enum Flag : std::uint32_t {
   kFlagDelta = 1u << 0,    // ids within a row are delta-coded before zstd
   kFlagWideIds = 1u << 1,  // adjacency ids are 8 bytes (n >= 2^32); not supported by readers yet
+  kFlagPlanes = 1u << 2,   // a chunk's ids (after delta) go to zstd as byte planes (FORMAT.md)
 };
 
 struct Header {
@@ -89,6 +90,7 @@ struct WriteOptions {
   std::uint64_t chunk_bytes = 8ull << 20;  // raw bytes per chunk (about)
   int zstd_level = 1;
   bool delta = true;
+  bool planes = true;    // byte planes (kFlagPlanes): faster zstd and smaller frames
   unsigned threads = 0;  // 0 = hardware concurrency
   // Bytes the writer may hold for chunks in flight (raw rows, compressed frames, compression
   // contexts); 0 = a batch of 64 MiB or two chunks per thread, whichever is more. At least
@@ -201,9 +203,11 @@ class Reader {
   // Decompresses chunk k into out[0 .. chunks()[k].edges): the column ids of its edges, decoded.
   // Damage (bad frame, checksum, size mismatch, decoded id out of range or unsorted) throws
   // Error(Input) naming the file, the section and the chunk. The frame is read and decompressed
-  // kFramePieceBytes at a time: a thread holds that much of it, not the whole frame.
+  // kFramePieceBytes at a time: a thread holds that much of it, not the whole frame, and
+  // kPlaneScratchBytes more to turn byte planes back into ids (kFlagPlanes).
   void read_chunk(std::uint64_t k, vid_t* out) const;
   static constexpr std::uint64_t kFramePieceBytes = std::uint64_t{256} << 10;
+  static constexpr std::uint64_t kPlaneScratchBytes = std::uint64_t{1} << 20;
   // Reads the columns of edges [first, last) into out (decompressing the chunks involved).
   void read_edges(eid_t first, eid_t last, vid_t* out) const;
   // The permutation section (new id -> original id); checksum verified on each call.

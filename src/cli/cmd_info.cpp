@@ -85,6 +85,7 @@ int cmd_info(int argc, char** argv) {
       compressed ? static_cast<double>(raw) / static_cast<double>(compressed) : 0.0;
   const double avg_degree = h.n ? 2.0 * static_cast<double>(h.m) / static_cast<double>(h.n) : 0.0;
   const bool delta = (h.flags & tcsr::kFlagDelta) != 0;
+  const bool planes = (h.flags & tcsr::kFlagPlanes) != 0;
 
   if (json) {
     JsonObject o;
@@ -92,6 +93,7 @@ int cmd_info(int argc, char** argv) {
         .add("converted", resolved.converted())
         .add("version", h.version)
         .add("delta_coded", delta)
+        .add("byte_planes", planes)
         .add("names", r.has_names())
         .add("vertices", h.n)
         .add("edges", h.m)
@@ -115,8 +117,9 @@ int cmd_info(int argc, char** argv) {
     return 0;
   }
   std::printf("file              %s\n", path.c_str());
-  std::printf("format            .tcsr version %u%s%s%s\n", h.version,
-              delta ? ", delta-coded rows" : "", r.has_names() ? ", vertex names" : "",
+  std::printf("format            .tcsr version %u%s%s%s%s\n", h.version,
+              delta ? ", delta-coded rows" : "", planes ? ", byte planes" : "",
+              r.has_names() ? ", vertex names" : "",
               resolved.converted() ? " (converted from the edge list into a temporary file)" : "");
   std::printf("vertices          %" PRIu64 "\n", h.n);
   std::printf("edges             %" PRIu64 " (undirected, simple)\n", h.m);

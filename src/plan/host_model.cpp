@@ -236,8 +236,10 @@ CountHost count_host(std::uint64_t n, const std::vector<tcsr::ChunkInfo>& chunks
   h.runtime = std::max(resident, h.offsets);
   // the pools of the count (building, copies), the preload's decompressor and the calling
   // thread; the decompressing ones (the building pool, the preload's, the caller) hold a piece
-  // of a compressed frame each (tcsr::Reader::read_chunk reads a frame a piece at a time)
-  const std::uint64_t frame = std::min<std::uint64_t>(max_frame, tcsr::Reader::kFramePieceBytes);
+  // of a compressed frame each (tcsr::Reader::read_chunk reads a frame a piece at a time) and
+  // the scratch that turns a chunk's byte planes back into ids
+  const std::uint64_t frame = std::min<std::uint64_t>(max_frame, tcsr::Reader::kFramePieceBytes) +
+                              std::min<std::uint64_t>(max_raw, tcsr::Reader::kPlaneScratchBytes);
   h.threads = (2 * T + 2) * kThreadBytes + (T + 2) * frame;
   h.window = max_raw;  // a window of one chunk (fit_host's last resort)
   // (at the smallest plan budget that passes the floor, 4 MiB, the buckets are capped)

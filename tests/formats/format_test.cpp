@@ -132,6 +132,7 @@ struct RoundTripCase {
   std::uint64_t chunk_bytes;
   bool delta;
   unsigned threads;
+  bool planes;
 };
 
 class FormatRoundTrip : public ::testing::TestWithParam<RoundTripCase> {};
@@ -144,6 +145,7 @@ TEST_P(FormatRoundTrip, WritesAndReadsBack) {
   tcsr::WriteOptions opt;
   opt.chunk_bytes = p.chunk_bytes;
   opt.delta = p.delta;
+  opt.planes = p.planes;
   opt.threads = p.threads;
   tcsr::write_file(path, g, opt);
   EXPECT_EQ(dir_entries(dir.path()), std::vector<std::string>{"g.tcsr"});
@@ -151,7 +153,8 @@ TEST_P(FormatRoundTrip, WritesAndReadsBack) {
   tcsr::Reader r(path);
   const tcsr::Header& h = r.header();
   EXPECT_EQ(h.version, tcsr::kFormatVersion);
-  EXPECT_EQ(h.flags, p.delta ? std::uint32_t{tcsr::kFlagDelta} : 0u);
+  EXPECT_EQ(h.flags, (p.delta ? std::uint32_t{tcsr::kFlagDelta} : 0u) |
+                         (p.planes ? std::uint32_t{tcsr::kFlagPlanes} : 0u));
   EXPECT_EQ(h.n, g.n());
   EXPECT_EQ(h.m, g.m());
   EXPECT_EQ(r.file_size(), fs::file_size(path));
@@ -201,11 +204,13 @@ std::vector<RoundTripCase> round_trip_cases() {
   std::vector<RoundTripCase> cases;
   for (bool skewed : {false, true})
     for (bool delta : {true, false})
-      for (std::uint64_t cb : {4ull, 64ull, 4096ull, 8ull << 20}) {
-        cases.push_back({40, 100, skewed, cb, delta, 1});
-        cases.push_back({2000, 12000, skewed, cb, delta, 3});
-        if (cb >= 64) cases.push_back({50000, 300000, skewed, cb, delta, 2});
-      }
+      for (bool planes : {true, false})
+        for (std::uint64_t cb : {4ull, 64ull, 4096ull, 8ull << 20}) {
+          cases.push_back({40, 100, skewed, cb, delta, 1, planes});
+          cases.push_back({2000, 12000, skewed, cb, delta, 3, planes});
+          // (8 MiB chunks: 300000 ids, more than one block of byte planes)
+          if (cb >= 64) cases.push_back({50000, 300000, skewed, cb, delta, 2, planes});
+        }
   return cases;
 }
 
@@ -213,7 +218,8 @@ std::string case_name(const ::testing::TestParamInfo<RoundTripCase>& info) {
   const RoundTripCase& p = info.param;
   return std::string(p.skewed ? "skewed" : "random") + "_n" + std::to_string(p.n) + "_m" +
          std::to_string(p.m) + "_chunk" + std::to_string(p.chunk_bytes) +
-         (p.delta ? "_delta" : "_plain") + "_t" + std::to_string(p.threads);
+         (p.delta ? "_delta" : "_plain") + (p.planes ? "_planes" : "") + "_t" +
+         std::to_string(p.threads);
 }
 
 INSTANTIATE_TEST_SUITE_P(Graphs, FormatRoundTrip, ::testing::ValuesIn(round_trip_cases()),
@@ -524,13 +530,15 @@ TEST(FormatWriter, CannotCreateInAMissingDirectory) {
 
 // ---- damaged files ----
 
-std::string small_file(const test::TempDir& dir, bool delta) {
+std::string small_file(const test::TempDir& dir, bool delta, bool planes = true,
+                       std::uint64_t seed = 11) {
   const std::string path = dir.file(delta ? "small_delta.tcsr" : "small_plain.tcsr");
   tcsr::WriteOptions opt;
   opt.chunk_bytes = 32;  // 8 edges per chunk
   opt.delta = delta;
+  opt.planes = planes;
   opt.threads = 1;
-  tcsr::write_file(path, random_oriented(30, 90, 11, true), opt);
+  tcsr::write_file(path, random_oriented(30, 90, seed, true), opt);
   return path;
 }
 
@@ -566,15 +574,21 @@ void expect_every_flip_detected(const test::TempDir& dir, const std::string& pat
 
 TEST(FormatDamage, EveryFlippedByteIsDetected) {
   test::TempDir dir;
-  for (bool delta : {true, false}) {
-    const std::string path = small_file(dir, delta);
-    tcsr::Reader r(path);
-    ASSERT_GT(r.chunks().size(), 5u);
-    std::uint64_t adjacency = 0;
-    for (const auto& c : r.chunks()) adjacency += c.compressed_size;
-    ASSERT_NE((kHeaderSize + adjacency) % 8, 0u) << "the file should have padding to cover";
-    expect_every_flip_detected(dir, path);
-  }
+  for (bool delta : {true, false})
+    for (bool planes : {true, false}) {
+      // (the first seed whose frames leave padding before the next section, to flip it too)
+      std::string path;
+      for (std::uint64_t seed = 11;; ++seed) {
+        path = small_file(dir, delta, planes, seed);
+        tcsr::Reader r(path);
+        ASSERT_GT(r.chunks().size(), 5u);
+        std::uint64_t adjacency = 0;
+        for (const auto& c : r.chunks()) adjacency += c.compressed_size;
+        if ((kHeaderSize + adjacency) % 8 != 0) break;
+        ASSERT_LT(seed, 100u) << "no file with padding to cover";
+      }
+      expect_every_flip_detected(dir, path);
+    }
 }
 
 TEST(FormatDamage, EveryFlippedByteIsDetectedInTinyFiles) {
@@ -829,12 +843,34 @@ TEST(FormatDamage, ResealedRowNotAscendingAcrossChunks) {
   }
 }
 
+TEST(FormatDamage, ResealedPlanesFlagFlipIsCaught) {
+  // The chunks' bytes read as ids where they are byte planes (and back): rows out of order.
+  test::TempDir dir;
+  for (bool planes : {true, false}) {
+    const std::string path = dir.file("p.tcsr");
+    tcsr::WriteOptions opt;
+    opt.chunk_bytes = 4096;
+    opt.planes = planes;
+    opt.threads = 1;
+    tcsr::write_file(path, random_oriented(3000, 20000, 12, true), opt);
+    Edit e{read_bytes(path)};
+    put_u32(e.b.data() + kOffFlags,
+            std::uint32_t{tcsr::kFlagDelta} | (planes ? 0u : std::uint32_t{tcsr::kFlagPlanes}));
+    e.reseal_header();
+    const std::string bad = dir.file("bad.tcsr");
+    write_bytes(bad, e.b);
+    tcsr::Reader r(bad);
+    expect_input_error([&] { r.load(); }, {bad, "section adjacency: chunk"});
+  }
+}
+
 TEST(FormatDamage, ResealedDeltaFlagFlipIsCaught) {
   test::TempDir dir;
   for (bool delta : {true, false}) {
     const std::string path = small_file(dir, delta);
     Edit e{read_bytes(path)};
-    put_u32(e.b.data() + kOffFlags, delta ? 0u : std::uint32_t{tcsr::kFlagDelta});
+    put_u32(e.b.data() + kOffFlags,
+            (delta ? 0u : std::uint32_t{tcsr::kFlagDelta}) | std::uint32_t{tcsr::kFlagPlanes});
     e.reseal_header();
     const std::string bad = dir.file("bad.tcsr");
     write_bytes(bad, e.b);
