@@ -21,7 +21,7 @@
 #include "common/atomic_file.hpp"
 #include "common/host_peak.hpp"
 #include "common/json.hpp"
-#include "cuda/edge_sorter.hpp"
+#include "edge_sorter_choice.hpp"
 #include "plan/census_store.hpp"
 #include "tristream/convert.hpp"
 #include "tristream/counter.hpp"
@@ -37,31 +37,6 @@ namespace {
 void check_convert_output(const std::string& output, const std::string& input) {
   check_output_path("-o", output, {input});
   if (output != "-") probe_output_dir(output);
-}
-
-// Inputs below this size are sorted on the host under --device auto: a GPU's start (its context,
-// its buffers) takes longer than their sorts.
-constexpr std::uint64_t kDeviceMinInputBytes = std::uint64_t{256} << 20;
-
-// The edge sorter --device asks for: none for cpu (and for auto without a usable CUDA device, or
-// with a file input too small to gain from one), else one on the device named (a number) or on
-// device 0 (auto). `convert` uses the device for nothing else: the sorter may reset it.
-std::unique_ptr<EdgeSorter> edge_sorter_for(const std::string& device, const std::string& input) {
-  if (device == "cpu") return nullptr;
-  if (device == "auto") {
-    if (cuda_device_count() == 0) return nullptr;
-    std::error_code ec;
-    if (input != "-" && std::filesystem::is_regular_file(input, ec) &&
-        std::filesystem::file_size(input, ec) < kDeviceMinInputBytes)
-      return nullptr;
-    return cuda::make_edge_sorter(0, /*owns_device=*/true);
-  }
-  char* end = nullptr;
-  const unsigned long ordinal = std::strtoul(device.c_str(), &end, 10);
-  if (device.empty() || *end != '\0' || ordinal > 1023)
-    throw Error(ErrorKind::Usage,
-                "--device " + device + ": expected auto, cpu or a CUDA device number");
-  return cuda::make_edge_sorter(static_cast<int>(ordinal), /*owns_device=*/true);
 }
 
 // Copies the file at `path` to standard output.
@@ -229,7 +204,10 @@ int cmd_convert(int argc, char** argv) {
   o.write.zstd_level = static_cast<int>(zstd_level);
   if (chunk_size) o.write.chunk_bytes = chunk_size;
   o.write.threads = o.threads;
-  const std::unique_ptr<EdgeSorter> sorter = edge_sorter_for(device, input);
+  std::error_code size_error;
+  const bool large = input == "-" || !std::filesystem::is_regular_file(input, size_error) ||
+                     std::filesystem::file_size(input, size_error) >= kDeviceMinInputBytes;
+  const std::unique_ptr<EdgeSorter> sorter = edge_sorter_for(device, large);
   o.edge_sorter = sorter.get();
   // 2. Convert; for standard output into a private directory first (a .tcsr file is written
   //    with seeks), then copied.

@@ -1,13 +1,16 @@
 // cmd_generate.cpp — `tristream generate MODEL --scale S -o OUTPUT`: the synthetic graph models
 // (kronecker, uniform, powerlaw, mesh, community, hub) into .tcsr, text or binary edge lists.
+#include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <memory>
 #include <string>
 
 #include "args.hpp"
 #include "commands.hpp"
 #include "common/atomic_file.hpp"
 #include "common/json.hpp"
+#include "edge_sorter_choice.hpp"
 #include "tristream/error.hpp"
 #include "tristream/generate.hpp"
 
@@ -47,7 +50,7 @@ const char* kSummary =
 }  // namespace
 
 int cmd_generate(int argc, char** argv) {
-  std::string kind, output, tmp_dir, ka, kb, kc, exponent, p_in, p_out, hub_share;
+  std::string kind, output, tmp_dir, ka, kb, kc, exponent, p_in, p_out, hub_share, device = "auto";
   std::uint64_t scale = 16, edge_factor = 16, seed = 1, threads = 0, memory_limit = 0;
   std::uint64_t max_degree = 0, dimensions = 2, communities = 0, hubs = 4;
   bool quiet = false, json = false;
@@ -77,6 +80,11 @@ int cmd_generate(int argc, char** argv) {
                    "for .tcsr output: as in `convert` [7/8 of the available memory]", &memory_limit)
       .option("tmp-dir", "", "DIR", "for .tcsr output: spill directory [beside the output]",
               &tmp_dir)
+      .option("device", "", "WHERE",
+              "for .tcsr output: where repeated edges are removed and rows sorted, as in "
+              "`convert`: auto (CUDA device 0 when one is usable and 2^24 edges or more are "
+              "drawn), cpu, or a CUDA device number; the same bytes either way [auto]",
+              &device)
       .flag("quiet", "-q", "no progress bar", &quiet)
       .flag("json", "-j", "print the summary as one JSON object", &json)
       .epilog(
@@ -129,8 +137,15 @@ int cmd_generate(int argc, char** argv) {
   if (output == "-") throw Error(ErrorKind::Usage, "tristream generate: -o needs a file name");
   if (!tmp_dir.empty()) check_directory("--tmp-dir", tmp_dir);
   probe_output_dir(output);
-  // A .tcsr file is written with the planner's census in it.
+  // A .tcsr file is written with the planner's census in it, its rows sorted where --device
+  // says (auto: a device for 2^24 drawn edges or more; the mesh draws about K per vertex).
   const bool tcsr = output.size() >= 5 && output.compare(output.size() - 5, 5, ".tcsr") == 0;
+  const double drawn = std::ldexp(static_cast<double>(kind == "mesh" ? dimensions : edge_factor),
+                                  static_cast<int>(scale));
+  const std::unique_ptr<EdgeSorter> sorter =
+      tcsr ? edge_sorter_for(device, drawn * 16 >= static_cast<double>(kDeviceMinInputBytes))
+           : nullptr;
+  c.edge_sorter = sorter.get();
   const ConvertSummary s =
       tcsr ? write_tcsr_with_census(output, c,
                                     [&](const std::string& to, const ConvertOptions& with) {

@@ -147,6 +147,22 @@ TEST(Cli, ConvertDeviceChoices) {
       << r.err;
 }
 
+TEST(Cli, GenerateDeviceChoices) {
+  test::TempDir tmp;
+  const std::string gen = "generate kronecker --scale 10 -o " + q(tmp.file("k.tcsr"));
+  // cpu, and auto for a graph this small: the host's sorts.
+  for (const char* device : {"cpu", "auto"}) {
+    auto r = run_cli(gen + " --device " + device);
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("sorted on       host\n"), std::string::npos) << device << ": " << r.out;
+  }
+  auto r = run_cli(gen + " --device gpu");
+  EXPECT_EQ(r.status, 1);
+  EXPECT_NE(r.err.find("--device gpu: expected auto, cpu or a CUDA device number"),
+            std::string::npos)
+      << r.err;
+}
+
 TEST(Cli, OtherBundledGraphs) {
   const std::map<std::string, std::uint64_t> expected = {{"petersen.el", 0}, {"k5_messy.el", 10}};
   for (const auto& [name, triangles] : expected) {

@@ -148,6 +148,18 @@ TEST_P(RowTallyGpu, MatchesTheReference) {
 
 INSTANTIATE_TEST_SUITE_P(Seeds, RowTallyGpu, ::testing::Range<std::uint64_t>(1, 9));
 
+TEST(EdgeSorterGpuCli, GenerateOnDeviceZeroAndCpuWriteTheSameFile) {
+  SKIP_WITHOUT_GPU();
+  TempDir d;
+  const std::string gen = "generate kronecker --scale 17 -q --json -o ";
+  const test::RunResult c = run_cli(gen + q(d.file("c.tcsr")) + " --device cpu");
+  ASSERT_EQ(c.status, 0) << c.err;
+  const test::RunResult g = run_cli(gen + q(d.file("g.tcsr")) + " --device 0");
+  ASSERT_EQ(g.status, 0) << g.err;
+  EXPECT_NE(g.out.find("\"sorter\":\"CUDA device 0"), std::string::npos) << g.out;
+  EXPECT_EQ(read_text(d.file("g.tcsr")), read_text(d.file("c.tcsr")));
+}
+
 TEST(EdgeSorterGpuCli, DeviceZeroAndCpuWriteTheSameFile) {
   SKIP_WITHOUT_GPU();
   TempDir d;
