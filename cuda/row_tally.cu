@@ -5,8 +5,8 @@
 //   2. the marks: every edge u -> v ORs 1 << group(u) into v's word (read first: most marks
 //      repeat); group(u) counts the inner group bounds at or below u (at most 15, kernel
 //      arguments);
-//   3. the edges' sums: pairs and both by global atomics (pairs one per edge, both one per bit),
-//      hashed through the block's shared counters where H x H fits them, else global atomics;
+//   3. the edges' sums: pairs by global atomics (one per edge), both through the block's shared
+//      counters (one per bit), hashed through them too where H x H fits, else global atomics;
 //   4. the vertices' sums: marked and marked_out through the block's shared counters.
 // Every sum is an integer sum, so the result does not depend on the order of the atomics. A
 // block adds at most m / grid edges into its 32-bit shared counters before they go to the 64-bit
@@ -76,10 +76,9 @@ __global__ void tally_marks(const u64* keys, u64 m, Inner inner, u32* word) {
 }
 
 __global__ void tally_edges(const u64* keys, u64 m, const u32* word, const u32* fold, u32 F, u32 H,
-                            ull* pairs, ull* hashed, ull* both) {
-  extern __shared__ u32 s_hash[];  // H x H when it fits kSharedHash, else none
+                            bool shared_hash, ull* pairs, ull* hashed, ull* both) {
+  extern __shared__ u32 s_hash[];  // H x H with shared_hash (H x H <= kSharedHash), else none
   __shared__ u32 s_both[32];
-  const bool shared_hash = H * H <= kSharedHash;
   for (u32 x = threadIdx.x; x < 32; x += blockDim.x) s_both[x] = 0;
   if (shared_hash)
     for (u32 x = threadIdx.x; x < H * H; x += blockDim.x) s_hash[x] = 0;
@@ -181,9 +180,10 @@ DeviceRowTally::DeviceRowTally(const RowTallySpec& spec, u64 n, const u64* keys,
   if (m) {
     tally_marks<<<edge_grid, kBlock, 0, s>>>(keys, m, inner, t.word.get());
     TS_CUDA_CHECK_LAUNCH();
-    const std::size_t shared = u64{t.H} * t.H <= kSharedHash ? u64{t.H} * t.H * sizeof(u32) : 0;
-    tally_edges<<<edge_grid, kBlock, shared, s>>>(keys, m, t.word.get(), t.fold.get(), t.F, t.H,
-                                                  t.pairs.get(), t.hashed.get(), t.counters.get());
+    const bool shared_hash = u64{t.H} * t.H <= kSharedHash;
+    tally_edges<<<edge_grid, kBlock, shared_hash ? u64{t.H} * t.H * sizeof(u32) : 0, s>>>(
+        keys, m, t.word.get(), t.fold.get(), t.F, t.H, shared_hash, t.pairs.get(), t.hashed.get(),
+        t.counters.get());
     TS_CUDA_CHECK_LAUNCH();
   }
   if (n) {

@@ -11,7 +11,7 @@
 //   bits(v):   fold[mask(v)] (fold has 2^G entries of 32 bits; fold[0] = 0).
 // The sums, over every edge u -> v of G+ and every vertex v:
 //   pairs[bucket(u) * F + bucket(v)]            += 1    (F x F)
-//   hashed[(u % H) * H + v % H]                 += 1    (H x H, H = hash_mod >= 1)
+//   hashed[(u % H) * H + v % H]                 += 1    (H x H, H = hash_mod, 1 to 4096)
 //   both[b]        for every bit b of bits(u) & bits(v)          += 1
 //   marked[b]      for every vertex v and bit b of bits(v)        += 1
 //   marked_out[b]  likewise                                       += out-degree of v
@@ -43,7 +43,7 @@ inline const char* row_tally_spec_problem(const RowTallySpec& s, std::uint64_t n
   if (s.buckets.size() < 2 || s.buckets.size() - 1 >= (std::size_t{1} << 16))
     return "the tally's buckets are not 1 to 2^16 - 1";
   if (s.groups.size() < 2 || s.groups.size() - 1 > 16) return "the tally's groups are not 1 to 16";
-  if (s.hash_mod == 0) return "the tally's hash modulus is 0";
+  if (s.hash_mod == 0 || s.hash_mod > 4096) return "the tally's hash modulus is not 1 to 4096";
   if (s.fold.size() != std::size_t{1} << (s.groups.size() - 1))
     return "the tally's fold table has not 2^groups entries";
   if (s.fold[0] != 0) return "the tally's fold table gives bits to vertices no edge enters";

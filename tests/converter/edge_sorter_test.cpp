@@ -111,6 +111,9 @@ TEST(RowTallyReference, CountsEveryEdgeAndVertexByItsClasses) {
   EXPECT_EQ(s.marked[1], 2u);      // vertices 2, 3
   EXPECT_EQ(s.marked_out[0], 3u);  // 2 + 1 + 0
   EXPECT_EQ(s.marked_out[1], 1u);
+  spec.hash_mod = 4097;  // (a histogram of 128 MiB at most)
+  EXPECT_THROW(tally_rows_reference(spec, 4, offsets, cols), Error);
+  spec.hash_mod = 2;
   spec.fold.pop_back();
   EXPECT_THROW(tally_rows_reference(spec, 4, offsets, cols), Error);
 }
