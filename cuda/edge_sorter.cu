@@ -36,6 +36,7 @@
 #include "check.hpp"
 #include "device.hpp"
 #include "edge_sorter.hpp"
+#include "grid.hpp"
 #include "memory.hpp"
 #include "row_tally.hpp"
 #include "tristream/pipeline.hpp"  // (DeviceOutOfMemory)
@@ -115,7 +116,7 @@ struct Lane {
 };
 
 int grid_for(u64 items) {
-  return static_cast<int>(std::clamp<u64>((items + kBlock - 1) / kBlock, 1, 132 * 32));
+  return stride_grid(items, kBlock);
 }
 
 int bit_width(u64 x) {

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "check.hpp"
+#include "grid.hpp"
 #include "memory.hpp"
 #include "tristream/error.hpp"
 
@@ -37,10 +38,7 @@ struct Inner {
 };
 
 int grid_for(u64 items) {
-  int dev = 0, sms = 0;
-  TS_CUDA_CHECK(cudaGetDevice(&dev));
-  TS_CUDA_CHECK(cudaDeviceGetAttribute(&sms, cudaDevAttrMultiProcessorCount, dev));
-  return static_cast<int>(std::clamp<u64>((items + kBlock - 1) / kBlock, 1, u64(sms) * 16));
+  return stride_grid(items, kBlock);
 }
 
 __device__ u32 group_of(const Inner& in, u64 u) {

@@ -141,21 +141,16 @@ void ChunkWriter::compress_one(const ChunkJob& job, const std::vector<eid_t>& of
     }
     src = coded_ids = coded.data();
   }
-  // 2. With planes: the ids as byte planes, in place where they may be overwritten (else
-  //    copied into the worker's buffer first).
+  // 2. With planes: the ids as byte planes, in place where they may be overwritten (else into
+  //    the worker's buffer).
   if (planes_) {
+    if (!coded_ids) coded_ids = job.own;
     if (!coded_ids) {
-      if (job.own) {
-        coded_ids = job.own;
-      } else {
-        std::vector<vid_t>& coded = coded_[worker];
-        if (coded.size() < job.edges)
-          coded.resize(std::max<std::uint64_t>(job.edges, chunk_edges_));
-        std::copy_n(job.ids, job.edges, coded.data());
-        coded_ids = coded.data();
-      }
+      std::vector<vid_t>& coded = coded_[worker];
+      if (coded.size() < job.edges) coded.resize(std::max<std::uint64_t>(job.edges, chunk_edges_));
+      coded_ids = coded.data();
     }
-    ids_to_planes(coded_ids, job.edges, scratch_[worker].get());
+    ids_to_planes(src, coded_ids, job.edges, scratch_[worker].get());
     src = coded_ids;
   }
   // 3. The frame and its checksum.

@@ -20,19 +20,21 @@ inline constexpr std::size_t kPlaneBlockIds = std::size_t{1} << 18;
 inline constexpr std::size_t kPlaneScratchBytes = kPlaneBlockIds * sizeof(vid_t);
 static_assert(kPlaneScratchBytes == Reader::kPlaneScratchBytes, "the readers' scratch is a block");
 
-// ids[0, count) -> byte planes, in place (scratch: kPlaneScratchBytes, or 4 * count if less).
-inline void ids_to_planes(vid_t* ids, std::size_t count, unsigned char* scratch) {
+// in[0, count) -> byte planes at out: straight into out where it is other memory, else in place
+// through scratch (kPlaneScratchBytes, or 4 * count if less).
+inline void ids_to_planes(const vid_t* in, vid_t* out, std::size_t count, unsigned char* scratch) {
   for (std::size_t b0 = 0; b0 < count; b0 += kPlaneBlockIds) {
     const std::size_t k = std::min(kPlaneBlockIds, count - b0);
-    vid_t* block = ids + b0;
+    const vid_t* block = in + b0;
+    unsigned char* to = in == out ? scratch : reinterpret_cast<unsigned char*>(out + b0);
     for (std::size_t i = 0; i < k; ++i) {
       const vid_t x = block[i];
-      scratch[i] = static_cast<unsigned char>(x);
-      scratch[k + i] = static_cast<unsigned char>(x >> 8);
-      scratch[2 * k + i] = static_cast<unsigned char>(x >> 16);
-      scratch[3 * k + i] = static_cast<unsigned char>(x >> 24);
+      to[i] = static_cast<unsigned char>(x);
+      to[k + i] = static_cast<unsigned char>(x >> 8);
+      to[2 * k + i] = static_cast<unsigned char>(x >> 16);
+      to[3 * k + i] = static_cast<unsigned char>(x >> 24);
     }
-    std::memcpy(block, scratch, k * sizeof(vid_t));
+    if (in == out) std::memcpy(out + b0, scratch, k * sizeof(vid_t));
   }
 }
 
