@@ -94,9 +94,9 @@ ChunkWriter::ChunkWriter(unsigned threads, const WriteOptions& options, std::uin
 
 ChunkWriter::~ChunkWriter() = default;
 
-void ChunkWriter::compress_one(const ChunkJob& job, const std::vector<eid_t>& offsets,
-                               unsigned worker, unsigned char* frame, std::size_t bound,
-                               ChunkInfo& c, std::uint64_t& sum) {
+void ChunkWriter::compress_one(const ChunkJob& job, const RowOffsets& offsets, unsigned worker,
+                               unsigned char* frame, std::size_t bound, ChunkInfo& c,
+                               std::uint64_t& sum) {
   auto row_of = [&](eid_t e) {
     return static_cast<std::uint64_t>(std::upper_bound(offsets.begin(), offsets.end(), e) -
                                       offsets.begin()) -
@@ -160,7 +160,7 @@ void ChunkWriter::compress_one(const ChunkJob& job, const std::vector<eid_t>& of
   sum = xxh64(frame, size);
 }
 
-void ChunkWriter::write(const std::vector<ChunkJob>& jobs, const std::vector<eid_t>& offsets,
+void ChunkWriter::write(const std::vector<ChunkJob>& jobs, const RowOffsets& offsets,
                         ThreadPool& pool, int fd, const std::string& path, std::size_t window) {
   const std::size_t count = jobs.size();
   if (count == 0) return;

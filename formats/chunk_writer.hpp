@@ -18,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "common/no_init_allocator.hpp"
 #include "common/thread_pool.hpp"
 #include "common/write_behind.hpp"
 #include "tristream/format.hpp"
@@ -34,6 +35,10 @@ void pwrite_all(int fd, const void* data, std::size_t size, std::uint64_t offset
                 const std::string& path);
 // Throws Error(Internal) for a zstd error code.
 void check_zstd(std::size_t code, const char* what);
+
+// The rows' offsets as the writer keeps them (n + 1 of them at most): grown by resize() without
+// a zero-fill, then filled on the pool's threads.
+using RowOffsets = std::vector<eid_t, NoInitAllocator<eid_t>>;
 
 // One chunk: edges [first_edge, first_edge + edges) of the graph, their ids at `ids`; `own` is
 // the same memory when it is the writer's and may be overwritten, else null.
@@ -60,8 +65,8 @@ class ChunkWriter {
   // number of jobs flows without a barrier. SIGINT/SIGTERM (common/interrupt.hpp) stops it
   // between chunks with Error(Interrupted). Preconditions: the jobs are consecutive chunks of at
   // most chunk_edges edges, offsets holds the row offsets of every row with an edge in them.
-  void write(const std::vector<ChunkJob>& jobs, const std::vector<eid_t>& offsets, ThreadPool& pool,
-             int fd, const std::string& path, std::size_t window);
+  void write(const std::vector<ChunkJob>& jobs, const RowOffsets& offsets, ThreadPool& pool, int fd,
+             const std::string& path, std::size_t window);
 
   std::uint64_t file_pos = 0;  // where the next frame goes (set by the owner first)
   // Nanoseconds the workers spent, summed: compressing, writing frames, waiting for a buffer.
@@ -73,7 +78,7 @@ class ChunkWriter {
   // Steps 1 to 3 for one job: its ids delta-coded (with options.delta), as byte planes (with
   // options.planes), compressed into frame (bound bytes), its info and the frame's checksum
   // filled in.
-  void compress_one(const ChunkJob& job, const std::vector<eid_t>& offsets, unsigned worker,
+  void compress_one(const ChunkJob& job, const RowOffsets& offsets, unsigned worker,
                     unsigned char* frame, std::size_t bound, ChunkInfo& c, std::uint64_t& sum);
 
   struct CCtxDeleter {

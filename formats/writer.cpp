@@ -88,8 +88,11 @@ void Writer::Impl::check_row(std::uint64_t row, const vid_t* cols, std::uint64_t
 }
 
 void Writer::Impl::take_ids(const vid_t* cols, std::uint64_t count) {
-  if (count_in_degrees)
+  if (count_in_degrees) {
+    if (in_degree.size() != n)
+      in_degree.assign(n, 0);  // (at the first row: none after set_max_degree)
     for (std::uint64_t i = 0; i < count; ++i) ++in_degree[cols[i]];
+  }
   const std::uint64_t capacity = batch_chunks * chunk_edges;
   if (!in_place || pending.size() + count < capacity) {
     while (count > 0) {
@@ -137,29 +140,54 @@ void Writer::Impl::append_rows(const vid_t* cols, const eid_t* row_offsets, std:
   if (rows > n - row0)
     fail("append_rows: " + std::to_string(rows) + " rows after " + std::to_string(row0) + " of " +
          std::to_string(n));
+  // 1. Pieces of about equal rows plus edges (rows of any lengths), at most 8 per thread, on the
+  //    pool: each checks its rows, writes their offsets (grown without a zero-fill, their pages
+  //    first touched here) and finds its longest row.
+  const eid_t base = offsets.back(), first = row_offsets[0];
+  const std::uint64_t edges = row_offsets[rows] - first;
+  const std::uint64_t pieces = std::min<std::uint64_t>(rows, 8 * std::uint64_t{threads});
+  std::vector<std::uint64_t> cut(pieces + 1, rows), longest(pieces, 0);
+  cut[0] = 0;
+  for (std::uint64_t p = 1; p < pieces; ++p) {  // the first k with k + edges before k >= target
+    const std::uint64_t target = (rows + edges) * p / pieces;
+    std::uint64_t lo = cut[p - 1], hi = rows;
+    while (lo < hi) {
+      const std::uint64_t k = lo + (hi - lo) / 2;
+      if (k + (row_offsets[k] - first) < target)
+        lo = k + 1;
+      else
+        hi = k;
+    }
+    cut[p] = lo;
+  }
+  offsets.resize(row0 + 1 + rows);
+  eid_t* const out = offsets.data() + row0 + 1;
   std::atomic<std::uint64_t> bad{rows};
-  pool->parallel_for(rows, 1 << 12, [&](std::uint64_t lo, std::uint64_t hi) {
-    for (std::uint64_t k = lo; k < hi && k < bad.load(std::memory_order_relaxed); ++k) {
+  pool->for_each_item(pieces, [&](std::size_t p, unsigned) {
+    std::uint64_t top = 0;
+    for (std::uint64_t k = cut[p]; k < cut[p + 1] && k < bad.load(std::memory_order_relaxed); ++k) {
+      const std::uint64_t count = row_offsets[k + 1] - row_offsets[k];
       try {
-        check_row(row0 + k, cols + (row_offsets[k] - row_offsets[0]),
-                  row_offsets[k + 1] - row_offsets[k]);
+        check_row(row0 + k, cols + (row_offsets[k] - first), count);
       } catch (const Error&) {
         std::uint64_t seen = bad.load();
         while (k < seen && !bad.compare_exchange_weak(seen, k)) {
         }
         return;
       }
+      out[k] = base + (row_offsets[k + 1] - first);
+      top = std::max(top, count);
     }
+    longest[p] = top;
   });
-  if (const std::uint64_t k = bad.load(); k < rows)
-    check_row(row0 + k, cols + (row_offsets[k] - row_offsets[0]),
-              row_offsets[k + 1] - row_offsets[k]);
-  for (std::uint64_t k = 0; k < rows; ++k) {
-    const std::uint64_t count = row_offsets[k + 1] - row_offsets[k];
-    offsets.push_back(offsets.back() + count);
-    max_out_degree = std::max(max_out_degree, count);
+  // 2. The first bad row checked alone, for its message (the offsets as they were).
+  if (const std::uint64_t k = bad.load(); k < rows) {
+    offsets.resize(row0 + 1);
+    check_row(row0 + k, cols + (row_offsets[k] - first), row_offsets[k + 1] - row_offsets[k]);
   }
-  take_ids(cols, row_offsets[rows] - row_offsets[0]);
+  for (std::uint64_t top : longest) max_out_degree = std::max(max_out_degree, top);
+  // 3. The ids as one run.
+  take_ids(cols, edges);
 }
 
 Writer::Writer(const std::string& path, std::uint64_t n, const WriteOptions& options)
@@ -205,7 +233,6 @@ Writer::Writer(const std::string& path, std::uint64_t n, const WriteOptions& opt
   }
   w.pool = std::make_unique<ThreadPool>(w.threads);
   w.pending.reserve(w.batch_chunks * w.chunk_edges);  // no growth past the batch
-  w.in_degree.assign(n, 0);
   w.offsets.reserve(n + 1);
   w.cw = std::make_unique<ChunkWriter>(w.threads, options, w.chunk_edges);
   TempFile t = create_temp_beside(path);  // exclusive, unpredictable name

@@ -33,8 +33,9 @@ struct Writer::Impl {
   std::uint64_t batch_chunks = 1;
   bool in_place = true;  // runs of a batch or more are compressed where they lie (take_ids)
 
-  std::vector<eid_t> offsets{0};  // rows appended so far + 1
-  std::vector<vid_t> in_degree;   // for the header's undirected maximum degree
+  detail::RowOffsets offsets{0};  // rows appended so far + 1
+  std::vector<vid_t>
+      in_degree;  // for the header's undirected maximum degree (made at the first row)
   std::uint64_t max_out_degree = 0;
   bool max_degree_given = false;
   bool count_in_degrees = true;  // false once set_max_degree() came before the first row
@@ -79,8 +80,9 @@ struct Writer::Impl {
 
   void append_row(const vid_t* cols, std::uint64_t count);
 
-  // 1. The rows are checked on all threads (the first bad row is then checked alone for its
-  //    message), 2. their offsets appended, 3. their ids taken as one run.
+  // 1. The rows are checked and their offsets appended on all threads, in pieces of about equal
+  //    rows plus edges (the first bad row is then checked alone for its message, the offsets as
+  //    they were), 2. their ids taken as one run.
   void append_rows(const vid_t* cols, const eid_t* row_offsets, std::uint64_t rows);
 
   // The names section (after the permutation, which ends 8-byte aligned): n + 1 u64 offsets,
@@ -96,8 +98,8 @@ struct Writer::Impl {
                std::uint64_t size, std::uint64_t checksum);
 
   // Everything but the census and the header: the last chunk, then the row offsets, the chunk
-  // index and the permutation (the two large ones checksummed and written on two threads at
-  // their places) and the names; their writeback started.
+  // index and the permutation (checksummed and written at their places on the writer's threads)
+  // and the names; their writeback started.
   void write_sections();
 
   void finish();

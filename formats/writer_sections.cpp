@@ -18,6 +18,13 @@ namespace tristream::tcsr {
 
 using namespace detail;
 
+namespace {
+
+// Bytes of a section written by one task (the large sections written on all the writer's threads).
+constexpr std::uint64_t kSectionPiece = std::uint64_t{64} << 20;
+
+}  // namespace
+
 void Writer::Impl::write_names() {
   std::vector<bool> seen(n);
   for (orig_id_t x : perm) {
@@ -96,18 +103,35 @@ void Writer::Impl::write_sections() {
   const std::uint64_t perm_bytes = perm.size() * sizeof(orig_id_t);
   const std::uint64_t offsets_at = file_pos, index_at = offsets_at + offsets_bytes,
                       perm_at = index_at + index.size();
-  // (the two large sections on two of the writer's threads, each at its place)
-  pool->for_each_item(2, [&](std::size_t i, unsigned) {
-    if (i == 0) {
-      section(0, kRowOffsets, offsets_at, offsets_bytes, xxh64(offsets.data(), offsets_bytes));
-      pwrite_all(fd, offsets.data(), offsets_bytes, offsets_at, tmp);
-      section(1, kChunkIndex, index_at, index.size(), xxh64(index.data(), index.size()));
-      pwrite_all(fd, index.data(), index.size(), index_at, tmp);
-    } else {
-      section(3, kPermutation, perm_at, perm_bytes, xxh64(perm.data(), perm_bytes));
-      pwrite_all(fd, perm.data(), perm_bytes, perm_at, tmp);
-    }
+  // (the three sections' checksums on three of the writer's threads while their bytes are
+  // written at their places in pieces of kSectionPiece on the others)
+  struct Piece {
+    const unsigned char* data;
+    std::uint64_t size, at;
+  };
+  std::vector<Piece> pieces;
+  auto cut = [&pieces](const void* data, std::uint64_t size, std::uint64_t at) {
+    const auto* p = static_cast<const unsigned char*>(data);
+    for (std::uint64_t o = 0; o < size; o += kSectionPiece)
+      pieces.push_back({p + o, std::min(kSectionPiece, size - o), at + o});
+  };
+  cut(offsets.data(), offsets_bytes, offsets_at);
+  cut(index.data(), index.size(), index_at);
+  cut(perm.data(), perm_bytes, perm_at);
+  std::uint64_t sums[3] = {};
+  pool->for_each_item(3 + pieces.size(), [&](std::size_t i, unsigned) {
+    if (i == 0)
+      sums[0] = xxh64(offsets.data(), offsets_bytes);
+    else if (i == 1)
+      sums[1] = xxh64(index.data(), index.size());
+    else if (i == 2)
+      sums[2] = xxh64(perm.data(), perm_bytes);
+    else
+      pwrite_all(fd, pieces[i - 3].data, pieces[i - 3].size, pieces[i - 3].at, tmp);
   });
+  section(0, kRowOffsets, offsets_at, offsets_bytes, sums[0]);
+  section(1, kChunkIndex, index_at, index.size(), sums[1]);
+  section(3, kPermutation, perm_at, perm_bytes, sums[2]);
   file_pos = perm_at + perm_bytes;
   if (::lseek(fd, static_cast<off_t>(file_pos), SEEK_SET) < 0) sys_fail("seek failed", tmp);
   if (names_given) write_names();

@@ -436,6 +436,39 @@ TEST(FormatWriter, AppendRowsInRunsUnderAWriterBudgetWritesTheSameBytes) {
   EXPECT_FALSE(fs::exists(dir.file("floor.tcsr")));
 }
 
+// One run of rows of very uneven lengths (long rows first, then tens of thousands of empty and
+// single-edge rows), cut into pieces of about equal rows plus edges on 8 threads: the same bytes
+// as rows appended one by one, the longest row in the header.
+TEST(FormatWriter, AppendRowsOfVeryUnevenLengthsInOneRunWritesTheSameBytes) {
+  test::TempDir dir;
+  const vid_t n = 50000;
+  std::vector<eid_t> offsets{0};
+  std::vector<vid_t> cols;
+  for (vid_t r = 0; r < n; ++r) {
+    const vid_t len = r < 40 ? 2000 + r : (r % 3 == 0 && r + 1 < n ? 1 : 0);
+    for (vid_t k = 1; k <= len; ++k) cols.push_back(r + k);
+    offsets.push_back(cols.size());
+  }
+  tcsr::WriteOptions o;
+  o.threads = 8;
+  o.chunk_bytes = 4096;
+  {
+    tcsr::Writer w(dir.file("run.tcsr"), n, o);
+    w.append_rows(cols.data(), offsets.data(), n);
+    w.finish();
+  }
+  {
+    tcsr::Writer w(dir.file("rows.tcsr"), n, o);
+    for (vid_t r = 0; r < n; ++r)
+      w.append_row(cols.data() + offsets[r], offsets[r + 1] - offsets[r]);
+    w.finish();
+  }
+  EXPECT_EQ(read_bytes(dir.file("run.tcsr")), read_bytes(dir.file("rows.tcsr")));
+  tcsr::Reader back(dir.file("run.tcsr"));
+  EXPECT_EQ(back.header().max_out_degree, 2039u);
+  EXPECT_EQ(back.header().m, cols.size());
+}
+
 // Of several bad rows in one run, the error names the first.
 TEST(FormatWriter, AppendRowsNamesTheFirstBadRow) {
   test::TempDir dir;

@@ -82,7 +82,7 @@ TEST(WriterBatches, RowsInAnyRunsGiveTheSameBytes) {
 struct ChunkRun {
   static constexpr std::uint64_t kChunkEdges = 1024, kEdges = 16 * kChunkEdges;
   std::vector<vid_t> ids = std::vector<vid_t>(kEdges);
-  std::vector<eid_t> offsets = std::vector<eid_t>(kEdges + 1);
+  tcsr::detail::RowOffsets offsets = tcsr::detail::RowOffsets(kEdges + 1);
   std::vector<tcsr::detail::ChunkJob> jobs;
   ChunkRun() {
     for (std::uint64_t e = 0; e < kEdges; ++e) ids[e] = static_cast<vid_t>(e + 1);
