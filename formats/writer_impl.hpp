@@ -34,8 +34,7 @@ struct Writer::Impl {
   bool in_place = true;  // runs of a batch or more are compressed where they lie (take_ids)
 
   detail::RowOffsets offsets{0};  // rows appended so far + 1
-  std::vector<vid_t>
-      in_degree;  // for the header's undirected maximum degree (made at the first row)
+  std::vector<vid_t> in_degree;   // for the header's maximum degree (made at the first row)
   std::uint64_t max_out_degree = 0;
   bool max_degree_given = false;
   bool count_in_degrees = true;  // false once set_max_degree() came before the first row
