@@ -163,10 +163,8 @@ std::vector<eid_t> sort_rows_in_memory(const KeySource& src, std::uint64_t n,
   if (!small)
     for (std::uint64_t i = 0; i < m; ++i) ++fill[keys[i] >> 32];
   std::vector<eid_t> offsets(n + 1, 0);
-  for (std::uint64_t r = 0; r < n; ++r) {
-    offsets[r + 1] = offsets[r] + fill[r];
-    max_out_degree = std::max<std::uint64_t>(max_out_degree, fill[r]);
-  }
+  max_out_degree =
+      std::max(max_out_degree, row_offsets_from_lengths(fill.data(), n, offsets.data(), threads));
   TS_CHECK(offsets[n] == m, "out-degrees do not add up");
   return offsets;
 }

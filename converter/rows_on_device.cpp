@@ -28,29 +28,6 @@ void touch_pages(BigBuffer<std::uint32_t>& buf, unsigned threads) {
                });
 }
 
-// out[0] = 0 and out[r + 1] = out[r] + len[r] for r < n, in pieces on `threads` threads: each
-// piece's sum, their prefix, then each piece from its start.
-void prefix_sums(const std::uint32_t* len, std::uint64_t n, eid_t* out, unsigned threads) {
-  const std::size_t pieces = 4 * static_cast<std::size_t>(std::max(threads, 1u));
-  auto lo_of = [n, pieces](std::size_t p) { return n * p / pieces; };
-  std::vector<eid_t> start(pieces + 1, 0);
-  parallel_for(std::max(threads, 1u), pieces, 1, [&](std::size_t p0, std::size_t p1, unsigned) {
-    for (std::size_t p = p0; p < p1; ++p) {
-      eid_t sum = 0;
-      for (std::uint64_t r = lo_of(p); r < lo_of(p + 1); ++r) sum += len[r];
-      start[p + 1] = sum;
-    }
-  });
-  for (std::size_t p = 0; p < pieces; ++p) start[p + 1] += start[p];
-  out[0] = 0;
-  parallel_for(std::max(threads, 1u), pieces, 1, [&](std::size_t p0, std::size_t p1, unsigned) {
-    for (std::size_t p = p0; p < p1; ++p) {
-      eid_t e = start[p];
-      for (std::uint64_t r = lo_of(p); r < lo_of(p + 1); ++r) out[r + 1] = e += len[r];
-    }
-  });
-}
-
 }  // namespace
 
 void rank_rows_on_device(EdgeSorter& sorter, std::uint64_t m, std::uint64_t n, std::uint64_t space,
@@ -95,7 +72,7 @@ void copy_rows_from_device(EdgeSorter& sorter, std::uint64_t m, std::uint64_t n,
   //    each run of rows as it comes, or, where its figures are a row tally the sorter can take,
   //    the tally started there (beside the copies; then this side marks and counts nothing).
   offsets.assign(n + 1, 0);
-  prefix_sums(fill.data(), n, offsets.data(), threads);
+  (void)row_offsets_from_lengths(fill.data(), n, offsets.data(), threads);
   if (observer) observer->start(n, offsets.data(), threads, wedges);
   RowTallySpec spec;
   const bool tallied = observer && observer->tally_spec(&spec) && sorter.start_tally(spec);

@@ -51,6 +51,36 @@ void drop_pages(void* p, std::size_t bytes) noexcept {
   if (hi > lo) ::madvise(reinterpret_cast<void*>(lo), hi - lo, MADV_DONTNEED);
 }
 
+std::uint64_t row_offsets_from_lengths(const std::uint32_t* len, std::uint64_t n, eid_t* out,
+                                       unsigned threads) {
+  const unsigned t = std::max(threads, 1u);
+  const std::size_t pieces = 4 * static_cast<std::size_t>(t);
+  auto lo_of = [n, pieces](std::size_t p) { return n * p / pieces; };
+  std::vector<eid_t> start(pieces + 1, 0);
+  std::vector<std::uint64_t> longest(pieces, 0);
+  parallel_for(t, pieces, 1, [&](std::size_t p0, std::size_t p1, unsigned) {
+    for (std::size_t p = p0; p < p1; ++p) {
+      eid_t sum = 0;
+      std::uint32_t top = 0;
+      for (std::uint64_t r = lo_of(p); r < lo_of(p + 1); ++r) {
+        sum += len[r];
+        top = std::max(top, len[r]);
+      }
+      start[p + 1] = sum;
+      longest[p] = top;
+    }
+  });
+  for (std::size_t p = 0; p < pieces; ++p) start[p + 1] += start[p];
+  out[0] = 0;
+  parallel_for(t, pieces, 1, [&](std::size_t p0, std::size_t p1, unsigned) {
+    for (std::size_t p = p0; p < p1; ++p) {
+      eid_t e = start[p];
+      for (std::uint64_t r = lo_of(p); r < lo_of(p + 1); ++r) out[r + 1] = e += len[r];
+    }
+  });
+  return *std::max_element(longest.begin(), longest.end());
+}
+
 std::uint32_t* narrow_in_place(BigBuffer<std::uint64_t>& keys, unsigned threads) {
   // Key i is read at byte 8i and written at byte 4i. Keys [c, 2c) are written to bytes [4c, 8c)
   // and read from [8c, 16c): within such a round no key is overwritten before it is read, and

@@ -17,6 +17,7 @@
 #include "common/interrupt.hpp"
 #include "common/thread_pool.hpp"
 #include "common/write_behind.hpp"
+#include "tristream/types.hpp"
 
 namespace tristream::conv {
 
@@ -138,6 +139,12 @@ void parallel_count(unsigned threads, std::size_t items, std::uint32_t* counts, 
 // needs no pass over the keys; any bound gives the same result), 0 = unknown.
 std::size_t parallel_sort_unique_u64(BigBuffer<std::uint64_t>& keys, BigBuffer<std::uint64_t>& tmp,
                                      unsigned threads, std::uint64_t max_key = 0);
+
+// Row offsets from row lengths: out[0] = 0, out[r + 1] = out[r] + len[r] for r < n (out has
+// n + 1 entries), in pieces on `threads` threads (each piece's sum, their prefix, then each piece
+// from its start); returns the longest row.
+std::uint64_t row_offsets_from_lengths(const std::uint32_t* len, std::uint64_t n, eid_t* out,
+                                       unsigned threads);
 
 // The low 32 bits of every key, packed in place into the first 4 * keys.size() bytes of keys'
 // memory (returned), in parallel; the pages past them go back to the OS. keys keeps its size
