@@ -22,13 +22,7 @@
 namespace tristream {
 namespace {
 
-namespace fs = std::filesystem;
-using namespace tcsr::detail;
 using namespace format_testing;
-using test::Bytes;
-using test::expect_input_error;
-using test::read_bytes;
-using test::write_bytes;
 
 // ---- helpers that edit a file and recompute its checksums, so that only the reader's
 // structural checks can catch the edit ----

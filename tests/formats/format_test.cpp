@@ -21,13 +21,7 @@
 namespace tristream {
 namespace {
 
-namespace fs = std::filesystem;
-using namespace tcsr::detail;
 using namespace format_testing;
-using test::Bytes;
-using test::expect_input_error;
-using test::read_bytes;
-using test::write_bytes;
 
 // ---- XXH64 ----
 

@@ -1,6 +1,7 @@
 // format_util.hpp — the .tcsr format tests' shared pieces: oriented test graphs, equality of two
 // graphs, a folder's entries, an expected internal error, and a file opened, loaded and checked
-// as a reader can.
+// as a reader can; with `using namespace format_testing` also the format's internals
+// (tcsr::detail) and the test support's byte and error helpers.
 #pragma once
 
 #include <gtest/gtest.h>
@@ -11,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "../../formats/layout.hpp"
 #include "test_util.hpp"
 #include "tristream/error.hpp"
 #include "tristream/format.hpp"
@@ -18,6 +20,11 @@
 namespace tristream::format_testing {
 
 namespace fs = std::filesystem;
+using namespace tcsr::detail;
+using test::Bytes;
+using test::expect_input_error;
+using test::read_bytes;
+using test::write_bytes;
 
 inline OrientedGraph random_oriented(vid_t n, std::uint64_t m, std::uint64_t seed,
                                      bool skewed = false) {
