@@ -1,4 +1,5 @@
 // block.cpp — a parsed block's edges (parse.hpp): packed keys or records (EdgeWriter, widen),
+// the thread's spare key buffer (take_spare_keys, give_back_keys),
 // the binary record converter, and the sort of a block for out-of-core conversion.
 #include <algorithm>
 #include <cstring>
@@ -62,6 +63,27 @@ void parse_binary(const char* p, std::size_t len, bool wide, Block& out) {
   out.records = n;
   out.loops = loops;
   out.max_id = max_id;
+}
+
+namespace {
+thread_local BigBuffer<std::uint64_t> spare_keys;
+}  // namespace
+
+void take_spare_keys(BigBuffer<std::uint64_t>& keys, std::size_t capacity) {
+  BigBuffer<std::uint64_t>& spare = spare_keys;
+  if (spare.capacity() >= capacity && spare.capacity() / 2 <= capacity) {
+    keys.release();
+    keys.swap(spare);
+    keys.clear();
+    return;
+  }
+  keys.reserve(capacity);
+}
+
+void give_back_keys(BigBuffer<std::uint64_t>& keys) noexcept {
+  BigBuffer<std::uint64_t>& spare = spare_keys;
+  if (keys.capacity() > spare.capacity()) spare.swap(keys);
+  keys.release();
 }
 
 void EdgeWriter::finish() {

@@ -19,17 +19,19 @@ namespace conv {
 namespace {
 
 // Read buffers handed back by the chunks that are done with them, so that every job does not
-// map (and the kernel zero) fresh pages.
+// map (and the kernel zero) fresh pages. The last one handed back is handed out first: it is the
+// one most likely still in the cache. Keeps as many as the parse's window holds (the jobs
+// between read and taken), so the window's memory stays mapped but never grows past it.
 class BufferPool {
  public:
+  explicit BufferPool(std::size_t keep) : keep_(keep) {}
   BigBuffer<char> get(std::size_t capacity) {
     {
       std::lock_guard<std::mutex> lk(mu_);
-      for (auto& b : free_)
-        if (b.capacity() >= capacity) {
-          BigBuffer<char> out = std::move(b);
-          b = std::move(free_.back());
-          free_.pop_back();
+      for (std::size_t i = free_.size(); i-- > 0;)
+        if (free_[i].capacity() >= capacity) {
+          BigBuffer<char> out = std::move(free_[i]);
+          free_.erase(free_.begin() + static_cast<std::ptrdiff_t>(i));
           return out;
         }
     }
@@ -37,11 +39,11 @@ class BufferPool {
   }
   void put(BigBuffer<char> b) {
     std::lock_guard<std::mutex> lk(mu_);
-    if (free_.size() < kKeep) free_.push_back(std::move(b));
+    if (free_.size() < keep_) free_.push_back(std::move(b));
   }
 
  private:
-  static constexpr std::size_t kKeep = 8;
+  const std::size_t keep_;
   std::mutex mu_;
   std::vector<BigBuffer<char>> free_;
 };
@@ -75,7 +77,10 @@ struct TextChunk {
 class FileProducer : public Producer, private HeaderLines {
  public:
   FileProducer(const std::string& path, const ConvertOptions& options, std::size_t job)
-      : name_(path == "-" ? "<stdin>" : path), reader_(path), job_(job) {
+      : name_(path == "-" ? "<stdin>" : path),
+        reader_(path),
+        job_(job),
+        pool_(std::make_shared<BufferPool>(parse_window(options.threads))) {
     fill_pending(job_);
     // A UTF-8 byte order mark is not part of the first line.
     if (pending_.compare(0, 3, "\xEF\xBB\xBF") == 0) pending_.erase(0, 3);
@@ -439,7 +444,7 @@ class FileProducer : public Producer, private HeaderLines {
   std::uint64_t header_lines_ = 0;
   std::size_t header_cap_ = kEdgeLineCap;  // the line cap (adjacency dialects: larger)
   std::uint64_t vertex_lines_ = 0;         // METIS vertex lines handed out
-  std::shared_ptr<BufferPool> pool_ = std::make_shared<BufferPool>();
+  std::shared_ptr<BufferPool> pool_;
   std::shared_ptr<const MappedFile> map_;   // a plain regular file, parsed in place
   std::uint64_t map_pos_ = 0;               // the next job's first byte in map_
   std::atomic<std::uint64_t> map_done_{0};  // map_pos_ for the progress line

@@ -77,13 +77,21 @@ struct Block {
   tcsr::Names names;
 };
 
+// A thread's spare key buffer, so that a parse worker whose blocks' keys leave them (to the
+// device) does not map and zero fresh pages for every block. take_spare_keys makes `keys` an empty
+// buffer of at least `capacity` keys: the thread's spare when it fits (at most twice the
+// capacity), else a new mapping. give_back_keys keeps `keys` as the spare when it is the larger
+// buffer and leaves `keys` empty.
+void take_spare_keys(BigBuffer<std::uint64_t>& keys, std::size_t capacity);
+void give_back_keys(BigBuffer<std::uint64_t>& keys) noexcept;
+
 // Fills a block's edges: packed keys while both ids are below 2^32, then records. At most
 // `capacity` edges; finish() sets the block's edge count.
 class EdgeWriter {
  public:
   EdgeWriter(Block& b, std::size_t capacity) : b_(b), cap_(capacity) {
     b.wide = false;
-    b.keys.reserve(capacity);
+    take_spare_keys(b.keys, capacity);
     kdst_ = b.keys.data();
   }
   // Precondition: a < b, fewer than `capacity` edges so far.

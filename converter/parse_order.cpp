@@ -12,17 +12,21 @@
 #include <vector>
 
 #include "common/interrupt.hpp"
+#include "progress.hpp"
 
 namespace tristream::conv {
 namespace {
 
 using Job = std::function<void(Block&)>;
 
-// The state the three sides share, under one mutex.
+// The state the three sides share, under one mutex; each side waits on a condition of its own, so
+// that a job read wakes one worker, not every thread.
 struct Queue {
   std::mutex mu;
-  std::condition_variable cv;
-  std::deque<std::pair<std::uint64_t, Job>> jobs;        // produced, not yet started
+  std::condition_variable room;                    // the reader: the window has room (or abort)
+  std::condition_variable work;                    // the workers: a job, the reader done (or abort)
+  std::condition_variable ready;                   // the caller: a block done, the reader done
+  std::deque<std::pair<std::uint64_t, Job>> jobs;  // produced, not yet started
   std::map<std::uint64_t, std::unique_ptr<Block>> done;  // finished, not yet taken
   std::uint64_t produced = 0, consumed = 0;
   bool reader_done = false, abort = false;
@@ -30,19 +34,33 @@ struct Queue {
 };
 
 // The reader: keeps at most `window` jobs between produced and taken.
+// With the stage clock on, reports how long the reading took and how much of it the reader
+// waited for room (the workers or the caller behind the input).
 void read_jobs(Producer& producer, Queue& q, std::size_t window) {
+  const double t0 = now_seconds();
+  double waited = 0;
   try {
     for (;;) {
       {
         std::unique_lock<std::mutex> lk(q.mu);
-        q.cv.wait(lk, [&] { return q.abort || q.produced - q.consumed < window; });
+        if (q.produced - q.consumed >= window) {
+          const double w0 = now_seconds();
+          q.room.wait(lk, [&] { return q.abort || q.produced - q.consumed < window; });
+          waited += now_seconds() - w0;
+        }
         if (q.abort) break;
       }
       auto job = producer.next();
       std::lock_guard<std::mutex> lk(q.mu);
-      if (!job) break;
+      if (!job) {
+        const double s = now_seconds() - t0;
+        stage_detail("the reader: " + std::to_string(q.produced) + " jobs in " +
+                     std::to_string(s) + " s, " + std::to_string(waited) +
+                     " s of it waiting for room in the window of " + std::to_string(window));
+        break;
+      }
       q.jobs.emplace_back(q.produced++, std::move(job));
-      q.cv.notify_all();
+      q.work.notify_one();
     }
   } catch (...) {
     std::lock_guard<std::mutex> lk(q.mu);
@@ -50,7 +68,8 @@ void read_jobs(Producer& producer, Queue& q, std::size_t window) {
   }
   std::lock_guard<std::mutex> lk(q.mu);
   q.reader_done = true;
-  q.cv.notify_all();
+  q.work.notify_all();
+  q.ready.notify_all();
 }
 
 // A worker: runs jobs until none are left or the parse is aborted.
@@ -59,7 +78,7 @@ void run_jobs(Queue& q, const std::atomic<bool>& sort_blocks, const Job& parsed)
     std::pair<std::uint64_t, Job> job;
     {
       std::unique_lock<std::mutex> lk(q.mu);
-      q.cv.wait(lk, [&] { return q.abort || !q.jobs.empty() || q.reader_done; });
+      q.work.wait(lk, [&] { return q.abort || !q.jobs.empty() || q.reader_done; });
       if (q.abort || q.jobs.empty()) return;
       job = std::move(q.jobs.front());
       q.jobs.pop_front();
@@ -75,9 +94,12 @@ void run_jobs(Queue& q, const std::atomic<bool>& sort_blocks, const Job& parsed)
     } catch (...) {
       b->failure = std::current_exception();
     }
+    // The job's input (a read buffer) goes back now, while it is warm, not when the next job
+    // comes.
+    job.second = nullptr;
     std::lock_guard<std::mutex> lk(q.mu);
     q.done.emplace(job.first, std::move(b));
-    q.cv.notify_all();
+    q.ready.notify_one();
   }
 }
 
@@ -89,7 +111,7 @@ std::exception_ptr parse_in_order(Producer& producer, unsigned threads,
                                   const std::function<void(Block&)>& take) {
   // 1. Start the reader and the workers.
   Queue q;
-  const std::size_t window = 2 * static_cast<std::size_t>(threads) + 2;
+  const std::size_t window = parse_window(threads);
   std::thread reader([&] { read_jobs(producer, q, window); });
   std::vector<std::thread> workers;
   for (unsigned w = 0; w < threads; ++w)
@@ -98,7 +120,8 @@ std::exception_ptr parse_in_order(Producer& producer, unsigned threads,
     {
       std::lock_guard<std::mutex> lk(q.mu);
       q.abort = true;
-      q.cv.notify_all();
+      q.room.notify_all();
+      q.work.notify_all();
     }
     reader.join();
     for (auto& t : workers) t.join();
@@ -110,7 +133,7 @@ std::exception_ptr parse_in_order(Producer& producer, unsigned threads,
       {
         std::unique_lock<std::mutex> lk(q.mu);
         // Waits in short steps so that SIGINT/SIGTERM stops the parse at once.
-        while (!q.cv.wait_for(lk, std::chrono::milliseconds(20), [&] {
+        while (!q.ready.wait_for(lk, std::chrono::milliseconds(20), [&] {
           return q.done.count(s) || (q.reader_done && s == q.produced);
         })) {
           if (interrupt_requested()) {
@@ -122,7 +145,7 @@ std::exception_ptr parse_in_order(Producer& producer, unsigned threads,
         b = std::move(q.done[s]);
         q.done.erase(s);
         q.consumed = s + 1;
-        q.cv.notify_all();
+        q.room.notify_one();
       }
       take(*b);
     }

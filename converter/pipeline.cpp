@@ -58,8 +58,12 @@ std::uint64_t resolve_memory_limit(const ConvertOptions& options) {
   return b ? b : (std::uint64_t{4} << 30);
 }
 
+std::size_t parse_window(unsigned threads) {
+  return 2 * static_cast<std::size_t>(resolve_threads(threads)) + 2;
+}
+
 std::size_t job_bytes(const ConvertOptions& options) {
-  const std::uint64_t jobs = 2 * static_cast<std::uint64_t>(resolve_threads(options.threads)) + 2;
+  const std::uint64_t jobs = parse_window(options.threads);
   const std::uint64_t b = resolve_memory_limit(options) / 32 / jobs;
   return static_cast<std::size_t>(std::clamp<std::uint64_t>(b, 64 << 10, 8 << 20));
 }

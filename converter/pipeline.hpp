@@ -44,8 +44,11 @@ ConvertSummary run_conversion(Producer& producer, const std::string& output,
 // The memory limit in bytes (options.memory_limit, or default_host_budget(), the policy `count`
 // uses too: MemAvailable and the room under cgroup limits, common/host_memory_policy.hpp).
 std::uint64_t resolve_memory_limit(const ConvertOptions& options);
+// Parse jobs in flight at most, between read and taken (parse_in_order's window), for `threads`
+// workers (0 = resolve_threads(0)).
+std::size_t parse_window(unsigned threads);
 // Bytes of input per parse job: up to 8 MiB, less under small memory limits so that the jobs in
-// flight (about 2 per thread) take at most a thirty-second of the limit.
+// flight (parse_window) take at most a thirty-second of the limit.
 std::size_t job_bytes(const ConvertOptions& options);
 
 }  // namespace tristream::conv

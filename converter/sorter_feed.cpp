@@ -30,7 +30,7 @@ std::function<void(Block&)> SorterFeed::parsed_hook() const {
     if (!s->append(b.keys.data(), b.keys.size())) return;
     b.device_keys = b.keys.size();
     b.on_device = true;
-    b.keys.release();
+    give_back_keys(b.keys);  // the next block of this worker writes its keys there
   };
 }
 
