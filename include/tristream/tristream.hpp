@@ -94,9 +94,13 @@ struct CountOptions {
   // per_vertex). Throws Error(Usage) for a .tcsr input, which does not record them.
   bool count_isolated = false;
   std::string tmp_dir;  // where a temporary .tcsr goes; empty = $TMPDIR or /tmp
-  bool quiet = true;    // no progress output on stderr (the library prints nothing)
-  std::string trace;    // write a Chrome trace of the pipeline to this file; empty = none
-                        // (CountResult::write_trace writes it later instead)
+  // An edge-list input's repeats removed and rows sorted there (ConvertOptions::edge_sorter,
+  // e.g. cuda::make_edge_sorter on the device the count runs on, owns_device false); null = the
+  // host's sorts. Not owned; it must outlive the call.
+  EdgeSorter* edge_sorter = nullptr;
+  bool quiet = true;  // no progress output on stderr (the library prints nothing)
+  std::string trace;  // write a Chrome trace of the pipeline to this file; empty = none
+                      // (CountResult::write_trace writes it later instead)
   // Keep every span of the run for a trace written later (CountResult::write_trace): without it
   // (and without `trace`) the chunks' read and decompress spans, one per batch of chunks, are
   // kept as totals only, so that a run of many units stays within its host budget.

@@ -86,6 +86,7 @@ ConvertOptions convert_options(const CountOptions& o, const std::string& tmp) {
   c.quiet = o.quiet;
   c.threads = o.threads;
   c.tmp_dir = tmp;
+  c.edge_sorter = o.edge_sorter;
   return c;
 }
 

@@ -9,18 +9,19 @@
 
 namespace tristream::cli {
 
-std::unique_ptr<EdgeSorter> edge_sorter_for(const std::string& device, bool worth_a_device) {
+std::unique_ptr<EdgeSorter> edge_sorter_for(const std::string& device, bool worth_a_device,
+                                            bool owns_device) {
   if (device == "cpu") return nullptr;
   if (device == "auto") {
     if (!worth_a_device || cuda_device_count() == 0) return nullptr;
-    return cuda::make_edge_sorter(0, /*owns_device=*/true);
+    return cuda::make_edge_sorter(0, owns_device);
   }
   char* end = nullptr;
   const unsigned long ordinal = std::strtoul(device.c_str(), &end, 10);
   if (device.empty() || *end != '\0' || ordinal > 1023)
     throw Error(ErrorKind::Usage,
                 "--device " + device + ": expected auto, cpu or a CUDA device number");
-  return cuda::make_edge_sorter(static_cast<int>(ordinal), /*owns_device=*/true);
+  return cuda::make_edge_sorter(static_cast<int>(ordinal), owns_device);
 }
 
 }  // namespace tristream::cli

@@ -12,10 +12,12 @@ namespace tristream::cli {
 
 // The edge sorter `--device WHERE` asks for: none for cpu, and none for auto without a usable
 // CUDA device or when `worth_a_device` is false (an input too small to gain from a GPU's start);
-// else one on the device named (a number) or on device 0 (auto). The command uses the device for
-// nothing else, so the sorter may reset it. Throws Error(Usage) for any other WHERE, and for a
-// number that is no device.
-std::unique_ptr<EdgeSorter> edge_sorter_for(const std::string& device, bool worth_a_device);
+// else one on the device named (a number) or on device 0 (auto). owns_device: the command uses
+// the device for nothing else, so the sorter may reset it (convert, generate; count counts on
+// the device afterwards: false). Throws Error(Usage) for any other WHERE, and for a number that
+// is no device.
+std::unique_ptr<EdgeSorter> edge_sorter_for(const std::string& device, bool worth_a_device,
+                                            bool owns_device = true);
 
 // Inputs below this many bytes (convert: the file; generate: 16 bytes per generated edge) are not
 // worth a device under --device auto: its start (the context, the buffers) takes longer than

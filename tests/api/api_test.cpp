@@ -1,6 +1,7 @@
 // api_test.cpp — the public C++ API (tristream.hpp): counts of files and in-memory edge arrays
 // against the brute-force oracle, per-vertex figures in original-id order, options given as the
-// command line's strings, and the errors of bad input and bad options.
+// command line's strings, an edge list's sorts on a given edge sorter, and the errors of bad input
+// and bad options.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -9,6 +10,7 @@
 #include <fstream>
 #include <map>
 
+#include "host_edge_sorter.hpp"
 #include "test_util.hpp"
 #include "tristream/tristream.hpp"
 
@@ -108,6 +110,26 @@ TEST(Api, CountFileEdgeListAndTcsrAgree) {
   EXPECT_EQ(from_tcsr.triangles, from_list.triangles);
   EXPECT_EQ(from_tcsr.edges, from_list.edges);
   EXPECT_EQ(from_tcsr.convert_seconds, 0.0);
+}
+
+TEST(Api, CountOfAnEdgeListSortsOnTheGivenEdgeSorter) {
+  const EdgeList e = test::random_graph(300, 2500, 11);
+  test::TempDir dir;
+  test::write_edge_list(dir.file("g.el"), e);
+  CountOptions o = cpu();
+  o.per_vertex = true;
+  const CountResult host = count(dir.file("g.el"), o);
+  test::HostEdgeSorter sorter;
+  o.edge_sorter = &sorter;
+  const CountResult sorted = count(dir.file("g.el"), o);
+  EXPECT_GT(sorter.appends, 0);  // the parsed edges went there
+  EXPECT_TRUE(sorter.sorted);
+  EXPECT_TRUE(sorter.released);
+  EXPECT_EQ(sorted.triangles, test::brute_force_triangles(test::vertex_count(e), e));
+  EXPECT_EQ(sorted.triangles, host.triangles);
+  EXPECT_EQ(sorted.edges, host.edges);
+  EXPECT_EQ(sorted.vertex_ids, host.vertex_ids);
+  EXPECT_EQ(sorted.per_vertex, host.per_vertex);
 }
 
 TEST(Api, ConvertEdgesWritesTheSameGraphAsTheFileConverter) {
