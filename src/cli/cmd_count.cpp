@@ -138,7 +138,8 @@ int cmd_count(int argc, char** argv) {
   ArgParser p("tristream count",
               "Counts the triangles of INPUT exactly. INPUT is a .tcsr file or any edge list that\n"
               "`tristream convert` reads; an edge list is converted into a temporary .tcsr file\n"
-              "that is removed afterwards.");
+              "that is removed afterwards (with a CUDA backend, a large one on that GPU, as\n"
+              "`convert --device auto` does).");
   p.positional("INPUT", "a .tcsr file or an edge list ('-' reads standard input)", &input)
       .option("backend", "", "NAME", "auto (GPU if present, else CPU), cpu or cuda [auto]",
               &backend)
