@@ -102,12 +102,13 @@ double seconds_since_process_start() {
 // then runs on (its memory freed before the count starts), by `convert --device auto`'s rule
 // (standard input, or a file that is not a .tcsr file, of kDeviceMinInputBytes or more), for a
 // CUDA backend asked or chosen, in one process (under mpirun every rank would take a device for
-// its own conversion). Null: the host's sorts. A bad path or device list is left to the count
-// to report.
+// its own conversion), and no --gpu-memory (the sorter takes half the device's free memory, more
+// than such a budget may allow). Null: the host's sorts. A bad path or device list is left to
+// the count to report.
 std::unique_ptr<EdgeSorter> count_edge_sorter(const std::string& input, const std::string& backend,
                                               unsigned device, const std::string& devices,
-                                              bool ranks) {
-  if (ranks || backend == "cpu") return nullptr;
+                                              bool ranks, bool device_budget) {
+  if (ranks || device_budget || backend == "cpu") return nullptr;
   if (input != "-") {
     std::error_code ec;
     if (!std::filesystem::is_regular_file(input, ec) ||
@@ -266,8 +267,8 @@ int cmd_count(int argc, char** argv) {
   opt.names = names;
   opt.keep_trace = !trace_path.empty();  // written below by write_trace
   opt.tmp_dir = tmp_dir;
-  const std::unique_ptr<EdgeSorter> sorter =
-      count_edge_sorter(input, backend, static_cast<unsigned>(device), devices, comm != nullptr);
+  const std::unique_ptr<EdgeSorter> sorter = count_edge_sorter(
+      input, backend, static_cast<unsigned>(device), devices, comm != nullptr, gpu_memory != 0);
   opt.edge_sorter = sorter.get();
   opt.quiet = true;          // the progress line below is the command's only progress output
   opt.handle_sigint = true;  // exit 130 on Ctrl-C, 143 on SIGTERM (below)
