@@ -123,7 +123,11 @@ std::unique_ptr<EdgeSorter> count_edge_sorter(const std::string& input, const st
     if (ordinal.empty() || ordinal.find_first_not_of("0123456789") != std::string::npos)
       return nullptr;
   }
-  if (cuda_device_count() == 0) return nullptr;
+  // No device: the host's sorts; a bad ordinal: the count names it.
+  const int devices_here = cuda_device_count();
+  if (devices_here <= 0 || ordinal.size() > 4 ||
+      std::stoul(ordinal) >= static_cast<unsigned long>(devices_here))
+    return nullptr;
   return edge_sorter_for(ordinal, /*worth_a_device=*/true, /*owns_device=*/false);
 }
 
