@@ -54,8 +54,8 @@ void read_jobs(Producer& producer, Queue& q, std::size_t window) {
       std::lock_guard<std::mutex> lk(q.mu);
       if (!job) {
         const double s = now_seconds() - t0;
-        stage_detail("the reader: " + std::to_string(q.produced) + " jobs in " +
-                     std::to_string(s) + " s, " + std::to_string(waited) +
+        stage_detail("the reader: " + std::to_string(q.produced) + " jobs in " + std::to_string(s) +
+                     " s, " + std::to_string(waited) +
                      " s of it waiting for room in the window of " + std::to_string(window));
         break;
       }
