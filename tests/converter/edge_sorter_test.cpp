@@ -3,14 +3,19 @@
 // it is ready later) and the file is the host's bytes, census included; where the input needs more
 // than it takes (a full sorter, ids of 2^32 or more, per-id arrays it has no room for, a memory
 // limit below the tail's columns) its keys come back and the conversion goes on as without it, out
-// of core when the limit asks; --names never uses it. The census comes from its row tally where
-// it takes one (the tally's reference checked by hand on K4).
+// of core when the limit asks; --names never uses it; standard input through a pipe too. The census
+// comes from its row tally where it takes one (the tally's reference checked by hand on K4).
 #include <gtest/gtest.h>
 
+#include <unistd.h>
+
+#include <csignal>
 #include <cstdint>
 #include <memory>
 #include <random>
+#include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "host_edge_sorter.hpp"
@@ -129,6 +134,60 @@ TEST(ConvertWithASorter, KroneckerBinaryGivesTheHostsBytes) {
   const ConvertSummary s = expect_same_bytes(d, d.file("k.bin"), sorter, o);
   EXPECT_EQ(s.sorter, "host sorter (test)");
   EXPECT_GT(sorter.appends, 1);
+}
+
+// Converts standard input fed with `bytes` through a pipe by a thread of its own; fd 0 is
+// restored afterwards (a failed conversion closes the pipe first, so the writer ends on EPIPE).
+ConvertSummary convert_piped(const std::string& bytes, const std::string& out,
+                             const ConvertOptions& o) {
+  int fds[2];
+  if (::pipe(fds) != 0) throw std::runtime_error("pipe failed");
+  const int saved = ::dup(0);
+  ::dup2(fds[0], 0);
+  ::close(fds[0]);
+  const auto old_sigpipe = std::signal(SIGPIPE, SIG_IGN);
+  std::thread writer([&bytes, fd = fds[1]] {
+    for (std::size_t at = 0; at < bytes.size();) {
+      const ssize_t w = ::write(fd, bytes.data() + at, bytes.size() - at);
+      if (w <= 0) break;
+      at += static_cast<std::size_t>(w);
+    }
+    ::close(fd);
+  });
+  auto restore = [&] {
+    ::dup2(saved, 0);
+    ::close(saved);
+    writer.join();
+    std::signal(SIGPIPE, old_sigpipe);
+  };
+  try {
+    const ConvertSummary s = convert("-", out, o);
+    restore();
+    return s;
+  } catch (...) {
+    restore();
+    throw;
+  }
+}
+
+TEST(ConvertWithASorter, BinaryOnStandardInputGivesTheHostsBytes) {
+  // Read buffers from the reader's pool, each worker's keys written into the buffer its last
+  // block's keys left once they went to the sorter: the same file as the host's.
+  TempDir d;
+  GenerateOptions g;
+  g.scale = 14;
+  generate(g, d.file("k.bin"));
+  ConvertOptions o = quiet(3);
+  o.memory_limit = std::uint64_t{16} << 20;  // small parse jobs: many blocks per worker
+  convert(d.file("k.bin"), d.file("host.tcsr"), o);
+  o.format = "bin64";
+  HostEdgeSorter sorter;
+  o.edge_sorter = &sorter;
+  const ConvertSummary s = convert_piped(read_text(d.file("k.bin")), d.file("piped.tcsr"), o);
+  EXPECT_EQ(s.sorter, "host sorter (test)");
+  EXPECT_GT(sorter.appends, 8);
+  EXPECT_TRUE(sorter.sorted);
+  EXPECT_EQ(read_text(d.file("piped.tcsr")), read_text(d.file("host.tcsr")));
 }
 
 TEST(ConvertWithASorter, BlocksParsedBeforeItIsReadyFollowLater) {
