@@ -25,10 +25,8 @@
 #include "edge_sorter_choice.hpp"
 #include "per_vertex.hpp"
 #include "stream/communicator.hpp"
-#include "tristream/counter.hpp"  // cuda_device_count
 #include "tristream/error.hpp"
-#include "tristream/format.hpp"  // has_tcsr_magic
-#include "tristream/plan.hpp"    // kMaxParts
+#include "tristream/plan.hpp"  // kMaxParts
 #include "tristream/tristream.hpp"
 
 namespace tristream::cli {
@@ -98,37 +96,17 @@ double seconds_since_process_start() {
   return -1;
 }
 
-// Where an edge list as INPUT has its repeats removed and its rows sorted: on the GPU the count
-// then runs on (its memory freed before the count starts), by `convert --device auto`'s rule
-// (standard input, or a file that is not a .tcsr file, of kDeviceMinInputBytes or more), for a
-// CUDA backend asked or chosen, in one process (under mpirun every rank would take a device for
-// its own conversion), and no --gpu-memory (the sorter takes half the device's free memory, more
-// than such a budget may allow). Null: the host's sorts. A bad path or device list is left to
-// the count to report.
+// The device an edge list as INPUT is sorted on (edge_list_sorter): the one the count runs on
+// (--device, or the first of --devices; "all" starts at 0), for a CUDA backend asked or chosen;
+// none with --names (whose conversion never uses one), under mpirun (every rank would take a
+// device for its own conversion) or with --gpu-memory (the sorter takes half the device's free
+// memory, more than such a budget may allow).
 std::unique_ptr<EdgeSorter> count_edge_sorter(const std::string& input, const std::string& backend,
                                               unsigned device, const std::string& devices,
-                                              bool ranks, bool device_budget) {
-  if (ranks || device_budget || backend == "cpu") return nullptr;
-  if (input != "-") {
-    std::error_code ec;
-    if (!std::filesystem::is_regular_file(input, ec) ||
-        std::filesystem::file_size(input, ec) < kDeviceMinInputBytes || ec)
-      return nullptr;
-    if (input.size() > 5 && input.compare(input.size() - 5, 5, ".tcsr") == 0) return nullptr;
-    if (tcsr::has_tcsr_magic(input)) return nullptr;
-  }
+                                              bool names, bool ranks, bool device_budget) {
   std::string ordinal = std::to_string(device);
-  if (!devices.empty()) {
-    ordinal = devices == "all" ? "0" : devices.substr(0, devices.find(','));
-    if (ordinal.empty() || ordinal.find_first_not_of("0123456789") != std::string::npos)
-      return nullptr;
-  }
-  // No device: the host's sorts; a bad ordinal: the count names it.
-  const int devices_here = cuda_device_count();
-  if (devices_here <= 0 || ordinal.size() > 4 ||
-      std::stoul(ordinal) >= static_cast<unsigned long>(devices_here))
-    return nullptr;
-  return edge_sorter_for(ordinal, /*worth_a_device=*/true, /*owns_device=*/false);
+  if (!devices.empty()) ordinal = devices == "all" ? "0" : devices.substr(0, devices.find(','));
+  return edge_list_sorter(input, !names && !ranks && !device_budget && backend != "cpu", ordinal);
 }
 
 }  // namespace
@@ -271,8 +249,9 @@ int cmd_count(int argc, char** argv) {
   opt.names = names;
   opt.keep_trace = !trace_path.empty();  // written below by write_trace
   opt.tmp_dir = tmp_dir;
-  const std::unique_ptr<EdgeSorter> sorter = count_edge_sorter(
-      input, backend, static_cast<unsigned>(device), devices, comm != nullptr, gpu_memory != 0);
+  const std::unique_ptr<EdgeSorter> sorter =
+      count_edge_sorter(input, backend, static_cast<unsigned>(device), devices, names,
+                        comm != nullptr, gpu_memory != 0);
   opt.edge_sorter = sorter.get();
   opt.quiet = true;          // the progress line below is the command's only progress output
   opt.handle_sigint = true;  // exit 130 on Ctrl-C, 143 on SIGTERM (below)

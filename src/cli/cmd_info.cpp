@@ -5,6 +5,7 @@
 #include <chrono>
 #include <cinttypes>
 #include <cstdio>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -12,6 +13,7 @@
 #include "args.hpp"
 #include "commands.hpp"
 #include "common/json.hpp"
+#include "edge_sorter_choice.hpp"
 #include "tristream/error.hpp"
 #include "tristream/format.hpp"
 
@@ -46,6 +48,8 @@ int cmd_info(int argc, char** argv) {
   conv.names = names;
   conv.quiet = true;
   conv.threads = static_cast<unsigned>(threads);
+  const std::unique_ptr<EdgeSorter> sorter = edge_list_sorter(path, /*wanted=*/!names, "0");
+  conv.edge_sorter = sorter.get();
   api::TcsrInput resolved(path, conv, tmp_dir);
   tcsr::Reader r(resolved.tcsr_path());
   double check_seconds = 0;

@@ -2,6 +2,7 @@
 // into a temporary one) would be partitioned and streamed for a device budget (and a host
 // budget), without counting.
 #include <cstdio>
+#include <memory>
 #include <string>
 
 #include "api/input.hpp"
@@ -9,6 +10,7 @@
 #include "commands.hpp"
 #include "common/host_peak.hpp"
 #include "common/json.hpp"
+#include "edge_sorter_choice.hpp"
 #include "plan/host_model.hpp"
 #include "tristream/counter.hpp"
 #include "tristream/error.hpp"
@@ -70,6 +72,9 @@ int cmd_plan(int argc, char** argv) {
   conv.names = names;
   conv.quiet = true;
   conv.threads = static_cast<unsigned>(threads);
+  const std::unique_ptr<EdgeSorter> sorter =
+      edge_list_sorter(input, backend != "cpu" && !names, std::to_string(device));
+  conv.edge_sorter = sorter.get();
   api::TcsrInput resolved(input, conv, tmp_dir);
   tcsr::Reader reader(resolved.tcsr_path());
   std::unique_ptr<StreamingBackend> be;

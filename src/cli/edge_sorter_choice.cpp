@@ -2,10 +2,13 @@
 #include "edge_sorter_choice.hpp"
 
 #include <cstdlib>
+#include <filesystem>
+#include <system_error>
 
 #include "cuda/edge_sorter.hpp"
 #include "tristream/counter.hpp"
 #include "tristream/error.hpp"
+#include "tristream/format.hpp"  // has_tcsr_magic
 
 namespace tristream::cli {
 
@@ -22,6 +25,25 @@ std::unique_ptr<EdgeSorter> edge_sorter_for(const std::string& device, bool wort
     throw Error(ErrorKind::Usage,
                 "--device " + device + ": expected auto, cpu or a CUDA device number");
   return cuda::make_edge_sorter(static_cast<int>(ordinal), owns_device);
+}
+
+std::unique_ptr<EdgeSorter> edge_list_sorter(const std::string& input, bool wanted,
+                                             const std::string& ordinal) {
+  if (!wanted) return nullptr;
+  if (input != "-") {
+    std::error_code ec;
+    if (!std::filesystem::is_regular_file(input, ec) ||
+        std::filesystem::file_size(input, ec) < kDeviceMinInputBytes || ec)
+      return nullptr;
+    if (input.size() > 5 && input.compare(input.size() - 5, 5, ".tcsr") == 0) return nullptr;
+    if (tcsr::has_tcsr_magic(input)) return nullptr;
+  }
+  const int here = cuda_device_count();
+  if (here <= 0 || ordinal.empty() || ordinal.size() > 4 ||
+      ordinal.find_first_not_of("0123456789") != std::string::npos ||
+      std::stoul(ordinal) >= static_cast<unsigned long>(here))
+    return nullptr;
+  return edge_sorter_for(ordinal, /*worth_a_device=*/true, /*owns_device=*/false);
 }
 
 }  // namespace tristream::cli

@@ -1,5 +1,6 @@
 // edge_sorter_choice.hpp — the CLI's --device for the commands that write a .tcsr file (convert,
-// generate): where the repeated edges are removed and the rows sorted (docs/convert.md, "On the
+// generate), and the device of the commands that convert an edge list on their way (count, plan,
+// info): where the repeated edges are removed and the rows sorted (docs/convert.md, "On the
 // GPU").
 #pragma once
 
@@ -18,6 +19,15 @@ namespace tristream::cli {
 // is no device.
 std::unique_ptr<EdgeSorter> edge_sorter_for(const std::string& device, bool worth_a_device,
                                             bool owns_device = true);
+
+// The edge sorter for a command that converts an edge list INPUT into a temporary .tcsr file
+// before its own work on CUDA device `ordinal` (count, plan, info): one there, not owning the
+// device, by `--device auto`'s rule (standard input, or a file that is not a .tcsr file, of
+// kDeviceMinInputBytes or more), when `wanted` (the caller's CUDA backend, asked or chosen) and
+// the ordinal (decimal digits) names a device here. Else null: the host's sorts (a bad path or
+// ordinal is left to the command to report).
+std::unique_ptr<EdgeSorter> edge_list_sorter(const std::string& input, bool wanted,
+                                             const std::string& ordinal);
 
 // Inputs below this many bytes (convert: the file; generate: 16 bytes per generated edge) are not
 // worth a device under --device auto: its start (the context, the buffers) takes longer than
