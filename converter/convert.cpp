@@ -21,10 +21,16 @@ namespace {
 // Read buffers handed back by the chunks that are done with them, so that every job does not
 // map (and the kernel zero) fresh pages. The last one handed back is handed out first: it is the
 // one most likely still in the cache. Keeps as many as the parse's window holds (the jobs
-// between read and taken), so the window's memory stays mapped but never grows past it.
+// between read and taken), so the window's memory stays mapped but never grows past it, until
+// the input is read (close: the buffers handed back after it are freed).
 class BufferPool {
  public:
   explicit BufferPool(std::size_t keep) : keep_(keep) {}
+  void close() {
+    std::lock_guard<std::mutex> lk(mu_);
+    closed_ = true;
+    free_.clear();
+  }
   BigBuffer<char> get(std::size_t capacity) {
     {
       std::lock_guard<std::mutex> lk(mu_);
@@ -39,11 +45,12 @@ class BufferPool {
   }
   void put(BigBuffer<char> b) {
     std::lock_guard<std::mutex> lk(mu_);
-    if (free_.size() < keep_) free_.push_back(std::move(b));
+    if (!closed_ && free_.size() < keep_) free_.push_back(std::move(b));
   }
 
  private:
   const std::size_t keep_;
+  bool closed_ = false;
   std::mutex mu_;
   std::vector<BigBuffer<char>> free_;
 };
@@ -105,7 +112,10 @@ class FileProducer : public Producer, private HeaderLines {
     if (dialect_ == Dialect::Bin32 || dialect_ == Dialect::Bin64) return next_binary();
     auto chunk = std::make_shared<TextChunk>();
     const std::size_t len = map_ ? next_mapped_text(*chunk) : next_text(*chunk);
-    if (len == 0) return {};
+    if (len == 0) {
+      pool_->close();  // (the tail needs the memory more)
+      return {};
+    }
     chunk->len = len;
     chunk->spec = layout_.spec;
     if (chunk->spec.kind == LineKind::Metis) {
@@ -424,7 +434,10 @@ class FileProducer : public Producer, private HeaderLines {
       }
       if (len % record_ != 0) throw truncated_binary(len % record_);
     }
-    if (len == 0) return {};
+    if (len == 0) {
+      pool_->close();
+      return {};
+    }
     chunk->len = len;
     const bool wide = dialect_ == Dialect::Bin64;
     return [chunk, wide](Block& b) { parse_binary(chunk->data(), chunk->len, wide, b); };
