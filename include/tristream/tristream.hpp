@@ -149,8 +149,11 @@ struct CountResult {
   double seconds = 0;          // the whole call
   bool converted = false;      // the input was an edge list, converted to a temporary .tcsr
   double convert_seconds = 0;  // converting an edge-list input (0 for a .tcsr file)
-  double plan_seconds = 0;     // the census and the planner
-  double count_seconds = 0;    // the streamed count
+  // Where an edge-list input's repeats were removed and rows sorted (ConvertSummary::sorter:
+  // "host", or the edge sorter's name, e.g. "CUDA device 0, NVIDIA H200"); empty for a .tcsr file.
+  std::string convert_sorter;
+  double plan_seconds = 0;   // the census and the planner
+  double count_seconds = 0;  // the streamed count
   // The host budget of the whole process (0 = unlimited) and the process's peak resident memory
   // when the call returned (VmHWM, common/host_peak.hpp; 0 when unknown): docs/memory.md.
   std::uint64_t host_budget_bytes = 0;

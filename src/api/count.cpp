@@ -490,8 +490,10 @@ CountResult count_pairs(const Id* pairs, std::size_t m, const CountOptions& o) {
                 "count_isolated: an edge array declares no vertex count; leave it off");
   api::TempDir tmp(o.tmp_dir);
   const std::string path = tmp.path() + "/graph.tcsr";
-  convert_edges(pairs, m, path, convert_options(o, tmp.path()));
-  return count_tcsr(path, o, t0, true, seconds_since(t0), 0);
+  const ConvertSummary converted = convert_edges(pairs, m, path, convert_options(o, tmp.path()));
+  CountResult r = count_tcsr(path, o, t0, true, seconds_since(t0), 0);
+  r.convert_sorter = converted.sorter;
+  return r;
 }
 
 }  // namespace
@@ -509,7 +511,10 @@ CountResult count(const std::string& input, const CountOptions& o) {
                     " is a .tcsr file, which does not record the vertices its source declared; "
                     "count the source file (e.g. the .mtx) with --count-isolated instead");
   const std::uint64_t declared = o.count_isolated ? resolved.summary().declared_vertices : 0;
-  return count_tcsr(resolved.tcsr_path(), o, t0, resolved.converted(), convert_seconds, declared);
+  CountResult r =
+      count_tcsr(resolved.tcsr_path(), o, t0, resolved.converted(), convert_seconds, declared);
+  if (resolved.converted()) r.convert_sorter = resolved.summary().sorter;
+  return r;
 }
 
 CountResult count_edges(const std::uint64_t* pairs, std::size_t m, const CountOptions& o) {
@@ -535,10 +540,12 @@ std::string CountResult::to_json(const std::string& input) const {
     o.add_null("average_clustering");
   if (counted_isolated) o.add("isolated_vertices", isolated_vertices);
   o.add("host_budget_bytes", host_budget_bytes).add("host_peak_bytes", host_peak_bytes);
-  o.add("seconds", seconds)
-      .add("convert_seconds", convert_seconds)
-      .add("load_seconds", plan_seconds)
-      .add("count_seconds", count_seconds);
+  o.add("seconds", seconds).add("convert_seconds", convert_seconds);
+  if (converted)
+    o.add("convert_sorter", convert_sorter);
+  else
+    o.add_null("convert_sorter");
+  o.add("load_seconds", plan_seconds).add("count_seconds", count_seconds);
   JsonObject t;
   t.add("before_call", timing.before_call)
       .add("startup", timing.startup)

@@ -295,7 +295,9 @@ int cmd_count(int argc, char** argv) {
     std::fprintf(report, "pipeline      %s\n", r.stats_summary.c_str());
     std::fprintf(report, "seconds       %.3f (plan %.3f, count %.3f", r.seconds, r.plan_seconds,
                  r.count_seconds);
-    if (r.converted) std::fprintf(report, ", convert %.3f", r.convert_seconds);
+    if (r.converted)
+      std::fprintf(report, ", convert %.3f sorted on %s", r.convert_seconds,
+                   r.convert_sorter.c_str());
     std::fprintf(report, ")\n");
     if (pv_out && !pv_out->to_stdout())
       std::fprintf(report, "per-vertex    %s\n", per_vertex_path.c_str());

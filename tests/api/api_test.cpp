@@ -102,6 +102,7 @@ TEST(Api, CountFileEdgeListAndTcsrAgree) {
   const CountResult from_list = count(dir.file("g.el"), cpu());
   EXPECT_EQ(from_list.triangles, test::brute_force_triangles(test::vertex_count(e), e));
   EXPECT_GT(from_list.convert_seconds, 0.0);
+  EXPECT_EQ(from_list.convert_sorter, "host");
 
   ConvertOptions co;
   co.quiet = true;
@@ -110,6 +111,7 @@ TEST(Api, CountFileEdgeListAndTcsrAgree) {
   EXPECT_EQ(from_tcsr.triangles, from_list.triangles);
   EXPECT_EQ(from_tcsr.edges, from_list.edges);
   EXPECT_EQ(from_tcsr.convert_seconds, 0.0);
+  EXPECT_EQ(from_tcsr.convert_sorter, "");
 }
 
 TEST(Api, CountOfAnEdgeListSortsOnTheGivenEdgeSorter) {
@@ -125,6 +127,7 @@ TEST(Api, CountOfAnEdgeListSortsOnTheGivenEdgeSorter) {
   EXPECT_GT(sorter.appends, 0);  // the parsed edges went there
   EXPECT_TRUE(sorter.sorted);
   EXPECT_TRUE(sorter.released);
+  EXPECT_EQ(sorted.convert_sorter, "host sorter (test)");
   EXPECT_EQ(sorted.triangles, test::brute_force_triangles(test::vertex_count(e), e));
   EXPECT_EQ(sorted.triangles, host.triangles);
   EXPECT_EQ(sorted.edges, host.edges);
