@@ -1,4 +1,6 @@
 // tcsr_probe.cpp — tells .tcsr files from edge lists by their first bytes.
+#include <sys/stat.h>
+
 #include <cstdio>
 #include <cstring>
 
@@ -7,6 +9,8 @@
 namespace tristream::tcsr {
 
 bool has_tcsr_magic(const std::string& path) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) != 0 || !S_ISREG(st.st_mode)) return false;
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) return false;
   char buf[sizeof kMagic];

@@ -36,7 +36,8 @@ inline constexpr std::uint32_t kFormatVersionCensus = 3;
 inline constexpr char kMagic[8] = {'\x89', 'T', 'C', 'S', 'R', '\r', '\n', '\x1a'};
 
 // True when the file at `path` starts with kMagic (used to tell .tcsr files from edge lists).
-// False for unreadable or short files.
+// False for unreadable or short files, and for anything but a regular file (a pipe's bytes would
+// be lost to the probe, and a .tcsr file is read by seeks).
 bool has_tcsr_magic(const std::string& path);
 
 enum Flag : std::uint32_t {
