@@ -12,6 +12,12 @@
 
 namespace tristream::api {
 
+bool is_tcsr_input(const std::string& input) {
+  if (input == "-") return false;
+  const bool tcsr_name = input.size() > 5 && input.compare(input.size() - 5, 5, ".tcsr") == 0;
+  return tcsr_name || tcsr::has_tcsr_magic(input);
+}
+
 TcsrInput::TcsrInput(const std::string& input, const ConvertOptions& options,
                      const std::string& tmp_dir) {
   // 1. A .tcsr file is used as it is.
@@ -20,9 +26,7 @@ TcsrInput::TcsrInput(const std::string& input, const ConvertOptions& options,
     if (::stat(input.c_str(), &st) != 0)
       throw Error(ErrorKind::Input, input + ": cannot open: " + std::strerror(errno));
     if (S_ISDIR(st.st_mode)) throw Error(ErrorKind::Input, input + ": is a directory");
-    // A .tcsr name goes to the reader even without the magic, which then names the damage.
-    const bool tcsr_name = input.size() > 5 && input.compare(input.size() - 5, 5, ".tcsr") == 0;
-    if (tcsr_name || tcsr::has_tcsr_magic(input)) {
+    if (is_tcsr_input(input)) {
       path_ = input;
       return;
     }

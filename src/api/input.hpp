@@ -11,6 +11,10 @@
 
 namespace tristream::api {
 
+// Whether `input` (a path; "-" never) is used as a .tcsr file: a name ending in ".tcsr" (the
+// reader then names any damage) or a regular file starting with the .tcsr magic.
+bool is_tcsr_input(const std::string& input);
+
 class TcsrInput {
  public:
   // A name ending in ".tcsr", or a file starting with the .tcsr magic, is used as it is (the

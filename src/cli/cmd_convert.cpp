@@ -204,10 +204,7 @@ int cmd_convert(int argc, char** argv) {
   o.write.zstd_level = static_cast<int>(zstd_level);
   if (chunk_size) o.write.chunk_bytes = chunk_size;
   o.write.threads = o.threads;
-  std::error_code size_error;
-  const bool large = input == "-" || !std::filesystem::is_regular_file(input, size_error) ||
-                     std::filesystem::file_size(input, size_error) >= kDeviceMinInputBytes;
-  const std::unique_ptr<EdgeSorter> sorter = edge_sorter_for(device, large);
+  const std::unique_ptr<EdgeSorter> sorter = edge_sorter_for(device, worth_a_device(input));
   o.edge_sorter = sorter.get();
   // 2. Convert; for standard output into a private directory first (a .tcsr file is written
   //    with seeks), then copied.

@@ -25,6 +25,7 @@
 #include "edge_sorter_choice.hpp"
 #include "per_vertex.hpp"
 #include "stream/communicator.hpp"
+#include "stream/workers.hpp"  // parse_devices
 #include "tristream/error.hpp"
 #include "tristream/plan.hpp"  // kMaxParts
 #include "tristream/tristream.hpp"
@@ -104,9 +105,10 @@ double seconds_since_process_start() {
 std::unique_ptr<EdgeSorter> count_edge_sorter(const std::string& input, const std::string& backend,
                                               unsigned device, const std::string& devices,
                                               bool names, bool ranks, bool device_budget) {
-  std::string ordinal = std::to_string(device);
-  if (!devices.empty()) ordinal = devices == "all" ? "0" : devices.substr(0, devices.find(','));
-  return edge_list_sorter(input, !names && !ranks && !device_budget && backend != "cpu", ordinal);
+  const bool wanted = !names && !ranks && !device_budget && backend != "cpu";
+  if (!wanted) return nullptr;
+  const int ordinal = devices.empty() ? static_cast<int>(device) : parse_devices(devices).front();
+  return edge_list_sorter(input, wanted, ordinal);
 }
 
 }  // namespace

@@ -48,7 +48,7 @@ int cmd_info(int argc, char** argv) {
   conv.names = names;
   conv.quiet = true;
   conv.threads = static_cast<unsigned>(threads);
-  const std::unique_ptr<EdgeSorter> sorter = edge_list_sorter(path, /*wanted=*/!names, "0");
+  const std::unique_ptr<EdgeSorter> sorter = edge_list_sorter(path, /*wanted=*/!names, 0);
   conv.edge_sorter = sorter.get();
   api::TcsrInput resolved(path, conv, tmp_dir);
   tcsr::Reader r(resolved.tcsr_path());

@@ -73,7 +73,7 @@ int cmd_plan(int argc, char** argv) {
   conv.quiet = true;
   conv.threads = static_cast<unsigned>(threads);
   const std::unique_ptr<EdgeSorter> sorter =
-      edge_list_sorter(input, backend != "cpu" && !names, std::to_string(device));
+      edge_list_sorter(input, backend != "cpu" && !names, static_cast<int>(device));
   conv.edge_sorter = sorter.get();
   api::TcsrInput resolved(input, conv, tmp_dir);
   tcsr::Reader reader(resolved.tcsr_path());
