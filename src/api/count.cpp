@@ -168,11 +168,13 @@ std::shared_ptr<stream::InCoreImage> start_in_core_image(const GraphSource& g,
   return std::make_shared<stream::InCoreImage>(g, threads);
 }
 
-// Counts the .tcsr file at `path`; t0 is the call's start (for CountResult::seconds), converted
-// tells whether `path` is a temporary conversion. declared: the vertices the source declares
-// (count_isolated), 0 for none.
+// Counts the .tcsr file at `path`; t0 is the call's start (for CountResult::seconds);
+// `conversion` is the summary of the conversion that wrote `path` (null for a .tcsr input): with
+// count_isolated its declared vertices count, and it says where the edges were sorted.
 CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::time_point t0,
-                       bool converted, double convert_seconds, std::uint64_t declared) {
+                       const ConvertSummary* conversion, double convert_seconds) {
+  const bool converted = conversion != nullptr;
+  const std::uint64_t declared = conversion && o.count_isolated ? conversion->declared_vertices : 0;
   // 1. The workers' backends are made on their own thread (the devices' initialisation: CUDA
   //    contexts, streams, the kernels' first-launch costs), while this one opens the file; then
   //    the budgets, once for the call. A missing backend still fails before any count. Launched
@@ -422,6 +424,7 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
   r.plan_seconds = rep.stats.census_s + rep.stats.plan_s;
   r.count_seconds = rep.stats.wall_s;
   r.converted = converted;
+  if (conversion) r.convert_sorter = conversion->sorter;
   r.convert_seconds = convert_seconds;
   r.has_per_vertex = po.per_vertex;
   r.counted_isolated = o.count_isolated;
@@ -490,10 +493,8 @@ CountResult count_pairs(const Id* pairs, std::size_t m, const CountOptions& o) {
                 "count_isolated: an edge array declares no vertex count; leave it off");
   api::TempDir tmp(o.tmp_dir);
   const std::string path = tmp.path() + "/graph.tcsr";
-  const ConvertSummary converted = convert_edges(pairs, m, path, convert_options(o, tmp.path()));
-  CountResult r = count_tcsr(path, o, t0, true, seconds_since(t0), 0);
-  r.convert_sorter = converted.sorter;
-  return r;
+  const ConvertSummary conversion = convert_edges(pairs, m, path, convert_options(o, tmp.path()));
+  return count_tcsr(path, o, t0, &conversion, seconds_since(t0));
 }
 
 }  // namespace
@@ -510,11 +511,8 @@ CountResult count(const std::string& input, const CountOptions& o) {
                 "--count-isolated: " + input +
                     " is a .tcsr file, which does not record the vertices its source declared; "
                     "count the source file (e.g. the .mtx) with --count-isolated instead");
-  const std::uint64_t declared = o.count_isolated ? resolved.summary().declared_vertices : 0;
-  CountResult r =
-      count_tcsr(resolved.tcsr_path(), o, t0, resolved.converted(), convert_seconds, declared);
-  if (resolved.converted()) r.convert_sorter = resolved.summary().sorter;
-  return r;
+  return count_tcsr(resolved.tcsr_path(), o, t0,
+                    resolved.converted() ? &resolved.summary() : nullptr, convert_seconds);
 }
 
 CountResult count_edges(const std::uint64_t* pairs, std::size_t m, const CountOptions& o) {
