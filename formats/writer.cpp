@@ -87,6 +87,14 @@ void Writer::Impl::check_row(std::uint64_t row, const vid_t* cols, std::uint64_t
   }
 }
 
+bool Writer::Impl::row_ok(std::uint64_t row, const vid_t* cols, std::uint64_t count) const {
+  if (count == 0) return true;
+  if (cols == nullptr) return false;
+  unsigned bad = (cols[0] <= row) | (cols[count - 1] >= n);
+  for (std::uint64_t i = 1; i < count; ++i) bad |= cols[i] <= cols[i - 1];
+  return bad == 0;
+}
+
 void Writer::Impl::take_ids(const vid_t* cols, std::uint64_t count) {
   if (count_in_degrees) {
     if (in_degree.size() != n)
@@ -141,8 +149,9 @@ void Writer::Impl::append_rows(const vid_t* cols, const eid_t* row_offsets, std:
     fail("append_rows: " + std::to_string(rows) + " rows after " + std::to_string(row0) + " of " +
          std::to_string(n));
   // 1. Pieces of about equal rows plus edges (rows of any lengths), at most 8 per thread, on the
-  //    pool: each checks its rows, writes their offsets (grown without a zero-fill, their pages
-  //    first touched here) and finds its longest row.
+  //    pool: each checks its rows (row_ok; check_row only for a row that fails it), writes their
+  //    offsets (grown without a zero-fill, their pages first touched here) and finds its longest
+  //    row.
   const eid_t base = offsets.back(), first = row_offsets[0];
   const std::uint64_t edges = row_offsets[rows] - first;
   const std::uint64_t pieces = std::min<std::uint64_t>(rows, 8 * std::uint64_t{threads});
@@ -167,8 +176,9 @@ void Writer::Impl::append_rows(const vid_t* cols, const eid_t* row_offsets, std:
     std::uint64_t top = 0;
     for (std::uint64_t k = cut[p]; k < cut[p + 1] && k < bad.load(std::memory_order_relaxed); ++k) {
       const std::uint64_t count = row_offsets[k + 1] - row_offsets[k];
+      const vid_t* const row = cols + (row_offsets[k] - first);
       try {
-        check_row(row0 + k, cols + (row_offsets[k] - first), count);
+        if (!row_ok(row0 + k, row, count)) check_row(row0 + k, row, count);
       } catch (const Error&) {
         std::uint64_t seen = bad.load();
         while (k < seen && !bad.compare_exchange_weak(seen, k)) {

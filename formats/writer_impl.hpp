@@ -66,6 +66,9 @@ struct Writer::Impl {
 
   // Throws for a row that breaks append_row's rules.
   void check_row(std::uint64_t row, const vid_t* cols, std::uint64_t count) const;
+  // check_row's rules without a branch per id (ids strictly ascending, the first above the row,
+  // the last below n): whether they hold; check_row then says which one does not.
+  bool row_ok(std::uint64_t row, const vid_t* cols, std::uint64_t count) const;
 
   // The ids of checked rows: counted for the header, then into the batch, which is compressed
   // whenever it fills. With in_place, a run that fills the batch is compressed where it lies: the

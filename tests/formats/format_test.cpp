@@ -399,6 +399,61 @@ TEST(FormatWriter, AppendRowsOfVeryUnevenLengthsInOneRunWritesTheSameBytes) {
   EXPECT_EQ(back.header().m, cols.size());
 }
 
+// append_rows applies append_row's rules (each bad row of RejectsInvalidRows, amid good rows of
+// one run, on several threads): the error names the row and the writer stays failed.
+TEST(FormatWriter, AppendRowsRejectsEveryKindOfInvalidRow) {
+  test::TempDir dir;
+  const vid_t n = 4000;
+  struct Bad {
+    vid_t row;
+    std::vector<vid_t> cols;
+  };
+  const std::vector<Bad> bad_rows = {
+      {1000, {1002, 1001}},  // not ascending
+      {1000, {1001, 1001}},  // duplicate
+      {1000, {1000}},        // not above its row
+      {1000, {999}},         // below its row
+      {1000, {1001, n}},     // >= n
+      {3999, {3999}},        // the last row, not above itself
+      {0, {0, 1}},           // the first row, its first id not above it
+  };
+  for (const Bad& b : bad_rows) {
+    std::vector<eid_t> offsets{0};
+    std::vector<vid_t> cols;
+    for (vid_t r = 0; r < n; ++r) {
+      if (r == b.row)
+        cols.insert(cols.end(), b.cols.begin(), b.cols.end());
+      else if (r + 2 < n)
+        cols.insert(cols.end(), {r + 1, r + 2});
+      offsets.push_back(cols.size());
+    }
+    tcsr::WriteOptions o;
+    o.threads = 3;
+    tcsr::Writer w(dir.file("bad.tcsr"), n, o);
+    try {
+      w.append_rows(cols.data(), offsets.data(), n);
+      ADD_FAILURE() << "row " << b.row << ": no error";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("row " + std::to_string(b.row) + ":"), std::string::npos)
+          << e.what();
+    }
+    expect_internal_error([&] { w.finish(); });
+  }
+  // The same rows without the bad one are accepted.
+  std::vector<eid_t> offsets{0};
+  std::vector<vid_t> cols;
+  for (vid_t r = 0; r < n; ++r) {
+    if (r + 2 < n) cols.insert(cols.end(), {r + 1, r + 2});
+    offsets.push_back(cols.size());
+  }
+  tcsr::WriteOptions o;
+  o.threads = 3;
+  tcsr::Writer w(dir.file("good.tcsr"), n, o);
+  w.append_rows(cols.data(), offsets.data(), n);
+  w.finish();
+  EXPECT_EQ(tcsr::Reader(dir.file("good.tcsr")).header().m, cols.size());
+}
+
 // Of several bad rows in one run, the error names the first.
 TEST(FormatWriter, AppendRowsNamesTheFirstBadRow) {
   test::TempDir dir;
