@@ -105,10 +105,9 @@ double seconds_since_process_start() {
 std::unique_ptr<EdgeSorter> count_edge_sorter(const std::string& input, const std::string& backend,
                                               unsigned device, const std::string& devices,
                                               bool names, bool ranks, bool device_budget) {
-  const bool wanted = !names && !ranks && !device_budget && backend != "cpu";
-  if (!wanted) return nullptr;
+  if (names || ranks || device_budget || backend == "cpu") return nullptr;
   const int ordinal = devices.empty() ? static_cast<int>(device) : parse_devices(devices).front();
-  return edge_list_sorter(input, wanted, ordinal);
+  return edge_list_sorter(input, /*wanted=*/true, ordinal);
 }
 
 }  // namespace

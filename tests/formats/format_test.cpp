@@ -428,37 +428,38 @@ TEST(FormatWriter, AppendRowsRejectsEveryKindOfInvalidRow) {
       {3999, {3999}},        // the last row, not above itself
       {0, {0, 1}},           // the first row, its first id not above it
   };
-  for (const Bad& b : bad_rows) {
-    std::vector<eid_t> offsets{0};
+  // The run: rows {r + 1, r + 2} up to n - 3, the bad row's ids in its place.
+  struct Run {
     std::vector<vid_t> cols;
+    std::vector<eid_t> offsets{0};
+  };
+  auto run_with = [n](const Bad* bad) {
+    Run run;
     for (vid_t r = 0; r < n; ++r) {
-      if (r == b.row)
-        cols.insert(cols.end(), b.cols.begin(), b.cols.end());
+      if (bad && r == bad->row)
+        run.cols.insert(run.cols.end(), bad->cols.begin(), bad->cols.end());
       else if (r + 2 < n)
-        cols.insert(cols.end(), {r + 1, r + 2});
-      offsets.push_back(cols.size());
+        run.cols.insert(run.cols.end(), {r + 1, r + 2});
+      run.offsets.push_back(run.cols.size());
     }
-    tcsr::WriteOptions o;
-    o.threads = 3;
+    return run;
+  };
+  tcsr::WriteOptions o;
+  o.threads = 3;
+  for (const Bad& b : bad_rows) {
+    const Run run = run_with(&b);
     tcsr::Writer w(dir.file("bad.tcsr"), n, o);
-    const std::string error = append_rows_error(w, cols, offsets);
+    const std::string error = append_rows_error(w, run.cols, run.offsets);
     EXPECT_NE(error.find("row " + std::to_string(b.row) + ":"), std::string::npos)
         << "row " << b.row << ": " << (error.empty() ? "no error" : error);
     expect_internal_error([&] { w.finish(); });
   }
   // The same rows without the bad one are accepted.
-  std::vector<eid_t> offsets{0};
-  std::vector<vid_t> cols;
-  for (vid_t r = 0; r < n; ++r) {
-    if (r + 2 < n) cols.insert(cols.end(), {r + 1, r + 2});
-    offsets.push_back(cols.size());
-  }
-  tcsr::WriteOptions o;
-  o.threads = 3;
+  const Run good = run_with(nullptr);
   tcsr::Writer w(dir.file("good.tcsr"), n, o);
-  w.append_rows(cols.data(), offsets.data(), n);
+  w.append_rows(good.cols.data(), good.offsets.data(), n);
   w.finish();
-  EXPECT_EQ(tcsr::Reader(dir.file("good.tcsr")).header().m, cols.size());
+  EXPECT_EQ(tcsr::Reader(dir.file("good.tcsr")).header().m, good.cols.size());
 }
 
 // Of several bad rows in one run, the error names the first.
