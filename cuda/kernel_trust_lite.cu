@@ -62,9 +62,11 @@ constexpr eid_t kLongList = eid_t{1} << 26;  // 32 lists below this: items fit 3
 
 static_assert(kLiteMax <= kWindowA && kLiteMax <= kWindowB, "a light row fits a window");
 
+// The slot: a multiplicative hash of (w << 5 | tag) in 32 bits, which 32-bit keys are already
+// (one multiply and a shift per probe's start).
 template <int BITS>
 __device__ __forceinline__ unsigned slot_of(vid_t w, unsigned tag) {
-  return ((w ^ (tag * 0x9e3779b9u)) * 0x85ebca6bu) >> (32 - BITS);
+  return ((w << 5 | tag) * 0x9e3779b1u) >> (32 - BITS);
 }
 
 template <class Key>
@@ -106,7 +108,9 @@ __device__ __forceinline__ unsigned row_of(unsigned inclusive, unsigned k, unsig
 }
 
 struct WarpLists {
-  eid_t beg[32];     // first column index of each non-empty list
+  // Each non-empty list's address less 4 bytes per item before it in the walk: item k of the
+  // walk, in list j, is at at[j] + 4 k (one multiply-add per load, no offset arithmetic).
+  std::uint64_t at[32];
   unsigned pre[32];  // exclusive prefix of the list lengths
   unsigned tag[32];  // the window row of the list's edge
   vid_t v[32];       // the edge's v (per-vertex output only)
@@ -122,16 +126,21 @@ template <bool PV, class COff, bool EVICT_FIRST, int MINB, class Key, int BITS =
 __global__ void __launch_bounds__(kWarps * 32, MINB)
     trust_lite_kernel(Task t, const COff* c_off, ull* counter, ull segments, ull seg_rows,
                       bool prune, bool clear_each) {
-  __shared__ Key s_table[kWarps][(1u << BITS)];
-  __shared__ WarpLists s_lists[kWarps];
+  // A warp's table and lists side by side: both addressed from one base register (the walk
+  // reads the lists at fixed offsets from the table).
+  struct WarpShared {
+    Key table[1u << BITS];
+    WarpLists lists;
+  };
+  __shared__ WarpShared s_warp[kWarps];
   const unsigned lane = threadIdx.x & 31;
-  Key* const table = s_table[threadIdx.x >> 5];
-  WarpLists& L = s_lists[threadIdx.x >> 5];
+  Key* const table = s_warp[threadIdx.x >> 5].table;
+  WarpLists& L = s_warp[threadIdx.x >> 5].lists;
   const bool same_ab = t.A.off == t.B.off && t.A.col == t.B.col;
   const bool in_core = prune && same_ab;  // (prune: LaunchEnv::after_v)
   // c_off[v] indexes c_col: the narrowed offsets start at 0, the wide ones are C's own.
   const vid_t* const c_col = sizeof(COff) == sizeof(eid_t) ? t.C.col : t.C.col + t.C.off[0];
-  auto load_w = [&](eid_t i) -> vid_t { return EVICT_FIRST ? __ldcs(c_col + i) : c_col[i]; };
+  auto load_at = [](const vid_t* p) -> vid_t { return EVICT_FIRST ? __ldcs(p) : *p; };
   // The table is cleared once; each window frees the slots it took (at most two per lane),
   // instead of clearing all of them.
   for (unsigned i = lane; i < (1u << BITS); i += 32) table[i] = kFree<Key>;
@@ -209,18 +218,19 @@ __global__ void __launch_bounds__(kWarps * 32, MINB)
           if (mine[q] != kNoSlot && !clear_each) table[mine[q]] = kFree<Key>;
       };
       // w closes a triangle with the edge u -> v of window row tg when (w, tg) is in the table.
+      // The window's hits are counted in 32 bits (fewer than 2^32 items per window, as below).
+      unsigned hits = 0;
       auto test = [&](vid_t w, unsigned tg, vid_t v_of_edge) {
-        if (lookup<Key, BITS>(table, w, tg)) {
-          ++found;
-          if (PV) add_per_vertex(t, r0 + tg, v_of_edge, w);
-        }
+        const bool hit = lookup<Key, BITS>(table, w, tg);
+        hits += hit;
+        if (PV && hit) add_per_vertex(t, r0 + tg, v_of_edge, w);
       };
       // 3. The non-empty lists C(v), numbered in order, and their prefix. In core (A = B = C, one
       //    id space) the edge to a row's largest neighbour closes no triangle — every w in C(v)
       //    exceeds v, and B(u) holds nothing above v —, so its list is not read at all.
       const unsigned next_tag = __shfl_down_sync(kFull, tag, 1);
       const bool last_of_row = in_core && (lane + 1 >= ea || next_tag != tag);
-      eid_t c0 = 0, c1 = 0;
+      COff c0 = 0, c1 = 0;
       if (v != kEmpty && !last_of_row) {
         c0 = c_off[v];
         c1 = c_off[v + 1];
@@ -229,7 +239,8 @@ __global__ void __launch_bounds__(kWarps * 32, MINB)
         // Rare: a list so long that 32 of them could overflow the 32-bit item numbers. Each
         // lane walks its own list.
         __syncwarp();
-        for (eid_t i = c0; i < c1; ++i) test(load_w(i), tag, v);
+        for (COff i = c0; i < c1; ++i) test(load_at(c_col + i), tag, v);
+        found += hits;
         free_mine();
         __syncwarp();
         continue;
@@ -241,7 +252,8 @@ __global__ void __launch_bounds__(kWarps * 32, MINB)
       const unsigned total = __shfl_sync(kFull, incl, 31);
       if (len > 0) {
         const unsigned c = __popc(nonempty & ((1u << lane) - 1));
-        L.beg[c] = c0;
+        L.at[c] = reinterpret_cast<std::uint64_t>(c_col + c0) -
+                  std::uint64_t{sizeof(vid_t)} * (incl - len);
         L.pre[c] = incl - len;
         L.tag[c] = tag;
         if (PV) L.v[c] = v;
@@ -268,12 +280,15 @@ __global__ void __launch_bounds__(kWarps * 32, MINB)
           const unsigned base = k0 + 32 * q;
           j[q] = list_of(base);
           const unsigned item = base + lane;
-          w[q] = item < total ? load_w(L.beg[j[q]] + (item - L.pre[j[q]])) : kEmpty;
+          w[q] = item < total ? load_at(reinterpret_cast<const vid_t*>(
+                                    L.at[j[q]] + std::uint64_t{sizeof(vid_t)} * item))
+                              : kEmpty;
         }
 #pragma unroll
         for (unsigned q = 0; q < kRounds; ++q)
           if (w[q] != kEmpty) test(w[q], L.tag[j[q]], PV ? L.v[j[q]] : 0);
       }
+      found += hits;
       free_mine();
       __syncwarp();  // the table and lists are rebuilt by the next window
     }
