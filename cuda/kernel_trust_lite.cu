@@ -57,7 +57,7 @@ template <class Key>
 constexpr Key kFree = ~Key{0};
 constexpr std::uint64_t kNarrowKeyIds = (std::uint64_t{1} << 27) - 1;  // col_space bound
 constexpr unsigned kFull = 0xffffffffu;
-constexpr unsigned kRounds = 2;  // rounds of 32 items per step: loads in flight per lane
+constexpr unsigned kRounds = 3;  // rounds of 32 items per step: loads in flight per lane
 constexpr eid_t kLongList = eid_t{1} << 26;  // 32 lists below this: items fit 32 bits
 
 static_assert(kLiteMax <= kWindowA && kLiteMax <= kWindowB, "a light row fits a window");
@@ -66,12 +66,12 @@ static_assert(kLiteMax <= kWindowA && kLiteMax <= kWindowB, "a light row fits a 
 // (one multiply and a shift per probe's start).
 template <int BITS>
 __device__ __forceinline__ unsigned slot_of(vid_t w, unsigned tag) {
-  return ((w << 5 | tag) * 0x9e3779b1u) >> (32 - BITS);
+  return ((w * 32u + tag) * 0x9e3779b1u) >> (32 - BITS);
 }
 
 template <class Key>
 __device__ __forceinline__ Key key_of(vid_t w, unsigned tag) {
-  return (static_cast<Key>(w) << 5) | tag;
+  return static_cast<Key>(w) * 32u + tag;  // (tag < 32: w << 5 | tag in one multiply-add)
 }
 
 // Returns the slot taken (the window's end frees it).
@@ -87,12 +87,12 @@ template <class Key, int BITS>
 __device__ __forceinline__ bool lookup(const Key* table, vid_t w, unsigned tag) {
   const Key key = key_of<Key>(w, tag);
   unsigned h = slot_of<BITS>(w, tag);
-  for (;;) {
-    const Key y = table[h];
-    if (y == key) return true;
-    if (y == kFree<Key>) return false;
+  Key y = table[h];
+  while (y != key && y != kFree<Key>) {
     h = (h + 1) & ((1u << BITS) - 1);
+    y = table[h];
   }
+  return y == key;
 }
 
 // Index of the window row holding item j: the number of rows whose inclusive prefix is <= j
@@ -260,17 +260,19 @@ __global__ void __launch_bounds__(kWarps * 32, MINB)
       }
       __syncwarp();
       const unsigned my_pre = lane < lists ? L.pre[lane] : ~0u;  // list `lane` starts here
-      // 4. The flat walk: round k0 covers items k0 .. k0 + 31. The list of item k0 is the last
-      //    one starting at or before it; the lane's list adds the lists starting in the round at
-      //    or before its item. kRounds rounds per step, so that each lane has that many loads in
-      //    flight.
+      // 4. The flat walk: round k0 covers items k0 .. k0 + 31. The list of item k0 + lane is
+      //    the last one starting at or before it: the lists starting before the round (carried
+      //    from round to round) and those starting in the round at or before the lane's item
+      //    (one warp OR of start bits; every list is non-empty, so no two share a bit). kRounds
+      //    rounds per step, so that each lane has that many loads in flight.
       const unsigned upto = (2u << lane) - 1;  // lanes 0..lane (wraps to all for lane 31)
+      unsigned before = 0;                      // lists starting before the round
       auto list_of = [&](unsigned k0) {
-        const unsigned first = __popc(__ballot_sync(kFull, my_pre <= k0)) - 1;
         const unsigned off = my_pre - k0;  // wraps for lists before the round
-        const unsigned starts =
-            __reduce_or_sync(kFull, (my_pre > k0 && off < 32) ? (1u << off) : 0u);
-        return first + __popc(starts & upto);
+        const unsigned starts = __reduce_or_sync(kFull, off < 32 ? 1u << off : 0u);
+        const unsigned j = before + __popc(starts & upto) - 1;
+        before += __popc(starts);
+        return j;
       };
       for (unsigned k0 = 0; k0 < total; k0 += 32 * kRounds) {
         unsigned j[kRounds];
@@ -284,6 +286,8 @@ __global__ void __launch_bounds__(kWarps * 32, MINB)
                                     L.at[j[q]] + std::uint64_t{sizeof(vid_t)} * item))
                               : kEmpty;
         }
+        // (a branch per round: a round past the last item is skipped by the whole warp, and the
+        // lookups wait for every round's load to be issued)
 #pragma unroll
         for (unsigned q = 0; q < kRounds; ++q)
           if (w[q] != kEmpty) test(w[q], L.tag[j[q]], PV ? L.v[j[q]] : 0);
