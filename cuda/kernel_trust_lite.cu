@@ -175,7 +175,8 @@ __global__ void __launch_bounds__(kWarps * 32, MINB)
         da = static_cast<unsigned>(na1 - na0);
         db = static_cast<unsigned>(nb1 - nb0);
       }
-      const unsigned ia = warp_inclusive_scan(da, lane), ib = warp_inclusive_scan(db, lane);
+      const unsigned ia = warp_inclusive_scan(da, lane);
+      const unsigned ib = same_ab ? ia : warp_inclusive_scan(db, lane);
       const unsigned fits = __ballot_sync(kFull, row < r_end && ia <= kWindowA && ib <= kWindowB);
       const unsigned k = __popc(fits);  // a prefix of the lanes; >= 1 (row r is light or empty)
       const unsigned ea = __shfl_sync(kFull, ia, k - 1), eb = __shfl_sync(kFull, ib, k - 1);
@@ -188,9 +189,19 @@ __global__ void __launch_bounds__(kWarps * 32, MINB)
         for (unsigned i = lane; i < (1u << BITS); i += 32) table[i] = kFree<Key>;
         __syncwarp();
       }
-      const unsigned tag = row_of(ia, k, lane);
+      // The row of lane e's edge: the number of window rows ending at or before e. When every
+      // row of the window has edges (the usual case) their ends are distinct — one warp OR of
+      // end bits and a population count — and the window's edges follow each other in A from
+      // its first row's; else a search over the scan (row_of) and the row's own offset.
+      unsigned tag;
       vid_t v = kEmpty;
-      {
+      if (__ballot_sync(kFull, lane < k && da == 0) == 0) {
+        const unsigned ends = __reduce_or_sync(kFull, lane < k && ia < 32 ? 1u << ia : 0u);
+        tag = __popc(ends & ((2u << lane) - 1));
+        const eid_t first = __shfl_sync(kFull, a0, 0);
+        if (lane < ea) v = t.A.col[first + lane];
+      } else {
+        tag = row_of(ia, k, lane);
         const eid_t base = __shfl_sync(kFull, a0, tag & 31);
         const unsigned ex = __shfl_sync(kFull, ia - da, tag & 31);
         if (lane < ea) v = t.A.col[base + (lane - ex)];
