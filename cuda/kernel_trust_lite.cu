@@ -375,10 +375,17 @@ void launch_trust_lite(const Task& t, const LaunchEnv& env, cudaStream_t stream,
   const void* kernel = pick_kernel(env.per_vertex, c_off32 != nullptr, cfg);
   const int grid = resident_blocks(kernel, kWarps * 32, 0, env);
   // Eight segments per warp: dynamic enough that no warp runs long after the others (four left
-  // 4% of the time to the tail on uniform graphs), few atomics.
+  // 4% of the time to the tail on uniform graphs), few atomics. A segment holds at least the rows
+  // of one window on average (32 edges of A; 32 rows where A's size is unknown), so that windows
+  // are seldom cut at a segment's end; a floor of 32 rows gave small graphs of long light rows
+  // (one row per window) two segments per warp, the last a tail of up to half a warp's work.
   const std::uint64_t warps = static_cast<std::uint64_t>(grid) * kWarps;
   const std::uint64_t per_warp = f.segments_per_warp;
-  ull seg_rows = std::max<std::uint64_t>(32, (t.rows + per_warp * warps - 1) / (per_warp * warps));
+  std::uint64_t min_rows = 32;
+  if (env.a_edges != ~0ull && env.a_edges > 0)
+    min_rows = std::clamp<std::uint64_t>(kWindowA * t.rows / env.a_edges, 1, 32);
+  ull seg_rows =
+      std::max<std::uint64_t>(min_rows, (t.rows + per_warp * warps - 1) / (per_warp * warps));
   ull segments = (t.rows + seg_rows - 1) / seg_rows;
   TS_CUDA_CHECK(cudaMemsetAsync(counter, 0, sizeof(ull), stream));
   Task task = t;
