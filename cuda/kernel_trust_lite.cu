@@ -37,6 +37,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <string>
+#include <type_traits>
 
 #include "check.hpp"
 #include "kernels.hpp"
@@ -277,7 +278,7 @@ __global__ void __launch_bounds__(kWarps * 32, MINB)
       //    (one warp OR of start bits; every list is non-empty, so no two share a bit). kRounds
       //    rounds per step, so that each lane has that many loads in flight.
       const unsigned upto = (2u << lane) - 1;  // lanes 0..lane (wraps to all for lane 31)
-      unsigned before = 0;                      // lists starting before the round
+      unsigned before = 0;                     // lists starting before the round
       auto list_of = [&](unsigned k0) {
         const unsigned off = my_pre - k0;  // wraps for lists before the round
         const unsigned starts = __reduce_or_sync(kFull, off < 32 ? 1u << off : 0u);
@@ -285,24 +286,33 @@ __global__ void __launch_bounds__(kWarps * 32, MINB)
         before += __popc(starts);
         return j;
       };
-      for (unsigned k0 = 0; k0 < total; k0 += 32 * kRounds) {
-        unsigned j[kRounds];
-        vid_t w[kRounds];
+      // A window of one row (the usual one where rows have 17-32 edges) tags every item 0: its
+      // walk reads no tags.
+      auto walk = [&](auto one_row) {
+        for (unsigned k0 = 0; k0 < total; k0 += 32 * kRounds) {
+          unsigned j[kRounds];
+          vid_t w[kRounds];
 #pragma unroll
-        for (unsigned q = 0; q < kRounds; ++q) {
-          const unsigned base = k0 + 32 * q;
-          j[q] = list_of(base);
-          const unsigned item = base + lane;
-          w[q] = item < total ? load_at(reinterpret_cast<const vid_t*>(
-                                    L.at[j[q]] + std::uint64_t{sizeof(vid_t)} * item))
-                              : kEmpty;
+          for (unsigned q = 0; q < kRounds; ++q) {
+            const unsigned base = k0 + 32 * q;
+            j[q] = list_of(base);
+            const unsigned item = base + lane;
+            w[q] = item < total ? load_at(reinterpret_cast<const vid_t*>(
+                                      L.at[j[q]] + std::uint64_t{sizeof(vid_t)} * item))
+                                : kEmpty;
+          }
+          // (a branch per round: a round past the last item is skipped by the whole warp, and the
+          // lookups wait for every round's load to be issued)
+#pragma unroll
+          for (unsigned q = 0; q < kRounds; ++q)
+            if (w[q] != kEmpty)
+              test(w[q], decltype(one_row)::value ? 0u : L.tag[j[q]], PV ? L.v[j[q]] : 0);
         }
-        // (a branch per round: a round past the last item is skipped by the whole warp, and the
-        // lookups wait for every round's load to be issued)
-#pragma unroll
-        for (unsigned q = 0; q < kRounds; ++q)
-          if (w[q] != kEmpty) test(w[q], L.tag[j[q]], PV ? L.v[j[q]] : 0);
-      }
+      };
+      if (__shfl_sync(kFull, ia, 0) == ea)
+        walk(std::true_type{});
+      else
+        walk(std::false_type{});
       found += hits;
       free_mine();
       __syncwarp();  // the table and lists are rebuilt by the next window
