@@ -24,15 +24,21 @@
 //      window frees the slots it took (not a clear per window or per row).
 //   3. The lists C(v) of the window's edges (empty ones dropped, the rest numbered 0..s-1) are
 //      walked as one flat sequence, 32 consecutive items per round: item k0 + lane. The lists
-//      starting inside a round are consecutive, so the lane's list is the round's first list plus
-//      the number of list starts at or before its item (one warp OR-reduction of start offsets and
-//      a population count): no search, no per-item loop, neighbouring lanes read neighbouring
-//      addresses.
-//   4. Bytes: the walk is bound by random 32-byte sectors from DRAM (one offsets lookup and two
-//      or three sectors of C(v) per edge), so in core C's offsets are read narrowed to 32 bits
-//      (bin_rows writes the copy in the pass it makes anyway), C's columns are loaded
-//      evict-first (they are reused only far apart in time; the offsets stay in L2), and the
-//      edge to each row's largest neighbour is skipped (no w in C(v) can be in B(u) = A(u)).
+//      starting inside a round are consecutive, so the lane's list is the number of lists
+//      starting before the round (carried from round to round) plus the number of list starts
+//      at or before its item (one warp OR-reduction of start offsets and a population count): no
+//      search, no per-item loop, neighbouring lanes read neighbouring addresses. Each item's
+//      address is one multiply-add from its list's entry in shared memory.
+//   4. Bytes: each edge reads random 32-byte sectors from DRAM (one offsets lookup and two or
+//      three sectors of C(v)), so in core C's offsets are read narrowed to 32 bits (bin_rows
+//      writes the copy in the pass it makes anyway), C's columns are loaded evict-first (they are
+//      reused only far apart in time; the offsets stay in L2), and the edge to each row's largest
+//      neighbour is skipped (no w in C(v) can be in B(u) = A(u)).
+//   5. Instructions: with those cuts the issued instructions bound the walk on most shapes
+//      (docs/kernels.md), so three rounds per step (three loads in flight per lane) at 32
+//      registers (full occupancy: uniform graphs read their lists from DRAM), the window's rows
+//      tagged by one OR of their end bits where every row has edges, one-row windows read no
+//      tags, and segments of at least a window's rows.
 // 32-bit arithmetic inside a window; __syncwarp only.
 #include <algorithm>
 #include <cstdint>
