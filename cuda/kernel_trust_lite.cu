@@ -69,16 +69,16 @@ constexpr eid_t kLongList = eid_t{1} << 26;  // 32 lists below this: items fit 3
 
 static_assert(kLiteMax <= kWindowA && kLiteMax <= kWindowB, "a light row fits a window");
 
-// The slot: a multiplicative hash of (w << 5 | tag) in 32 bits, which 32-bit keys are already
-// (one multiply and a shift per probe's start).
-template <int BITS>
-__device__ __forceinline__ unsigned slot_of(vid_t w, unsigned tag) {
-  return ((w * 32u + tag) * 0x9e3779b1u) >> (32 - BITS);
-}
-
 template <class Key>
 __device__ __forceinline__ Key key_of(vid_t w, unsigned tag) {
   return static_cast<Key>(w) * 32u + tag;  // (tag < 32: w << 5 | tag in one multiply-add)
+}
+
+// The slot: a multiplicative hash of the key in 32 bits (a 32-bit key itself: one multiply and a
+// shift per probe's start).
+template <int BITS>
+__device__ __forceinline__ unsigned slot_of(vid_t w, unsigned tag) {
+  return (key_of<unsigned>(w, tag) * 0x9e3779b1u) >> (32 - BITS);
 }
 
 // Returns the slot taken (the window's end frees it).
