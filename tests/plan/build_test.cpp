@@ -6,6 +6,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <random>
 #include <regex>
 #include <set>
 #include <tuple>
@@ -93,6 +94,37 @@ TEST(PlanParts, RowWorkTableEqualsAPassOverTheRows) {
   plan_internal::in_core_unit(passed, g.n(), g.m(), off);
   EXPECT_EQ(in_core.units.at(0).work, passed.units.at(0).work);
   EXPECT_THROW(whole.of(1, g.n()), Error);  // not a group's bound
+}
+
+// Many rows (the pieces on all cores): each group's work equals a plain 128-bit sum of d (d - 1) /
+// 2 over its rows, for groups of one row, of rows spanning several pieces and of most of the rows,
+// and for rows of 2^32 edges or more (the 64-bit product's limit); only the offsets are read.
+TEST(PlanParts, RowWorkOfManyRowsEqualsAPlainSumPerGroup) {
+  using u128 = unsigned __int128;
+  const std::uint64_t n = (std::uint64_t{1} << 22) + 12345;
+  std::vector<eid_t> off(n + 1, 0);
+  std::mt19937_64 rng(41);
+  for (std::uint64_t r = 0; r < n; ++r) {
+    eid_t d = rng() % 40;
+    if (r % 1000003 == 7) d = (eid_t{1} << 32) + rng() % 1000;  // (beyond a 64-bit product)
+    if (r % 99991 == 3) d = (eid_t{1} << 32) - 1 - rng() % 2;   // (just below it)
+    off[r + 1] = off[r] + d;
+  }
+  Census c;
+  c.vertex_bounds = {0, 1, 2, 3000, (std::uint64_t{1} << 21) + 7, n - 5, n};
+  const plan_internal::RowWork t = plan_internal::row_work(n, off.data(), c);
+  ASSERT_EQ(t.bounds, c.vertex_bounds);
+  ASSERT_EQ(t.prefix.size(), c.vertex_bounds.size());
+  double expect = 0;
+  for (std::size_t g = 0; g + 1 < c.vertex_bounds.size(); ++g) {
+    u128 w = 0;
+    for (std::uint64_t r = c.vertex_bounds[g]; r < c.vertex_bounds[g + 1]; ++r) {
+      const u128 d = off[r + 1] - off[r];
+      w += d == 0 ? 0 : d * (d - 1) / 2;
+    }
+    expect += static_cast<double>(w);
+    EXPECT_EQ(t.prefix[g + 1], expect) << "group " << g;
+  }
 }
 
 TEST(PlanParts, ForcedPartsAboveTheRowsAreCappedAtTheRows) {
