@@ -159,8 +159,9 @@ struct CountResult {
   std::uint64_t host_budget_bytes = 0;
   std::uint64_t host_peak_bytes = 0;
   // Where the call's seconds went (docs/outputs.md, "Timing"). The stages of the calling thread
-  // run one after the other: [convert], open, [wait for startup], census, plan, pipeline, finish;
-  // startup (the backend's device initialisation) runs on its own thread from the call's start.
+  // run one after the other: [convert], open, [wait for startup], census, plan, pipeline, finish,
+  // teardown; startup (the backend's device initialisation) runs on its own thread from the call's
+  // start.
   struct Timing {
     double before_call = 0;   // the process's start to the call (set by the command line)
     double startup = 0;       // making the backend: CUDA context, streams, kernel warm-up
@@ -175,6 +176,9 @@ struct CountResult {
     double pipeline = 0;  // the streamed count (= count_seconds)
     double release = 0;   // after the pipeline: giving its memory back (device, pinned host blocks)
     double finish = 0;    // after the pipeline: degrees, per-vertex figures, the result
+    // after the result: the workers, the in-core image and the file given back (the devices'
+    // memory, the pinned host memory unregistered and freed)
+    double teardown = 0;
   } timing;
   // Where the block census came from: "none" (in-core), "stored" (the file's) or "pass".
   std::string census = "none";

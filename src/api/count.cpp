@@ -484,6 +484,15 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
   return r;
 }
 
+// count_tcsr's result once its workers, image and file are gone (they go as it returns, after
+// its figures were taken): that time is the teardown, and `seconds` the whole call.
+CountResult with_teardown(CountResult r, Clock::time_point t0) {
+  const double all = seconds_since(t0);
+  r.timing.teardown = std::max(0.0, all - r.seconds);
+  r.seconds = std::max(r.seconds, all);
+  return r;
+}
+
 template <class Id>
 CountResult count_pairs(const Id* pairs, std::size_t m, const CountOptions& o) {
   const auto t0 = Clock::now();
@@ -494,7 +503,7 @@ CountResult count_pairs(const Id* pairs, std::size_t m, const CountOptions& o) {
   api::TempDir tmp(o.tmp_dir);
   const std::string path = tmp.path() + "/graph.tcsr";
   const ConvertSummary conversion = convert_edges(pairs, m, path, convert_options(o, tmp.path()));
-  return count_tcsr(path, o, t0, &conversion, seconds_since(t0));
+  return with_teardown(count_tcsr(path, o, t0, &conversion, seconds_since(t0)), t0);
 }
 
 }  // namespace
@@ -511,8 +520,10 @@ CountResult count(const std::string& input, const CountOptions& o) {
                 "--count-isolated: " + input +
                     " is a .tcsr file, which does not record the vertices its source declared; "
                     "count the source file (e.g. the .mtx) with --count-isolated instead");
-  return count_tcsr(resolved.tcsr_path(), o, t0,
-                    resolved.converted() ? &resolved.summary() : nullptr, convert_seconds);
+  return with_teardown(
+      count_tcsr(resolved.tcsr_path(), o, t0, resolved.converted() ? &resolved.summary() : nullptr,
+                 convert_seconds),
+      t0);
 }
 
 CountResult count_edges(const std::uint64_t* pairs, std::size_t m, const CountOptions& o) {
@@ -556,6 +567,7 @@ std::string CountResult::to_json(const std::string& input) const {
       .add("plan", timing.plan)
       .add("pipeline", timing.pipeline)
       .add("finish", timing.finish)
+      .add("teardown", timing.teardown)
       .add("census_source", census);
   o.raw("timing", t.str());
   o.raw("plan", plan.empty() ? "null" : plan).raw("stats", stats.empty() ? "null" : stats);

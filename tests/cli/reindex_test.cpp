@@ -69,9 +69,10 @@ TEST(CliReindex, CountJsonBreaksTheWholeCommandDown) {
   tcsr::write_file(path, orient_edge_list(test::vertex_count(e), e));
   const auto r = run_cli("count " + q(path) + " --backend cpu --json");
   ASSERT_EQ(r.status, 0) << r.err;
-  for (const char* key : {"\"seconds\":", "\"timing\":{", "\"before_call\":", "\"startup\":",
-                          "\"startup_wait\":", "\"open\":", "\"census\":", "\"plan\":",
-                          "\"pipeline\":", "\"finish\":", "\"census_source\":\"none\""})
+  for (const char* key :
+       {"\"seconds\":", "\"timing\":{",
+        "\"before_call\":", "\"startup\":", "\"startup_wait\":", "\"open\":", "\"census\":",
+        "\"plan\":", "\"pipeline\":", "\"finish\":", "\"teardown\":", "\"census_source\":\"none\""})
     EXPECT_NE(r.out.find(key), std::string::npos) << key << " in " << r.out;
 }
 
