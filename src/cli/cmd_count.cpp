@@ -106,10 +106,7 @@ std::unique_ptr<EdgeSorter> count_edge_sorter(const std::string& input, const st
                                               unsigned device, const std::string& devices,
                                               bool names, bool ranks, bool device_budget) {
   if (names || ranks || device_budget || backend == "cpu") return nullptr;
-  // (all: the first device is 0; listing them would start the driver here, not beside the open)
-  const int ordinal = devices.empty()    ? static_cast<int>(device)
-                      : devices == "all" ? 0
-                                         : parse_devices(devices).front();
+  const int ordinal = devices.empty() ? static_cast<int>(device) : parse_devices(devices).front();
   return edge_list_sorter(input, /*wanted=*/true, ordinal);
 }
 

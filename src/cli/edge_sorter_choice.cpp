@@ -34,13 +34,10 @@ bool worth_a_device(const std::string& input) {
 
 std::unique_ptr<EdgeSorter> edge_list_sorter(const std::string& input, bool wanted, int ordinal) {
   std::error_code ec;
-  if (!wanted || ordinal < 0) return nullptr;
+  if (!wanted || ordinal < 0 || ordinal >= cuda_device_count()) return nullptr;
   if (input != "-" && (!std::filesystem::exists(input, ec) || api::is_tcsr_input(input)))
     return nullptr;
   if (!worth_a_device(input)) return nullptr;
-  // (asked last: the first CUDA call starts the driver, a few tenths of a second that a .tcsr
-  // input's count spends on its workers' thread instead, beside the file's opening)
-  if (ordinal >= cuda_device_count()) return nullptr;
   return cuda::make_edge_sorter(ordinal, /*owns_device=*/false);
 }
 
