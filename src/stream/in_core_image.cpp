@@ -18,8 +18,6 @@ namespace tristream::stream {
 namespace {
 // Columns per task of add_in_degrees.
 constexpr std::uint64_t kColumnsPerTask = std::uint64_t{1} << 22;
-// The most threads that end the registrations (unregister_all).
-constexpr unsigned kReleaseThreads = 8;
 }  // namespace
 
 std::uint64_t InCoreImage::slot_bytes(std::uint64_t n, eid_t m) {
@@ -59,36 +57,9 @@ InCoreImage::~InCoreImage() {
     if (!joined_ && worker_.joinable()) worker_.join();
     joined_ = true;
   }
-  unregister_all();
+  if (registrar_)
+    for (const auto& [lo, hi] : pieces_) registrar_->unregister_host(mem_ + lo);
   std::free(mem_);
-}
-
-// The registrations end on several threads: unpinning is the kernel's work, page by page (on one
-// thread 0.3-0.7 s for the 18-36 GB image of Kronecker 28-29, the last thing a count waited for
-// before its figures), and the pieces are independent. TRISTREAM_RELEASE_THREADS=N takes N
-// threads (1: one after another, to measure what the others save).
-void InCoreImage::unregister_all() noexcept {
-  if (!registrar_ || pieces_.empty()) return;
-  std::vector<std::uint64_t> starts;
-  starts.reserve(pieces_.size());
-  for (const auto& [lo, hi] : pieces_) starts.push_back(lo);
-  unsigned threads = std::min<unsigned>(threads_, kReleaseThreads);
-  if (const char* e = std::getenv("TRISTREAM_RELEASE_THREADS"); e && std::atoi(e) > 0)
-    threads = static_cast<unsigned>(std::atoi(e));
-  threads = static_cast<unsigned>(std::min<std::size_t>(threads, starts.size()));
-  std::atomic<std::size_t> next{0};
-  auto work = [&] {
-    for (std::size_t k = next.fetch_add(1); k < starts.size(); k = next.fetch_add(1))
-      registrar_->unregister_host(mem_ + starts[k]);
-  };
-  if (threads > 1) {
-    try {
-      ThreadPool pool(threads);
-      pool.run(threads, [&](std::size_t) { work(); });
-    } catch (...) {  // (a thread could not start: this one ends what is left)
-    }
-  }
-  work();
 }
 
 // 1. The rebased offsets (the file's start at 0) and the zero padding; 2. the chunks, each

@@ -107,8 +107,6 @@ class InCoreImage {
   bool register_tried_ = false;  // (under register_mu_)
   // (under register_mu_) the registrations: byte offsets in the image, start -> end, disjoint
   std::map<std::uint64_t, std::uint64_t> pieces_;
-  // Ends every registration (the destructor's; on several threads).
-  void unregister_all() noexcept;
   // Registers the pages of bytes [lo, hi) not registered yet; under register_mu_.
   bool register_bytes_locked(HostRegistrar& registrar, std::uint64_t lo, std::uint64_t hi);
   // Blocks until ready() or the decoding's end; returns ready().

@@ -14,7 +14,6 @@
 #include <map>
 #include <mutex>
 #include <random>
-#include <set>
 #include <thread>
 
 #include "fake_backend.hpp"
@@ -502,11 +501,9 @@ TEST(InCoreImage, RegistersColumnsInDisjointPieces) {
       live.emplace(a, bytes);
       return true;
     }
-    void unregister_host(void* p) noexcept override {  // (the destructor's threads)
-      std::lock_guard<std::mutex> lock(mu);
+    void unregister_host(void* p) noexcept override {
       live.erase(reinterpret_cast<std::uintptr_t>(p));
     }
-    std::mutex mu;
     bool covers(const void* p, std::uint64_t bytes) const {  // by adjacent registrations
       const auto lo = reinterpret_cast<std::uintptr_t>(p);
       auto it = live.upper_bound(lo);
@@ -538,44 +535,6 @@ TEST(InCoreImage, RegistersColumnsInDisjointPieces) {
     EXPECT_TRUE(image.register_columns(rec, 0, m));  // (nothing left)
   }
   EXPECT_TRUE(rec.live.empty()) << "pieces left registered";
-}
-
-// The destructor ends the registrations on several threads: every piece once, each before the
-// memory goes, on more than one thread when there are pieces enough (each unregistration here
-// takes a millisecond, as unpinning a large piece does).
-TEST(InCoreImage, ManyPiecesAreUnregisteredOnceEachOnSeveralThreads) {
-  const OrientedGraph g = orient_edge_list(20000, test::random_graph(20000, 300000, 29));
-  auto src = memory_source(g, 4096);
-  struct Recorder final : HostRegistrar {
-    std::mutex mu;
-    std::set<std::uintptr_t> live;
-    std::map<std::uintptr_t, int> ended;  // start -> unregistrations
-    std::set<std::thread::id> threads;
-    bool register_host(void* p, std::uint64_t) override {
-      std::lock_guard<std::mutex> lock(mu);
-      return live.insert(reinterpret_cast<std::uintptr_t>(p)).second;
-    }
-    void unregister_host(void* p) noexcept override {
-      std::this_thread::sleep_for(std::chrono::milliseconds(1));
-      std::lock_guard<std::mutex> lock(mu);
-      ++ended[reinterpret_cast<std::uintptr_t>(p)];
-      live.erase(reinterpret_cast<std::uintptr_t>(p));
-      threads.insert(std::this_thread::get_id());
-    }
-  } rec;
-  std::size_t pieces = 0;
-  {
-    InCoreImage image(*src, 4);
-    image.wait();
-    const eid_t m = g.m();
-    for (eid_t e = 0; e < m; e += m / 64) ASSERT_TRUE(image.register_columns(rec, e, e + 1));
-    pieces = rec.live.size();
-  }
-  EXPECT_GE(pieces, 32u);
-  EXPECT_TRUE(rec.live.empty()) << "pieces left registered";
-  EXPECT_EQ(rec.ended.size(), pieces);
-  for (const auto& [p, times] : rec.ended) EXPECT_EQ(times, 1) << "piece at " << p;
-  EXPECT_GT(rec.threads.size(), 1u) << "one thread ended every registration";
 }
 
 TEST(InCoreImage, DroppedWhileDecodingStopsCleanly) {
