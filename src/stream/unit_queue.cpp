@@ -3,6 +3,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdlib>
 
 #include "common/interrupt.hpp"
 #include "stream/clock.hpp"
@@ -51,8 +52,12 @@ UnitQueue::UnitQueue(const Plan& plan, std::vector<bool> cutoff, std::vector<std
   for (bool c : cutoff) any_plain |= !c;
   for (std::size_t w = 0; w < cutoff.size(); ++w) {
     workers_[w].cutoff = cutoff[w] && any_plain;
+    workers_[w].plain = static_cast<std::uint32_t>(plain_);
     plain_ += workers_[w].cutoff ? 0 : 1;
   }
+  // (TRISTREAM_SHARED_COLUMNS=1: every plain worker takes from the head as before, to measure)
+  own_columns_ = plain_ > 1 && plan.partition.scheme == Scheme::Pair && plan.partition.p > 1 &&
+                 !std::getenv("TRISTREAM_SHARED_COLUMNS");
   if (units.empty() && all_units)
     for (std::size_t u = 0; u < plan.units.size(); ++u) units.push_back(u);
   order_ = std::move(units);
@@ -116,8 +121,21 @@ std::int64_t UnitQueue::take_at(std::size_t pos, Worker& w) {
 }
 
 std::int64_t UnitQueue::take_near(Worker& w) {
+  const std::size_t end = std::min(tail_, head_ + kReuseWindow);
+  if (own_columns_) {
+    // Pair: the worker's own column parts first (C = R_j with j % plain workers = its index),
+    // one that shares a block with its last unit before the others.
+    constexpr std::size_t kNone = ~std::size_t{0};
+    std::size_t own = kNone;
+    for (std::size_t pos = head_; pos < end; ++pos) {
+      if (taken_[pos] || plan_.units[order_[pos]].j % plain_ != w.plain) continue;
+      if (w.last >= 0 && shares_block(order_[pos], static_cast<std::size_t>(w.last)))
+        return take_at(pos, w);
+      if (own == kNone) own = pos;
+    }
+    if (own != kNone) return take_at(own, w);
+  }
   if (w.last >= 0) {
-    const std::size_t end = std::min(tail_, head_ + kReuseWindow);
     for (std::size_t pos = head_; pos < end; ++pos)
       if (!taken_[pos] && shares_block(order_[pos], static_cast<std::size_t>(w.last)))
         return take_at(pos, w);

@@ -6,7 +6,11 @@
 // plan's order is the one its caches were planned for); with several, a worker takes the first
 // waiting unit, within a window from the head, that shares a block with the last unit it took
 // (its block caches then hold part of the unit already), else the head; in core (the slices of
-// the one unit) only once its last unit is collected. A cut-off worker (the
+// the one unit) only once its last unit is collected. With pair's units (i, j), whose C = R_j
+// serves every i <= j, plain worker x of P owns the column parts j with j % P = x and takes its
+// own first (within the window; one sharing a block with its last before the others): the
+// workers, taking from one head, each uploaded nearly every R_j, as many bytes as one GPU
+// moves for the whole graph; owning them, each moves about its share. A cut-off worker (the
 // CPU with --hybrid) takes from the tail instead (range orders end with the low row parts: many
 // bytes, little work, nothing to upload on the CPU), and only when it would finish the unit
 // before the other workers finish everything else, both estimated from measured rates (BBTC's
@@ -95,6 +99,7 @@ class UnitQueue {
  private:
   struct Worker {
     bool cutoff = false;
+    std::uint32_t plain = 0;     // its index among the plain workers
     std::int64_t last = -1;      // the last unit taken
     double left = 0;             // estimated work taken, not yet collected
     std::uint64_t flying = 0;    // units taken, not yet collected
@@ -125,6 +130,7 @@ class UnitQueue {
   std::condition_variable cv_;
   std::vector<Worker> workers_;
   std::size_t plain_ = 0;           // workers that are not cut-off workers
+  bool own_columns_ = false;        // pair, several plain workers: each owns column parts
   std::vector<std::size_t> order_;  // units in hand-out order
   std::vector<char> taken_;         // by position in order_
   std::size_t head_ = 0;            // first position not taken
