@@ -101,7 +101,10 @@ double seconds_since_process_start() {
 // (--device, or the first of --devices; "all" starts at 0), for a CUDA backend asked or chosen;
 // none with --names (whose conversion never uses one), under mpirun (every rank would take a
 // device for its own conversion) or with --gpu-memory (the sorter takes half the device's free
-// memory, more than such a budget may allow).
+// memory, more than such a budget may allow). For a .tcsr input it returns none, but its device
+// check has started the CUDA driver on this thread by then, before the count decodes the in-core
+// image: started beside the decoding instead, the startup took 0.64-0.66 s against 0.34 + 0.17 s
+// (Kronecker 28 in core, one H200, bench/RESULTS.md 2026-11-30 "Several workers").
 std::unique_ptr<EdgeSorter> count_edge_sorter(const std::string& input, const std::string& backend,
                                               unsigned device, const std::string& devices,
                                               bool names, bool ranks, bool device_budget) {

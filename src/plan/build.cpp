@@ -315,7 +315,7 @@ RowWork row_work(std::uint64_t n, const eid_t* off, const Census& census) {
                  : std::vector<std::uint64_t>{0, n};
   t.prefix.assign(t.bounds.size(), 0);
   // Every group summed in pieces of at most kPiece rows on all cores when the rows are many: the
-  // groups balance wedges, not rows (Kronecker 29's last group holds most of its 537 M rows), so
+  // groups balance wedges, not rows (the first of Kronecker 25's 16 holds 96% of its rows), so
   // a thread per group left one thread with most of the pass. The sums are exact integers, the
   // same whatever the pieces.
   constexpr std::uint64_t kPiece = std::uint64_t{1} << 20;
