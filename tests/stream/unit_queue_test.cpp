@@ -3,10 +3,12 @@
 // every unit handed out once whatever the workers' speeds; other schemes from the one head.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <map>
 #include <random>
 #include <set>
+#include <tuple>
 #include <vector>
 
 #include "stream/unit_queue.hpp"
