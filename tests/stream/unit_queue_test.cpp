@@ -11,41 +11,29 @@
 #include <tuple>
 #include <vector>
 
+#include "plan/build.hpp"
+#include "plan/order.hpp"
 #include "stream/unit_queue.hpp"
+#include "test_util.hpp"
+#include "tristream/csr.hpp"
 #include "tristream/plan.hpp"
 
 namespace tristream::stream_test {
 namespace {
 
-// A pair plan's units as plan/build.cpp makes them (A = G_ij, B = R_i, C = R_j) in the order of
-// groups of g row parts (plan/order.cpp pair_group_order: groups from the last row part, in
-// each j ascending, then i descending).
-Plan pair_plan(std::uint32_t p, std::uint32_t g) {
-  Plan plan;
-  plan.partition.scheme = Scheme::Pair;
-  plan.partition.p = p;
-  const std::uint32_t rows = p;  // (R_a's column part code)
-  auto block = [](std::uint32_t a, std::uint32_t c) {
-    BlockInfo b;
-    b.row_part = a;
-    b.col_part = c;
-    return b;
-  };
-  for (std::uint32_t top = p; top > 0; top -= std::min(g, top)) {
-    const std::uint32_t lo = top - std::min(g, top);
-    for (std::uint32_t j = lo; j < p; ++j)
-      for (std::uint32_t i = top; i-- > lo;) {
-        if (i > j) continue;
-        WorkUnit w;
-        w.i = i;
-        w.j = w.k = j;
-        w.a = block(i, j);
-        w.b = block(i, rows);
-        w.c = block(j, rows);
-        w.work = 100;
-        plan.units.push_back(w);
-      }
-  }
+// A pair plan of p parts as the planner builds it (plan/build.cpp pair_units: A = G_ij, B = R_i,
+// C = R_j), in the order of groups of 3 row parts (plan/order.cpp pair_group_order).
+Plan pair_plan(std::uint32_t p) {
+  const OrientedGraph g = orient_edge_list(4000, test::random_graph(4000, 60000, 13));
+  auto src = memory_source(g, 256);
+  CensusOptions co;
+  co.fine = 64;
+  co.vertex = false;
+  co.threads = 2;
+  const Census c = take_census(*src, co);
+  Plan plan =
+      plan_internal::build_plan(Scheme::Pair, p, 0, g.n(), g.m(), g.csr.offsets.data(), c, false);
+  plan_internal::pair_group_order(plan, 3);
   return plan;
 }
 
@@ -79,7 +67,7 @@ class PairColumnOwners : public ::testing::TestWithParam<std::tuple<std::uint32_
 // it uploads are about its share: at most one R_j in five needed by two workers in a group.
 TEST_P(PairColumnOwners, EachWorkerTakesItsOwnColumnParts) {
   const auto [p, workers] = GetParam();
-  const Plan plan = pair_plan(p, 3);
+  const Plan plan = pair_plan(p);
   for (std::uint64_t seed = 1; seed <= 5; ++seed) {
     SCOPED_TRACE(seed);
     const auto got = hand_out(plan, workers, seed);
