@@ -113,7 +113,7 @@ bool split_in_core_options(const PipelineOptions& options, const PlanOptions& po
       plan_internal::kernel_seconds(plan, plan.units[0]) < options.split_in_core_s)
     return false;
   *shared = po;
-  shared->device_budget = std::max<std::uint64_t>(plan.device_bytes / gpus, 1);
+  shared->device_budget = std::max<std::uint64_t>(plan.device_bytes / split_shares(gpus), 1);
   return true;
 }
 
@@ -135,10 +135,10 @@ bool split_in_core(const GraphSource& g, const PipelineOptions& options, const P
     }
   }
   if (split.partition.p <= 1) return false;
-  const std::string g_s = std::to_string(gpus);
   split.reason =
-      "in core one GPU would count the one unit alone; planned at 1/" + g_s +
-      " of its device bytes so that the " + g_s +
+      "in core one GPU would count the one unit alone; planned at 1/" +
+      std::to_string(split_shares(gpus)) + " of its device bytes so that the " +
+      std::to_string(gpus) +
       " GPUs share its units (TRISTREAM_IN_CORE_SPLIT=0 keeps it in core): " + split.reason;
   more.seconds += census->seconds;
   *census = std::move(more);

@@ -47,13 +47,21 @@ bool admit_cutoff(const Plan& plan, const std::vector<std::size_t>& units, std::
                   std::string* why = nullptr);
 
 // Several GPUs (gpus of them: of one process, or one per rank, split_gpus): an in-core plan whose
-// kernel the plan's rates estimate at options.split_in_core_s or more is made again at 1/gpus of
-// its device bytes, so that the GPUs share its units (more GPUs, smaller units: the last ones end
-// closer together); in core one GPU counts the one unit (count_with_workers), each slice of it
-// costing every GPU the whole graph's upload. split_in_core_options: whether `plan` (made with
-// `po`) is such a plan (at least two GPUs, the split not turned off, options.in_core_gpu_slices
-// false, the parts not forced, one unit of p = 1, its kernel long enough), and then the split
-// plan's options (*shared: po at 1/gpus of the plan's device bytes).
+// kernel the plan's rates estimate at options.split_in_core_s or more is made again at 1/S of its
+// device bytes, S = split_shares(gpus), so that the GPUs share its units (more GPUs, smaller
+// units: the last ones end closer together); in core one GPU counts the one unit
+// (count_with_workers), each slice of it costing every GPU the whole graph's upload.
+// split_in_core_options: whether `plan` (made with `po`) is such a plan (at least two GPUs, the
+// split not turned off, options.in_core_gpu_slices false, the parts not forced, one unit of p = 1,
+// its kernel long enough), and then the split plan's options (*shared: po at 1/S of the plan's
+// device bytes).
+// S is the GPUs, and at least kSplitShares: at 1/2 of Kronecker 29's device bytes two H200s got 78
+// units, one GPU 7-8 of them and 10.5 s of kernel, the other 5.9 s (13.9 s in all); at 1/4, 300
+// units, 11.9-12.2 s (Kronecker 28: 5.0-5.1 s either way; bench/RESULTS.md 2026-11-30).
+constexpr std::size_t kSplitShares = 4;
+inline std::size_t split_shares(std::size_t gpus) {
+  return gpus < kSplitShares ? kSplitShares : gpus;
+}
 bool split_in_core_options(const PipelineOptions& options, const PlanOptions& po, std::size_t gpus,
                            const Plan& plan, PlanOptions* shared);
 // split_in_core replaces *plan and *census by the split plan: the one made ahead

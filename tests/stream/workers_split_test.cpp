@@ -191,6 +191,28 @@ TEST(Workers, ASplitPlanMadeAheadIsTakenWhenItServesTheSplit) {
   }
 }
 
+// The split's plan is made at 1/4 of the in-core device bytes for two or three GPUs (at 1/2 a
+// few large units left one of two GPUs most of the kernel time) and at 1/GPUs for more.
+TEST(Workers, AnInCoreSplitIsPlannedInAtLeastFourShares) {
+  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(test::skewed_graph(2000, 20000, 9));
+  auto src = memory_source(g, 64);
+  PipelineOptions o = popts(Scheme::Auto, 0, true);
+  o.split_in_core_s = 0.0;
+  o.host_memory = std::uint64_t{4} << 30;
+  PlanOptions po;
+  po.host_budget = o.host_memory;
+  const Plan in_core = plan_graph(*src, po);
+  ASSERT_EQ(in_core.partition.p, 1u);
+  for (std::size_t gpus : {2u, 3u, 4u, 6u}) {
+    SCOPED_TRACE(gpus);
+    PlanOptions shared;
+    ASSERT_TRUE(stream::split_in_core_options(o, po, gpus, in_core, &shared));
+    EXPECT_EQ(shared.device_budget, in_core.device_bytes / std::max<std::size_t>(gpus, 4));
+  }
+  PlanOptions shared;
+  EXPECT_FALSE(stream::split_in_core_options(o, po, 1, in_core, &shared));  // (one GPU)
+}
+
 // Ranks as one process's calls, one after another: rank 0 plans and keeps what it broadcasts,
 // rank 1 receives it; rank 1's sums are recorded (rank 0's report then holds its own share only).
 // Each rank on a machine of its own (local_size 1), so each has a GPU of its own.
