@@ -14,9 +14,10 @@
 namespace tristream::plan_internal {
 namespace {
 
-// The work of rows [r0, r1): the sum of d (d - 1) / 2 over their out-degrees, exact (128-bit), as a
-// double: equal to a double sum in row order while below 2^53, whatever the threads. Many rows are
-// summed in pieces on all cores (the in-core unit of a graph of 100 M rows: 0.15 s on one).
+// The work of rows: the sum of d (d - 1) / 2 over their out-degrees, exact (128-bit), as a double
+// (rows_work, row_work): equal to a double sum in row order while below 2^53, whatever the threads.
+// Many rows are summed in pieces on all cores (the in-core unit of a graph of 100 M rows: 0.15 s on
+// one).
 using u128 = unsigned __int128;
 u128 wedges_of_rows(const eid_t* off, std::uint64_t a, std::uint64_t b) {
   u128 w = 0;
@@ -32,22 +33,38 @@ u128 wedges_of_rows(const eid_t* off, std::uint64_t a, std::uint64_t b) {
   return w;
 }
 
-double rows_work(const eid_t* off, std::uint64_t r0, std::uint64_t r1) {
+// The wedges of each span of rows [b[g], b[g + 1]), exact. Many rows (at least 4 pieces' worth)
+// are summed in pieces of kPiece rows on all cores, every span cut into pieces of its own: the
+// census's vertex groups balance wedges, not rows (the first of Kronecker 25's 16 holds 96% of its
+// rows), so a thread per span would leave one thread most of the pass. The sums are integers, the
+// same whatever the pieces.
+std::vector<u128> wedges_of_spans(const eid_t* off, const std::vector<std::uint64_t>& b) {
   constexpr std::uint64_t kPiece = std::uint64_t{1} << 20;
-  u128 wedges = 0;
-  if (r1 - r0 < 4 * kPiece) {
-    wedges = wedges_of_rows(off, r0, r1);
+  const std::size_t G = b.size() - 1;
+  std::vector<std::size_t> first(G + 1, 0);  // span g's pieces: [first[g], first[g + 1])
+  for (std::size_t g = 0; g < G; ++g)
+    first[g + 1] = first[g] + (b[g + 1] - b[g] + kPiece - 1) / kPiece;
+  std::vector<u128> part(first[G], 0);
+  auto sum_piece = [&](std::size_t x) {
+    const std::size_t g = static_cast<std::size_t>(std::upper_bound(first.begin(), first.end(), x) -
+                                                   first.begin() - 1);
+    const std::uint64_t a = b[g] + (x - first[g]) * kPiece;
+    part[x] = wedges_of_rows(off, a, std::min(b[g + 1], a + kPiece));
+  };
+  if (b.back() - b.front() >= 4 * kPiece && part.size() > 1) {
+    ThreadPool pool(static_cast<unsigned>(std::min<std::size_t>(resolve_threads(0), part.size())));
+    pool.for_each_item(part.size(), [&](std::size_t x, unsigned) { sum_piece(x); });
   } else {
-    const std::uint64_t pieces = (r1 - r0 + kPiece - 1) / kPiece;
-    std::vector<u128> part(pieces, 0);
-    ThreadPool pool(static_cast<unsigned>(std::min<std::uint64_t>(resolve_threads(0), pieces)));
-    pool.for_each_item(pieces, [&](std::size_t x, unsigned) {
-      const std::uint64_t a = r0 + x * kPiece;
-      part[x] = wedges_of_rows(off, a, std::min(r1, a + kPiece));
-    });
-    for (const u128 w : part) wedges += w;
+    for (std::size_t x = 0; x < part.size(); ++x) sum_piece(x);
   }
-  return static_cast<double>(wedges);
+  std::vector<u128> spans(G, 0);
+  for (std::size_t g = 0; g < G; ++g)
+    for (std::size_t x = first[g]; x < first[g + 1]; ++x) spans[g] += part[x];
+  return spans;
+}
+
+double rows_work(const eid_t* off, std::uint64_t r0, std::uint64_t r1) {
+  return static_cast<double>(wedges_of_spans(off, {r0, r1})[0]);
 }
 
 // Units of a range or hash partition from a p x p edge matrix.
@@ -314,33 +331,9 @@ RowWork row_work(std::uint64_t n, const eid_t* off, const Census& census) {
                  ? census.vertex_bounds
                  : std::vector<std::uint64_t>{0, n};
   t.prefix.assign(t.bounds.size(), 0);
-  // Every group summed in pieces of at most kPiece rows on all cores when the rows are many: the
-  // groups balance wedges, not rows (the first of Kronecker 25's 16 holds 96% of its rows), so
-  // a thread per group left one thread with most of the pass. The sums are exact integers, the
-  // same whatever the pieces.
-  constexpr std::uint64_t kPiece = std::uint64_t{1} << 20;
-  const std::size_t G = t.bounds.size() - 1;
-  std::vector<std::size_t> first(G + 1, 0);  // group g's pieces: [first[g], first[g + 1])
-  for (std::size_t g = 0; g < G; ++g)
-    first[g + 1] = first[g] + (t.bounds[g + 1] - t.bounds[g] + kPiece - 1) / kPiece;
-  std::vector<u128> part(first[G], 0);
-  auto sum_piece = [&](std::size_t x) {
-    const std::size_t g = static_cast<std::size_t>(std::upper_bound(first.begin(), first.end(), x) -
-                                                   first.begin() - 1);
-    const std::uint64_t a = t.bounds[g] + (x - first[g]) * kPiece;
-    part[x] = wedges_of_rows(off, a, std::min(t.bounds[g + 1], a + kPiece));
-  };
-  if (n >= (std::uint64_t{1} << 22) && part.size() > 1) {
-    ThreadPool pool(static_cast<unsigned>(std::min<std::size_t>(resolve_threads(0), part.size())));
-    pool.for_each_item(part.size(), [&](std::size_t x, unsigned) { sum_piece(x); });
-  } else {
-    for (std::size_t x = 0; x < part.size(); ++x) sum_piece(x);
-  }
-  for (std::size_t g = 0; g < G; ++g) {
-    u128 w = 0;
-    for (std::size_t x = first[g]; x < first[g + 1]; ++x) w += part[x];
-    t.prefix[g + 1] = t.prefix[g] + static_cast<double>(w);
-  }
+  const std::vector<u128> spans = wedges_of_spans(off, t.bounds);
+  for (std::size_t g = 0; g < spans.size(); ++g)
+    t.prefix[g + 1] = t.prefix[g] + static_cast<double>(spans[g]);
   return t;
 }
 
