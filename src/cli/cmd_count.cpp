@@ -144,8 +144,8 @@ int cmd_count(int argc, char** argv) {
             &hybrid)
       .option("rank-split", "", "MODE",
               "under mpirun: the ranks take contiguous runs of the units (static: each rank "
-              "preloads the row parts of its own) or batches from a shared counter (dynamic); "
-              "auto chooses by the estimated finish [auto]",
+              "preloads the row parts of its own) or batches from a shared counter (dynamic: "
+              "each rank preloads every row part where they fit); auto is static [auto]",
               &rank_split)
       .uint_option("workers", "N", "N CPU workers sharing the units (with --backend cpu) [1]",
                    &workers, 1, 64)

@@ -7,6 +7,7 @@
 
 #include "plan/cost.hpp"
 #include "plan/plan_wire.hpp"
+#include "stream/host_block_store.hpp"
 #include "stream/unit_queue.hpp"
 
 namespace tristream {
@@ -205,11 +206,8 @@ UnitSplit mpi_split(const Plan& plan, int ranks, const std::string& mode) {
                 "--rank-split: expected auto, static or dynamic, got '" + mode + "'");
   UnitSplit s;
   const std::size_t N = plan.units.size();
-  double total = 0, largest = 0;
-  for (const WorkUnit& w : plan.units) {
-    total += std::max(w.work, 1.0);
-    largest = std::max(largest, std::max(w.work, 1.0));
-  }
+  double total = 0;
+  for (const WorkUnit& w : plan.units) total += std::max(w.work, 1.0);
   // Contiguous runs closing once they reach their share of the work.
   auto cut = [&](std::size_t pieces) {
     std::vector<std::size_t> b{0};
@@ -223,18 +221,15 @@ UnitSplit mpi_split(const Plan& plan, int ranks, const std::string& mode) {
     return b;
   };
   const auto R = static_cast<std::size_t>(std::max(1, ranks));
-  s.bounds = cut(R);
-  double worst = 0;
-  for (std::size_t r = 0; r < R; ++r) {
-    double run = 0;
-    for (std::size_t u = s.bounds[r]; u < s.bounds[r + 1]; ++u)
-      run += std::max(plan.units[u].work, 1.0);
-    worst = std::max(worst, run);
+  if (mode != "dynamic") {  // (auto: static, see workers.hpp)
+    s.bounds = cut(R);
+    return s;
   }
-  if (mode == "dynamic" || (mode == "auto" && worst > total / static_cast<double>(R) + largest)) {
-    s.dynamic = true;
-    s.bounds = cut(std::min<std::size_t>(N, 4 * R));
-  }
+  s.dynamic = true;
+  // every row part within the plan's block cache: the rank's budget holds them all, and the
+  // preload takes the building of the units' blocks off their path
+  s.preload_all = R > 1 && stream::HostBlockStore::would_preload(plan);
+  s.bounds = cut(std::min<std::size_t>(N, 4 * R));
   return s;
 }
 

@@ -435,9 +435,11 @@ CountReport count_with_workers(const GraphSource& g, const PipelineOptions& opti
       });
     try {
       // (several processes: a rank's preload holds the row parts of its static share only; none
-      // with the dynamic split, whose units are not known before: it would read every row part)
+      // with the dynamic split, whose units are not known before, unless it preloads every row
+      // part: mpi_split's preload_all)
       CountReport rep = run_workers(g, plan, plans, run, workers, runs, queue,
-                                    !many || !split.dynamic, !many, many ? &units : nullptr);
+                                    !many || !split.dynamic || split.preload_all, !many,
+                                    many && !split.dynamic ? &units : nullptr);
       rep.stats.replans = replans;
       rep.stats.census_s = census.seconds;
       rep.stats.plan_s = plan_s;

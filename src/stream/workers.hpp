@@ -55,13 +55,19 @@ std::uint64_t ranks_per_gpu(const Communicator* comm);
 // How the processes share the plan's units (mpi_split): static runs or dynamic batches.
 struct UnitSplit {
   bool dynamic = false;
+  // dynamic, and every rank preloads every row part (see mpi_split)
+  bool preload_all = false;
   // static: rank r takes units [bounds[r], bounds[r + 1]) of the plan's order; dynamic: batch b
   // is units [bounds[b], bounds[b + 1]).
   std::vector<std::size_t> bounds;
 };
-// Static: `ranks` contiguous runs of about equal estimated work; dynamic (chosen when the
-// static runs' largest exceeds total / ranks + the largest unit, the list-scheduling bound of
-// handing out batches) batches of about total / (4 ranks) work each.
+// Static: `ranks` contiguous runs of about equal estimated work; dynamic: batches of about
+// total / (4 ranks) work each, from which a rank preloads every row part when the plan's block
+// cache holds them all (preload_all: HostBlockStore::would_preload), otherwise none (it would
+// read every row part). `auto` is static: the runs are within one unit of an even share of the
+// estimated work by construction, and what the dynamic split balances instead, the estimate's
+// error (1.5-2x between units' kernel times), has not been measured against its costs on
+// several GPUs (on one GPU shared by two ranks it was 10-15% slower than static).
 // `mode`: "auto", or "static" / "dynamic" to force one; anything else throws Error(Usage).
 UnitSplit mpi_split(const Plan& plan, int ranks, const std::string& mode = "auto");
 

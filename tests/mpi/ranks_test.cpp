@@ -1,8 +1,9 @@
 // ranks_test.cpp — `mpirun -np N tristream count` (src/mpi/): with 1 to 4 ranks on the CPU
 // backend, every scheme and both ways of sharing the units (a static share preloads its own row
-// parts, the dynamic one none) give exactly the single process's count and per-vertex file; the
-// ranks of one machine share its default host budget; a rank that fails ends every rank with its
-// message. Skips when mpirun is missing or tristream was built without MPI.
+// parts, the dynamic one every row part where the block cache holds them all) give exactly the
+// single process's count and per-vertex file; the ranks of one machine share its default host
+// budget; a rank that fails ends every rank with its message. Skips when mpirun is missing or
+// tristream was built without MPI.
 #include <gtest/gtest.h>
 #include <sys/wait.h>
 

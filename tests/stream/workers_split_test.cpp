@@ -221,6 +221,8 @@ class SequentialRanks final : public Communicator {
   struct Shared {
     std::vector<std::string> broadcasts;
     std::vector<std::vector<std::uint64_t>> sums;  // rank 1's
+    bool dynamic = false;  // fetch_next hands out batches (rank 0, first, takes them all)
+    std::uint64_t fetched = 0;
   };
   SequentialRanks(int rank, Shared* shared) : rank_(rank), shared_(shared) {}
   int rank() const override { return rank_; }
@@ -239,7 +241,8 @@ class SequentialRanks final : public Communicator {
   }
   double max_all(double value) override { return value; }
   std::uint64_t fetch_next() override {
-    throw std::logic_error("the static split fetches nothing");
+    if (!shared_->dynamic) throw std::logic_error("the static split fetches nothing");
+    return shared_->fetched++;
   }
   [[noreturn]] void abort(const std::string& message, int) override {
     throw std::runtime_error(message);
@@ -292,6 +295,57 @@ TEST(Workers, RanksWithAGpuEachSplitALongInCoreCount) {
     }
     EXPECT_GT(reps[0].stats.units, 0u);
     EXPECT_GT(shared.sums[0][1], 0u);  // (each rank counted units of its own)
+  }
+}
+
+// MPI ranks of two whose plan holds every row part in the block cache (pair's row parts viewed in
+// each rank's in-core image, on fake GPUs): with `--rank-split dynamic` each rank preloads every
+// row part (views, registered), so that no unit goes through a host slot nor uploads a part that
+// is not registered (units wait for their parts' registration here; without the preload the
+// units' views went through host slots); the ranks' counts add up to the graph's, totals and per
+// vertex. Static, likewise.
+TEST(Workers, DynamicRanksThatHoldEveryRowPartPreloadThem) {
+  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(test::skewed_graph(3000, 30000, 13));
+  auto src = memory_source(g, 97);
+  for (const std::string mode : {"dynamic", "static"}) {
+    SCOPED_TRACE(mode);
+    SequentialRanks::Shared shared;
+    shared.dynamic = mode == "dynamic";
+    std::vector<CountReport> reps;
+    std::vector<std::uint64_t> host_slot_bytes, unregistered, direct;
+    for (int r : {0, 1}) {
+      SequentialRanks comm(r, &shared);
+      std::vector<Worker> ws;  // (before the image, which unregisters itself from its backend)
+      auto fake = std::make_unique<FakeBackend>();
+      FakeBackend& dd = *fake;
+      Worker w{std::move(fake), false};
+      w.device = 0;
+      ws.push_back(std::move(w));
+      auto image = std::make_shared<stream::InCoreImage>(*src, 2);
+      const auto from_image = stream::image_source(*src, *image);
+      image->wait();
+      PipelineOptions o = popts(Scheme::Pair, 6, true);
+      o.in_core_image = image;
+      o.view_copy_bytes_per_s = 0;
+      o.rank_split = mode;
+      reps.push_back(count_with_workers(*from_image, o, ws, &comm));
+      host_slot_bytes.push_back(dd.host_slot_bytes);
+      unregistered.push_back(dd.unregistered_sources);
+      direct.push_back(dd.direct_copies);
+    }
+    for (const CountReport& rep : reps) {
+      EXPECT_EQ(rep.stats.rank_split, mode);
+      EXPECT_EQ(rep.plan.partition.scheme, Scheme::Pair);
+    }
+    ASSERT_EQ(shared.sums.size(), 2u);  // (rank 1's head, then its per-vertex counts)
+    EXPECT_EQ(reps[0].triangles + shared.sums[0][0], oracle);
+    std::vector<count_t> pv = reps[0].per_vertex;
+    ASSERT_EQ(shared.sums[1].size(), pv.size());
+    for (std::size_t v = 0; v < pv.size(); ++v) pv[v] += shared.sums[1][v];
+    EXPECT_EQ(per_vertex_mismatches(pv, new_of_old, oracle_pv), 0u);
+    EXPECT_GT(direct[0], 0u);
+    EXPECT_EQ(host_slot_bytes[0], 0u) << "a unit went through a host slot";
+    EXPECT_EQ(unregistered[0], 0u) << "a unit uploaded a row part that was not registered";
   }
 }
 
