@@ -65,9 +65,9 @@ struct UnitSplit {
 // total / (4 ranks) work each, from which a rank preloads every row part when the plan's block
 // cache holds them all (preload_all: HostBlockStore::would_preload), otherwise none (it would
 // read every row part). `auto` is static: the runs are within one unit of an even share of the
-// estimated work by construction, and what the dynamic split balances instead, the estimate's
-// error (1.5-2x between units' kernel times), has not been measured against its costs on
-// several GPUs (on one GPU shared by two ranks it was 10-15% slower than static).
+// estimated work by construction; what the dynamic split balances instead, the estimate's error
+// (1.5-2x between units' kernel times), cost less than its full preload on two H200s (Kronecker
+// 29 at 1/4: 18.6-22.2 s against 17.4 s static; docs/scale-out.md).
 // `mode`: "auto", or "static" / "dynamic" to force one; anything else throws Error(Usage).
 UnitSplit mpi_split(const Plan& plan, int ranks, const std::string& mode = "auto");
 
