@@ -7,7 +7,6 @@
 
 #include "plan/cost.hpp"
 #include "plan/plan_wire.hpp"
-#include "stream/host_block_store.hpp"
 #include "stream/unit_queue.hpp"
 
 namespace tristream {
@@ -226,9 +225,6 @@ UnitSplit mpi_split(const Plan& plan, int ranks, const std::string& mode) {
     return s;
   }
   s.dynamic = true;
-  // every row part within the plan's block cache: the rank's budget holds them all, and the
-  // preload takes the building of the units' blocks off their path
-  s.preload_all = R > 1 && stream::HostBlockStore::would_preload(plan);
   s.bounds = cut(std::min<std::size_t>(N, 4 * R));
   return s;
 }

@@ -159,11 +159,12 @@ void reduce_ranks(CountReport& rep, Communicator& comm) {
 // shared plan or a copy with a smaller host budget), each on its own thread; returns the merged
 // report. With one worker running and `direct`, it runs the plan alone, without the queue.
 // preload_units: the units this process will count, when known before (its preloads hold their
-// row parts only; null: every unit). Rethrows the first failure after every worker stopped.
+// row parts only; null: every unit, preloaded where the plan's block cache holds them all:
+// HostBlockStore::would_preload). Rethrows the first failure after every worker stopped.
 CountReport run_workers(const GraphSource& g, const Plan& plan,
                         const std::vector<const Plan*>& plans, const PipelineOptions& run,
                         std::vector<Worker>& workers, const std::vector<bool>& runs,
-                        UnitQueue& queue, bool preload, bool direct,
+                        UnitQueue& queue, bool direct,
                         const std::vector<std::size_t>* preload_units) {
   const std::size_t W = workers.size();
   std::vector<CountReport> reps(W);
@@ -176,8 +177,7 @@ CountReport run_workers(const GraphSource& g, const Plan& plan,
   // The workers that preload share their host blocks (workers of one plan: the cut-off
   // workers, which take no preload, may run a copy with a smaller host budget).
   std::vector<bool> preloads(W);
-  for (std::size_t w = 0; w < W; ++w)
-    preloads[w] = runs[w] && preload && run.preload && !workers[w].cutoff;
+  for (std::size_t w = 0; w < W; ++w) preloads[w] = runs[w] && run.preload && !workers[w].cutoff;
   SharedStores shared;
   shared.of.assign(W, nullptr);
   if (!alone) shared = share_blocks(g, plans, run, workers, preloads, preload_units, origin);
@@ -434,11 +434,9 @@ CountReport count_with_workers(const GraphSource& g, const PipelineOptions& opti
         return true;
       });
     try {
-      // (several processes: a rank's preload holds the row parts of its static share only; none
-      // with the dynamic split, whose units are not known before, unless it preloads every row
-      // part: mpi_split's preload_all)
-      CountReport rep = run_workers(g, plan, plans, run, workers, runs, queue,
-                                    !many || !split.dynamic || split.preload_all, !many,
+      // (several processes: a rank's preload holds the row parts of its static share only; with
+      // the dynamic split, whose units are not known before, every row part where they all fit)
+      CountReport rep = run_workers(g, plan, plans, run, workers, runs, queue, !many,
                                     many && !split.dynamic ? &units : nullptr);
       rep.stats.replans = replans;
       rep.stats.census_s = census.seconds;

@@ -55,16 +55,14 @@ std::uint64_t ranks_per_gpu(const Communicator* comm);
 // How the processes share the plan's units (mpi_split): static runs or dynamic batches.
 struct UnitSplit {
   bool dynamic = false;
-  // dynamic, and every rank preloads every row part (see mpi_split)
-  bool preload_all = false;
   // static: rank r takes units [bounds[r], bounds[r + 1]) of the plan's order; dynamic: batch b
   // is units [bounds[b], bounds[b + 1]).
   std::vector<std::size_t> bounds;
 };
 // Static: `ranks` contiguous runs of about equal estimated work; dynamic: batches of about
-// total / (4 ranks) work each, from which a rank preloads every row part when the plan's block
-// cache holds them all (preload_all: HostBlockStore::would_preload), otherwise none (it would
-// read every row part). `auto` is static: the runs are within one unit of an even share of the
+// total / (4 ranks) work each (a rank's host block store then preloads every row part when the
+// plan's block cache holds them all, HostBlockStore::would_preload, otherwise none: it would read
+// every row part). `auto` is static: the runs are within one unit of an even share of the
 // estimated work by construction; what the dynamic split balances instead, the estimate's error
 // (1.5-2x between units' kernel times), cost less than its full preload on two H200s (Kronecker
 // 29 at 1/4: 18.6-22.2 s against 17.4 s static; docs/scale-out.md).

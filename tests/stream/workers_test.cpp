@@ -25,7 +25,6 @@
 #include "pipeline_util.hpp"
 #include "plan/plan_wire.hpp"
 #include "stream/clock.hpp"
-#include "stream/host_block_store.hpp"
 #include "stream/in_core_image.hpp"
 #include "stream/unit_queue.hpp"
 #include "stream/worker_plan.hpp"
@@ -295,34 +294,6 @@ TEST(Workers, SplitIsContiguousAndCoversEveryUnit) {
     if (!s.dynamic) {
       EXPECT_EQ(s.bounds.size(), static_cast<std::size_t>(ranks) + 1);
     }
-  }
-}
-
-// A dynamic split preloads every row part when the plan's block cache holds them all, and none
-// without that room; a static split and a single rank never preload all.
-TEST(Workers, ADynamicSplitPreloadsEveryRowPartWhenTheyFit) {
-  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(test::skewed_graph(600, 5000, 3));
-  auto src = memory_source(g, 64);
-  for (Scheme scheme : {Scheme::Hash, Scheme::Pair}) {
-    SCOPED_TRACE(scheme_name(scheme));
-    Plan plan = plan_graph(*src, resolve_plan_options(popts(scheme, 4, false), nullptr));
-    ASSERT_TRUE(stream::HostBlockStore::would_preload(plan));
-    for (int ranks : {2, 3}) {
-      const UnitSplit s = mpi_split(plan, ranks, "dynamic");
-      EXPECT_TRUE(s.dynamic);
-      EXPECT_TRUE(s.preload_all);
-      EXPECT_EQ(s.bounds.back(), plan.units.size());
-    }
-    EXPECT_FALSE(mpi_split(plan, 1, "dynamic").preload_all);
-    const UnitSplit forced = mpi_split(plan, 2, "static");
-    EXPECT_FALSE(forced.dynamic);
-    EXPECT_FALSE(forced.preload_all);
-    Plan tight = plan;
-    tight.block_cache_bytes = 0;  // (no room for the row parts)
-    ASSERT_FALSE(stream::HostBlockStore::would_preload(tight));
-    const UnitSplit b = mpi_split(tight, 2, "dynamic");
-    EXPECT_TRUE(b.dynamic);
-    EXPECT_FALSE(b.preload_all);
   }
 }
 
