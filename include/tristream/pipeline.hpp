@@ -45,6 +45,7 @@ class ThreadPool;  // common/thread_pool.hpp
 namespace stream {
 class InCoreImage;     // src/stream/in_core_image.hpp
 class HostBlockStore;  // src/stream/host_block_store.hpp
+class RowClaims;       // src/stream/row_claims.hpp
 }  // namespace stream
 
 // Thrown by a backend when device memory runs out; the pipeline re-plans with a smaller budget.
@@ -469,6 +470,12 @@ struct PipelineOptions {
   // all (stream/worker_plan.cpp). Negative: never. TRISTREAM_IN_CORE_SPLIT=0 sets it negative for
   // `count`, =S sets S.
   double split_in_core_s = 0.5;
+  // Several GPUs of one process and such an in-core plan, its image streamed in row pieces
+  // (row_pieces_from): 1 (the default), the GPUs each stream the whole image and count the rows
+  // they claim (stream/row_claims.hpp) instead of the split above; 2, also workers sharing one
+  // device (to test the claims on one GPU); 0, never. TRISTREAM_IN_CORE_CLAIMS=N sets it for
+  // `count`.
+  int in_core_row_claims = 1;
   // Out of core, the host block store's background preload (stream/host_block_store.hpp) builds
   // every row part ahead of the units when they all fit the block cache. False: no preload, each
   // unit's blocks are built when it needs them (as MPI ranks with the dynamic split do).
@@ -481,6 +488,9 @@ struct PipelineOptions {
   // as soon as its rows are on the device (stream::image_in_row_pieces), where the backend
   // counts row pieces; a smaller one is registered and uploaded whole. ~0: never.
   std::uint64_t row_pieces_from = std::uint64_t{2} << 30;
+  // Several GPUs sharing the in-core unit in row pieces (count_with_workers sets it, internal:
+  // stream/row_claims.hpp): each GPU streams the image and counts the rows it claims here.
+  std::shared_ptr<stream::RowClaims> row_claims;
   // Out of core with the image (pair's row parts view its columns, each part's columns
   // registered as soon as the image holds them): before its row parts are registered, a unit
   // whose estimated kernel seconds (the plan's rates) are at least the time its blocks take at

@@ -63,6 +63,7 @@ PipelineOptions pipeline_options(const CountOptions& o) {
   if (const char* e = std::getenv("TRISTREAM_IN_CORE_SPLIT"))
     po.split_in_core_s = std::string(e) == "0" ? -1.0 : std::atof(e);
   if (const char* e = std::getenv("TRISTREAM_NO_PRELOAD")) po.preload = *e != '1';
+  if (const char* e = std::getenv("TRISTREAM_IN_CORE_CLAIMS")) po.in_core_row_claims = std::atoi(e);
   if (!o.devices.empty() && o.backend == "cpu")
     throw Error(ErrorKind::Usage,
                 "--devices names CUDA devices: leave out --backend cpu (or use --workers N)");

@@ -136,7 +136,8 @@ int cmd_count(int argc, char** argv) {
       .uint_option("device", "N", "CUDA device ordinal [0]", &device, 0, 1023)
       .option("devices", "", "LIST",
               "count on several GPUs: 'all' or ordinals like 0,1,3 (one worker each; an ordinal "
-              "may repeat; in core, a long count is planned in units the GPUs share)",
+              "may repeat; in core, a long count's rows are claimed by the GPUs as the graph "
+              "streams in, or it is planned in units the GPUs share)",
               &devices)
       .flag("hybrid", "",
             "the CPU counts beside the GPU(s): it takes a unit only when it would finish it "

@@ -19,6 +19,7 @@
 #include "common/thread_pool.hpp"
 #include "common/thread_priority.hpp"
 #include "stream/clock.hpp"
+#include "stream/row_claims.hpp"
 #include "stream/unit_in_core.hpp"
 #include "stream/unit_preparer.hpp"
 
@@ -141,10 +142,13 @@ void Run::allocate(UnitPreparer& prep) {
       image->bytes() <= plan_.slot_bytes)
     image_ = image;
   // An unregistered image of the one in-core unit is streamed in row pieces, each counted as it
-  // arrives (InCoreUnitBuilder::build_from_image) where the backend can; otherwise it is
-  // registered now for its whole upload.
+  // arrives (InCoreUnitBuilder::build_from_image) where the backend can; so is each slice of it
+  // that several GPUs share by claiming its rows (options_.row_claims: the slice is only a turn,
+  // the claims say which rows it counts); otherwise it is registered now for its whole upload.
+  stream::RowClaims* claims = image_ ? options_.row_claims.get() : nullptr;
   if (image_ && !image_->registered()) {
-    if (plan_.units.size() == 1 && plan_.units[0].slices <= 1 &&
+    const bool whole = plan_.units.size() == 1 && plan_.units[0].slices <= 1;
+    if ((whole || claims) &&
         stream::image_in_row_pieces(*image_, backend_, options_.row_pieces_from)) {
       staging_ = stream::row_piece_staging(*image_);
       streamed_ = true;
@@ -159,7 +163,9 @@ void Run::allocate(UnitPreparer& prep) {
       rec_.span("register", -1, t1, now_s(), image_->bytes());
     }
   }
-  prep.use_in_core_image(image_);
+  TS_CHECK(!options_.row_claims || streamed_,
+           "the in-core unit's rows are claimed by GPUs that do not stream it in row pieces");
+  prep.use_in_core_image(image_, claims);
   // Out of core the image serves pair's suffix blocks (whole rows: its own columns).
   if (image && plan_.partition.p > 1 && image->n() == prep.graph().n() &&
       image->m() == prep.graph().m())
@@ -195,7 +201,7 @@ bool Run::launch(std::size_t k, std::size_t u, UnitPreparer& prep) {
   }
   UnitLayout& L = slots_[s].layout;
   // 3. A slice: its middle vertices; the host slot's turn; the device cache's keys and room.
-  if (plan_.units[u].slices > 1) slice(u, L);
+  if (plan_.units[u].slices > 1 && !options_.row_claims) slice(u, L);
   if (n_ > 2 && uses_host_slot(L, backend_.host_slot(h))) {
     host_user_[h] = static_cast<std::int64_t>(k);
     next_host_ ^= 1;

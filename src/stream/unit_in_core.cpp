@@ -3,9 +3,11 @@
 #include "stream/unit_in_core.hpp"
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <thread>
 #include <type_traits>
 
 #include "common/interrupt.hpp"
@@ -155,7 +157,10 @@ bool InCoreUnitBuilder::build_from_image(UnitLayout& L, Staging& sg) {
                b.cols_at == image_->column_offset(),
            "the in-core image does not match the unit");
   TS_CHECK(sg.piece_bytes > 0 && sg.buffers > 0, "row pieces need staging pieces");
-  const eid_t* off = image_->source_offsets();  // (the image's own: the file's, from 0)
+  L.row_pieces = true;
+  L.rows_left = 0;
+  if (claims_ && claims_->exhausted()) return true;  // (another GPU claimed every row)
+  const eid_t* off = image_->source_offsets();       // (the image's own: the file's, from 0)
   const unsigned char* img = image_->data();
   double waited = 0;  // for the image (the staging buffers' waits: next_buffer)
   // Sends bytes [lo, hi) of the image (which it holds already) through the staging buffers.
@@ -184,10 +189,18 @@ bool InCoreUnitBuilder::build_from_image(UnitLayout& L, Staging& sg) {
     if (at < offsets_sent) send(at, offsets_sent);
     offsets_sent = std::min(offsets_sent, at);
   };
+  // Several GPUs (claims_): a run of rows claimed, its offsets sent and its count enqueued.
+  auto count_claimed = [&](std::uint64_t avail, bool last) {
+    std::uint64_t r0 = 0, r1 = 0;
+    if (!claims_->claim(avail, last, &r0, &r1)) return false;
+    send_offsets_from(r0);
+    sg.backend->count_rows_async(sg.slot, L, r0, r1);
+    return true;
+  };
   // 2. The columns from the end, a piece at a time; rows [r, counted) are counted once every
   //    column of row r and above is sent, they hold a share of the edges and the device has
-  //    finished the earlier counts (all of them at the end: queued behind those).
-  L.row_pieces = true;
+  //    finished the earlier counts (all of them at the end: queued behind those). With claims,
+  //    the rows this GPU claims whenever its device is idle.
   const std::uint64_t share = std::max<std::uint64_t>(1, b.edges / kRowCounts);
   std::uint64_t counted = b.rows;
   const std::uint64_t span = L.bytes - b.cols_at;
@@ -206,6 +219,10 @@ bool InCoreUnitBuilder::build_from_image(UnitLayout& L, Staging& sg) {
     const std::uint64_t r =
         pieces == 0 ? 0
                     : static_cast<std::uint64_t>(std::lower_bound(off, off + b.rows + 1, e0) - off);
+    if (claims_) {
+      if (!sg.backend->rows_busy(sg.slot)) (void)count_claimed(r, pieces == 0);
+      continue;
+    }
     if (r < counted &&
         (pieces == 0 || (off[counted] - off[r] >= share && !sg.backend->rows_busy(sg.slot)))) {
       send_offsets_from(r);
@@ -213,9 +230,21 @@ bool InCoreUnitBuilder::build_from_image(UnitLayout& L, Staging& sg) {
       counted = r;
     }
   }
+  waited_s_ += waited;
+  if (claims_) {
+    // 3. Every column is on the device: the runs left, each claimed once the device has
+    //    finished this GPU's earlier counts (then the last runs go to the GPU that is free).
+    for (;;) {
+      if (interrupt_requested()) return false;
+      if (sg.backend->rows_busy(sg.slot)) {
+        std::this_thread::sleep_for(std::chrono::microseconds(100));
+        continue;
+      }
+      if (!count_claimed(0, true)) return true;
+    }
+  }
   send_offsets_from(0);
   L.rows_left = counted;
-  waited_s_ += waited;
   return true;
 }
 

@@ -11,6 +11,7 @@
 
 #include "stream/chunk_reader.hpp"
 #include "stream/in_core_image.hpp"
+#include "stream/row_claims.hpp"
 #include "stream/slot_state.hpp"
 
 namespace tristream::stream {
@@ -35,9 +36,6 @@ InCoreStaging in_core_staging(const Plan& plan, const GraphSource& g, unsigned t
 // kRowPieceBytes at most, about 32 per image at least, in kRowPieceBuffers buffers.
 constexpr std::uint64_t kRowPieceBytes = 32ull << 20;
 constexpr int kRowPieceBuffers = 3;
-// The rows counted together: those that arrived while the device counted earlier rows, at
-// least 1/kRowCounts of the edges (fewer counts, each a little fixed work and a tail).
-constexpr std::uint64_t kRowCounts = 64;
 bool image_in_row_pieces(const InCoreImage& image, StreamingBackend& backend,
                          std::uint64_t from_bytes);
 InCoreStaging row_piece_staging(const InCoreImage& image);
@@ -55,7 +53,9 @@ class InCoreUnitBuilder {
   // the rows whose columns are all sent
   // are counted (StreamingBackend::count_rows_async) whenever the device has finished the
   // earlier counts (rows_busy) and they hold 1/kRowCounts of the edges, while the pieces below
-  // them decode and upload; the rest at the end. Sets
+  // them decode and upload; the rest at the end. With claims (use_claims) the runs of rows this
+  // GPU claims instead, each when its device is idle, after the last piece until every row is
+  // claimed (rows_left 0; nothing sent when every row was claimed before it began). Sets
   // L.row_pieces and L.rows_left. Returns false when SIGINT stopped it between two pieces;
   // rethrows the image's failure. Preconditions as build(), the image given (use_image).
   bool build_from_image(UnitLayout& L, Staging& sg);
@@ -65,6 +65,9 @@ class InCoreUnitBuilder {
   // then waits for it and uploads it whole as one direct upload instead of building.
   void use_image(InCoreImage* image) { image_ = image; }
   bool has_image() const { return image_ != nullptr; }
+  // build_from_image counts only the rows it claims here (several GPUs sharing the unit); null:
+  // every row.
+  void use_claims(RowClaims* claims) { claims_ = claims; }
 
  private:
   void rebased_offsets(std::uint64_t r0, std::uint64_t r1, eid_t* o);
@@ -78,6 +81,7 @@ class InCoreUnitBuilder {
   Recorder& rec_;
   double waited_s_ = 0;
   InCoreImage* image_ = nullptr;
+  RowClaims* claims_ = nullptr;
 };
 
 }  // namespace tristream::stream

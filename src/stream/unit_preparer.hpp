@@ -56,8 +56,12 @@ class UnitPreparer {
   }
   std::uint64_t chunk_cache_peak_bytes() const { return reader_.peak_bytes(); }
   const GraphSource& graph() const { return g_; }
-  // The in-core unit comes from this image (passed to prepare() as its slot): InCoreUnitBuilder.
-  void use_in_core_image(InCoreImage* image) { in_core_.use_image(image); }
+  // The in-core unit comes from this image (passed to prepare() as its slot): InCoreUnitBuilder;
+  // with claims, streamed in row pieces, only the rows claimed there are counted.
+  void use_in_core_image(InCoreImage* image, RowClaims* claims = nullptr) {
+    in_core_.use_image(image);
+    in_core_.use_claims(claims);
+  }
   // Out of core, pair's suffix blocks view this image's columns (HostBlockStore::use_image; a
   // store of its own only). Before start_preload.
   void use_image_for_blocks(InCoreImage* image, double copy_bytes_per_s) {

@@ -7,6 +7,8 @@
 
 #include "plan/cost.hpp"
 #include "plan/plan_wire.hpp"
+#include "stream/in_core_image.hpp"
+#include "stream/unit_in_core.hpp"
 #include "stream/unit_queue.hpp"
 
 namespace tristream {
@@ -150,6 +152,30 @@ std::size_t split_gpus(std::size_t process_gpus, const Communicator* comm) {
   if (!comm || comm->size() <= 1) return process_gpus;
   return process_gpus * static_cast<std::size_t>(comm->size()) /
          static_cast<std::size_t>(ranks_per_gpu(comm));
+}
+
+// (the conditions in the order of stream/worker_plan.hpp's contract)
+bool claim_rows_in_core(const GraphSource& g, const PipelineOptions& options,
+                        const std::vector<Worker>& workers, const Plan& plan) {
+  if (options.in_core_row_claims <= 0 || options.in_core_gpu_slices ||
+      options.split_in_core_s < 0 || workers.size() < 2 || plan.partition.p > 1 ||
+      plan.units.size() != 1 || plan.units[0].slices != 1 || plan.streamed_staging() ||
+      plan_internal::kernel_seconds(plan, plan.units[0]) < options.split_in_core_s)
+    return false;
+  const InCoreImage* image = options.in_core_image.get();
+  if (!image || image->n() != g.n() || image->m() != g.m() || image->registered() ||
+      image->bytes() > plan.slot_bytes)
+    return false;
+  std::vector<int> devices;
+  for (const Worker& w : workers) {
+    if (w.cutoff || w.device < 0 || w.backend->device_is_host()) return false;
+    if (options.in_core_row_claims < 2 &&
+        std::find(devices.begin(), devices.end(), w.device) != devices.end())
+      return false;
+    devices.push_back(w.device);
+    if (!image_in_row_pieces(*image, *w.backend, options.row_pieces_from)) return false;
+  }
+  return true;
 }
 
 // The first worker with a device of its own (the planner plans for it), else the first.

@@ -71,6 +71,17 @@ bool split_in_core_options(const PipelineOptions& options, const PlanOptions& po
 bool split_in_core(const GraphSource& g, const PipelineOptions& options, const PlanOptions& po,
                    std::size_t gpus, Plan* plan, Census* census, double* ahead_s);
 
+// Several GPUs of one process sharing an in-core plan by claiming its rows (stream/row_claims.hpp)
+// instead of the split above: each GPU streams the whole in-core image in row pieces, as one GPU
+// does, and counts the runs of rows it claims; nothing is registered and the one unit's kernel
+// paths stay. Whether `plan` is counted so: options.in_core_row_claims on, no slices asked for,
+// one in-core unit of p = 1 whose kernel is long enough for the split (split_in_core_s), the
+// image of the whole graph unregistered within its slot, and every worker a GPU (no CPU or
+// cut-off worker: they count slices by middle vertices) on a device of its own (in_core_row_claims
+// 2: or shared) that streams the image in row pieces (image_in_row_pieces).
+bool claim_rows_in_core(const GraphSource& g, const PipelineOptions& options,
+                        const std::vector<Worker>& workers, const Plan& plan);
+
 // The first worker with a device of its own (the planner plans for it), else the first.
 const StreamingBackend* plan_backend(const std::vector<Worker>& workers);
 

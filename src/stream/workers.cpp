@@ -10,6 +10,8 @@
 #include "common/thread_priority.hpp"
 #include "plan/order.hpp"
 #include "stream/clock.hpp"
+#include "stream/in_core_image.hpp"
+#include "stream/row_claims.hpp"
 #include "stream/shared_blocks.hpp"
 #include "stream/unit_queue.hpp"
 #include "stream/worker_plan.hpp"
@@ -17,6 +19,7 @@
 namespace tristream {
 
 using stream::admit_cutoff;
+using stream::claim_rows_in_core;
 using stream::make_shared_plan;
 using stream::now_s;
 using stream::plan_backend;
@@ -366,8 +369,10 @@ CountReport count_with_workers(const GraphSource& g, const PipelineOptions& opti
     // Several GPUs and a long in-core count: units they share instead (on rank 0 before the
     // plan's broadcast).
     const std::size_t sharing = split_gpus(gpus.size(), comm);
+    bool claims = false;  // or the GPUs of this process claim the in-core unit's rows
     auto split_long = [&](Plan* p, Census* c) {
-      split_in_core(g, run, po, sharing, p, c, &ahead_s);
+      claims = !many && claim_rows_in_core(g, run, workers, *p);
+      if (!claims) split_in_core(g, run, po, sharing, p, c, &ahead_s);
     };
     try {
       if (!many && take_ready_plan(run, po, replans, &plan, &census, &ahead_s)) {
@@ -401,12 +406,25 @@ CountReport count_with_workers(const GraphSource& g, const PipelineOptions& opti
       if (workers[w].device < 0) ++cpu_slices;
       plain_gpus = plain_gpus && !workers[w].backend->device_is_host();
     }
-    const std::size_t slicers =
-        cpu_slices +
-        (many || options.in_core_gpu_slices ? gpus.size() : std::min<std::size_t>(gpus.size(), 1));
+    // With claims, a slice per GPU: each its turn to stream the image and count the rows it
+    // claims (stream/row_claims.hpp; a slice taken after every row is claimed sends nothing).
+    const std::size_t slicers = claims ? workers.size()
+                                       : cpu_slices + (many || options.in_core_gpu_slices
+                                                           ? gpus.size()
+                                                           : std::min<std::size_t>(gpus.size(), 1));
     const std::size_t ranks = many ? static_cast<std::size_t>(comm->size()) : 1;
     (void)plan_internal::slice_in_core(plan, static_cast<std::uint32_t>(slicers * ranks),
                                        run.per_vertex);
+    run.row_claims.reset();
+    if (claims) {
+      const stream::InCoreImage& image = *run.in_core_image;
+      run.row_claims = std::make_shared<stream::RowClaims>(
+          image.source_offsets(), image.n(), image.m(), static_cast<std::uint32_t>(slicers));
+      plan.reason = "in core; the " + std::to_string(slicers) +
+                    " GPUs each stream the graph in row pieces and count the rows they claim "
+                    "(TRISTREAM_IN_CORE_CLAIMS=0 splits it instead): " +
+                    plan.reason;
+    }
     const double plan_s = now_s() - t0 - census.seconds;
     std::vector<std::size_t> units;
     UnitSplit split;

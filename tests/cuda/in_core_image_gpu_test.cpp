@@ -2,8 +2,8 @@
 // the graph decoded while the CUDA context is created, uploaded from it in core, its chunks
 // copied out of core, the degrees taken from it) gives exactly what it gives without one
 // (TRISTREAM_NO_IN_CORE_IMAGE=1): triangles, transitivity, per-vertex counts and clustering, in
-// core and at a quarter of the footprint, where the plan is made beside the device's startup
-// (label gpu; skipped without a GPU).
+// core and at a quarter of the footprint, where the plan is made beside the device's startup;
+// row pieces, also counted by several GPUs that claim rows (label gpu; skipped without a GPU).
 #include <gtest/gtest.h>
 
 #include <cstdlib>
@@ -203,6 +203,41 @@ TEST(InCoreImageGpu, RowPiecesGiveTheWholeCountsFigures) {
         EXPECT_GE(kernel_spans(pieces), 2u) << pieces.stats;
       }
       EXPECT_EQ(kernel_spans(whole), 1u) << whole.stats;
+    }
+  }
+}
+
+// Several GPUs that each stream the in-core image in row pieces and count the rows they claim
+// (stream/row_claims.hpp; here two workers on one device, TRISTREAM_IN_CORE_CLAIMS=2, and the
+// split's threshold at any count) give one GPU's figures, with `trust:in` and `trust:lite`, with
+// and without per-vertex counts; the plan says the rows were claimed.
+TEST(InCoreImageGpu, GpusThatClaimRowsGiveOneGpusFigures) {
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no usable CUDA device: gpu test skipped";
+  test::TempDir tmp;
+  const OrientedGraph g = hubbed_file(tmp, 30000, 400000, 71, 11, 3, 16 << 10);
+  const count_t want = make_cpu_counter()->count(g.csr.view());
+  for (const char* kernel : {"trust:in", "trust:lite"}) {
+    for (bool per_vertex : {false, true}) {
+      SCOPED_TRACE(std::string(kernel) + (per_vertex ? ", per vertex" : ""));
+      CountOptions o;
+      o.backend = "cuda";
+      o.kernel = kernel;
+      o.per_vertex = per_vertex;
+      ::setenv("TRISTREAM_IN_CORE_PIECES", "1", 1);
+      const CountResult one = count(tmp.file("g.tcsr"), o);
+      o.devices = "0,0";
+      ::setenv("TRISTREAM_IN_CORE_CLAIMS", "2", 1);
+      ::setenv("TRISTREAM_IN_CORE_SPLIT", "1e-12", 1);
+      const CountResult two = count(tmp.file("g.tcsr"), o);
+      ::unsetenv("TRISTREAM_IN_CORE_CLAIMS");
+      ::unsetenv("TRISTREAM_IN_CORE_SPLIT");
+      ::unsetenv("TRISTREAM_IN_CORE_PIECES");
+      EXPECT_EQ(one.triangles, want);
+      EXPECT_EQ(two.triangles, want);
+      EXPECT_EQ(two.transitivity, one.transitivity);
+      EXPECT_EQ(two.per_vertex, one.per_vertex);
+      EXPECT_NE(two.plan.find("count the rows they claim"), std::string::npos) << two.plan;
+      EXPECT_NE(two.stats.find("\"workers\""), std::string::npos) << two.stats;
     }
   }
 }
