@@ -472,9 +472,9 @@ struct PipelineOptions {
   double split_in_core_s = 0.5;
   // Several GPUs of one process and such an in-core plan, its image streamed in row pieces
   // (row_pieces_from): 1 (the default), the GPUs each stream the whole image and count the rows
-  // they claim (stream/row_claims.hpp) instead of the split above; 2, also workers sharing one
-  // device (to test the claims on one GPU); 0, never. TRISTREAM_IN_CORE_CLAIMS=N sets it for
-  // `count`.
+  // they claim (stream/row_claims.hpp) instead of the split above; 2, also workers that share a
+  // device (`--devices 0,0`: no faster, they share its cores; for measuring the claims on one
+  // GPU); 0, never. TRISTREAM_IN_CORE_CLAIMS=N sets it for `count`.
   int in_core_row_claims = 1;
   // Out of core, the host block store's background preload (stream/host_block_store.hpp) builds
   // every row part ahead of the units when they all fit the block cache. False: no preload, each
