@@ -155,17 +155,15 @@ std::size_t split_gpus(std::size_t process_gpus, const Communicator* comm) {
 }
 
 // (the conditions in the order of stream/worker_plan.hpp's contract)
-bool claim_rows_in_core(const GraphSource& g, const PipelineOptions& options,
-                        const std::vector<Worker>& workers, const Plan& plan) {
+bool workers_claim_rows(const GraphSource& g, const PipelineOptions& options,
+                        const std::vector<Worker>& workers, const Communicator* comm) {
+  const bool many = comm && comm->size() > 1;
   if (options.in_core_row_claims <= 0 || options.in_core_gpu_slices ||
-      options.split_in_core_s < 0 || workers.size() < 2 || plan.partition.p > 1 ||
-      plan.units.size() != 1 || plan.units[0].slices != 1 || plan.streamed_staging() ||
-      plan_internal::kernel_seconds(plan, plan.units[0]) < options.split_in_core_s)
+      options.split_in_core_s < 0 || (workers.size() < 2 && !many))
     return false;
   const InCoreImage* image = options.in_core_image.get();
-  if (!image || image->n() != g.n() || image->m() != g.m() || image->registered() ||
-      image->bytes() > plan.slot_bytes)
-    return false;
+  if (!image || image->n() != g.n() || image->m() != g.m() || image->registered()) return false;
+  if (options.in_core_row_claims < 2 && ranks_per_gpu(comm) > 1) return false;
   std::vector<int> devices;
   for (const Worker& w : workers) {
     if (w.cutoff || w.device < 0 || w.backend->device_is_host()) return false;
@@ -176,6 +174,13 @@ bool claim_rows_in_core(const GraphSource& g, const PipelineOptions& options,
     if (!image_in_row_pieces(*image, *w.backend, options.row_pieces_from)) return false;
   }
   return true;
+}
+
+bool plan_claims_rows(const PipelineOptions& options, const Plan& plan) {
+  const InCoreImage* image = options.in_core_image.get();
+  return image && plan.partition.p <= 1 && plan.units.size() == 1 && plan.units[0].slices == 1 &&
+         image->bytes() <= plan.slot_bytes && !plan.streamed_staging() &&
+         plan_internal::kernel_seconds(plan, plan.units[0]) >= options.split_in_core_s;
 }
 
 // The first worker with a device of its own (the planner plans for it), else the first.

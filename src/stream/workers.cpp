@@ -19,10 +19,10 @@
 namespace tristream {
 
 using stream::admit_cutoff;
-using stream::claim_rows_in_core;
 using stream::make_shared_plan;
 using stream::now_s;
 using stream::plan_backend;
+using stream::plan_claims_rows;
 using stream::share_units;
 using stream::split_gpus;
 using stream::split_in_core;
@@ -358,7 +358,11 @@ CountReport count_with_workers(const GraphSource& g, const PipelineOptions& opti
     if (!w.cutoff && w.device >= 0 && std::find(gpus.begin(), gpus.end(), w.device) == gpus.end())
       gpus.push_back(w.device);
   }
-  // 2. Plan, share the units, run every worker; on device out-of-memory (one process) plan
+  // 2. Whether the GPUs may claim the in-core unit's rows: every process must be able to (a
+  //    collective call), since each decides alike from the plan whether they do.
+  bool claimable = stream::workers_claim_rows(g, run, workers, comm);
+  if (many) claimable = comm->max_all(claimable ? 0.0 : 1.0) == 0.0;
+  // 3. Plan, share the units, run every worker; on device out-of-memory (one process) plan
   //    again with half the device budget.
   for (std::uint64_t replans = 0;; ++replans) {
     const double t0 = now_s();
@@ -369,10 +373,10 @@ CountReport count_with_workers(const GraphSource& g, const PipelineOptions& opti
     // Several GPUs and a long in-core count: units they share instead (on rank 0 before the
     // plan's broadcast).
     const std::size_t sharing = split_gpus(gpus.size(), comm);
-    bool claims = false;  // or the GPUs of this process claim the in-core unit's rows
+    // (unless the GPUs claim the in-core unit's rows: every process can, and the plan allows)
     auto split_long = [&](Plan* p, Census* c) {
-      claims = !many && claim_rows_in_core(g, run, workers, *p);
-      if (!claims) split_in_core(g, run, po, sharing, p, c, &ahead_s);
+      if (!(claimable && plan_claims_rows(run, *p)))
+        split_in_core(g, run, po, sharing, p, c, &ahead_s);
     };
     try {
       if (!many && take_ready_plan(run, po, replans, &plan, &census, &ahead_s)) {
@@ -408,6 +412,7 @@ CountReport count_with_workers(const GraphSource& g, const PipelineOptions& opti
     }
     // With claims, a slice per GPU: each its turn to stream the image and count the rows it
     // claims (stream/row_claims.hpp; a slice taken after every row is claimed sends nothing).
+    const bool claims = claimable && plan_claims_rows(run, plan);
     const std::size_t slicers = claims ? workers.size()
                                        : cpu_slices + (many || options.in_core_gpu_slices
                                                            ? gpus.size()
@@ -417,10 +422,14 @@ CountReport count_with_workers(const GraphSource& g, const PipelineOptions& opti
                                        run.per_vertex);
     run.row_claims.reset();
     if (claims) {
+      // (over processes the runs are fixed and the ranks' shared counter hands them out)
       const stream::InCoreImage& image = *run.in_core_image;
+      std::function<std::uint64_t()> next_run;
+      if (many) next_run = [comm] { return comm->fetch_next(); };
       run.row_claims = std::make_shared<stream::RowClaims>(
-          image.source_offsets(), image.n(), image.m(), static_cast<std::uint32_t>(slicers));
-      plan.reason = "in core; the " + std::to_string(slicers) +
+          image.source_offsets(), image.n(), image.m(), static_cast<std::uint32_t>(slicers * ranks),
+          0, std::move(next_run));
+      plan.reason = "in core; the " + std::to_string(slicers * ranks) +
                     " GPUs each stream the graph in row pieces and count the rows they claim "
                     "(TRISTREAM_IN_CORE_CLAIMS=0 splits it instead): " +
                     plan.reason;
@@ -428,7 +437,8 @@ CountReport count_with_workers(const GraphSource& g, const PipelineOptions& opti
     const double plan_s = now_s() - t0 - census.seconds;
     std::vector<std::size_t> units;
     UnitSplit split;
-    share_units(plan, comm, options.rank_split, &units, &split);
+    // (claims: each rank its slices, statically; the shared counter is the claims')
+    share_units(plan, comm, claims ? "static" : options.rank_split, &units, &split);
     // The cut-off workers run only when they may help and fit beside the others.
     Plan plain_plan;
     // (the plan's rates are a GPU's: with a plain worker on the host, no bound by seconds)

@@ -1,8 +1,9 @@
 // ranks_gpu_test.cpp — `mpirun -np 2 tristream count` on the CUDA backend (the ranks take GPUs
 // local rank mod GPUs: both GPU 0 on a machine of one): in core, where each rank counts a slice
 // of the one unit from the in-core image it decoded while its device started, and at half the
-// in-core footprint with pair, the count and the per-vertex file equal one process's (label gpu;
-// skipped without a GPU, mpirun or a build with MPI).
+// in-core footprint with pair, the count and the per-vertex file equal one process's; and in core
+// with the ranks claiming the unit's rows (label gpu; skipped without a GPU, mpirun or a build
+// with MPI).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -49,6 +50,35 @@ TEST(RanksGpu, TwoRanksCountLikeOneProcessInCoreAndOutOfCore) {
       EXPECT_NE(json_field(r.out, "image"), "0") << r.out;
     }
   }
+}
+
+// In core with the ranks claiming the unit's rows (stream/row_claims.hpp; both ranks on GPU 0
+// here, which TRISTREAM_IN_CORE_CLAIMS=2 allows, each streaming its image in row pieces at any
+// size, the split's threshold at any count): the count and the per-vertex file equal one
+// process's, and the plan says the rows were claimed.
+TEST(RanksGpu, TwoRanksClaimingTheInCoreRowsCountLikeOneProcess) {
+#ifndef TRISTREAM_TEST_MPI
+  GTEST_SKIP() << "tristream was built without MPI (TRISTREAM_ENABLE_MPI), or with a sanitizer";
+#endif
+  if (cuda_device_count() == 0) GTEST_SKIP() << "no usable CUDA device: gpu test skipped";
+  if (!have_mpirun()) GTEST_SKIP() << "mpirun is not installed (scripts/deps.sh installs it)";
+  TempDir tmp;
+  const std::string el = tmp.file("g.el"), g = tmp.file("g.tcsr");
+  write_edge_list(el, skewed_graph(30000, 400000, 29));
+  ASSERT_EQ(run_cli("convert " + q(el) + " -o " + q(g) + " -q").status, 0);
+  const std::string ref_pv = tmp.file("ref.csv"), pv = tmp.file("pv.csv");
+  const RunResult ref = run_cli(
+      "count " + q(g) + " --backend cuda --kernel trust:in --json --per-vertex " + q(ref_pv));
+  ASSERT_EQ(ref.status, 0) << ref.err;
+  const RunResult r = run_mpi(
+      "-np 2 --bind-to none -x TRISTREAM_IN_CORE_CLAIMS=2 -x TRISTREAM_IN_CORE_PIECES=1 "
+      "-x TRISTREAM_IN_CORE_SPLIT=1e-12 {bin} count " +
+      q(g) + " --backend cuda --kernel trust:in --json --per-vertex " + q(pv));
+  ASSERT_EQ(r.status, 0) << r.err;
+  EXPECT_EQ(json_field(r.out, "triangles"), json_field(ref.out, "triangles")) << r.out;
+  EXPECT_EQ(json_field(r.out, "ranks"), "2") << r.out;
+  EXPECT_EQ(read_text(pv), read_text(ref_pv));
+  EXPECT_NE(r.out.find("count the rows they claim"), std::string::npos) << r.out;
 }
 
 }  // namespace

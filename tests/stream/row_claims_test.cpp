@@ -8,6 +8,7 @@
 // (claims off, one device, a CPU worker, a short count) leaving the plan as before.
 #include <algorithm>
 #include <atomic>
+#include <memory>
 #include <random>
 #include <thread>
 #include <vector>
@@ -144,6 +145,61 @@ TEST(RowClaims, TheLastRunsShrinkToTheMinimum) {
   EXPECT_EQ(runs.front(), 25000u);  // unclaimed / (2 * claimants)
   for (std::size_t k = 1; k < runs.size(); ++k) EXPECT_LE(runs[k], runs[k - 1]);
   EXPECT_LE(runs.back(), claims.min_edges());
+}
+
+// Over processes: the runs are cut alike in every process from the same offsets (at most
+// min_edges edges each, one row at least), and claimants in two or three "processes" (claims
+// objects sharing one counter, two threads each, at random paces) claim every row exactly once;
+// a run fetched before its rows arrived is held until a claimant of its process has them.
+TEST(RowClaims, ProcessesSharingACounterClaimEveryRowOnce) {
+  for (const std::uint64_t rows : {1u, 5u, 3000u}) {
+    for (const int processes : {2, 3}) {
+      SCOPED_TRACE(testing::Message() << rows << " rows, " << processes << " processes");
+      const std::vector<eid_t> off = random_offsets(rows, rows + 7, 11);
+      std::atomic<std::uint64_t> counter{0};
+      std::vector<std::unique_ptr<RowClaims>> claims;
+      for (int p = 0; p < processes; ++p)
+        claims.push_back(std::make_unique<RowClaims>(off.data(), rows, off[rows] - off[0],
+                                                     2 * processes, 0,
+                                                     [&counter] { return counter.fetch_add(1); }));
+      const std::vector<std::uint64_t>& runs = claims[0]->runs();
+      ASSERT_EQ(runs.front(), rows);
+      ASSERT_EQ(runs.back(), 0u);
+      for (std::size_t k = 0; k + 1 < runs.size(); ++k) {
+        EXPECT_LT(runs[k + 1], runs[k]);
+        EXPECT_TRUE(off[runs[k]] - off[runs[k + 1]] <= claims[0]->min_edges() ||
+                    runs[k + 1] + 1 == runs[k]);
+      }
+      for (const auto& c : claims) EXPECT_EQ(c->runs(), runs);
+      std::vector<std::atomic<int>> owner(rows);
+      for (auto& o : owner) o = -1;
+      std::atomic<std::uint64_t> bad{0};
+      auto claimant = [&](int p, int c) {
+        std::mt19937_64 rng(static_cast<std::uint64_t>(p * 7 + c));
+        std::uint64_t avail = rows;
+        for (;;) {
+          avail -= std::min<std::uint64_t>(avail, rng() % (rows / 8 + 2));
+          std::uint64_t r0 = 0, r1 = 0;
+          if (!claims[p]->claim(avail, avail == 0, &r0, &r1)) {
+            if (avail == 0) return;
+            continue;
+          }
+          if (!(r0 < r1 && r0 >= avail)) ++bad;
+          for (std::uint64_t r = r0; r < r1; ++r) {
+            int none = -1;
+            if (!owner[r].compare_exchange_strong(none, p)) ++bad;
+          }
+        }
+      };
+      std::vector<std::thread> ts;
+      for (int p = 0; p < processes; ++p)
+        for (int c = 0; c < 2; ++c) ts.emplace_back(claimant, p, c);
+      for (auto& t : ts) t.join();
+      EXPECT_EQ(bad.load(), 0u);
+      for (std::uint64_t r = 0; r < rows; ++r) ASSERT_GE(owner[r].load(), 0) << "row " << r;
+      for (const auto& c : claims) EXPECT_TRUE(c->exhausted());
+    }
+  }
 }
 
 // Fake GPUs (devices of their own) that each stream the in-core image and count the rows they

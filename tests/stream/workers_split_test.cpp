@@ -298,6 +298,67 @@ TEST(Workers, RanksWithAGpuEachSplitALongInCoreCount) {
   }
 }
 
+// MPI ranks with a GPU each (fake GPUs, each rank its in-core image streamed in row pieces) and
+// a long in-core count: the ranks agree to claim the unit's rows, rank 0 keeps the in-core plan,
+// every rank cuts it into a slice per rank (statically: the shared counter hands out the rows'
+// runs), and the ranks' counts add up to the graph's, totals and per vertex, every row counted
+// once over both. (The ranks run one after the other here: rank 0 claims every run, rank 1
+// counts none.) With the claims turned off the split of the test above applies.
+TEST(Workers, RanksWithAGpuEachClaimTheInCoreRows) {
+  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(test::skewed_graph(3000, 30000, 17));
+  auto src = memory_source(g, 97);
+  for (const int claims : {1, 0}) {
+    SCOPED_TRACE(claims ? "claims" : "split");
+    SequentialRanks::Shared shared;
+    shared.dynamic = true;  // (fetch_next allowed: the claims' counter)
+    std::vector<CountReport> reps;
+    std::vector<std::uint64_t> rows;
+    for (int r : {0, 1}) {
+      SequentialRanks comm(r, &shared);
+      std::vector<Worker> ws;  // (before the image, which unregisters itself from its backend)
+      auto fake = std::make_unique<FakeBackend>();
+      FakeBackend& dd = *fake;
+      dd.row_pieces = true;
+      dd.claimed_rows = true;
+      Worker w{std::move(fake), false};
+      w.device = 0;
+      ws.push_back(std::move(w));
+      PipelineOptions o = popts(Scheme::Auto, 0, true);
+      o.in_core_image = std::make_shared<stream::InCoreImage>(*src, 2);
+      o.row_pieces_from = 0;
+      o.split_in_core_s = 0.0;
+      o.in_core_row_claims = claims;
+      reps.push_back(count_with_workers(*src, o, ws, &comm));
+      rows.push_back(dd.counted_rows);
+      EXPECT_EQ(dd.premature_rows, 0u);
+    }
+    ASSERT_EQ(shared.sums.size(), 2u);
+    EXPECT_EQ(reps[0].triangles + shared.sums[0][0], oracle);
+    std::vector<count_t> pv = reps[0].per_vertex;
+    ASSERT_EQ(shared.sums[1].size(), pv.size());
+    for (std::size_t v = 0; v < pv.size(); ++v) pv[v] += shared.sums[1][v];
+    EXPECT_EQ(per_vertex_mismatches(pv, new_of_old, oracle_pv), 0u);
+    for (const CountReport& rep : reps) {
+      EXPECT_EQ(rep.stats.rank_split, "static");
+      EXPECT_EQ(rep.plan.reason.find("count the rows they claim") != std::string::npos, claims == 1)
+          << rep.plan.reason;
+      if (claims) {
+        EXPECT_EQ(rep.plan.partition.p, 1u);
+        EXPECT_EQ(rep.plan.units.size(), 2u);
+      } else {
+        EXPECT_GT(rep.plan.partition.p, 1u);
+      }
+    }
+    if (claims) {
+      EXPECT_EQ(rows[0] + rows[1], g.n());
+      EXPECT_EQ(rows[0], g.n());  // (rank 0, first, took every run)
+      EXPECT_GT(shared.fetched, 2u);
+    } else {
+      EXPECT_EQ(shared.fetched, 0u);
+    }
+  }
+}
+
 // MPI ranks of two whose plan holds every row part in the block cache (pair's row parts viewed in
 // each rank's in-core image, on fake GPUs): with `--rank-split dynamic` each rank preloads every
 // row part (views, registered), so that no unit goes through a host slot nor uploads a part that
