@@ -186,10 +186,8 @@ TEST(InCoreImageGpu, RowPiecesGiveTheWholeCountsFigures) {
   for (const char* kernel : {"auto", "trust:in", "trust:lite", "trust"}) {
     for (bool per_vertex : {false, true}) {
       SCOPED_TRACE(std::string(kernel) + (per_vertex ? ", per vertex" : ""));
-      CountOptions o;
-      o.backend = "cuda";
+      CountOptions o = cuda_options(per_vertex, 0);
       o.kernel = kernel;
-      o.per_vertex = per_vertex;
       ::setenv("TRISTREAM_IN_CORE_PIECES", "1", 1);
       const CountResult pieces = count(tmp.file("g.tcsr"), o);
       ::setenv("TRISTREAM_IN_CORE_PIECES", "0", 1);
@@ -219,10 +217,8 @@ TEST(InCoreImageGpu, GpusThatClaimRowsGiveOneGpusFigures) {
   for (const char* kernel : {"trust:in", "trust:lite"}) {
     for (bool per_vertex : {false, true}) {
       SCOPED_TRACE(std::string(kernel) + (per_vertex ? ", per vertex" : ""));
-      CountOptions o;
-      o.backend = "cuda";
+      CountOptions o = cuda_options(per_vertex, 0);
       o.kernel = kernel;
-      o.per_vertex = per_vertex;
       ::setenv("TRISTREAM_IN_CORE_PIECES", "1", 1);
       const CountResult one = count(tmp.file("g.tcsr"), o);
       o.devices = "0,0";

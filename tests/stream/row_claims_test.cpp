@@ -202,6 +202,26 @@ TEST(RowClaims, ProcessesSharingACounterClaimEveryRowOnce) {
   }
 }
 
+// A fake GPU on `device` that counts row pieces, of rows it claims (a unit may send part).
+Worker claiming_gpu(int device) {
+  auto fake = std::make_unique<FakeBackend>();
+  fake->row_pieces = true;
+  fake->claimed_rows = true;
+  Worker w{std::move(fake), false};
+  w.device = device;
+  return w;
+}
+
+// An in-core count's options with the image of `src` streamed in row pieces at any size and
+// the split's threshold at split_s, per-vertex counts on.
+PipelineOptions claims_options(const GraphSource& src, double split_s) {
+  PipelineOptions o = popts(Scheme::Auto, 0, true);
+  o.in_core_image = std::make_shared<stream::InCoreImage>(src, 2);
+  o.row_pieces_from = 0;
+  o.split_in_core_s = split_s;
+  return o;
+}
+
 // Fake GPUs (devices of their own) that each stream the in-core image and count the rows they
 // claim: exact totals and per-vertex counts for 2-4 GPUs, busy or not, every row counted once
 // over all of them, no count before its bytes, nothing registered, a slice per GPU.
@@ -217,19 +237,11 @@ TEST(RowClaims, GpusThatClaimRowsCountExactly) {
         std::vector<FakeBackend*> fakes;
         std::atomic<std::uint64_t> asked{0};
         for (int d = 0; d < gpus; ++d) {
-          auto fake = std::make_unique<FakeBackend>();
-          fake->row_pieces = true;
-          fake->claimed_rows = true;
-          if (busy) fake->rows_busy_answer = [&asked] { return ++asked % 2 == 0; };
-          fakes.push_back(fake.get());
-          Worker w{std::move(fake), false};
-          w.device = d;
-          ws.push_back(std::move(w));
+          ws.push_back(claiming_gpu(d));
+          fakes.push_back(static_cast<FakeBackend*>(ws.back().backend.get()));
+          if (busy) fakes.back()->rows_busy_answer = [&asked] { return ++asked % 2 == 0; };
         }
-        PipelineOptions o = popts(Scheme::Auto, 0, true);
-        o.in_core_image = std::make_shared<stream::InCoreImage>(*src, 2);
-        o.row_pieces_from = 0;
-        o.split_in_core_s = 0.0;
+        const PipelineOptions o = claims_options(*src, 0.0);
         const CountReport r = count_with_workers(*src, o, ws);
         EXPECT_EQ(r.triangles, oracle);
         EXPECT_EQ(per_vertex_mismatches(r.per_vertex, new_of_old, oracle_pv), 0u);
@@ -273,17 +285,9 @@ TEST(RowClaims, GpusClaimRowsOnlyWhereTheRuleSaysSo) {
         ws.push_back({cpu_backend(), false});
         continue;
       }
-      auto fake = std::make_unique<FakeBackend>();
-      fake->row_pieces = true;
-      fake->claimed_rows = true;
-      Worker w{std::move(fake), false};
-      w.device = d;
-      ws.push_back(std::move(w));
+      ws.push_back(claiming_gpu(d));
     }
-    PipelineOptions o = popts(Scheme::Auto, 0, true);
-    o.in_core_image = std::make_shared<stream::InCoreImage>(*src, 2);
-    o.row_pieces_from = 0;
-    o.split_in_core_s = c.split_s;
+    PipelineOptions o = claims_options(*src, c.split_s);
     o.in_core_row_claims = c.claims;
     const CountReport r = count_with_workers(*src, o, ws);
     EXPECT_EQ(r.triangles, oracle);
