@@ -107,13 +107,23 @@ bool admit_cutoff(const Plan& plan, const std::vector<std::size_t>& units, std::
   return true;
 }
 
+namespace {
+
+// An in-core plan that several GPUs share, by the split or by claiming its rows: neither turned
+// off nor slices asked for, one unit of p = 1 whose kernel the plan's rates estimate at
+// split_in_core_s or more.
+bool long_in_core(const PipelineOptions& options, const Plan& plan) {
+  return options.split_in_core_s >= 0 && !options.in_core_gpu_slices && plan.partition.p <= 1 &&
+         plan.units.size() == 1 &&
+         plan_internal::kernel_seconds(plan, plan.units[0]) >= options.split_in_core_s;
+}
+
+}  // namespace
+
 // (the conditions in the order of stream/worker_plan.hpp's contract)
 bool split_in_core_options(const PipelineOptions& options, const PlanOptions& po, std::size_t gpus,
                            const Plan& plan, PlanOptions* shared) {
-  if (gpus < 2 || options.split_in_core_s < 0 || options.in_core_gpu_slices || po.parts != 0 ||
-      plan.partition.p > 1 || plan.units.size() != 1 ||
-      plan_internal::kernel_seconds(plan, plan.units[0]) < options.split_in_core_s)
-    return false;
+  if (gpus < 2 || po.parts != 0 || !long_in_core(options, plan)) return false;
   *shared = po;
   shared->device_budget = std::max<std::uint64_t>(plan.device_bytes / split_shares(gpus), 1);
   return true;
@@ -158,9 +168,7 @@ std::size_t split_gpus(std::size_t process_gpus, const Communicator* comm) {
 bool workers_claim_rows(const GraphSource& g, const PipelineOptions& options,
                         const std::vector<Worker>& workers, const Communicator* comm) {
   const bool many = comm && comm->size() > 1;
-  if (options.in_core_row_claims <= 0 || options.in_core_gpu_slices ||
-      options.split_in_core_s < 0 || (workers.size() < 2 && !many))
-    return false;
+  if (options.in_core_row_claims <= 0 || (workers.size() < 2 && !many)) return false;
   const InCoreImage* image = options.in_core_image.get();
   if (!image || image->n() != g.n() || image->m() != g.m() || image->registered()) return false;
   if (options.in_core_row_claims < 2 && ranks_per_gpu(comm) > 1) return false;
@@ -178,9 +186,8 @@ bool workers_claim_rows(const GraphSource& g, const PipelineOptions& options,
 
 bool plan_claims_rows(const PipelineOptions& options, const Plan& plan) {
   const InCoreImage* image = options.in_core_image.get();
-  return image && plan.partition.p <= 1 && plan.units.size() == 1 && plan.units[0].slices == 1 &&
-         image->bytes() <= plan.slot_bytes && !plan.streamed_staging() &&
-         plan_internal::kernel_seconds(plan, plan.units[0]) >= options.split_in_core_s;
+  return image && long_in_core(options, plan) && plan.units[0].slices == 1 &&
+         image->bytes() <= plan.slot_bytes && !plan.streamed_staging();
 }
 
 // The first worker with a device of its own (the planner plans for it), else the first.

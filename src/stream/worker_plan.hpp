@@ -74,15 +74,14 @@ bool split_in_core(const GraphSource& g, const PipelineOptions& options, const P
 // Several GPUs sharing an in-core plan by claiming its rows (stream/row_claims.hpp) instead of
 // the split above: each GPU streams the whole in-core image in row pieces, as one GPU does, and
 // counts the runs of rows it claims; nothing is registered and the one unit's kernel paths stay.
-// workers_claim_rows: whether this process's workers can (options.in_core_row_claims on, no
-// slices asked for, the split's threshold not turned off, the image of the whole graph
-// unregistered, every worker a GPU — no CPU or cut-off worker: they count slices by middle
-// vertices — on a device of its own, also among the ranks of its machine (in_core_row_claims 2:
-// or shared), streaming the image in row pieces: image_in_row_pieces), and with several workers
-// or processes. Every process must agree (count_with_workers asks them all) before
-// plan_claims_rows, which each process then answers alike from the same plan: one in-core unit
-// of p = 1 within its slot, not streamed by the plan, whose kernel the plan's rates estimate at
-// split_in_core_s or more.
+// workers_claim_rows: whether this process's workers can (options.in_core_row_claims on, the
+// image of the whole graph unregistered, every worker a GPU — no CPU or cut-off worker: they count
+// slices by middle vertices — on a device of its own, also among the ranks of its machine
+// (in_core_row_claims 2: or shared), streaming the image in row pieces: image_in_row_pieces), and
+// with several workers or processes. Every process must agree (count_with_workers asks them all)
+// before plan_claims_rows, which each process then answers alike from the same plan: the split's
+// plan (neither turned off nor slices asked for, one in-core unit of p = 1 whose kernel the plan's
+// rates estimate at split_in_core_s or more), within its slot and not streamed by the plan.
 bool workers_claim_rows(const GraphSource& g, const PipelineOptions& options,
                         const std::vector<Worker>& workers, const Communicator* comm);
 bool plan_claims_rows(const PipelineOptions& options, const Plan& plan);
