@@ -459,6 +459,11 @@ struct PipelineOptions {
   // estimated work left (UnitQueue::set_min_probe_seconds); the tests of the cut-off with slow
   // fake GPUs set 0.
   double cutoff_min_probe_s = 2.0;
+  // --hybrid: the CPU runs only where its estimated share of the work (the plan's rates for the
+  // GPUs, stream::kCpuWorkPerThreadS for the CPU) reaches this fraction: below, what it could
+  // take does not pay for its probes and the room it holds (stream/worker_plan.hpp). 0: no bound
+  // (the tests of the cut-off beside a real GPU).
+  double cutoff_min_share = 0.02;
   // In core, GPUs of different devices in one process cut the one unit into a slice each (every
   // GPU uploads the whole graph and counts its slice). False (the default): one GPU counts the
   // whole unit, the others take none; measured on four H200s the slices were 2-3x slower than

@@ -141,7 +141,8 @@ int cmd_count(int argc, char** argv) {
               &devices)
       .flag("hybrid", "",
             "the CPU counts beside the GPU(s): it takes a unit only when it would finish it "
-            "before the GPUs (measured rates)",
+            "before the GPUs (measured rates); not started where its estimated share of the work "
+            "is under 2% or the GPUs' count too short (--json: stats.cutoff)",
             &hybrid)
       .option("rank-split", "", "MODE",
               "under mpirun: the ranks take contiguous runs of the units (static: each rank "

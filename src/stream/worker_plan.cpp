@@ -75,10 +75,21 @@ double plain_workers_seconds(const Plan& plan, const std::vector<std::size_t>& u
   return makespan / static_cast<double>(std::max<std::size_t>(plain, 1));
 }
 
-// (the three conditions in the order of stream/worker_plan.hpp's contract; the first refusal is
-// the reason given)
+double cutoff_share_estimate(const Plan& plan, const std::vector<std::size_t>& units,
+                             std::size_t plain, unsigned cpu_threads) {
+  const double est = plain_workers_seconds(plan, units, plain);
+  double work = 0;
+  if (units.empty())
+    for (const WorkUnit& u : plan.units) work += std::max(u.work, 1.0);
+  for (std::size_t u : units) work += std::max(plan.units.at(u).work, 1.0);
+  const double cpu = work / (kCpuWorkPerThreadS * std::max(cpu_threads, 1u));
+  return est + cpu > 0 ? est / (est + cpu) : 0.0;
+}
+
+// (the conditions in the order of stream/worker_plan.hpp's contract; the first refusal is the
+// reason given)
 bool admit_cutoff(const Plan& plan, const std::vector<std::size_t>& units, std::size_t plain,
-                  std::size_t cutoffs, double min_probe_s, Plan* plain_plan, std::string* why) {
+                  std::size_t cutoffs, const CutoffGate& gate, Plan* plain_plan, std::string* why) {
   auto no = [&](std::string reason) {
     if (why) *why = "not admitted: " + reason;
     return false;
@@ -87,12 +98,20 @@ bool admit_cutoff(const Plan& plan, const std::vector<std::size_t>& units, std::
   if (!stream::cutoff_may_help(plan, units))
     return no("no unit small enough for a probe (in core, or a few units of similar work)");
   const double est = plain_workers_seconds(plan, units, plain);
-  if (min_probe_s > 0 && kAdmitSlack * est < min_probe_s) {
-    char buf[160];
+  char buf[200];
+  if (gate.min_probe_s > 0 && kAdmitSlack * est < gate.min_probe_s) {
     std::snprintf(buf, sizeof buf,
                   "the other workers' estimated %.2f s of counting are too few for a probe "
                   "(%.2f s or more)",
-                  est, min_probe_s / kAdmitSlack);
+                  est, gate.min_probe_s / kAdmitSlack);
+    return no(buf);
+  }
+  const double share = cutoff_share_estimate(plan, units, plain, gate.cpu_threads);
+  if (gate.min_share > 0 && share < gate.min_share) {
+    std::snprintf(buf, sizeof buf,
+                  "the CPU's estimated share of the work, %.1f%% on %u threads, is below %.1f%%: "
+                  "too little to pay for its probes",
+                  100 * share, gate.cpu_threads, 100 * gate.min_share);
     return no(buf);
   }
   if (plan.host_budget) {

@@ -33,17 +33,39 @@ double plain_workers_seconds(const Plan& plan, const std::vector<std::size_t>& u
 // include the host's reading and building, which the plan's rates leave out.
 constexpr double kAdmitSlack = 2.0;
 
+// The CPU counter's rate that admit_cutoff assumes, in estimated work (wedges) per second per
+// counting thread. Measured in core (the CPU backend alone, timing.pipeline): Kronecker 24 1.32e8
+// and a hub graph of 1.34 B edges 1.18e8 on the H200 machine's 16 cores, Kronecker 21 and a hub
+// graph of scale 21 7.4-7.6e7 on the 2-core machine (bench/RESULTS.md, "Several workers"); the
+// highest, so that the estimate errs toward admitting.
+constexpr double kCpuWorkPerThreadS = 1.3e8;
+
+// The share of the work a cut-off CPU worker of `cpu_threads` threads would count if it and the
+// plain workers ended together: est / (est + cpu), est the plain workers' estimated seconds
+// (plain_workers_seconds) and cpu the CPU's alone at kCpuWorkPerThreadS.
+double cutoff_share_estimate(const Plan& plan, const std::vector<std::size_t>& units,
+                             std::size_t plain, unsigned cpu_threads);
+
+// admit_cutoff's bounds; a 0 turns a test off.
+struct CutoffGate {
+  double min_probe_s = 0;  // PipelineOptions::cutoff_min_probe_s
+  double min_share = 0;    // PipelineOptions::cutoff_min_share
+  unsigned cpu_threads = 1;
+};
+
 // Whether the cut-off workers run: only when a probe could ever be taken (cutoff_may_help), the
-// plain workers' estimated seconds (plain_workers_seconds) reach min_probe_s / kAdmitSlack
-// (below, the first probe's rule refuses every unit: UnitQueue::set_min_probe_seconds; 0 turns
-// the test off), and the plan leaves room beside the plain workers' slots and caches, within the
-// host budget they share, for a cut-off worker's (it keeps slots and caches of its own, never
-// more than the plan's figures). The plain workers' plan (`plain_plan`, a copy of the plan) then
-// gives up that room: its host budget, which sizes their preload's spare room, is smaller by it.
-// Not admitted, the plain workers run as they would without them (one alone: its plan directly).
-// *why (optional): "admitted", or "not admitted: " and the reason (PipelineStats::cutoff).
+// plain workers' estimated seconds (plain_workers_seconds) reach gate.min_probe_s / kAdmitSlack
+// (below, the first probe's rule refuses every unit: UnitQueue::set_min_probe_seconds), the CPU's
+// estimated share of the work (cutoff_share_estimate) reaches gate.min_share (below, what it
+// could take does not pay for what admitting it costs the others), and the plan leaves room
+// beside the plain workers' slots and caches, within the host budget they share, for a cut-off
+// worker's (it keeps slots and caches of its own, never more than the plan's figures). The plain
+// workers' plan (`plain_plan`, a copy of the plan) then gives up that room: its host budget,
+// which sizes their preload's spare room, is smaller by it. Not admitted, the plain workers run
+// as they would without them (one alone: its plan directly). *why (optional): "admitted", or
+// "not admitted: " and the reason (PipelineStats::cutoff).
 bool admit_cutoff(const Plan& plan, const std::vector<std::size_t>& units, std::size_t plain,
-                  std::size_t cutoffs, double min_probe_s, Plan* plain_plan,
+                  std::size_t cutoffs, const CutoffGate& gate, Plan* plain_plan,
                   std::string* why = nullptr);
 
 // Several GPUs (gpus of them: of one process, or one per rank, split_gpus): an in-core plan whose

@@ -441,11 +441,17 @@ CountReport count_with_workers(const GraphSource& g, const PipelineOptions& opti
     share_units(plan, comm, claims ? "static" : options.rank_split, &units, &split);
     // The cut-off workers run only when they may help and fit beside the others.
     Plan plain_plan;
-    // (the plan's rates are a GPU's: with a plain worker on the host, no bound by seconds)
+    // (the plan's rates are a GPU's: with a plain worker on the host, no bound by seconds or
+    // share)
     std::string cutoff_why;
+    stream::CutoffGate gate;
+    if (plain_gpus) {
+      gate.min_probe_s = options.cutoff_min_probe_s;
+      gate.min_share = options.cutoff_min_share;
+    }
+    gate.cpu_threads = resolve_threads(options.counter.threads);
     const bool admitted =
-        admit_cutoff(plan, units, plain, workers.size() - plain,
-                     plain_gpus ? options.cutoff_min_probe_s : 0.0, &plain_plan, &cutoff_why);
+        admit_cutoff(plan, units, plain, workers.size() - plain, gate, &plain_plan, &cutoff_why);
     std::vector<bool> runs;
     std::vector<const Plan*> plans;
     for (bool c : cutoff) {

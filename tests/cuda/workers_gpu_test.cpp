@@ -81,9 +81,10 @@ TEST(CudaWorkers, EveryMixOfWorkersCountsExactly) {
         SCOPED_TRACE(std::string(m.name) + " " + scheme_name(s) + " p=" + std::to_string(p));
         PipelineOptions o = popts(s, p);
         o.in_core_gpu_slices = m.slices;
-        // (no bound on the GPUs' seconds: the cut-off CPU is admitted where a probe may help, so
-        // that it may count beside the GPU on a graph this small)
+        // (no bound on the GPUs' seconds or the CPU's share: the cut-off CPU is admitted where a
+        // probe may help, so that it may count beside the GPU on a graph this small)
         o.cutoff_min_probe_s = 0;
+        o.cutoff_min_share = 0;
         std::vector<Worker> ws = make_workers(o, m.devices, 0, m.hybrid);
         const CountReport r = count_with_workers(*src, o, ws);
         EXPECT_EQ(r.triangles, ref.triangles);

@@ -279,20 +279,62 @@ TEST(Workers, ACutoffWorkerIsNotAdmittedWhenTheOthersEndBeforeAProbeCould) {
   EXPECT_LT(stream::plain_workers_seconds(plan, first_half, 1), est);
   Plan plain_plan;
   std::string why;
-  EXPECT_TRUE(stream::admit_cutoff(plan, {}, 1, 1, 0.0, &plain_plan, &why));  // 0: no bound
+  auto probe_gate = [](double min_probe_s) {
+    stream::CutoffGate gate;
+    gate.min_probe_s = min_probe_s;
+    return gate;
+  };
+  EXPECT_TRUE(stream::admit_cutoff(plan, {}, 1, 1, probe_gate(0), &plain_plan, &why));  // no bound
   EXPECT_EQ(why, "admitted");
-  EXPECT_TRUE(
-      stream::admit_cutoff(plan, {}, 1, 1, 0.99 * stream::kAdmitSlack * est, &plain_plan, &why));
-  EXPECT_FALSE(
-      stream::admit_cutoff(plan, {}, 1, 1, 1.01 * stream::kAdmitSlack * est, &plain_plan, &why));
+  EXPECT_TRUE(stream::admit_cutoff(plan, {}, 1, 1, probe_gate(0.99 * stream::kAdmitSlack * est),
+                                   &plain_plan, &why));
+  EXPECT_FALSE(stream::admit_cutoff(plan, {}, 1, 1, probe_gate(1.01 * stream::kAdmitSlack * est),
+                                    &plain_plan, &why));
   EXPECT_NE(why.find("not admitted: the other workers' estimated"), std::string::npos) << why;
   // Two plain workers share the seconds: the same bound turns the cut-off worker away sooner.
-  EXPECT_FALSE(
-      stream::admit_cutoff(plan, {}, 2, 1, 0.99 * stream::kAdmitSlack * est, &plain_plan, &why));
+  EXPECT_FALSE(stream::admit_cutoff(plan, {}, 2, 1, probe_gate(0.99 * stream::kAdmitSlack * est),
+                                    &plain_plan, &why));
   // In core (one unit) nothing is small enough for a probe, whatever the bound.
   const Plan one = plan_graph(*src, resolve_plan_options(popts(Scheme::Range, 1, false), nullptr));
-  EXPECT_FALSE(stream::admit_cutoff(one, {}, 1, 1, 0.0, &plain_plan, &why));
+  EXPECT_FALSE(stream::admit_cutoff(one, {}, 1, 1, probe_gate(0), &plain_plan, &why));
   EXPECT_NE(why.find("no unit small enough"), std::string::npos) << why;
+}
+
+// The CPU's estimated share is est / (est + its seconds alone at kCpuWorkPerThreadS): it grows
+// with its threads and shrinks with the plain workers; below gate.min_share the cut-off worker
+// is not admitted, and the reason names the share and the threads.
+TEST(Workers, ACutoffWorkerIsNotAdmittedWhereItsShareOfTheWorkIsTooSmall) {
+  const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(test::skewed_graph(600, 5000, 3));
+  auto src = memory_source(g, 64);
+  const Plan plan = plan_graph(*src, resolve_plan_options(popts(Scheme::Range, 8, false), nullptr));
+  ASSERT_TRUE(stream::cutoff_may_help(plan, {}));
+  double work = 0;
+  for (const WorkUnit& u : plan.units) work += std::max(u.work, 1.0);
+  const double est = stream::plain_workers_seconds(plan, {}, 1);
+  const double share = stream::cutoff_share_estimate(plan, {}, 1, 4);
+  EXPECT_NEAR(share, est / (est + work / (4 * stream::kCpuWorkPerThreadS)), 1e-12);
+  EXPECT_GT(share, 0.0);
+  EXPECT_LT(share, 1.0);
+  EXPECT_LT(stream::cutoff_share_estimate(plan, {}, 1, 2), share);  // fewer threads
+  EXPECT_GT(stream::cutoff_share_estimate(plan, {}, 1, 16), share);
+  EXPECT_LT(stream::cutoff_share_estimate(plan, {}, 2, 4), share);  // two plain workers
+  std::vector<std::size_t> first_half;
+  for (std::size_t u = 0; u < plan.units.size() / 2; ++u) first_half.push_back(u);
+  EXPECT_NEAR(stream::cutoff_share_estimate(plan, first_half, 1, 4), share, 1e-9);  // a ratio
+  Plan plain_plan;
+  std::string why;
+  stream::CutoffGate gate;
+  gate.cpu_threads = 4;
+  gate.min_share = 0.99 * share;
+  EXPECT_TRUE(stream::admit_cutoff(plan, {}, 1, 1, gate, &plain_plan, &why));
+  EXPECT_EQ(why, "admitted");
+  // A bound between the shares of 4 and 64 threads refuses the one and admits the other.
+  gate.min_share = (share + stream::cutoff_share_estimate(plan, {}, 1, 64)) / 2;
+  EXPECT_FALSE(stream::admit_cutoff(plan, {}, 1, 1, gate, &plain_plan, &why));
+  EXPECT_EQ(why.rfind("not admitted: the CPU's estimated share of the work", 0), 0u) << why;
+  EXPECT_NE(why.find("on 4 threads"), std::string::npos) << why;
+  gate.cpu_threads = 64;
+  EXPECT_TRUE(stream::admit_cutoff(plan, {}, 1, 1, gate, &plain_plan, &why)) << why;
 }
 
 // Not admitted (the plan's rates are a GPU's, so the bound applies where every other worker has
@@ -309,13 +351,23 @@ TEST(Workers, ANotAdmittedCutoffWorkerLeavesTheCountToTheOthers) {
       << r.stats.cutoff;
   EXPECT_NE(r.stats.to_json().find("\"cutoff\":\"not admitted"), std::string::npos);
   EXPECT_NE(r.stats.summary().find("cut-off worker not admitted"), std::string::npos);
-  // The same beside a plain worker on the host (the CPU backend): no bound by seconds, admitted.
-  std::vector<Worker> host;
-  host.push_back({cpu_backend(), false});
-  host.push_back({cpu_backend(), true});
-  const CountReport h = count_with_workers(*src, o, host);
-  EXPECT_EQ(h.triangles, oracle);
-  EXPECT_EQ(h.stats.cutoff, "admitted");
+  // The same by the CPU's share: no bound by seconds, every share below the bound of 1.
+  PipelineOptions by_share = o;
+  by_share.cutoff_min_probe_s = 0;
+  by_share.cutoff_min_share = 1.0;
+  const CountReport s = fake_gpu_counts_alone(*src, by_share, oracle, new_of_old, oracle_pv);
+  EXPECT_EQ(s.stats.cutoff.rfind("not admitted: the CPU's estimated share", 0), 0u)
+      << s.stats.cutoff;
+  // Both beside a plain worker on the host (the CPU backend): no bound by seconds or share,
+  // admitted.
+  for (const PipelineOptions* x : {&o, &by_share}) {
+    std::vector<Worker> host;
+    host.push_back({cpu_backend(), false});
+    host.push_back({cpu_backend(), true});
+    const CountReport h = count_with_workers(*src, *x, host);
+    EXPECT_EQ(h.triangles, oracle);
+    EXPECT_EQ(h.stats.cutoff, "admitted");
+  }
 }
 
 // The queue's hand-out among simulated workers on a simulated clock: each worker counts its units
