@@ -135,7 +135,8 @@ constexpr int kImageRanksOutOfCore = 2;
 // machine's ranks that share a GPU (the planner then finds it in core unless the GPU's free
 // memory is far below its total: the image then serves the chunks). beside_plan: a plan is made
 // while it decodes (the plan ahead, below); it then decodes on half the threads, leaving the
-// plan and the pipeline's first units the rest.
+// plan and the pipeline's first units the rest, until InCoreImage::widen (GPUs that claim the
+// in-core unit's rows: stream/workers.cpp).
 std::shared_ptr<stream::InCoreImage> start_in_core_image(const GraphSource& g,
                                                          const CountOptions& o, bool per_vertex,
                                                          const Communicator* comm, int device,
@@ -162,11 +163,11 @@ std::shared_ptr<stream::InCoreImage> start_in_core_image(const GraphSource& g,
     if (in_core_bytes(g.n(), g.m(), per_vertex) > budget) return nullptr;
   }
   // (TRISTREAM_IMAGE_THREADS=N decodes on N threads, to measure the share)
-  unsigned threads = resolve_threads(o.threads);
-  if (beside_plan) threads = std::max(1u, threads / 2);
+  const unsigned all = resolve_threads(o.threads);
+  unsigned threads = beside_plan ? std::max(1u, all / 2) : all;
   if (const char* e = std::getenv("TRISTREAM_IMAGE_THREADS"); e && std::atoi(e) > 0)
     threads = static_cast<unsigned>(std::atoi(e));
-  return std::make_shared<stream::InCoreImage>(g, threads);
+  return std::make_shared<stream::InCoreImage>(g, threads, all);
 }
 
 // Counts the .tcsr file at `path`; t0 is the call's start (for CountResult::seconds);

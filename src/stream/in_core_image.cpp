@@ -24,8 +24,10 @@ std::uint64_t InCoreImage::slot_bytes(std::uint64_t n, eid_t m) {
   return align_up((n + 1) * sizeof(eid_t)) + align_up(m * sizeof(vid_t));
 }
 
-InCoreImage::InCoreImage(const GraphSource& g, unsigned threads)
+InCoreImage::InCoreImage(const GraphSource& g, unsigned threads, unsigned most)
     : g_(g), threads_(resolve_threads(threads)), n_(g.n()), m_(g.m()) {
+  most_ = std::max(most, threads_);
+  active_.store(threads_);
   TS_CHECK(g.offsets()[0] == 0, "an in-core image needs offsets that start at 0");
   TS_CHECK(n_ < (std::uint64_t{1} << 32), "vertex ids are 32-bit");
   cols_at_ = align_up((n_ + 1) * sizeof(eid_t));
@@ -53,6 +55,10 @@ InCoreImage::InCoreImage(const GraphSource& g, unsigned threads)
 InCoreImage::~InCoreImage() {
   stop_ = true;
   {
+    std::lock_guard<std::mutex> lock(lanes_mu_);  // (the lanes waiting for widen() end)
+  }
+  lanes_cv_.notify_all();
+  {
     std::lock_guard<std::mutex> lock(mu_);
     if (!joined_ && worker_.joinable()) worker_.join();
     joined_ = true;
@@ -63,13 +69,15 @@ InCoreImage::~InCoreImage() {
 }
 
 // 1. The rebased offsets (the file's start at 0) and the zero padding; 2. the chunks, each
-// decompressed straight to its edges' place, on a pool of its own.
+// decompressed straight to its edges' place, on a pool of its own (most_ lanes, threads_ of them
+// decoding until widen()).
 void InCoreImage::decode() {
   const eid_t* off = g_.offsets();
-  ThreadPool pool(threads_);
+  ThreadPool pool(most_);
   auto* o = reinterpret_cast<eid_t*>(mem_);
-  pool.parallel_for(n_ + 1, std::uint64_t{1} << 20, [&](std::uint64_t lo, std::uint64_t hi) {
-    std::memcpy(o + lo, off + lo, (hi - lo) * sizeof(eid_t));
+  pool.run(threads_, [&](std::size_t x) {  // (on the first threads_ lanes' share of the cores)
+    const ChunkRange r = chunk_range(n_ + 1, threads_, x);
+    std::memcpy(o + r.lo, off + r.lo, (r.hi - r.lo) * sizeof(eid_t));
   });
   const std::uint64_t off_end = (n_ + 1) * sizeof(eid_t);
   std::memset(mem_ + off_end, 0, cols_at_ - off_end);
@@ -77,19 +85,56 @@ void InCoreImage::decode() {
   std::memset(mem_ + col_end, 0, reserved_ - col_end);
   offsets_done_.store(true, std::memory_order_release);
   notify();
-  auto* cols = reinterpret_cast<vid_t*>(mem_ + cols_at_);
-  const auto& chunks = g_.chunks();
-  pool.run(chunks.size(), [&](std::size_t x) {
-    if (stop_ || interrupt_requested()) return;
-    const std::size_t k = chunks.size() - 1 - x;  // (the last first: chunk_ready)
-    const auto& c = chunks[k];
-    TS_CHECK(c.first_edge + c.edges <= m_, "a chunk beyond the graph's edges");
-    g_.read_chunk(k, cols + c.first_edge);
-    done_[k].store(true, std::memory_order_release);
-    notify();
-  });
+  pool.run(most_, [&](std::size_t lane) { decode_lane(lane); });
   throw_if_interrupted();
   if (!stop_) whole_.store(true, std::memory_order_release);
+}
+
+void InCoreImage::decode_lane(std::size_t lane) {
+  auto end_lanes = [&] {
+    {
+      std::lock_guard<std::mutex> lock(lanes_mu_);
+      lanes_done_.store(true, std::memory_order_release);
+    }
+    lanes_cv_.notify_all();
+  };
+  // 1. Wait for widen() beyond the first threads_ lanes (or for the end: no chunk left, a
+  //    lane's failure, the destructor).
+  if (lane >= active_.load(std::memory_order_acquire)) {
+    std::unique_lock<std::mutex> lock(lanes_mu_);
+    lanes_cv_.wait(lock, [&] {
+      return lane < active_.load(std::memory_order_acquire) ||
+             lanes_done_.load(std::memory_order_acquire) || stop_;
+    });
+  }
+  // 2. Decode the chunks handed out, the last first (chunk_ready), until none is left.
+  auto* cols = reinterpret_cast<vid_t*>(mem_ + cols_at_);
+  const auto& chunks = g_.chunks();
+  try {
+    for (;;) {
+      const std::size_t x = next_chunk_.fetch_add(1, std::memory_order_relaxed);
+      if (x >= chunks.size() || lanes_done_.load(std::memory_order_acquire)) break;
+      if (stop_ || interrupt_requested()) continue;
+      const std::size_t k = chunks.size() - 1 - x;
+      const auto& c = chunks[k];
+      TS_CHECK(c.first_edge + c.edges <= m_, "a chunk beyond the graph's edges");
+      g_.read_chunk(k, cols + c.first_edge);
+      done_[k].store(true, std::memory_order_release);
+      notify();
+    }
+  } catch (...) {
+    end_lanes();
+    throw;
+  }
+  end_lanes();
+}
+
+void InCoreImage::widen() {
+  {
+    std::lock_guard<std::mutex> lock(lanes_mu_);
+    active_.store(most_, std::memory_order_release);
+  }
+  lanes_cv_.notify_all();
 }
 
 void InCoreImage::wait() {

@@ -35,8 +35,9 @@ class InCoreImage {
   static std::uint64_t slot_bytes(std::uint64_t n, eid_t m);
 
   // Starts decoding g into a new image on `threads` threads (0: resolve_threads) and returns at
-  // once. Throws Error(Internal) when the memory cannot be had. g outlives the image.
-  InCoreImage(const GraphSource& g, unsigned threads);
+  // once; widen() lets up to `most` threads decode (0 or fewer than `threads`: `threads`). Throws
+  // Error(Internal) when the memory cannot be had. g outlives the image.
+  InCoreImage(const GraphSource& g, unsigned threads, unsigned most = 0);
   // Stops the decoding (at the next chunk), unregisters and frees the memory.
   ~InCoreImage();
   InCoreImage(const InCoreImage&) = delete;
@@ -45,6 +46,11 @@ class InCoreImage {
   // Waits until the image is whole; rethrows the decoding's failure (a corrupt chunk's
   // Error(Input), Error(Interrupted) on SIGINT). Any thread, any number of times.
   void wait();
+  // From now on every thread the constructor's `most` allows decodes the chunks left (a count
+  // whose plan, made beside the decoding, is done, and whose GPUs wait for the image's rows).
+  // Any thread; no effect once the chunks are all taken.
+  void widen();
+  unsigned decoding_threads() const { return active_.load(std::memory_order_acquire); }
   // Whether chunk k (of the source's chunk index) is in the image already: true once decoded,
   // without waiting for the rest. The chunks are decoded from the last to the first (the plans
   // out of core start with the highest row parts).
@@ -95,8 +101,17 @@ class InCoreImage {
  private:
   void decode();
 
+  // One decoding lane of the pool (lane < most_): the chunks from next_chunk_, once widen() or
+  // the first threads_ let it.
+  void decode_lane(std::size_t lane);
+
   const GraphSource& g_;
-  unsigned threads_ = 0;
+  unsigned threads_ = 0, most_ = 0;
+  std::atomic<unsigned> active_{0};         // the lanes that may decode
+  std::atomic<std::size_t> next_chunk_{0};  // the chunks handed out, the last first
+  std::atomic<bool> lanes_done_{false};     // no chunk left, or a lane failed
+  std::mutex lanes_mu_;                     // with lanes_cv_: the lanes waiting for widen()
+  std::condition_variable lanes_cv_;
   std::uint64_t n_ = 0;
   eid_t m_ = 0;
   std::uint64_t cols_at_ = 0, bytes_ = 0, reserved_ = 0;

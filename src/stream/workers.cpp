@@ -2,6 +2,7 @@
 #include "stream/workers.hpp"
 
 #include <algorithm>
+#include <cstdlib>
 #include <exception>
 #include <future>
 #include <mutex>
@@ -422,8 +423,10 @@ CountReport count_with_workers(const GraphSource& g, const PipelineOptions& opti
                                        run.per_vertex);
     run.row_claims.reset();
     if (claims) {
-      // (over processes the runs are fixed and the ranks' shared counter hands them out)
-      const stream::InCoreImage& image = *run.in_core_image;
+      // (over processes the runs are fixed and the ranks' shared counter hands them out; the
+      // plan is made and the GPUs wait for the image's rows: every thread decodes them now)
+      stream::InCoreImage& image = *run.in_core_image;
+      if (!std::getenv("TRISTREAM_NO_IMAGE_WIDEN")) image.widen();
       std::function<std::uint64_t()> next_run;
       if (many) next_run = [comm] { return comm->fetch_next(); };
       run.row_claims = std::make_shared<stream::RowClaims>(

@@ -4,8 +4,8 @@
 // it whole without a host slot and counts exactly, out of core it serves the chunks and is
 // otherwise left alone (and on the CPU backend), out of core it serves each chunk once decoded
 // without waiting for the rest and pair's heavy units start before it is whole (light ones wait
-// for its registration), a failing chunk fails wait(), and an image dropped while decoding stops
-// cleanly.
+// for its registration), a failing chunk fails wait(), an image dropped while decoding stops
+// cleanly, and widen() lets the lanes held back decode the chunks left.
 #include <algorithm>
 #include <atomic>
 #include <chrono>
@@ -547,6 +547,70 @@ TEST(InCoreImage, DroppedWhileDecodingStopsCleanly) {
   InCoreImage image(*src, 2);
   ASSERT_TRUE(image.register_with(dd));
   EXPECT_EQ(dd.registered, 1u);
+}
+
+// A source that counts the reads of chunks in flight at once (each read takes a few
+// milliseconds, so that lanes allowed to decode overlap whatever the machine's cores).
+class ConcurrencySource final : public test::ForwardingSource {
+ public:
+  explicit ConcurrencySource(const GraphSource& g) : ForwardingSource(g) {}
+  void read_chunk(std::uint64_t k, vid_t* out) const override {
+    const unsigned now = ++flying_;
+    unsigned seen = most_.load();
+    while (now > seen && !most_.compare_exchange_weak(seen, now)) {
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(3));
+    g_.read_chunk(k, out);
+    --flying_;
+    ++reads_;
+  }
+  unsigned most() const { return most_.load(); }
+  unsigned reads() const { return reads_.load(); }
+  void reset_most() { most_.store(0); }
+
+ private:
+  mutable std::atomic<unsigned> flying_{0}, most_{0}, reads_{0};
+};
+
+// Started on one lane of four, the image reads one chunk at a time; after widen() up to four,
+// and its bytes are the graph's either way.
+TEST(InCoreImage, WidenLetsEveryLaneDecodeTheChunksLeft) {
+  const OrientedGraph g = orient_edge_list(4000, test::random_graph(4000, 40000, 29));
+  auto src = memory_source(g, 200);  // 200 chunks of about 3 ms each
+  ConcurrencySource slow(*src);
+  InCoreImage image(slow, 1, 4);
+  EXPECT_EQ(image.decoding_threads(), 1u);
+  while (slow.reads() < 20) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  EXPECT_EQ(slow.most(), 1u) << "the lanes beyond the first decoded before widen()";
+  slow.reset_most();
+  image.widen();
+  EXPECT_EQ(image.decoding_threads(), 4u);
+  image.wait();
+  EXPECT_GE(slow.most(), 2u) << "widen() added no lane";
+  EXPECT_LE(slow.most(), 4u);
+  EXPECT_TRUE(std::equal(g.csr.offsets.begin(), g.csr.offsets.end(), image.offsets()));
+  EXPECT_TRUE(std::equal(g.csr.cols.begin(), g.csr.cols.end(), image.columns()));
+  image.widen();  // (after the end: nothing to do)
+}
+
+// Never widened, the waiting lanes end with the chunks (wait() returns), with a failing chunk
+// (wait() rethrows it), and when the image is dropped while decoding.
+TEST(InCoreImage, LanesLeftWaitingForWidenEndWithTheImage) {
+  const OrientedGraph g = orient_edge_list(3000, test::random_graph(3000, 30000, 31));
+  auto src = memory_source(g, 100);
+  {
+    InCoreImage image(*src, 1, 8);
+    image.wait();
+    EXPECT_TRUE(std::equal(g.csr.cols.begin(), g.csr.cols.end(), image.columns()));
+  }
+  {
+    test::FailingSource bad(*src, 3);
+    InCoreImage image(bad, 2, 6);
+    EXPECT_THROW(image.wait(), Error);
+  }
+  for (int x = 0; x < 5; ++x) {
+    InCoreImage image(*src, 1, 4);  // destroyed at once, usually mid-decoding
+  }
 }
 
 }  // namespace
