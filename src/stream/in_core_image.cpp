@@ -91,9 +91,10 @@ void InCoreImage::decode() {
 }
 
 void InCoreImage::decode_lane(std::size_t lane) {
-  auto end_lanes = [&] {
+  auto end_lanes = [&](bool failed) {
     {
       std::lock_guard<std::mutex> lock(lanes_mu_);
+      if (failed) lanes_failed_.store(true, std::memory_order_release);
       lanes_done_.store(true, std::memory_order_release);
     }
     lanes_cv_.notify_all();
@@ -107,14 +108,16 @@ void InCoreImage::decode_lane(std::size_t lane) {
              lanes_done_.load(std::memory_order_acquire) || stop_;
     });
   }
-  // 2. Decode the chunks handed out, the last first (chunk_ready), until none is left.
+  // 2. Decode the chunks handed out, the last first (chunk_ready), until none is left (each
+  //    chunk handed out is decoded by the lane that took it, unless the decoding stops or
+  //    fails: the image is then never whole).
   auto* cols = reinterpret_cast<vid_t*>(mem_ + cols_at_);
   const auto& chunks = g_.chunks();
   try {
     for (;;) {
       const std::size_t x = next_chunk_.fetch_add(1, std::memory_order_relaxed);
-      if (x >= chunks.size() || lanes_done_.load(std::memory_order_acquire)) break;
-      if (stop_ || interrupt_requested()) continue;
+      if (x >= chunks.size()) break;
+      if (stop_ || interrupt_requested() || lanes_failed_.load(std::memory_order_acquire)) continue;
       const std::size_t k = chunks.size() - 1 - x;
       const auto& c = chunks[k];
       TS_CHECK(c.first_edge + c.edges <= m_, "a chunk beyond the graph's edges");
@@ -123,10 +126,10 @@ void InCoreImage::decode_lane(std::size_t lane) {
       notify();
     }
   } catch (...) {
-    end_lanes();
+    end_lanes(true);
     throw;
   }
-  end_lanes();
+  end_lanes(false);
 }
 
 void InCoreImage::widen() {

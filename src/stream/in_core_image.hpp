@@ -109,7 +109,8 @@ class InCoreImage {
   unsigned threads_ = 0, most_ = 0;
   std::atomic<unsigned> active_{0};         // the lanes that may decode
   std::atomic<std::size_t> next_chunk_{0};  // the chunks handed out, the last first
-  std::atomic<bool> lanes_done_{false};     // no chunk left, or a lane failed
+  std::atomic<bool> lanes_done_{false};     // a lane has ended: no chunk left, or it failed
+  std::atomic<bool> lanes_failed_{false};   // a lane failed: the others take no more chunks
   std::mutex lanes_mu_;                     // with lanes_cv_: the lanes waiting for widen()
   std::condition_variable lanes_cv_;
   std::uint64_t n_ = 0;

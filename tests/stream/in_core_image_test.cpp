@@ -593,6 +593,27 @@ TEST(InCoreImage, WidenLetsEveryLaneDecodeTheChunksLeft) {
   image.widen();  // (after the end: nothing to do)
 }
 
+// Every chunk handed out is decoded by the lane that took it, however the lanes end: many lanes
+// over many small chunks, widened at once, midway or never, twenty images each, every byte the
+// graph's.
+TEST(InCoreImage, EveryChunkIsDecodedWhateverTheLanes) {
+  const OrientedGraph g = orient_edge_list(2000, test::random_graph(2000, 16000, 37));
+  auto src = memory_source(g, 16);  // about a thousand chunks
+  for (int when : {0, 1, 2}) {
+    SCOPED_TRACE("widen " + std::string(when == 0 ? "at once" : when == 1 ? "midway" : "never"));
+    for (int x = 0; x < 20; ++x) {
+      InCoreImage image(*src, 2, 8);
+      if (when == 0) image.widen();
+      if (when == 1) {
+        image.wait_edges(g.m() / 2, g.m());
+        image.widen();
+      }
+      image.wait();
+      ASSERT_TRUE(std::equal(g.csr.cols.begin(), g.csr.cols.end(), image.columns())) << x;
+    }
+  }
+}
+
 // Never widened, the waiting lanes end with the chunks (wait() returns), with a failing chunk
 // (wait() rethrows it), and when the image is dropped while decoding.
 TEST(InCoreImage, LanesLeftWaitingForWidenEndWithTheImage) {
