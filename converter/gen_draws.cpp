@@ -91,6 +91,7 @@ class DrawModel : public EdgeModel {
   }
   std::uint64_t pieces() const override { return (total_ + kDrawsPerPiece - 1) / kDrawsPerPiece; }
   std::uint64_t expected_edges() const override { return total_; }
+  bool exact() const override { return true; }
   void piece(std::uint64_t c, std::vector<GenEdge>& out) const override {
     const std::uint64_t lo = c * kDrawsPerPiece, hi = std::min(total_, lo + kDrawsPerPiece);
     for (std::uint64_t i = lo; i < hi; ++i) {

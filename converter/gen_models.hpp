@@ -24,6 +24,8 @@ class EdgeModel {
   // The edges in total: exact for the models that draw a fixed number, else the expectation
   // (progress and job sizes only).
   virtual std::uint64_t expected_edges() const = 0;
+  // Whether expected_edges() is exact (the fixed-count models and the mesh).
+  virtual bool exact() const { return false; }
 };
 
 // Edges per piece: exactly, for the fixed-count models (piece c holds draws [c * kDrawsPerPiece,

@@ -51,7 +51,8 @@ class GenProducer : public Producer {
  public:
   GenProducer(const GenerateOptions& o, std::size_t job)
       : model_(make_model(o)),
-        per_job_(pieces_for(*model_, std::max<std::size_t>(job / 16, 1024))) {}
+        per_job_(pieces_for(*model_, std::max<std::size_t>(job / 16, 1024))),
+        scale_(o.scale) {}
   std::string name() const override { return "generator"; }
   std::uint64_t done() const override {
     const double share = static_cast<double>(next_.load(std::memory_order_relaxed)) /
@@ -60,6 +61,12 @@ class GenProducer : public Producer {
   }
   std::uint64_t total() const override { return model_->expected_edges(); }
   std::uint64_t input_bytes() const override { return 0; }
+  bool bounds(std::uint64_t* records, std::uint64_t* max_id) const override {
+    if (!model_->exact()) return false;
+    *records = model_->expected_edges();
+    *max_id = (std::uint64_t{1} << scale_) - 1;  // (every model's ids are below 2^scale)
+    return true;
+  }
   std::function<void(Block&)> next() override {
     // Called by the reader thread only; done() reads next_ from the progress thread.
     const std::uint64_t lo = next_.load(std::memory_order_relaxed);
@@ -96,6 +103,7 @@ class GenProducer : public Producer {
  private:
   std::unique_ptr<EdgeModel> model_;
   std::uint64_t per_job_;
+  unsigned scale_;
   std::atomic<std::uint64_t> next_{0};  // the next piece
 };
 

@@ -86,6 +86,7 @@ class Driver {
   Driver(Producer& p, const std::string& output, const ConvertOptions& o)
       : producer_(p), output_(output), options_(o), progress_(!o.quiet && ::isatty(2)) {
     threads_ = resolve_threads(o.threads);
+    baseline_ = host_resident_bytes();
     // The .tcsr writer's chunks in flight (raw, compressed, contexts) come out of the limit: a
     // quarter of it, between the writer's floor and the larger of its default batch (64 MiB raw
     // and frames) and two floors per thread (so that every thread compresses: a floor is one
@@ -127,6 +128,7 @@ class Driver {
     stage_done("start");
     parse();
     producer_.finish(records_, lines_);
+    parsed_ = true;
     decltype(name_ids_)().swap(name_ids_);  // --names: the ids are final
     stage_done("parse");
     summary_.input_edges = records_;
@@ -208,8 +210,10 @@ class Driver {
     wide_ |= b->wide;
     held_.push_back(std::move(b));
     // In memory up to 7/10 of the limit: the switch needs a fifth more (see start_spilling), and
-    // the jobs in flight and the spill buffers the rest.
-    if (!spilling_ && held_records_ * record_bytes() > edge_limit() / 10 * 7) start_spilling();
+    // the jobs in flight and the spill buffers the rest. Unless every record to come is known to
+    // fit: then no switch can come, and no room is kept for one.
+    if (!spilling_ && held_records_ * record_bytes() > edge_limit() / 10 * 7 && !all_fit())
+      start_spilling();
     if (!spilling_) return;
     // Packed spills sort like the in-memory path (10 bytes an edge at the peak); the others need
     // room for each block's ids and the merge's output.
@@ -272,17 +276,30 @@ class Driver {
     return limit_ - std::min(names, limit_ / 2);
   }
 
-  bool dense_ids() const {
-    const std::uint64_t words = max_id_ / 64 + 1;
-    return max_id_ < (std::uint64_t{1} << 40) &&
+  bool dense_ids() const { return dense_ids(max_id_); }
+  bool dense_ids(std::uint64_t max_id) const {
+    const std::uint64_t words = max_id / 64 + 1;
+    return max_id < (std::uint64_t{1} << 40) &&
            words * 16 <= std::max<std::uint64_t>(limit_ / 4, std::uint64_t{64} << 20);
   }
   // Peak bytes per held edge of the in-memory path: packed keys (8) turned into sorted keys in
   // place, with a few pages to spare (10); records (16) turned into keys (16); sparse ids: the
   // records, every endpoint and its sort buffer (48).
-  std::uint64_t record_bytes() const {
-    if (!dense_ids()) return 48;
-    return wide_ ? 16 : 10;
+  std::uint64_t record_bytes() const { return record_bytes(max_id_, wide_); }
+  std::uint64_t record_bytes(std::uint64_t max_id, bool wide) const {
+    if (!dense_ids(max_id)) return 48;
+    return wide ? 16 : 10;
+  }
+  // Whether all the input's records fit the in-memory path beside what the process held at the
+  // start: known once the parse is done, or before it from the producer's bounds (a generator of
+  // a fixed count), then at 9/10 of the limit while jobs are in flight.
+  bool all_fit() const {
+    if (parsed_) return records_ * record_bytes() + baseline_ <= edge_limit();
+    std::uint64_t records = 0, max_id = 0;
+    if (!producer_.bounds(&records, &max_id) || records_ > records || max_id_ > max_id)
+      return false;
+    const bool wide = wide_ || max_id >= (std::uint64_t{1} << 32);
+    return records * record_bytes(max_id, wide) + baseline_ <= edge_limit() / 10 * 9;
   }
   bool in_memory_fits() const {
     return held_records_ * record_bytes() <= std::max<std::uint64_t>(edge_limit(), 1);
@@ -427,6 +444,8 @@ class Driver {
   std::uint64_t held_records_ = 0, held_bytes_ = 0;
   bool wide_ = false;  // a held block has ids of 2^32 or more
   bool spilling_ = false;
+  bool parsed_ = false;                  // every block read: records_ and max_id_ are final
+  std::uint64_t baseline_ = 0;           // the process's resident bytes at the start
   std::atomic<bool> spill_flag_{false};  // workers sort their blocks
   std::unique_ptr<SpillStore> store_;
   std::unique_ptr<SorterFeed> feed_;  // the keys on their way to the edge sorter, if any

@@ -35,6 +35,9 @@ class Producer {
   virtual std::uint64_t done() const { return 0; }
   virtual std::uint64_t total() const { return 0; }
   virtual std::uint64_t input_bytes() const { return done(); }
+  // Bounds known before the parse (a generator of a fixed edge count): the records it delivers
+  // and its largest id, at most. False when either is unknown.
+  virtual bool bounds(std::uint64_t* records, std::uint64_t* max_id) const { return false; }
 };
 
 // Runs the whole conversion; `start` is when the caller's clock started (for seconds).
