@@ -87,6 +87,7 @@ class Driver {
       : producer_(p), output_(output), options_(o), progress_(!o.quiet && ::isatty(2)) {
     threads_ = resolve_threads(o.threads);
     baseline_ = host_resident_bytes();
+    bounded_ = producer_.bounds(&bound_records_, &bound_max_id_);
     // The .tcsr writer's chunks in flight (raw, compressed, contexts) come out of the limit: a
     // quarter of it, between the writer's floor and the larger of its default batch (64 MiB raw
     // and frames) and two floors per thread (so that every thread compresses: a floor is one
@@ -128,7 +129,9 @@ class Driver {
     stage_done("start");
     parse();
     producer_.finish(records_, lines_);
-    parsed_ = true;
+    parsed_ = bounded_ = true;  // (the input's own totals from now on)
+    bound_records_ = records_;
+    bound_max_id_ = max_id_;
     decltype(name_ids_)().swap(name_ids_);  // --names: the ids are final
     stage_done("parse");
     summary_.input_edges = records_;
@@ -294,12 +297,10 @@ class Driver {
   // start: known once the parse is done, or before it from the producer's bounds (a generator of
   // a fixed count), then at 9/10 of the limit while jobs are in flight.
   bool all_fit() const {
-    if (parsed_) return records_ * record_bytes() + baseline_ <= edge_limit();
-    std::uint64_t records = 0, max_id = 0;
-    if (!producer_.bounds(&records, &max_id) || records_ > records || max_id_ > max_id)
-      return false;
-    const bool wide = wide_ || max_id >= (std::uint64_t{1} << 32);
-    return records * record_bytes(max_id, wide) + baseline_ <= edge_limit() / 10 * 9;
+    if (!bounded_ || records_ > bound_records_ || max_id_ > bound_max_id_) return false;
+    const bool wide = wide_ || bound_max_id_ >= (std::uint64_t{1} << 32);
+    const std::uint64_t room = parsed_ ? edge_limit() : edge_limit() / 10 * 9;
+    return bound_records_ * record_bytes(bound_max_id_, wide) + baseline_ <= room;
   }
   bool in_memory_fits() const {
     return held_records_ * record_bytes() <= std::max<std::uint64_t>(edge_limit(), 1);
@@ -444,7 +445,9 @@ class Driver {
   std::uint64_t held_records_ = 0, held_bytes_ = 0;
   bool wide_ = false;  // a held block has ids of 2^32 or more
   bool spilling_ = false;
-  bool parsed_ = false;                  // every block read: records_ and max_id_ are final
+  bool parsed_ = false;   // every block read: records_ and max_id_ are final
+  bool bounded_ = false;  // the bounds below known (the producer's, or final)
+  std::uint64_t bound_records_ = 0, bound_max_id_ = 0;
   std::uint64_t baseline_ = 0;           // the process's resident bytes at the start
   std::atomic<bool> spill_flag_{false};  // workers sort their blocks
   std::unique_ptr<SpillStore> store_;
