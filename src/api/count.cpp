@@ -5,8 +5,10 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <functional>
 #include <future>
 #include <numeric>
+#include <optional>
 #include <tuple>
 #include <utility>
 
@@ -123,23 +125,36 @@ std::string plan_line(const Plan& plan) {
 // Ranks (in all) up to which every rank decodes the in-core image out of core too.
 constexpr int kImageRanksOutOfCore = 2;
 
+// Whether the count will be in core: one part asked for and the in-core footprint within
+// --gpu-memory, or within nine tenths of `device`'s memory divided among the machine's ranks that
+// share a GPU (the planner then finds it in core unless the GPU's free memory is far below its
+// total: an image then serves the chunks).
+bool in_core_on_device(const GraphSource& g, const CountOptions& o, bool per_vertex,
+                       const Communicator* comm, int device) {
+  if (o.parts > 1) return false;
+  std::uint64_t budget = o.gpu_memory.bytes();
+  if (!budget) budget = cuda_device_total_memory(device) / 10 * 9 / ranks_per_gpu(comm);
+  return budget > 0 && in_core_bytes(g.n(), g.m(), per_vertex) <= budget;
+}
+
 // The in-core image (stream/in_core_image.hpp), started while the devices start when the count
 // runs on a GPU: CUDA built in and a GPU driver present, no host budget given, and the image
-// within a quarter of the available host memory (shared by the machine's ranks under mpirun).
+// within a quarter of the available host memory (shared by the machine's ranks under mpirun), or
+// within half of it when the count will be in core (`in_core`, in_core_on_device: the plan then
+// needs little of the host beside it, no partitions and no chunk cache; Kronecker 29's image of
+// 33.4 GiB on a machine of 125 GiB is kept only so).
 // Under mpirun with more than kImageRanksOutOfCore ranks, where out of core each rank reads only
 // the chunks of its own units, only when the count will be in core: every rank then counts a
 // slice of the whole graph (or, split, its share of the units), which it decodes anyway, into
 // the image as one process does rather than through staging buffers with nothing to overlap
-// (measured on four H200s: 2.7x one GPU's time with 2 ranks). In core means the in-core
-// footprint within --gpu-memory, or within nine tenths of `device`'s memory divided among the
-// machine's ranks that share a GPU (the planner then finds it in core unless the GPU's free
-// memory is far below its total: the image then serves the chunks). beside_plan: a plan is made
-// while it decodes (the plan ahead, below); it then decodes on half the threads, leaving the
-// plan and the pipeline's first units the rest, until InCoreImage::widen (GPUs that claim the
-// in-core unit's rows: stream/workers.cpp).
+// (measured on four H200s: 2.7x one GPU's time with 2 ranks). beside_plan: a plan is made while
+// it decodes (the plan ahead, below); it then decodes on half the threads, leaving the plan and
+// the pipeline's first units the rest, until InCoreImage::widen (GPUs that claim the in-core
+// unit's rows: stream/workers.cpp).
 std::shared_ptr<stream::InCoreImage> start_in_core_image(const GraphSource& g,
-                                                         const CountOptions& o, bool per_vertex,
-                                                         const Communicator* comm, int device,
+                                                         const CountOptions& o,
+                                                         const Communicator* comm,
+                                                         const std::function<bool()>& in_core,
                                                          bool beside_plan) {
 #ifdef TRISTREAM_HAVE_CUDA
   const bool gpu = o.backend != "cpu" && ::access("/dev/nvidiactl", F_OK) == 0;
@@ -153,15 +168,12 @@ std::shared_ptr<stream::InCoreImage> start_in_core_image(const GraphSource& g,
   const std::uint64_t ranks_here = ranks ? static_cast<std::uint64_t>(comm->local_size()) : 1;
   const std::uint64_t bytes = stream::InCoreImage::slot_bytes(g.n(), g.m());
   const std::uint64_t room = available_host_memory();
-  if (room == 0 || bytes > room / 4 / ranks_here) return nullptr;
+  using Room = stream::InCoreImage::Room;
+  const Room fit = stream::InCoreImage::room_for(bytes, room / ranks_here);
+  if (fit == Room::TooLarge || (fit == Room::InCoreOnly && !in_core())) return nullptr;
   // (two ranks: each one's units need most of the graph's row parts anyway, which its image
   // decodes while the device starts, and its store views instead of copying)
-  if (ranks && comm->size() > kImageRanksOutOfCore) {
-    if (o.parts > 1) return nullptr;
-    std::uint64_t budget = o.gpu_memory.bytes();
-    if (!budget) budget = cuda_device_total_memory(device) / 10 * 9 / ranks_per_gpu(comm);
-    if (in_core_bytes(g.n(), g.m(), per_vertex) > budget) return nullptr;
-  }
+  if (ranks && comm->size() > kImageRanksOutOfCore && !in_core()) return nullptr;
   // (TRISTREAM_IMAGE_THREADS=N decodes on N threads, to measure the share)
   const unsigned all = resolve_threads(o.threads);
   unsigned threads = beside_plan ? std::max(1u, all / 2) : all;
@@ -225,17 +237,28 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
   const bool plan_ahead = o.cpu_workers == 0 && (!comm || comm->size() <= 1) &&
                           (po.gpu_memory || gpus.size() > 1) &&
                           !std::getenv("TRISTREAM_NO_PLAN_AHEAD");
+  // (asked only where the answer matters: an image above a quarter of the host memory, or many
+  // ranks; it waits for the CUDA runtime that the workers' thread is starting)
+  std::optional<bool> in_core_known;
+  auto in_core = [&]() -> bool {
+    if (!in_core_known)
+      in_core_known = in_core_on_device(*src, o, po.per_vertex, comm,
+                                        devices.empty() ? po.counter.device : devices.front());
+    return *in_core_known;
+  };
   std::shared_ptr<stream::InCoreImage> image =
-      start_in_core_image(*src, o, po.per_vertex, comm,
-                          devices.empty() ? po.counter.device : devices.front(), plan_ahead);
+      start_in_core_image(*src, o, comm, in_core, plan_ahead);
   // 2. The host budget covers the whole process: what it holds already (the program, the row
   //    offsets), the threads, the census, the degree pass and the per-vertex arrays beside the
   //    plan (plan/host_model.hpp). The image's bytes count as held from its start (it may still
-  //    be decoding, so not yet all resident); one above a quarter of the host budget is dropped,
-  //    the plan needs the room more.
+  //    be decoding, so not yet all resident); one above a quarter of the host budget (half, in
+  //    core) is dropped, the plan needs the room more.
   auto host_budgets = [&](Budgets b, bool* keep_image, CountHost* host) {
     const std::uint64_t budget = b.host_bytes;
-    *keep_image = image && !(budget && image->bytes() > budget / 4);
+    using Room = stream::InCoreImage::Room;
+    const Room fit =
+        budget ? stream::InCoreImage::room_for(image ? image->bytes() : 0, budget) : Room::Fits;
+    *keep_image = image && (fit == Room::Fits || (fit == Room::InCoreOnly && in_core()));
     const std::uint64_t held =
         *keep_image ? std::max(host_resident_bytes(), held_before_image + image->bytes())
                     : host_resident_bytes();

@@ -20,6 +20,11 @@ namespace {
 constexpr std::uint64_t kColumnsPerTask = std::uint64_t{1} << 22;
 }  // namespace
 
+InCoreImage::Room InCoreImage::room_for(std::uint64_t bytes, std::uint64_t room) {
+  if (room == 0 || bytes > room / 2) return Room::TooLarge;
+  return bytes > room / 4 ? Room::InCoreOnly : Room::Fits;
+}
+
 std::uint64_t InCoreImage::slot_bytes(std::uint64_t n, eid_t m) {
   return align_up((n + 1) * sizeof(eid_t)) + align_up(m * sizeof(vid_t));
 }

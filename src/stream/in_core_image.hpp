@@ -33,6 +33,13 @@ class InCoreImage {
  public:
   // The in-core slot's bytes for n vertices and m edges (place_blocks' layout).
   static std::uint64_t slot_bytes(std::uint64_t n, eid_t m);
+  // Whether an image of `bytes` may take that much of `room` (the available host memory, or a
+  // host budget): at most a quarter of it, or at most half when the count will be in core (the
+  // plan then needs little host memory beside the image: no partitions, no chunk cache). Fits
+  // means within a quarter; InCoreOnly within half, only when in core; TooLarge beyond half, or
+  // any room of 0.
+  enum class Room { Fits, InCoreOnly, TooLarge };
+  static Room room_for(std::uint64_t bytes, std::uint64_t room);
 
   // Starts decoding g into a new image on `threads` threads (0: resolve_threads) and returns at
   // once; widen() lets up to `most` threads decode (0 or fewer than `threads`: `threads`). Throws

@@ -96,6 +96,28 @@ TEST(InCoreImage, ThePipelineUploadsItWholeWithoutAHostSlot) {
   }
 }
 
+// The image's share of the host memory: a quarter always, half only when the count will be in
+// core, never more than half, and nothing of no room; the boundaries belong to the smaller share.
+TEST(InCoreImage, RoomForAQuarterOrHalfInCore) {
+  using Room = InCoreImage::Room;
+  const std::uint64_t room = std::uint64_t{125} << 30;
+  EXPECT_EQ(InCoreImage::room_for(0, room), Room::Fits);
+  EXPECT_EQ(InCoreImage::room_for(room / 4, room), Room::Fits);
+  EXPECT_EQ(InCoreImage::room_for(room / 4 + 1, room), Room::InCoreOnly);
+  // 8.49 billion edges on 2^28 vertices (about Kronecker 29's image, 33.4 GiB) in 125 GiB: more
+  // than a quarter, less than half
+  const std::uint64_t k29 = InCoreImage::slot_bytes(std::uint64_t{1} << 28, 8'493'567'493ull);
+  EXPECT_GT(k29, std::uint64_t{33} << 30);
+  EXPECT_EQ(InCoreImage::room_for(k29, room), Room::InCoreOnly);
+  EXPECT_EQ(InCoreImage::room_for(room / 2, room), Room::InCoreOnly);
+  EXPECT_EQ(InCoreImage::room_for(room / 2 + 1, room), Room::TooLarge);
+  EXPECT_EQ(InCoreImage::room_for(1, 0), Room::TooLarge);
+  EXPECT_EQ(InCoreImage::room_for(0, 0), Room::TooLarge);
+  EXPECT_EQ(InCoreImage::room_for(1, 3), Room::InCoreOnly);  // (3 / 2 = 1, 3 / 4 = 0)
+  EXPECT_EQ(InCoreImage::room_for(2, 3), Room::TooLarge);
+  EXPECT_EQ(InCoreImage::room_for(1, 4), Room::Fits);
+}
+
 TEST(InCoreImage, LeftAloneOutOfCoreAndOnTheCpuBackend) {
   const auto [n, new_of_old, g, oracle, oracle_pv] = oracled(test::skewed_graph(1500, 15000, 31));
   auto src = memory_source(g, 97);
