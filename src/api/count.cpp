@@ -14,6 +14,7 @@
 
 #include <unistd.h>
 
+#include "api/count_image.hpp"
 #include "api/input.hpp"
 #include "api/per_vertex_order.hpp"
 #include "api/temp_dir.hpp"
@@ -122,66 +123,6 @@ std::string plan_line(const Plan& plan) {
   return s;
 }
 
-// Ranks (in all) up to which every rank decodes the in-core image out of core too.
-constexpr int kImageRanksOutOfCore = 2;
-
-// Whether the count will be in core: one part asked for and the in-core footprint within
-// --gpu-memory, or within nine tenths of `device`'s memory divided among the machine's ranks that
-// share a GPU (the planner then finds it in core unless the GPU's free memory is far below its
-// total: an image then serves the chunks).
-bool in_core_on_device(const GraphSource& g, const CountOptions& o, bool per_vertex,
-                       const Communicator* comm, int device) {
-  if (o.parts > 1) return false;
-  std::uint64_t budget = o.gpu_memory.bytes();
-  if (!budget) budget = cuda_device_total_memory(device) / 10 * 9 / ranks_per_gpu(comm);
-  return budget > 0 && in_core_bytes(g.n(), g.m(), per_vertex) <= budget;
-}
-
-// The in-core image (stream/in_core_image.hpp), started while the devices start when the count
-// runs on a GPU: CUDA built in and a GPU driver present, no host budget given, and the image
-// within a quarter of the available host memory (shared by the machine's ranks under mpirun), or
-// within half of it when the count will be in core (`in_core`, in_core_on_device: the plan then
-// needs little of the host beside it, no partitions and no chunk cache; Kronecker 29's image of
-// 33.4 GiB on a machine of 125 GiB is kept only so).
-// Under mpirun with more than kImageRanksOutOfCore ranks, where out of core each rank reads only
-// the chunks of its own units, only when the count will be in core: every rank then counts a
-// slice of the whole graph (or, split, its share of the units), which it decodes anyway, into
-// the image as one process does rather than through staging buffers with nothing to overlap
-// (measured on four H200s: 2.7x one GPU's time with 2 ranks). beside_plan: a plan is made while
-// it decodes (the plan ahead, below); it then decodes on half the threads, leaving the plan and
-// the pipeline's first units the rest, until InCoreImage::widen (GPUs that claim the in-core
-// unit's rows: stream/workers.cpp).
-std::shared_ptr<stream::InCoreImage> start_in_core_image(const GraphSource& g,
-                                                         const CountOptions& o,
-                                                         const Communicator* comm,
-                                                         const std::function<bool()>& in_core,
-                                                         bool beside_plan) {
-#ifdef TRISTREAM_HAVE_CUDA
-  const bool gpu = o.backend != "cpu" && ::access("/dev/nvidiactl", F_OK) == 0;
-#else
-  const bool gpu = false;
-#endif
-  if (!gpu || o.host_memory.bytes() || g.m() == 0 || g.offsets()[0] != 0 ||
-      std::getenv("TRISTREAM_NO_IN_CORE_IMAGE"))
-    return nullptr;
-  const bool ranks = comm && comm->size() > 1;
-  const std::uint64_t ranks_here = ranks ? static_cast<std::uint64_t>(comm->local_size()) : 1;
-  const std::uint64_t bytes = stream::InCoreImage::slot_bytes(g.n(), g.m());
-  const std::uint64_t room = available_host_memory();
-  using Room = stream::InCoreImage::Room;
-  const Room fit = stream::InCoreImage::room_for(bytes, room / ranks_here);
-  if (fit == Room::TooLarge || (fit == Room::InCoreOnly && !in_core())) return nullptr;
-  // (two ranks: each one's units need most of the graph's row parts anyway, which its image
-  // decodes while the device starts, and its store views instead of copying)
-  if (ranks && comm->size() > kImageRanksOutOfCore && !in_core()) return nullptr;
-  // (TRISTREAM_IMAGE_THREADS=N decodes on N threads, to measure the share)
-  const unsigned all = resolve_threads(o.threads);
-  unsigned threads = beside_plan ? std::max(1u, all / 2) : all;
-  if (const char* e = std::getenv("TRISTREAM_IMAGE_THREADS"); e && std::atoi(e) > 0)
-    threads = static_cast<unsigned>(std::atoi(e));
-  return std::make_shared<stream::InCoreImage>(g, threads, all);
-}
-
 // Counts the .tcsr file at `path`; t0 is the call's start (for CountResult::seconds);
 // `conversion` is the summary of the conversion that wrote `path` (null for a .tcsr input): with
 // count_isolated its declared vertices count, and it says where the edges were sorted.
@@ -242,12 +183,12 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
   std::optional<bool> in_core_known;
   auto in_core = [&]() -> bool {
     if (!in_core_known)
-      in_core_known = in_core_on_device(*src, o, po.per_vertex, comm,
-                                        devices.empty() ? po.counter.device : devices.front());
+      in_core_known = api::in_core_on_device(*src, o, po.per_vertex, comm,
+                                             devices.empty() ? po.counter.device : devices.front());
     return *in_core_known;
   };
   std::shared_ptr<stream::InCoreImage> image =
-      start_in_core_image(*src, o, comm, in_core, plan_ahead);
+      api::start_in_core_image(*src, o, comm, in_core, plan_ahead);
   // 2. The host budget covers the whole process: what it holds already (the program, the row
   //    offsets), the threads, the census, the degree pass and the per-vertex arrays beside the
   //    plan (plan/host_model.hpp). The image's bytes count as held from its start (it may still
@@ -557,51 +498,6 @@ CountResult count_edges(const std::uint64_t* pairs, std::size_t m, const CountOp
 
 CountResult count_edges(const std::uint32_t* pairs, std::size_t m, const CountOptions& o) {
   return count_pairs(pairs, m, o);
-}
-
-std::string CountResult::to_json(const std::string& input) const {
-  JsonObject o;
-  o.add("input", input)
-      .add("triangles", triangles)
-      .add("vertices", vertices)
-      .add("edges", edges)
-      .add("backend", backend)
-      .add("device", device)
-      .add("transitivity", transitivity);
-  if (has_per_vertex)
-    o.add("average_clustering", average_clustering);
-  else
-    o.add_null("average_clustering");
-  if (counted_isolated) o.add("isolated_vertices", isolated_vertices);
-  o.add("host_budget_bytes", host_budget_bytes).add("host_peak_bytes", host_peak_bytes);
-  o.add("seconds", seconds).add("convert_seconds", convert_seconds);
-  if (converted)
-    o.add("convert_sorter", convert_sorter);
-  else
-    o.add_null("convert_sorter");
-  o.add("load_seconds", plan_seconds).add("count_seconds", count_seconds);
-  JsonObject t;
-  t.add("before_call", timing.before_call)
-      .add("startup", timing.startup)
-      .add("startup_wait", timing.startup_wait)
-      .add("image", timing.image)
-      .add("plan_ahead", timing.plan_ahead)
-      .add("release", timing.release)
-      .add("open", timing.open)
-      .add("census", timing.census)
-      .add("plan", timing.plan)
-      .add("pipeline", timing.pipeline)
-      .add("finish", timing.finish)
-      .add("teardown", timing.teardown)
-      .add("census_source", census);
-  o.raw("timing", t.str());
-  o.raw("plan", plan.empty() ? "null" : plan).raw("stats", stats.empty() ? "null" : stats);
-  return o.str();
-}
-
-void CountResult::write_trace(std::FILE* f) const {
-  TS_CHECK(pipeline_stats != nullptr, "write_trace: the result has no pipeline measurements");
-  pipeline_stats->write_trace(f);
 }
 
 }  // namespace tristream
