@@ -5,14 +5,11 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
-#include <functional>
 #include <future>
 #include <numeric>
 #include <optional>
 #include <tuple>
 #include <utility>
-
-#include <unistd.h>
 
 #include "api/count_image.hpp"
 #include "api/input.hpp"
@@ -196,10 +193,7 @@ CountResult count_tcsr(const std::string& path, const CountOptions& o, Clock::ti
   //    core) is dropped, the plan needs the room more.
   auto host_budgets = [&](Budgets b, bool* keep_image, CountHost* host) {
     const std::uint64_t budget = b.host_bytes;
-    using Room = stream::InCoreImage::Room;
-    const Room fit =
-        budget ? stream::InCoreImage::room_for(image ? image->bytes() : 0, budget) : Room::Fits;
-    *keep_image = image && (fit == Room::Fits || (fit == Room::InCoreOnly && in_core()));
+    *keep_image = image && (!budget || api::image_fits(image->bytes(), budget, in_core));
     const std::uint64_t held =
         *keep_image ? std::max(host_resident_bytes(), held_before_image + image->bytes())
                     : host_resident_bytes();

@@ -25,6 +25,12 @@ bool in_core_on_device(const GraphSource& g, const CountOptions& o, bool per_ver
   return budget > 0 && in_core_bytes(g.n(), g.m(), per_vertex) <= budget;
 }
 
+bool image_fits(std::uint64_t bytes, std::uint64_t room, const std::function<bool()>& in_core) {
+  using Room = stream::InCoreImage::Room;
+  const Room fit = stream::InCoreImage::room_for(bytes, room);
+  return fit == Room::Fits || (fit == Room::InCoreOnly && in_core());
+}
+
 std::shared_ptr<stream::InCoreImage> start_in_core_image(const GraphSource& g,
                                                          const CountOptions& o,
                                                          const Communicator* comm,
@@ -41,10 +47,7 @@ std::shared_ptr<stream::InCoreImage> start_in_core_image(const GraphSource& g,
   const bool ranks = comm && comm->size() > 1;
   const std::uint64_t ranks_here = ranks ? static_cast<std::uint64_t>(comm->local_size()) : 1;
   const std::uint64_t bytes = stream::InCoreImage::slot_bytes(g.n(), g.m());
-  const std::uint64_t room = available_host_memory();
-  using Room = stream::InCoreImage::Room;
-  const Room fit = stream::InCoreImage::room_for(bytes, room / ranks_here);
-  if (fit == Room::TooLarge || (fit == Room::InCoreOnly && !in_core())) return nullptr;
+  if (!image_fits(bytes, available_host_memory() / ranks_here, in_core)) return nullptr;
   // (two ranks: each one's units need most of the graph's row parts anyway, which its image
   // decodes while the device starts, and its store views instead of copying)
   if (ranks && comm->size() > kImageRanksOutOfCore && !in_core()) return nullptr;

@@ -21,6 +21,11 @@ namespace tristream::api {
 bool in_core_on_device(const GraphSource& g, const CountOptions& o, bool per_vertex,
                        const Communicator* comm, int device);
 
+// Whether an image of `bytes` may take them of `room` (the available host memory, or a host
+// budget): within a quarter, or within half when the count will be in core (`in_core`, asked only
+// then; InCoreImage::room_for).
+bool image_fits(std::uint64_t bytes, std::uint64_t room, const std::function<bool()>& in_core);
+
 // The in-core image (stream/in_core_image.hpp), started while the devices start when the count
 // runs on a GPU: CUDA built in and a GPU driver present, no host budget given, and the image
 // within a quarter of the available host memory (shared by the machine's ranks under mpirun), or
